@@ -1,0 +1,124 @@
+package chattemplate
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/strata-bench/strata/internal/sharedpath"
+)
+
+type templateVector struct {
+	Name     string                     `json:"name"`
+	Messages json.RawMessage            `json:"messages"`
+	Tools    json.RawMessage            `json:"tools"`
+	Kwargs   map[string]json.RawMessage `json:"kwargs"`
+	Rendered string                     `json:"rendered"`
+}
+
+// VectorInput turns a vector line into a render Input the way the reference
+// renderer passes it: add_generation_prompt false when absent, tools null as
+// "not passed", every other kwarg as a top-level variable.
+func vectorInput(t *testing.T, v templateVector) Input {
+	in := Input{Messages: v.Messages, Kwargs: map[string]json.RawMessage{}}
+	if string(v.Tools) != "null" {
+		in.Tools = v.Tools
+	}
+	for k, raw := range v.Kwargs {
+		if k == "add_generation_prompt" {
+			if err := json.Unmarshal(raw, &in.AddGenerationPrompt); err != nil {
+				t.Fatalf("%s: add_generation_prompt: %v", v.Name, err)
+			}
+			continue
+		}
+		in.Kwargs[k] = raw
+	}
+	return in
+}
+
+func TestVectors(t *testing.T) {
+	tmpl, err := Load(sharedpath.Path(t, "tokenizer", "qwen3", "chat_template.jinja"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(sharedpath.Path(t, "vectors", "chat-template-qwen3.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	n := 0
+	for sc.Scan() {
+		var v templateVector
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		t.Run(v.Name, func(t *testing.T) {
+			got, err := tmpl.Render(vectorInput(t, v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != v.Rendered {
+				t.Errorf("rendered differs\n got %q\nwant %q", clip(got), clip(v.Rendered))
+			}
+		})
+	}
+	if n != 48 {
+		t.Fatalf("read %d vectors, want 48", n)
+	}
+}
+
+func clip(s string) string {
+	if len(s) > 600 {
+		return s[:300] + " … " + s[len(s)-300:]
+	}
+	return s
+}
+
+func TestRaiseException(t *testing.T) {
+	tmpl, err := Parse(`{{ raise_exception('no system role') }}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tmpl.Render(Input{Messages: json.RawMessage(`[]`)})
+	if err == nil || !strings.Contains(err.Error(), "no system role") {
+		t.Fatalf("err = %v, want the raised message", err)
+	}
+}
+
+func TestSyntaxError(t *testing.T) {
+	if _, err := Parse(`{% if x %}unclosed`); err == nil {
+		t.Fatal("want a syntax error")
+	}
+}
+
+func TestRewriteToJSON(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{`{{ x | tojson }}`, `{{ x | strata_tojson }}`},
+		{`{{ x|tojson(indent=2) }}`, `{{ x|strata_tojson(indent=2) }}`},
+		{`{% set y = x | tojson %}tojson | tojson`, `{% set y = x | strata_tojson %}tojson | tojson`},
+		{`{{ '| tojson' ~ x | tojsonish }}`, `{{ '| tojson' ~ x | tojsonish }}`},
+		{`{# x | tojson #}{{ tojson }}`, `{# x | tojson #}{{ tojson }}`},
+	}
+	for _, c := range cases {
+		if got := rewriteToJSON(c.in); got != c.want {
+			t.Errorf("rewriteToJSON(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestPyFloatRepr(t *testing.T) {
+	cases := map[float64]string{
+		3.0: "3.0", 0.5: "0.5", 1e-07: "1e-07", 1e21: "1e+21", 1e16: "1e+16", 1e15: "1000000000000000.0",
+		0.0001: "0.0001", 0.00001: "1e-05", 123.456: "123.456", 1.5e300: "1.5e+300", -2.5: "-2.5",
+	}
+	for f, want := range cases {
+		if got := PyFloatRepr(f); got != want {
+			t.Errorf("PyFloatRepr(%v) = %q, want %q", f, got, want)
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// repoRoot is the checkout's root (two levels above this package).
+func repoRoot(t testing.TB) string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("no caller")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runIn runs the CLI in process with dir as the working directory.
+func runIn(t testing.TB, dir string, stdin string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	env := Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Dir: dir,
+		Getenv: func(string) string { return "" }}
+	code := Run(context.Background(), args, env)
+	return result{code, out.String(), errb.String()}
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"bench", "bogus"},
+		{"tokens", "--bogus"},
+		{"tokens"},
+		{"bench", "corpus", "build", "--out", "x"},
+		{"bench", "corpus", "build", "--tokenizer", "t.json", "--out", "x"}, // no --template, not a GGUF
+		{"bench", "corpus", "verify", "a", "b"},
+		{"tokens", "--tokenizer", "t.json", "--tools", "x.json"},
+	} {
+		r := runIn(t, dir, "", args...)
+		if r.code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", args, r.code, ExitUsage, r.stderr)
+		}
+		if !strings.Contains(r.stderr, "strata: ") {
+			t.Errorf("%v: stderr %q has no error line", args, r.stderr)
+		}
+	}
+}
+
+func TestHelpEverywhere(t *testing.T) {
+	for _, args := range [][]string{
+		{"--help"}, {"bench", "--help"}, {"bench", "corpus", "--help"},
+		{"bench", "corpus", "build", "--help"}, {"bench", "corpus", "verify", "--help"}, {"tokens", "--help"},
+	} {
+		r := runIn(t, t.TempDir(), "", args...)
+		if r.code != ExitOK || !strings.Contains(r.stdout, "Usage:") {
+			t.Errorf("%v: exit %d, stdout %q", args, r.code, r.stdout)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	r := runIn(t, t.TempDir(), "", "--version")
+	if r.code != 0 || !strings.Contains(r.stdout, "strata-qwen38-thinking-v1-draft.1") {
+		t.Fatalf("exit %d, stdout %q", r.code, r.stdout)
+	}
+}
+
+func mustWrite(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/chattemplate"
+	"github.com/strata-bench/strata/internal/corpus"
+	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/tokenizer"
+)
+
+// bundleDir is where a checkout keeps the frozen bundle.
+var bundleDir = filepath.Join("bench", "prompts", protocol.BundleName)
+
+func newCorpusBuild(env Env) *cobra.Command {
+	var tokPath, tmplPath, out string
+	cmd := &cobra.Command{
+		Use:   "build --tokenizer PATH [--template PATH] --out DIR",
+		Short: "Build the frozen fixture bundle from a tokenizer and a chat template",
+		Long: `Build the fixture bundle exactly as the protocol's construction rules say:
+one JSON file per scheduled request (22 required + 12 optional) with its
+messages, tools, seed, cap, expected output, frozen token count and longest
+shared token prefix, plus build.json and MANIFEST.sha256.
+
+--tokenizer is a tokenizer.json, a vocab.json (with merges.txt beside it), a
+folder holding either, or a GGUF model file. --template is a .jinja file, a
+tokenizer_config.json, or a GGUF file; it defaults to the GGUF's own template
+when --tokenizer is a GGUF. The output folder must not exist: the bundle is
+written to a temporary folder and renamed into place.`,
+		Example: `  strata bench corpus build --tokenizer ../shared/tokenizer/qwen3/tokenizer.json \
+    --template ../shared/tokenizer/qwen3/chat_template.jinja --out /tmp/bundle
+  diff -r /tmp/bundle bench/prompts/standard-v1`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireFlag("tokenizer", tokPath); err != nil {
+				return err
+			}
+			if err := requireFlag("out", out); err != nil {
+				return err
+			}
+			tokPath, out = env.Path(tokPath), env.Path(out)
+			if tmplPath == "" {
+				if !strings.EqualFold(filepath.Ext(tokPath), ".gguf") {
+					return usagef("--template is required unless --tokenizer is a GGUF file")
+				}
+				tmplPath = tokPath
+			}
+			tmplPath = env.Path(tmplPath)
+			if _, err := os.Lstat(out); err == nil {
+				return fmt.Errorf("--out %s %w", out, corpus.ErrExists)
+			}
+			in, err := buildInputs(tokPath, tmplPath)
+			if err != nil {
+				return err
+			}
+			b, err := corpus.Build(in)
+			if err != nil {
+				return fmt.Errorf("build the bundle: %w", err)
+			}
+			if err := b.Write(out); err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "wrote %d files to %s\n", len(b.Files), out)
+			for _, size := range []protocol.Size{protocol.Size4K, protocol.Size16K} {
+				c := b.Records[size]
+				fmt.Fprintf(w, "%-4s %d records -> %d tokens (target %d; %d -> %d, %d -> %d)\n", size,
+					c.Records, c.Tokens, c.Target, c.Below.Records, c.Below.Tokens, c.Above.Records, c.Above.Tokens)
+			}
+			fmt.Fprintf(w, "corpus SHA-256 %s\n", b.SHA256)
+			if b.SHA256 == protocol.CorpusSHA256 {
+				fmt.Fprintf(w, "identical to the protocol's bundle (%s)\n", protocol.BundleName)
+			} else {
+				fmt.Fprintf(w, "differs from the protocol's bundle (%s): a run with it is not the standard workload\n", protocol.CorpusSHA256)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&tokPath, "tokenizer", "", "tokenizer.json, vocab.json, a folder with either, or a GGUF file")
+	f.StringVar(&tmplPath, "template", "", "chat template: .jinja, tokenizer_config.json or GGUF")
+	f.StringVar(&out, "out", "", "output folder (must not exist)")
+	return cmd
+}
+
+func buildInputs(tokPath, tmplPath string) (corpus.Inputs, error) {
+	tok, err := tokenizer.Load(tokPath)
+	if err != nil {
+		return corpus.Inputs{}, err
+	}
+	tmpl, err := chattemplate.Load(tmplPath)
+	if err != nil {
+		return corpus.Inputs{}, err
+	}
+	files, err := tokenizer.SourceFiles(tokPath)
+	if err != nil {
+		return corpus.Inputs{}, err
+	}
+	in := corpus.Inputs{Tokenizer: tok, Template: tmpl}
+	for _, p := range files {
+		s, err := corpus.SourceOf(p)
+		if err != nil {
+			return corpus.Inputs{}, fmt.Errorf("tokenizer %s: %w", p, err)
+		}
+		in.TokenizerSources = append(in.TokenizerSources, s)
+	}
+	if in.TemplateSource, err = corpus.SourceOf(tmplPath); err != nil {
+		return corpus.Inputs{}, fmt.Errorf("chat template %s: %w", tmplPath, err)
+	}
+	return in, nil
+}
+
+func newCorpusVerify(env Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "verify [DIR]",
+		Short: "Check a fixture bundle byte for byte against its manifest and the protocol's corpus SHA-256",
+		Long: `Check every file of a bundle against MANIFEST.sha256 (nothing missing, altered or
+extra) and the manifest against the protocol's corpus SHA-256. DIR defaults to
+bench/prompts/` + protocol.BundleName + ` when the current folder has it, otherwise the
+bundle embedded in this binary. Exit 1 names every file that differs.`,
+		Args: maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w := cmd.OutOrStdout()
+			var (
+				sha   string
+				err   error
+				where string
+			)
+			switch {
+			case len(args) == 1:
+				where = env.Path(args[0])
+				sha, err = fixtures.Verify(os.DirFS(where), where, protocol.CorpusSHA256)
+			case isDir(env.Path(bundleDir)):
+				where = bundleDir
+				sha, err = fixtures.Verify(os.DirFS(env.Path(bundleDir)), where, protocol.CorpusSHA256)
+			default:
+				where = prompts.Where
+				sha, err = fixtures.Verify(prompts.FS(), where, protocol.CorpusSHA256)
+			}
+			var ve *fixtures.VerifyError
+			if errors.As(err, &ve) {
+				fmt.Fprintln(w, ve.Error())
+				return checkFailed{fmt.Sprintf("bundle %s failed verification (%d problem(s))", where, len(ve.Problems))}
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "bundle %s: every file matches MANIFEST.sha256; corpus SHA-256 %s is the protocol's\n", where, sha)
+			return nil
+		},
+	}
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}

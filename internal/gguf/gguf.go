@@ -1,0 +1,226 @@
+// Package gguf reads the metadata of GGUF model files (through
+// github.com/gpustack/gguf-parser-go) and writes small metadata-only GGUF
+// files, which the simulated engine and the tests use as stand-in models.
+package gguf
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+
+	parser "github.com/gpustack/gguf-parser-go"
+)
+
+// File is the parsed metadata of one GGUF file (or a split set).
+type File struct {
+	f *parser.GGUFFile
+}
+
+// Open parses the header and metadata of the GGUF file at path. Tensor data is
+// never read. The parser's estimators have panicked on odd metadata, so a
+// panic is turned into an error naming the file.
+func Open(path string) (file *File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			file, err = nil, fmt.Errorf("read GGUF %s: parser panic: %v", path, r)
+		}
+	}()
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("read GGUF %s: %w", path, err)
+	}
+	f, err := parser.ParseGGUFFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read GGUF %s: %w", path, err)
+	}
+	return &File{f: f}, nil
+}
+
+// String returns a string metadata value.
+func (f *File) String(key string) (string, bool) {
+	kv, ok := f.f.Header.MetadataKV.Get(key)
+	if !ok || kv.ValueType != parser.GGUFMetadataValueTypeString {
+		return "", false
+	}
+	return kv.ValueString(), true
+}
+
+// Strings returns a string-array metadata value.
+func (f *File) Strings(key string) ([]string, bool) {
+	kv, ok := f.f.Header.MetadataKV.Get(key)
+	if !ok || kv.ValueType != parser.GGUFMetadataValueTypeArray {
+		return nil, false
+	}
+	av := kv.ValueArray()
+	if av.Type != parser.GGUFMetadataValueTypeString {
+		return nil, false
+	}
+	return av.ValuesString(), true
+}
+
+// Ints returns an integer-array metadata value (any integer element type).
+func (f *File) Ints(key string) ([]int64, bool) {
+	kv, ok := f.f.Header.MetadataKV.Get(key)
+	if !ok || kv.ValueType != parser.GGUFMetadataValueTypeArray {
+		return nil, false
+	}
+	av := kv.ValueArray()
+	var out []int64
+	switch av.Type {
+	case parser.GGUFMetadataValueTypeInt32:
+		for _, v := range av.ValuesInt32() {
+			out = append(out, int64(v))
+		}
+	case parser.GGUFMetadataValueTypeUint32:
+		for _, v := range av.ValuesUint32() {
+			out = append(out, int64(v))
+		}
+	case parser.GGUFMetadataValueTypeInt64:
+		out = av.ValuesInt64()
+	case parser.GGUFMetadataValueTypeUint8:
+		for _, v := range av.ValuesUint8() {
+			out = append(out, int64(v))
+		}
+	case parser.GGUFMetadataValueTypeInt8:
+		for _, v := range av.ValuesInt8() {
+			out = append(out, int64(v))
+		}
+	default:
+		return nil, false
+	}
+	return out, true
+}
+
+// Architecture returns general.architecture, or "" when absent.
+func (f *File) Architecture() string {
+	s, _ := f.String("general.architecture")
+	return s
+}
+
+// Value types of the GGUF format (gguf.md, "File Structure").
+const (
+	typeUint32  uint32 = 4
+	typeInt32   uint32 = 5
+	typeFloat32 uint32 = 6
+	typeBool    uint32 = 7
+	typeString  uint32 = 8
+	typeArray   uint32 = 9
+	typeUint64  uint32 = 10
+)
+
+// KV is one metadata entry to write. Value is a string, bool, uint32, int32,
+// uint64, float32, []string or []int32.
+type KV struct {
+	Key   string
+	Value any
+}
+
+// Write writes a GGUF v3 file with the given metadata and no tensors. It
+// writes to a temporary file in the same folder and renames it into place.
+func Write(path string, kvs []KV) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".gguf-*")
+	if err != nil {
+		return fmt.Errorf("write GGUF %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	w := bufio.NewWriterSize(tmp, 1<<20)
+	if err := encode(w, kvs); err != nil {
+		return fmt.Errorf("write GGUF %s: %w", path, err)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write GGUF %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write GGUF %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write GGUF %s: %w", path, err)
+	}
+	return nil
+}
+
+func encode(w io.Writer, kvs []KV) error {
+	le := binary.LittleEndian
+	put := func(v any) error { return binary.Write(w, le, v) }
+	putString := func(s string) error {
+		if err := put(uint64(len(s))); err != nil {
+			return err
+		}
+		_, err := io.WriteString(w, s)
+		return err
+	}
+	if _, err := io.WriteString(w, "GGUF"); err != nil {
+		return err
+	}
+	if err := put(uint32(3)); err != nil {
+		return err
+	}
+	if err := put(uint64(0)); err != nil { // tensors
+		return err
+	}
+	if err := put(uint64(len(kvs))); err != nil {
+		return err
+	}
+	for _, kv := range kvs {
+		if err := putString(kv.Key); err != nil {
+			return err
+		}
+		var err error
+		switch v := kv.Value.(type) {
+		case string:
+			if err = put(typeString); err == nil {
+				err = putString(v)
+			}
+		case bool:
+			b := uint8(0)
+			if v {
+				b = 1
+			}
+			if err = put(typeBool); err == nil {
+				err = put(b)
+			}
+		case uint32:
+			if err = put(typeUint32); err == nil {
+				err = put(v)
+			}
+		case int32:
+			if err = put(typeInt32); err == nil {
+				err = put(v)
+			}
+		case uint64:
+			if err = put(typeUint64); err == nil {
+				err = put(v)
+			}
+		case float32:
+			if err = put(typeFloat32); err == nil {
+				err = put(math.Float32bits(v))
+			}
+		case []string:
+			if err = put(typeArray); err == nil {
+				err = errors.Join(put(typeString), put(uint64(len(v))))
+			}
+			for i := 0; err == nil && i < len(v); i++ {
+				err = putString(v[i])
+			}
+		case []int32:
+			if err = put(typeArray); err == nil {
+				err = errors.Join(put(typeInt32), put(uint64(len(v))), put(v))
+			}
+		default:
+			return fmt.Errorf("metadata %s: unsupported value type %T", kv.Key, kv.Value)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

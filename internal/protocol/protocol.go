@@ -1,0 +1,261 @@
+// Package protocol holds the Strata standard benchmark protocol as data: its
+// identity, the profile's sampling settings and template kwargs, the stages
+// with their cases, repetitions, caps and seeds, the request IDs, and the
+// thresholds the runner applies. It is the single source of truth: every
+// other package reads these values from here, and changing one of them is a
+// new protocol ID (see ../shared/spec/BENCHMARK_PROTOCOL.md).
+package protocol
+
+import (
+	"fmt"
+	"time"
+)
+
+// Identity of the protocol and of the result format it writes.
+const (
+	ID            = "strata-qwen38-thinking-v1-draft.1"
+	ResultFormat  = "strata-standard-benchmark"
+	SchemaVersion = 1
+	Profile       = "qwen3.8-flash-next-thinking"
+
+	// BundleName is the folder of the frozen fixtures under bench/prompts.
+	BundleName = "standard-v1"
+
+	// CorpusSHA256 is the SHA-256 of the committed bundle's MANIFEST.sha256.
+	// It is the value of protocol.corpus_sha256 in every result. The spec's
+	// own value (e75eff8b…) was computed with the Flash-Next pack's tokenizer
+	// and template, which we do not have; this one is the bundle built from
+	// ../shared/tokenizer/qwen3 (see README.md, "The frozen bundle").
+	CorpusSHA256 = "a03b93a5e108a464e573b06ae7638dc4fa3f478b86f8ec807795c91e0513f514"
+)
+
+// RequestTimeout is the fixed wall-clock limit per request, counted from
+// dispatch (queueing included). It is a safeguard, not a suite deadline.
+const RequestTimeout = 1800 * time.Second
+
+// LengthTolerancePercent is the 2 % rule: the measured input_tokens of the 4K
+// and 16K cases must stay within this percentage of their targets.
+const LengthTolerancePercent = 2
+
+// CacheBoundaryAllowance is the number of tokens cached_tokens may exceed a
+// request's max_shared_prefix_tokens by (merges at the prefix boundary)
+// before the user payload counts as read from the cache.
+const CacheBoundaryAllowance = 8
+
+// Sampling is the profile's required sampling settings, in the order the
+// result contract lists them.
+type Sampling struct {
+	Temperature       float64 `json:"temperature"`
+	TopP              float64 `json:"top_p"`
+	TopK              int     `json:"top_k"`
+	MinP              float64 `json:"min_p"`
+	PresencePenalty   float64 `json:"presence_penalty"`
+	RepetitionPenalty float64 `json:"repetition_penalty"`
+	ReasoningEffort   string  `json:"reasoning_effort"`
+}
+
+// TemplateKwargs are the chat_template_kwargs every request carries.
+type TemplateKwargs struct {
+	EnableThinking   bool `json:"enable_thinking"`
+	PreserveThinking bool `json:"preserve_thinking"`
+}
+
+// ProfileSampling returns the Qwen model-card defaults the profile requires.
+func ProfileSampling() Sampling {
+	return Sampling{
+		Temperature:       1.0,
+		TopP:              0.95,
+		TopK:              20,
+		MinP:              0.0,
+		PresencePenalty:   0.0,
+		RepetitionPenalty: 1.0,
+		ReasoningEffort:   "xhigh",
+	}
+}
+
+// ProfileTemplateKwargs returns the thinking flags the profile requires.
+func ProfileTemplateKwargs() TemplateKwargs {
+	return TemplateKwargs{EnableThinking: true, PreserveThinking: true}
+}
+
+// ReasoningBudgetTokens is sent with every request: 0 means "no custom
+// budget" in Strata's server (llama.cpp ignores the field on the chat
+// endpoint).
+const ReasoningBudgetTokens = 0
+
+// ToolChoice is the tool_choice of the tool-call cases.
+const ToolChoice = "auto"
+
+// ToolDescription is the description of every mock function.
+const ToolDescription = "Synthetic benchmark lookup; no external action is performed."
+
+// Phase names a stage of the run.
+type Phase string
+
+const (
+	PhaseWarmup      Phase = "warmup"
+	PhasePerformance Phase = "performance"
+	PhaseSanity      Phase = "sanity"
+	PhaseConcurrency Phase = "concurrency"
+)
+
+// Phases lists the stages in the order they run.
+var phases = [...]Phase{PhaseWarmup, PhasePerformance, PhaseSanity, PhaseConcurrency}
+
+// Phases returns the stages in run order.
+func Phases() []Phase { return append([]Phase(nil), phases[:]...) }
+
+// Category is a sanity-check category.
+type Category string
+
+const (
+	CategoryInstruction Category = "instruction"
+	CategoryRetrieval   Category = "retrieval"
+	CategoryToolCall    Category = "tool_call"
+)
+
+// Categories lists the sanity categories in report order.
+func Categories() []Category {
+	return []Category{CategoryInstruction, CategoryRetrieval, CategoryToolCall}
+}
+
+// Case IDs.
+const (
+	CaseWarmup     = "warmup"
+	CaseShort      = "short"
+	CasePrompt4K   = "prompt-4k"
+	CasePrompt16K  = "prompt-16k"
+	CaseShortBurst = "short-burst"
+)
+
+// Caps per stage (max_tokens; they include reasoning and final output).
+const (
+	WarmupCap      = 128
+	PerformanceCap = 512
+	SanityCap      = 2048
+	ConcurrencyCap = 512
+)
+
+// Repetitions and rounds.
+const (
+	PerformanceRepetitions = 3
+	ConcurrencyRounds      = 3
+	ConcurrencyClients     = 4
+)
+
+// PerformanceCases are the performance cases in the order each repetition
+// sends them.
+func PerformanceCases() []string { return []string{CaseShort, CasePrompt4K, CasePrompt16K} }
+
+// SanityCases are the twelve sanity IDs in run order.
+func SanityCases() []string {
+	return []string{"I1", "I2", "I3", "I4", "R1", "R2", "R3", "R4", "T1", "T2", "T3", "T4"}
+}
+
+// SanityCategory returns the category of a sanity case ID.
+func SanityCategory(caseID string) (Category, error) {
+	if len(caseID) == 2 {
+		switch caseID[0] {
+		case 'I':
+			return CategoryInstruction, nil
+		case 'R':
+			return CategoryRetrieval, nil
+		case 'T':
+			return CategoryToolCall, nil
+		}
+	}
+	return "", fmt.Errorf("unknown sanity case %q", caseID)
+}
+
+// Target input lengths of the long performance prompts, in tokens.
+func TargetTokens(caseID string) (int, bool) {
+	switch caseID {
+	case CasePrompt4K:
+		return 4096, true
+	case CasePrompt16K:
+		return 16384, true
+	}
+	return 0, false
+}
+
+// WithinLengthRule reports whether tokens is within the 2 % rule of target.
+// Integer arithmetic keeps the boundary exact: |tokens-target|*100 <= 2*target.
+func WithinLengthRule(tokens, target int) bool {
+	d := tokens - target
+	if d < 0 {
+		d = -d
+	}
+	return d*100 <= LengthTolerancePercent*target
+}
+
+// Request is one scheduled request of the protocol.
+type Request struct {
+	ID          string
+	Phase       Phase
+	CaseID      string
+	Repetition  int // one-based; the round for concurrency
+	Round       int // 1..3 for concurrency, 0 otherwise
+	Client      int // 1..4 for concurrency, 0 otherwise
+	Seed        int
+	Cap         int
+	Concurrency int
+}
+
+// WarmupID etc. build the protocol's request IDs.
+func WarmupID() string { return "warmup" }
+func PerformanceID(caseID string, rep int) string {
+	return fmt.Sprintf("performance-%s-r%d", caseID, rep)
+}
+func SanityID(caseID string) string { return "sanity-" + caseID }
+func ConcurrencyID(round, client int) string {
+	return fmt.Sprintf("concurrency-r%d-c%d", round, client)
+}
+
+// ConcurrencySeed is the seed of client j (1..4) in round r (1..3).
+func ConcurrencySeed(round, client int) int { return 4*(round-1) + client }
+
+// Schedule returns the scheduled requests in run order: the 22 required ones
+// and, when optional is true, the 12 of the concurrency stage.
+func Schedule(optional bool) []Request {
+	out := []Request{{
+		ID: WarmupID(), Phase: PhaseWarmup, CaseID: CaseWarmup, Repetition: 1,
+		Seed: 1, Cap: WarmupCap, Concurrency: 1,
+	}}
+	for rep := 1; rep <= PerformanceRepetitions; rep++ {
+		for _, c := range PerformanceCases() {
+			out = append(out, Request{
+				ID: PerformanceID(c, rep), Phase: PhasePerformance, CaseID: c, Repetition: rep,
+				Seed: rep, Cap: PerformanceCap, Concurrency: 1,
+			})
+		}
+	}
+	for _, c := range SanityCases() {
+		out = append(out, Request{
+			ID: SanityID(c), Phase: PhaseSanity, CaseID: c, Repetition: 1,
+			Seed: 1, Cap: SanityCap, Concurrency: 1,
+		})
+	}
+	if optional {
+		for r := 1; r <= ConcurrencyRounds; r++ {
+			for j := 1; j <= ConcurrencyClients; j++ {
+				out = append(out, Request{
+					ID: ConcurrencyID(r, j), Phase: PhaseConcurrency, CaseID: CaseShortBurst,
+					Repetition: r, Round: r, Client: j, Seed: ConcurrencySeed(r, j),
+					Cap: ConcurrencyCap, Concurrency: ConcurrencyClients,
+				})
+			}
+		}
+	}
+	return out
+}
+
+// PlannedCount is the planned number of requests of a phase.
+func PlannedCount(p Phase, optional bool) int {
+	n := 0
+	for _, r := range Schedule(optional) {
+		if r.Phase == p {
+			n++
+		}
+	}
+	return n
+}

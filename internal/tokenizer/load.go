@@ -1,0 +1,469 @@
+package tokenizer
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/strata-bench/strata/internal/gguf"
+)
+
+// gpt2Pattern is the ByteLevel pre-tokenizer's own regex (use_regex: true).
+const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+
+// SourceFiles lists the files Load reads for path, so a build can record
+// each one's name and hash.
+func SourceFiles(path string) ([]string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", path, err)
+	}
+	if !st.IsDir() {
+		if filepath.Base(path) == "vocab.json" {
+			return vocabFiles(filepath.Dir(path)), nil
+		}
+		return []string{path}, nil
+	}
+	if _, err := os.Stat(filepath.Join(path, "tokenizer.json")); err == nil {
+		return []string{filepath.Join(path, "tokenizer.json")}, nil
+	}
+	return vocabFiles(path), nil
+}
+
+func vocabFiles(dir string) []string {
+	out := []string{filepath.Join(dir, "vocab.json"), filepath.Join(dir, "merges.txt")}
+	if _, err := os.Stat(filepath.Join(dir, "tokenizer_config.json")); err == nil {
+		out = append(out, filepath.Join(dir, "tokenizer_config.json"))
+	}
+	return out
+}
+
+// Load reads a tokenizer from path: a Hugging Face tokenizer.json, a
+// vocab.json (with merges.txt beside it), a GGUF model file, or a folder
+// holding tokenizer.json or vocab.json + merges.txt.
+func Load(path string) (*Tokenizer, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", path, err)
+	}
+	if st.IsDir() {
+		if _, err := os.Stat(filepath.Join(path, "tokenizer.json")); err == nil {
+			return LoadJSON(filepath.Join(path, "tokenizer.json"))
+		}
+		if _, err := os.Stat(filepath.Join(path, "vocab.json")); err == nil {
+			return LoadVocabMerges(filepath.Join(path, "vocab.json"), filepath.Join(path, "merges.txt"))
+		}
+		return nil, fmt.Errorf("tokenizer %s: folder has neither tokenizer.json nor vocab.json + merges.txt", path)
+	}
+	switch {
+	case strings.EqualFold(filepath.Ext(path), ".gguf"):
+		return LoadGGUF(path)
+	case filepath.Base(path) == "vocab.json":
+		return LoadVocabMerges(path, filepath.Join(filepath.Dir(path), "merges.txt"))
+	default:
+		return LoadJSON(path)
+	}
+}
+
+type hfAddedToken struct {
+	ID         int    `json:"id"`
+	Content    string `json:"content"`
+	SingleWord bool   `json:"single_word"`
+	LStrip     bool   `json:"lstrip"`
+	RStrip     bool   `json:"rstrip"`
+	Normalized bool   `json:"normalized"`
+	Special    bool   `json:"special"`
+}
+
+type hfPreTokenizer struct {
+	Type          string           `json:"type"`
+	Pretokenizers []hfPreTokenizer `json:"pretokenizers"`
+	Pattern       *struct {
+		Regex  *string `json:"Regex"`
+		String *string `json:"String"`
+	} `json:"pattern"`
+	Behavior string `json:"behavior"`
+	Invert   bool   `json:"invert"`
+	UseRegex *bool  `json:"use_regex"`
+}
+
+type hfNormalizer struct {
+	Type        string         `json:"type"`
+	Normalizers []hfNormalizer `json:"normalizers"`
+}
+
+type hfFile struct {
+	AddedTokens  []hfAddedToken  `json:"added_tokens"`
+	Normalizer   *hfNormalizer   `json:"normalizer"`
+	PreTokenizer *hfPreTokenizer `json:"pre_tokenizer"`
+	Model        struct {
+		Type                    string          `json:"type"`
+		Vocab                   map[string]int  `json:"vocab"`
+		Merges                  json.RawMessage `json:"merges"`
+		ByteFallback            bool            `json:"byte_fallback"`
+		ContinuingSubwordPrefix *string         `json:"continuing_subword_prefix"`
+		EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
+		Dropout                 *float64        `json:"dropout"`
+	} `json:"model"`
+}
+
+// LoadJSON reads a Hugging Face tokenizer.json. Only what byte-level BPE
+// needs is supported; anything else is an error naming the field, never a
+// silent approximation.
+func LoadJSON(path string) (*Tokenizer, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", path, err)
+	}
+	var f hfFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("tokenizer %s: not a tokenizer.json: %w", path, err)
+	}
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("tokenizer %s: %s", path, fmt.Sprintf(format, a...))
+	}
+	if f.Model.Type != "BPE" {
+		return nil, fail("model.type is %q; only byte-level \"BPE\" tokenizers are supported", f.Model.Type)
+	}
+	if f.Model.ByteFallback {
+		return nil, fail("model.byte_fallback is true; only byte-level BPE is supported")
+	}
+	if p := f.Model.ContinuingSubwordPrefix; p != nil && *p != "" {
+		return nil, fail("model.continuing_subword_prefix %q is not supported", *p)
+	}
+	if p := f.Model.EndOfWordSuffix; p != nil && *p != "" {
+		return nil, fail("model.end_of_word_suffix %q is not supported", *p)
+	}
+	if d := f.Model.Dropout; d != nil && *d != 0 {
+		return nil, fail("model.dropout %v is not supported (encoding would not be deterministic)", *d)
+	}
+	merges, err := parseJSONMerges(f.Model.Merges)
+	if err != nil {
+		return nil, fail("model.merges: %v", err)
+	}
+	nfc, err := normalizerNFC(f.Normalizer)
+	if err != nil {
+		return nil, fail("normalizer: %v", err)
+	}
+	pattern, err := preTokenizerPattern(f.PreTokenizer)
+	if err != nil {
+		return nil, fail("pre_tokenizer: %v", err)
+	}
+	var added []AddedToken
+	for _, a := range f.AddedTokens {
+		if a.SingleWord || a.LStrip || a.RStrip {
+			return nil, fail("added token %q uses single_word/lstrip/rstrip, which is not supported", a.Content)
+		}
+		added = append(added, AddedToken{ID: a.ID, Content: a.Content, Special: a.Special})
+	}
+	t, err := New(Spec{Vocab: f.Model.Vocab, Merges: merges, Added: added, Pattern: pattern, NFC: nfc})
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	return t, nil
+}
+
+func parseJSONMerges(raw json.RawMessage) ([][2]string, error) {
+	if len(raw) == 0 {
+		return nil, errors.New("missing")
+	}
+	// Newer files write pairs, older ones "a b" strings.
+	var pairs [][2]string
+	if err := json.Unmarshal(raw, &pairs); err == nil {
+		return pairs, nil
+	}
+	var lines []string
+	if err := json.Unmarshal(raw, &lines); err != nil {
+		return nil, errors.New("expected an array of pairs or of \"a b\" strings")
+	}
+	out := make([][2]string, 0, len(lines))
+	for i, l := range lines {
+		a, b, ok := strings.Cut(l, " ")
+		if !ok {
+			return nil, fmt.Errorf("entry %d %q is not \"a b\"", i, l)
+		}
+		out = append(out, [2]string{a, b})
+	}
+	return out, nil
+}
+
+func normalizerNFC(n *hfNormalizer) (bool, error) {
+	if n == nil {
+		return false, nil
+	}
+	switch n.Type {
+	case "NFC":
+		return true, nil
+	case "Sequence":
+		nfc := false
+		for _, c := range n.Normalizers {
+			got, err := normalizerNFC(&c)
+			if err != nil {
+				return false, err
+			}
+			nfc = nfc || got
+		}
+		return nfc, nil
+	}
+	return false, fmt.Errorf("type %q is not supported (only NFC)", n.Type)
+}
+
+func preTokenizerPattern(p *hfPreTokenizer) (string, error) {
+	if p == nil {
+		return "", errors.New("missing; a byte-level BPE needs a ByteLevel pre-tokenizer")
+	}
+	switch p.Type {
+	case "ByteLevel":
+		if p.UseRegex == nil || *p.UseRegex {
+			return gpt2Pattern, nil
+		}
+		return "", errors.New("ByteLevel without use_regex needs a Split before it")
+	case "Sequence":
+		pattern, byteLevel := "", false
+		for _, c := range p.Pretokenizers {
+			switch c.Type {
+			case "Split":
+				if pattern != "" {
+					return "", errors.New("more than one Split is not supported")
+				}
+				if c.Behavior != "Isolated" || c.Invert {
+					return "", fmt.Errorf("Split behavior %q (invert %v) is not supported; need Isolated", c.Behavior, c.Invert)
+				}
+				switch {
+				case c.Pattern != nil && c.Pattern.Regex != nil:
+					pattern = *c.Pattern.Regex
+				case c.Pattern != nil && c.Pattern.String != nil:
+					pattern = regexpQuote(*c.Pattern.String)
+				default:
+					return "", errors.New("Split has no pattern")
+				}
+			case "ByteLevel":
+				byteLevel = true
+				if c.UseRegex != nil && *c.UseRegex {
+					if pattern != "" {
+						return "", errors.New("Split followed by a regex ByteLevel is not supported")
+					}
+					pattern = gpt2Pattern
+				}
+			default:
+				return "", fmt.Errorf("pre-tokenizer %q is not supported", c.Type)
+			}
+		}
+		if !byteLevel {
+			return "", errors.New("no ByteLevel step: not a byte-level BPE")
+		}
+		if pattern == "" {
+			return "", errors.New("no Split pattern")
+		}
+		return pattern, nil
+	}
+	return "", fmt.Errorf("type %q is not supported", p.Type)
+}
+
+func regexpQuote(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`\.+*?()|[]{}^$#`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// LoadVocabMerges reads the vocab.json + merges.txt pair of a Qwen2-style
+// pack. Such a pair does not carry the pre-tokenizer or the normalizer, so
+// the Qwen2 pattern and NFC are used (what transformers' Qwen2Tokenizer
+// does). Added tokens come from tokenizer_config.json's added_tokens_decoder
+// when that file is beside vocab.json.
+func LoadVocabMerges(vocabPath, mergesPath string) (*Tokenizer, error) {
+	data, err := os.ReadFile(vocabPath)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", vocabPath, err)
+	}
+	var vocab map[string]int
+	if err := json.Unmarshal(data, &vocab); err != nil {
+		return nil, fmt.Errorf("tokenizer %s: not a vocab.json object: %w", vocabPath, err)
+	}
+	mf, err := os.ReadFile(mergesPath)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", mergesPath, err)
+	}
+	var merges [][2]string
+	sc := bufio.NewScanner(bytes.NewReader(mf))
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if n == 1 && strings.HasPrefix(line, "#version") || line == "" {
+			continue
+		}
+		a, b, ok := strings.Cut(line, " ")
+		if !ok {
+			return nil, fmt.Errorf("tokenizer %s:%d: expected \"a b\", got %q", mergesPath, n, line)
+		}
+		merges = append(merges, [2]string{a, b})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", mergesPath, err)
+	}
+	added, err := addedFromConfig(filepath.Join(filepath.Dir(vocabPath), "tokenizer_config.json"))
+	if err != nil {
+		return nil, err
+	}
+	t, err := New(Spec{Vocab: vocab, Merges: merges, Added: added, Pattern: Qwen2Pattern, NFC: true})
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", vocabPath, err)
+	}
+	return t, nil
+}
+
+func addedFromConfig(path string) ([]AddedToken, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", path, err)
+	}
+	var cfg struct {
+		AddedTokensDecoder map[string]hfAddedToken `json:"added_tokens_decoder"`
+	}
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", path, err)
+	}
+	var out []AddedToken
+	for k, a := range cfg.AddedTokensDecoder {
+		id, err := strconv.Atoi(k)
+		if err != nil {
+			return nil, fmt.Errorf("tokenizer %s: added_tokens_decoder key %q is not an id", path, k)
+		}
+		out = append(out, AddedToken{ID: id, Content: a.Content, Special: a.Special})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// GGUF token types (llama.cpp's llama_token_type).
+const (
+	ggufTokenNormal      = 1
+	ggufTokenControl     = 3
+	ggufTokenUserDefined = 4
+)
+
+// LoadGGUF reads the tokenizer.ggml.* metadata of a GGUF model file. Only
+// byte-level BPE ("gpt2") with the Qwen2 pre-tokenizer is supported, since
+// that is the only pattern this package can name exactly.
+func LoadGGUF(path string) (*Tokenizer, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("tokenizer %s: %s", path, fmt.Sprintf(format, a...))
+	}
+	model, ok := f.String("tokenizer.ggml.model")
+	if !ok {
+		return nil, fail("no tokenizer metadata (tokenizer.ggml.model is missing)")
+	}
+	if model != "gpt2" {
+		return nil, fail("tokenizer.ggml.model is %q; only byte-level BPE (\"gpt2\") is supported", model)
+	}
+	pre, _ := f.String("tokenizer.ggml.pre")
+	if pre != "qwen2" {
+		return nil, fail("tokenizer.ggml.pre is %q; only \"qwen2\" is supported", pre)
+	}
+	tokens, ok := f.Strings("tokenizer.ggml.tokens")
+	if !ok {
+		return nil, fail("tokenizer.ggml.tokens is missing")
+	}
+	types, ok := f.Ints("tokenizer.ggml.token_type")
+	if !ok || len(types) != len(tokens) {
+		return nil, fail("tokenizer.ggml.token_type is missing or does not match tokenizer.ggml.tokens")
+	}
+	rawMerges, ok := f.Strings("tokenizer.ggml.merges")
+	if !ok {
+		return nil, fail("tokenizer.ggml.merges is missing")
+	}
+	vocab := make(map[string]int, len(tokens))
+	var added []AddedToken
+	for id, tok := range tokens {
+		switch types[id] {
+		case ggufTokenNormal:
+			vocab[tok] = id
+		case ggufTokenControl, ggufTokenUserDefined:
+			added = append(added, AddedToken{ID: id, Content: tok, Special: types[id] == ggufTokenControl})
+		}
+	}
+	merges := make([][2]string, 0, len(rawMerges))
+	for i, m := range rawMerges {
+		a, b, ok := strings.Cut(m, " ")
+		if !ok {
+			return nil, fail("tokenizer.ggml.merges[%d] %q is not \"a b\"", i, m)
+		}
+		merges = append(merges, [2]string{a, b})
+	}
+	t, err := New(Spec{Vocab: vocab, Merges: merges, Added: added, Pattern: Qwen2Pattern, NFC: true})
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	return t, nil
+}
+
+// GGUFMetadata converts a tokenizer.json into the tokenizer.ggml.* metadata
+// llama.cpp's converter writes for a Qwen2/Qwen3 model: every ID in order
+// with its token type (NORMAL for vocabulary entries, CONTROL for special
+// added tokens, USER_DEFINED for the others), the merges as "a b" strings,
+// model "gpt2" and pre-tokenizer "qwen2". The simulated engine and the tests
+// use it to write small GGUF files that carry a real tokenizer.
+func GGUFMetadata(tokenizerJSON string) ([]gguf.KV, error) {
+	data, err := os.ReadFile(tokenizerJSON)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", tokenizerJSON, err)
+	}
+	var f hfFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", tokenizerJSON, err)
+	}
+	merges, err := parseJSONMerges(f.Model.Merges)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %s: model.merges: %w", tokenizerJSON, err)
+	}
+	n := len(f.Model.Vocab)
+	for _, a := range f.AddedTokens {
+		n = max(n, a.ID+1)
+	}
+	tokens := make([]string, n)
+	types := make([]int32, n)
+	for tok, id := range f.Model.Vocab {
+		tokens[id], types[id] = tok, ggufTokenNormal
+	}
+	for _, a := range f.AddedTokens {
+		tokens[a.ID], types[a.ID] = a.Content, ggufTokenUserDefined
+		if a.Special {
+			types[a.ID] = ggufTokenControl
+		}
+	}
+	for id := range tokens {
+		if types[id] == 0 {
+			return nil, fmt.Errorf("tokenizer %s: no token has id %d", tokenizerJSON, id)
+		}
+	}
+	ms := make([]string, len(merges))
+	for i, m := range merges {
+		ms[i] = m[0] + " " + m[1]
+	}
+	return []gguf.KV{
+		{Key: "tokenizer.ggml.model", Value: "gpt2"},
+		{Key: "tokenizer.ggml.pre", Value: "qwen2"},
+		{Key: "tokenizer.ggml.tokens", Value: tokens},
+		{Key: "tokenizer.ggml.token_type", Value: types},
+		{Key: "tokenizer.ggml.merges", Value: ms},
+	}, nil
+}
