@@ -54,43 +54,11 @@ variables instead (add_generation_prompt is false when they omit it).`,
 			if err != nil {
 				return err
 			}
-			var text string
-			if msgPath == "" {
-				data, err := io.ReadAll(env.Stdin)
-				if err != nil {
-					return fmt.Errorf("read stdin: %w", err)
-				}
-				if !utf8.Valid(data) {
-					return fmt.Errorf("stdin is not valid UTF-8")
-				}
-				text = string(data)
-			} else {
-				in, err := chatInput(env.Path(msgPath), env.Path(toolsPath), kwargs)
-				if err != nil {
-					return err
-				}
-				tmpl, err := chattemplate.Load(env.Path(tmplPath))
-				if err != nil {
-					return err
-				}
-				if text, err = tmpl.Render(in); err != nil {
-					return fmt.Errorf("chat template %s: %w", tmplPath, err)
-				}
-			}
-			ids, err := tok.Encode(text)
+			text, err := promptText(env, msgPath, toolsPath, tmplPath, kwargs)
 			if err != nil {
 				return err
 			}
-			w := cmd.OutOrStdout()
-			if asJSON {
-				return json.NewEncoder(w).Encode(struct {
-					Count int   `json:"count"`
-					IDs   []int `json:"ids"`
-				}{len(ids), nonNil(ids)})
-			}
-			fmt.Fprintln(w, idsJSON(ids))
-			fmt.Fprintf(w, "%d tokens\n", len(ids))
-			return nil
+			return writeTokens(cmd.OutOrStdout(), tok, text, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -101,6 +69,53 @@ variables instead (add_generation_prompt is false when they omit it).`,
 	f.StringVar(&kwargs, "kwargs", "", `template variables as a JSON object, e.g. '{"add_generation_prompt":true}'`)
 	f.BoolVar(&asJSON, "json", false, `print {"count":N,"ids":[...]}`)
 	return cmd
+}
+
+// promptText is the text to tokenize: stdin byte for byte, or the chat in
+// msgPath rendered with the template.
+func promptText(env Env, msgPath, toolsPath, tmplPath, kwargs string) (string, error) {
+	if msgPath == "" {
+		data, err := io.ReadAll(env.Stdin)
+		if err != nil {
+			return "", fmt.Errorf("read stdin: %w", err)
+		}
+		if !utf8.Valid(data) {
+			return "", fmt.Errorf("stdin is not valid UTF-8")
+		}
+		return string(data), nil
+	}
+	in, err := chatInput(env.Path(msgPath), env.Path(toolsPath), kwargs)
+	if err != nil {
+		return "", err
+	}
+	tmpl, err := chattemplate.Load(env.Path(tmplPath))
+	if err != nil {
+		return "", err
+	}
+	text, err := tmpl.Render(in)
+	if err != nil {
+		return "", fmt.Errorf("chat template %s: %w", tmplPath, err)
+	}
+	return text, nil
+}
+
+// writeTokens prints the IDs of text and their count.
+func writeTokens(w io.Writer, tok *tokenizer.Tokenizer, text string, asJSON bool) error {
+	ids, err := tok.Encode(text)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(w).Encode(struct {
+			Count int   `json:"count"`
+			IDs   []int `json:"ids"`
+		}{len(ids), nonNil(ids)})
+	}
+	if _, err := fmt.Fprintln(w, idsJSON(ids)); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%d tokens\n", len(ids))
+	return err
 }
 
 func nonNil(ids []int) []int {

@@ -69,6 +69,8 @@ type Tokenizer struct {
 
 	mu    sync.Mutex
 	cache map[string][]int32 // pre-token -> ids; bounded, see encodePiece
+	// noCache disables the cache (benchmarks measure the cold path with it).
+	noCache bool
 }
 
 type merge struct {
@@ -212,6 +214,12 @@ func (t *Tokenizer) encodeSegment(out []int, seg string) ([]int, error) {
 }
 
 func (t *Tokenizer) encodePiece(out []int, piece string) []int {
+	if t.noCache {
+		for _, id := range t.bpe(piece) {
+			out = append(out, int(id))
+		}
+		return out
+	}
 	t.mu.Lock()
 	ids, ok := t.cache[piece]
 	t.mu.Unlock()

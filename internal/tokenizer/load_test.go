@@ -1,0 +1,140 @@
+package tokenizer
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/strata-bench/strata/internal/gguf"
+	"github.com/strata-bench/strata/internal/sharedpath"
+)
+
+// TestLoaders: the vocab.json + merges.txt pair and a GGUF converted from the
+// same tokenizer.json encode exactly as tokenizer.json does.
+func TestLoaders(t *testing.T) {
+	tokPath := sharedpath.Path(t, "tokenizer", "qwen3", "tokenizer.json")
+	ref := qwen(t)
+	kvs, err := GGUFMetadata(tokPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.gguf")
+	if err := gguf.Write(model, kvs); err != nil {
+		t.Fatal(err)
+	}
+	// vocab.json + merges.txt, from the GGUF's lists.
+	pack := filepath.Join(dir, "pack")
+	os.Mkdir(pack, 0o755)
+	f, _ := gguf.Open(model)
+	toks, _ := f.Strings("tokenizer.ggml.tokens")
+	types, _ := f.Ints("tokenizer.ggml.token_type")
+	merges, _ := f.Strings("tokenizer.ggml.merges")
+	var vocab, added strings.Builder
+	vocab.WriteString("{")
+	added.WriteString(`{"added_tokens_decoder": {`)
+	first, firstAdded := true, true
+	for id, tok := range toks {
+		q := jsonQuote(tok)
+		if types[id] == 1 {
+			if !first {
+				vocab.WriteString(",")
+			}
+			first = false
+			vocab.WriteString(q + ":" + itoa(id))
+		} else {
+			if !firstAdded {
+				added.WriteString(",")
+			}
+			firstAdded = false
+			added.WriteString(`"` + itoa(id) + `": {"content": ` + q + `, "special": ` + boolStr(types[id] == 3) + `}`)
+		}
+	}
+	vocab.WriteString("}")
+	added.WriteString("}}")
+	os.WriteFile(filepath.Join(pack, "vocab.json"), []byte(vocab.String()), 0o644)
+	os.WriteFile(filepath.Join(pack, "merges.txt"), []byte("#version: 0.2\n"+strings.Join(merges, "\n")+"\n"), 0o644)
+	os.WriteFile(filepath.Join(pack, "tokenizer_config.json"), []byte(added.String()), 0o644)
+
+	fromGGUF, err := Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromPack, err := Load(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range readVectors(t) {
+		want, _ := ref.Encode(v.Text)
+		for name, tok := range map[string]*Tokenizer{"gguf": fromGGUF, "vocab+merges": fromPack} {
+			got, err := tok.Encode(v.Text)
+			if err != nil || !slices.Equal(got, want) {
+				t.Fatalf("%s: %q: got %v (%v), want %v", name, v.Text, head(got), err, head(want))
+			}
+		}
+	}
+	files, err := SourceFiles(pack)
+	if err != nil || len(files) != 3 {
+		t.Errorf("SourceFiles(pack) = %v, %v", files, err)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(content), 0o644)
+		return p
+	}
+	cases := []struct {
+		path string
+		want string
+	}{
+		{write("wp.json", `{"model":{"type":"WordPiece"}}`), `model.type is "WordPiece"`},
+		{write("uni.json", `{"model":{"type":"Unigram"}}`), `model.type is "Unigram"`},
+		{write("fallback.json", `{"model":{"type":"BPE","byte_fallback":true,"vocab":{},"merges":[]}}`), "byte_fallback"},
+		{write("norm.json", `{"normalizer":{"type":"Lowercase"},"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"a":0},"merges":[]}}`), `normalizer: type "Lowercase"`},
+		{write("nobytes.json", `{"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"a":0},"merges":[]}}`), "byte token"},
+		{write("trunc.json", `{"model":`), "not a tokenizer.json"},
+		{filepath.Join(dir, "missing.json"), "no such file"},
+		{dir, "neither tokenizer.json nor vocab.json"},
+	}
+	for _, c := range cases {
+		_, err := Load(c.path)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), filepath.Base(c.path)) {
+			t.Errorf("Load(%s) = %v, want an error naming the file and %q", filepath.Base(c.path), err, c.want)
+		}
+	}
+}
+
+func jsonQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte("0123456789abcdef"[r>>4])
+			b.WriteByte("0123456789abcdef"[r&15])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func boolStr(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Prints the performance figures quoted in README.md ("Performance").
+# Usage: scripts/bench.sh [benchtime]   (default 20x)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bt="${1:-20x}"
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(go version | cut -d' ' -f3)"
+echo
+echo "== tokenizer (16K prompt: 16,384 tokens, 56 KB) and bundle build"
+go test -run '^$' -bench 'Encode16K|LoadTokenizerJSON' -benchmem -benchtime "$bt" ./internal/tokenizer/ | grep -E '^Benchmark'
+go test -run '^$' -bench 'Build' -benchtime "$bt" ./internal/corpus/ | grep -E '^Benchmark'
+echo
+echo "== end to end: strata bench corpus build (wall time, cold process)"
+bin=$(mktemp -d)/strata
+go build -o "$bin" ./cmd/strata
+out=$(mktemp -d)/bundle
+start=$(date +%s.%N)
+"$bin" bench corpus build --tokenizer ../shared/tokenizer/qwen3/tokenizer.json \
+  --template ../shared/tokenizer/qwen3/chat_template.jinja --out "$out" >/dev/null
+end=$(date +%s.%N)
+awk -v s="$start" -v e="$end" 'BEGIN { printf "corpus build: %.2f s\n", e - s }'
+diff -r "$out" bench/prompts/standard-v1 && echo "rebuilt bundle is byte-identical"
