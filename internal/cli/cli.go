@@ -100,7 +100,7 @@ a result folder that anyone can re-validate.`,
 	root.CompletionOptions.DisableDefaultCmd = true
 	bench := &cobra.Command{
 		Use:   "bench",
-		Short: "Benchmark commands: the fixture bundle (corpus)",
+		Short: "Benchmark commands: run the protocol, report a result, manage the fixture bundle",
 		Args:  noArgs,
 		RunE:  groupRunE,
 	}
@@ -111,8 +111,15 @@ a result folder that anyone can re-validate.`,
 		RunE:  groupRunE,
 	}
 	corpus.AddCommand(newCorpusBuild(env), newCorpusVerify(env))
-	bench.AddCommand(corpus)
-	root.AddCommand(bench, newTokens(env))
+	bench.AddCommand(newRun(env), newReport(env), corpus)
+	engine := &cobra.Command{
+		Use:   "engine",
+		Short: "Engine commands: the simulated llama-server-compatible engine",
+		Args:  noArgs,
+		RunE:  groupRunE,
+	}
+	engine.AddCommand(newSimulate(env))
+	root.AddCommand(bench, engine, newTokens(env))
 	return root
 }
 

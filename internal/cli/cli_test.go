@@ -19,19 +19,19 @@ func repoRoot(t testing.TB) string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-type result struct {
+type cliResult struct {
 	code           int
 	stdout, stderr string
 }
 
 // runIn runs the CLI in process with dir as the working directory.
-func runIn(t testing.TB, dir string, stdin string, args ...string) result {
+func runIn(t testing.TB, dir string, stdin string, args ...string) cliResult {
 	t.Helper()
 	var out, errb bytes.Buffer
 	env := Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Dir: dir,
 		Getenv: func(string) string { return "" }}
 	code := Run(context.Background(), args, env)
-	return result{code, out.String(), errb.String()}
+	return cliResult{code, out.String(), errb.String()}
 }
 
 func TestUsageErrorsExit2(t *testing.T) {

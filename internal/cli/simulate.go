@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/spf13/cobra"
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/simengine"
+)
+
+func newSimulate(env Env) *cobra.Command {
+	cfg := simengine.DefaultConfig()
+	var host, scenario string
+	var port int
+	cmd := &cobra.Command{
+		Use:   "simulate [--port N] [--scenario FILE] [flags]",
+		Short: "Serve a simulated llama-server-compatible engine on loopback",
+		Long: `Serve a simulated engine with llama.cpp's server API (/health, /props,
+/v1/models, /slots, streaming /v1/chat/completions with llama.cpp's chunk shapes,
+usage and timings). By default it models a plausible engine; --scenario scripts
+each request's behaviour and faults by request ID (see internal/simengine), and
+can replay real llama-server captures. It says it is a simulator in /props, so a
+run against it is always nonconforming. Stop it with Ctrl-C.`,
+		Example: `  strata engine simulate --port 8080 &
+  strata bench run --url http://127.0.0.1:8080`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+				return usagef("--host %q: the simulator serves on loopback only", host)
+			}
+			if port < 0 || port > 65535 {
+				return usagef("--port %d: expected 0-65535", port)
+			}
+			if cfg.PromptTPS <= 0 || cfg.DecodeTPS <= 0 {
+				return usagef("--prompt-tps and --decode-tps must be positive")
+			}
+			if cfg.Accuracy < 0 || cfg.Accuracy > 1 {
+				return usagef("--accuracy must be between 0 and 1")
+			}
+			if scenario != "" {
+				s, err := simengine.LoadScenario(env.Path(scenario))
+				if err != nil {
+					return err
+				}
+				cfg.Scenario = s
+			}
+			b, err := prompts.Bundle()
+			if err != nil {
+				return err
+			}
+			cfg.Bundle = b
+			srv := simengine.New(cfg)
+			return srv.Serve(cmd.Context(), net.JoinHostPort(host, strconv.Itoa(port)), func(url string) {
+				fmt.Fprintf(cmd.OutOrStdout(), "simulated engine listening on %s\n", url)
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&host, "host", "127.0.0.1", "loopback address to listen on")
+	f.IntVar(&port, "port", 8080, "port (0 picks a free one)")
+	f.StringVar(&scenario, "scenario", "", "JSON scenario file scripting requests by ID")
+	f.Float64Var(&cfg.PromptTPS, "prompt-tps", cfg.PromptTPS, "simulated prompt processing speed (tokens/s)")
+	f.Float64Var(&cfg.DecodeTPS, "decode-tps", cfg.DecodeTPS, "simulated decode speed (tokens/s)")
+	f.IntVar(&cfg.ReasoningTokens, "reasoning-tokens", cfg.ReasoningTokens, "typical reasoning length (doubled for long prompts)")
+	f.Float64Var(&cfg.Accuracy, "accuracy", cfg.Accuracy, "share of sanity cases answered right (0-1)")
+	f.IntVar(&cfg.Slots, "slots", cfg.Slots, "parallel slots (llama-server's -np)")
+	f.IntVar(&cfg.ContextTokens, "context", cfg.ContextTokens, "per-slot context size reported in /props")
+	f.DurationVar(&cfg.LoadTime, "load-time", cfg.LoadTime, "how long /health answers 503 (loading)")
+	f.StringVar(&cfg.ModelPath, "model-path", cfg.ModelPath, "model path reported by /props")
+	return cmd
+}

@@ -1,0 +1,81 @@
+// Package client sends one chat-completion request the way the protocol
+// requires and records what came back: every SSE event with its monotonic
+// offset from dispatch, the deltas, the final usage and timings, and the
+// error if any. It derives nothing beyond the client-side latencies; token
+// accounting and verdicts are other packages' work.
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/protocol"
+)
+
+// Body returns the exact JSON body for a fixture: its messages (and tools
+// with tool_choice for T1-T4), the profile's sampling values,
+// reasoning_effort, both thinking flags, reasoning_budget_tokens 0, the seed,
+// the cap as max_tokens, stream and stream_options.include_usage. Keys are
+// written in a fixed order and floats in Python's form (1.0, 0.0), as the
+// reference captures were sent.
+func Body(f *fixtures.Fixture) ([]byte, error) {
+	msgs, err := json.Marshal(f.Messages)
+	if err != nil {
+		return nil, err
+	}
+	s := protocol.ProfileSampling()
+	kw := protocol.ProfileTemplateKwargs()
+	var b bytes.Buffer
+	field := func(name, value string) {
+		if b.Len() > 1 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(name))
+		b.WriteString(": ")
+		b.WriteString(value)
+	}
+	b.WriteByte('{')
+	field("messages", string(msgs))
+	field("stream", "true")
+	field("stream_options", `{"include_usage": true}`)
+	field("temperature", floatLit(s.Temperature))
+	field("top_p", floatLit(s.TopP))
+	field("top_k", strconv.Itoa(s.TopK))
+	field("min_p", floatLit(s.MinP))
+	field("presence_penalty", floatLit(s.PresencePenalty))
+	field("repetition_penalty", floatLit(s.RepetitionPenalty))
+	field("seed", strconv.Itoa(f.Seed))
+	field("max_tokens", strconv.Itoa(f.MaxTokens))
+	field("chat_template_kwargs", fmt.Sprintf(`{"enable_thinking": %t, "preserve_thinking": %t}`, kw.EnableThinking, kw.PreserveThinking))
+	field("reasoning_effort", strconv.Quote(s.ReasoningEffort))
+	field("reasoning_budget_tokens", strconv.Itoa(protocol.ReasoningBudgetTokens))
+	if tools := bytes.TrimSpace(f.Tools); len(tools) > 0 && string(tools) != "null" {
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, tools); err != nil {
+			return nil, fmt.Errorf("%s: tools: %w", f.RequestID, err)
+		}
+		field("tools", compact.String())
+		if f.ToolChoice == nil {
+			return nil, fmt.Errorf("%s: tools without tool_choice", f.RequestID)
+		}
+		field("tool_choice", strconv.Quote(*f.ToolChoice))
+	}
+	b.WriteByte('}')
+	if !json.Valid(b.Bytes()) {
+		return nil, fmt.Errorf("%s: built an invalid body", f.RequestID)
+	}
+	return b.Bytes(), nil
+}
+
+// floatLit writes a float with a decimal point, as Python's json does.
+func floatLit(f float64) string {
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return s
+}

@@ -1,0 +1,185 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/strata-bench/strata/internal/protocol"
+)
+
+// Client sends chat completions and small GETs to one server.
+type Client struct {
+	base   string
+	apiKey string
+	// timeout is the per-request limit from dispatch. The CLI always uses
+	// protocol.RequestTimeout; tests shorten it through Options.
+	timeout time.Duration
+	http    *http.Client
+}
+
+// Options configure a Client.
+type Options struct {
+	// BaseURL is the server's root, e.g. http://127.0.0.1:8080.
+	BaseURL string
+	// APIKey, when set, is sent as a bearer token. It is never recorded.
+	APIKey string
+	// Timeout overrides protocol.RequestTimeout (tests only).
+	Timeout time.Duration
+}
+
+// New returns a client. Every request uses a fresh connection: llama.cpp's
+// server closes idle keep-alive connections after 5 s and a POST on a stale
+// one is not retried, and a fresh dial keeps one request's socket state out
+// of the next one's latency.
+func New(o Options) *Client {
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = protocol.RequestTimeout
+	}
+	tr := &http.Transport{
+		Proxy:              nil, // loopback measurements never go through a proxy
+		DialContext:        (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
+		DisableKeepAlives:  true,
+		DisableCompression: true, // no gzip layer between the stream and the clock
+		ForceAttemptHTTP2:  false,
+	}
+	return &Client{
+		base:    strings.TrimRight(o.BaseURL, "/"),
+		apiKey:  o.APIKey,
+		timeout: timeout,
+		http:    &http.Client{Transport: tr},
+	}
+}
+
+// BaseURL returns the server's root URL.
+func (c *Client) BaseURL() string { return c.base }
+
+func (c *Client) authorize(req *http.Request) {
+	if c.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+}
+
+// Chat sends one streaming chat completion with body and records its
+// outcome. It never retries. The timeout counts from dispatch (queueing
+// included) and closes the connection; a cancelled ctx ends the request the
+// same way, as a failure of kind "cancelled".
+//
+// onEvent, when set, is called with each event's kind as it arrives (for a
+// live display; it must not block).
+func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string)) (*Outcome, time.Time, time.Time) {
+	o := &Outcome{}
+	reqCtx, cancel := context.WithTimeoutCause(ctx, c.timeout, errTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.base+"/v1/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		o.Error = &Error{Kind: ErrInvalidRequest, Message: err.Error()}
+		now := time.Now()
+		return o, now, now
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	c.authorize(req)
+
+	start := time.Now() // dispatch: offset zero of the trace
+	since := func() float64 { return time.Since(start).Seconds() }
+	resp, err := c.http.Do(req)
+	if err != nil {
+		o.Error = classify(reqCtx, ctx, err, c.timeout)
+		o.Total = since()
+		o.Events = append(o.Events, TimedEvent{T: o.Total, Kind: EvEnd})
+		return o, start, start.Add(time.Duration(o.Total * float64(time.Second)))
+	}
+	defer resp.Body.Close()
+	o.HTTPStatus = resp.StatusCode
+	o.Events = append(o.Events, TimedEvent{T: since(), Kind: EvHeaders})
+	if resp.StatusCode != http.StatusOK {
+		data, rerr := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		o.ErrorBody = clip(data)
+		msg := fmt.Sprintf("HTTP %d", resp.StatusCode)
+		if m := errorMessage(bytes.TrimSpace(data)); m != "" && len(data) > 0 {
+			msg += ": " + m
+		}
+		if rerr != nil && reqCtx.Err() != nil {
+			o.Error = classify(reqCtx, ctx, rerr, c.timeout)
+		} else {
+			o.Error = &Error{Kind: ErrHTTPStatus, Message: msg}
+		}
+		o.Total = since()
+		o.Events = append(o.Events, TimedEvent{T: o.Total, Kind: EvEnd})
+		return o, start, time.Now()
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		o.ErrorBody = clip(data)
+		o.Error = &Error{Kind: ErrMalformed, Message: fmt.Sprintf("expected a text/event-stream answer, got Content-Type %q", ct)}
+		o.Total = since()
+		o.Events = append(o.Events, TimedEvent{T: o.Total, Kind: EvEnd})
+		return o, start, time.Now()
+	}
+	readErr := readStream(resp.Body, o, since, onEvent)
+	if readErr != nil {
+		// A timeout or a cancel is the cause of whatever the stream showed;
+		// otherwise an error event the server sent before the cut says more.
+		cause := classify(reqCtx, ctx, readErr, c.timeout)
+		if o.Error == nil || cause.Kind == ErrTimeout || cause.Kind == ErrCancelled {
+			o.Error = cause
+		}
+		o.Normal = false
+	}
+	o.Total = since()
+	o.Events = append(o.Events, TimedEvent{T: o.Total, Kind: EvEnd})
+	return o, start, time.Now()
+}
+
+var errTimeout = errors.New("request timeout")
+
+// classify names why a request ended without a normal stream.
+func classify(reqCtx, parent context.Context, err error, timeout time.Duration) *Error {
+	switch {
+	case parent.Err() != nil:
+		return &Error{Kind: ErrCancelled, Message: "the run was cancelled (interrupt) while the request was in flight"}
+	case errors.Is(context.Cause(reqCtx), errTimeout):
+		return &Error{Kind: ErrTimeout, Message: fmt.Sprintf("no complete answer within %s of dispatch; the connection was closed", timeout)}
+	}
+	var ne *net.OpError
+	if errors.As(err, &ne) && ne.Op == "dial" {
+		return &Error{Kind: ErrConnection, Message: err.Error()}
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "connection reset") {
+		return &Error{Kind: ErrTruncated, Message: "the connection was cut before the stream ended: " + err.Error()}
+	}
+	if strings.Contains(err.Error(), "EOF") {
+		return &Error{Kind: ErrConnection, Message: "the server closed the connection without an answer: " + err.Error()}
+	}
+	return &Error{Kind: ErrRead, Message: err.Error()}
+}
+
+// Get fetches a small JSON endpoint (health, props, slots, models) with a
+// short timeout. It returns the status and body; an error means no answer.
+func (c *Client) Get(ctx context.Context, path string, timeout time.Duration) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	c.authorize(req)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return resp.StatusCode, data, err
+	}
+	return resp.StatusCode, data, nil
+}

@@ -1,0 +1,609 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/strata-bench/strata/internal/sse"
+)
+
+// Event kinds in the client trace.
+const (
+	EvHeaders   = "headers"
+	EvRole      = "role"
+	EvReasoning = "reasoning"
+	EvAnswer    = "answer"
+	EvToolCall  = "tool_call"
+	EvEmpty     = "empty"   // a chunk with no nonempty delta (role-less, empty strings)
+	EvFinish    = "finish"  // the chunk carrying finish_reason
+	EvUsage     = "usage"   // a chunk carrying usage and/or timings
+	EvComment   = "comment" // SSE comment / keep-alive
+	EvError     = "error"   // an error event inside the stream
+	EvMalformed = "malformed"
+	EvDone      = "done" // data: [DONE]
+	EvEnd       = "end"  // the stream closed, timed out or was cancelled
+)
+
+// Error kinds of a failed request.
+const (
+	ErrConnection     = "connection_error"
+	ErrHTTPStatus     = "http_status"
+	ErrStreamError    = "stream_error"
+	ErrMalformed      = "malformed_stream"
+	ErrTruncated      = "truncated_stream"
+	ErrNoFinish       = "no_finish_reason"
+	ErrFinishReason   = "unexpected_finish_reason"
+	ErrTimeout        = "timeout"
+	ErrCancelled      = "cancelled"
+	ErrRead           = "read_error"
+	ErrAfterDone      = "data_after_done"
+	ErrInvalidRequest = "invalid_request"
+)
+
+// TimedEvent is one entry of the client trace: seconds since dispatch and
+// what arrived.
+type TimedEvent struct {
+	T    float64
+	Kind string
+}
+
+// MarshalJSON writes [t, kind], compact because a request has thousands.
+func (e TimedEvent) MarshalJSON() ([]byte, error) {
+	return []byte(fmt.Sprintf("[%s,%q]", formatSeconds(e.T), e.Kind)), nil
+}
+
+// UnmarshalJSON reads [t, kind].
+func (e *TimedEvent) UnmarshalJSON(b []byte) error {
+	var pair []json.RawMessage
+	if err := json.Unmarshal(b, &pair); err != nil || len(pair) != 2 {
+		return fmt.Errorf("event: want [seconds, kind], got %s", b)
+	}
+	if err := json.Unmarshal(pair[0], &e.T); err != nil {
+		return err
+	}
+	return json.Unmarshal(pair[1], &e.Kind)
+}
+
+// ToolCall is one structured tool call assembled from its deltas.
+type ToolCall struct {
+	Index     int    `json:"index"`
+	ID        string `json:"id,omitempty"`
+	Type      string `json:"type,omitempty"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Error is why a request failed.
+type Error struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Kind + ": " + e.Message }
+
+// Outcome is everything one request produced, as raw as it came.
+type Outcome struct {
+	HTTPStatus   int
+	Events       []TimedEvent
+	Answer       string
+	Reasoning    string
+	ToolCalls    []ToolCall
+	FinishReason *string
+	Usage        json.RawMessage
+	Timings      json.RawMessage
+	// ErrorBody is the body of a non-200 answer or the error event's data.
+	ErrorBody string
+	// Malformed keeps each malformed line (clipped), as evidence.
+	Malformed []string
+	Error     *Error
+	// Client latencies in seconds from dispatch; nil when nothing qualifying
+	// arrived.
+	TTFT           *float64
+	FirstAnswer    *float64
+	Total          float64
+	FirstDeltaKind string
+	// Normal is true when the stream ended with [DONE] after a finish reason.
+	Normal bool
+}
+
+// Failed reports whether the request failed (Error is set).
+func (o *Outcome) Failed() bool { return o.Error != nil }
+
+// Finish returns the finish reason or "".
+func (o *Outcome) Finish() string {
+	if o.FinishReason == nil {
+		return ""
+	}
+	return *o.FinishReason
+}
+
+const clipLen = 1024
+
+func clip(b []byte) string {
+	s := string(b)
+	if len(s) > clipLen {
+		s = s[:clipLen] + "…"
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return s
+}
+
+// streamState interprets the events of one stream.
+type streamState struct {
+	o        *Outcome
+	since    func() float64
+	answer   strings.Builder
+	reason   strings.Builder
+	tools    map[int]*ToolCall
+	order    []int
+	doneSeen bool
+	dec      *jsontext.Decoder
+	rd       bytes.Reader
+	onEvent  func(string)
+}
+
+func (s *streamState) add(kind string) float64 {
+	t := s.since()
+	s.o.Events = append(s.o.Events, TimedEvent{T: t, Kind: kind})
+	if s.onEvent != nil {
+		s.onEvent(kind)
+	}
+	return t
+}
+
+// fail records the first failure only: later problems are consequences.
+func (s *streamState) fail(kind, msg string) {
+	if s.o.Error == nil {
+		s.o.Error = &Error{Kind: kind, Message: msg}
+	}
+}
+
+// readStream consumes an SSE body. since returns seconds since dispatch on
+// the monotonic clock. It returns when the stream ends; a read error (the
+// timeout or a cancel closing the body) is returned for the caller to name.
+func readStream(body io.Reader, o *Outcome, since func() float64, onEvent func(string)) error {
+	s := &streamState{o: o, since: since, tools: map[int]*ToolCall{}, onEvent: onEvent}
+	s.dec = jsontext.NewDecoder(&s.rd)
+	r := sse.NewReader(body, sse.MaxLine)
+	var readErr error
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if errors.Is(err, sse.ErrLineTooLong) || errors.Is(err, sse.ErrUnterminated) {
+				s.add(EvMalformed)
+				o.Malformed = append(o.Malformed, err.Error())
+				s.fail(ErrMalformed, err.Error())
+			} else {
+				readErr = err
+			}
+			break
+		}
+		if ev.Kind == sse.Comment {
+			s.add(EvComment)
+			continue
+		}
+		s.handle(ev.Data)
+	}
+	o.Answer, o.Reasoning = s.answer.String(), s.reason.String()
+	for _, i := range s.order {
+		o.ToolCalls = append(o.ToolCalls, *s.tools[i])
+	}
+	if readErr == nil {
+		switch {
+		case !s.doneSeen && o.FinishReason != nil:
+			s.fail(ErrTruncated, "the stream ended after the finish reason without data: [DONE]")
+		case !s.doneSeen:
+			s.fail(ErrTruncated, "the stream ended before a finish reason and data: [DONE]")
+		case o.FinishReason == nil:
+			s.fail(ErrNoFinish, "data: [DONE] arrived without a finish reason")
+		}
+		if o.Error == nil {
+			o.Normal = true
+			switch fr := *o.FinishReason; fr {
+			case "stop", "tool_calls", "length":
+			default:
+				s.fail(ErrFinishReason, fmt.Sprintf("finish_reason %q is neither stop, tool_calls nor length", fr))
+			}
+		}
+	}
+	return readErr
+}
+
+// handle interprets one data event.
+func (s *streamState) handle(data []byte) {
+	if s.doneSeen {
+		s.add(EvMalformed)
+		s.o.Malformed = append(s.o.Malformed, clip(data))
+		s.fail(ErrAfterDone, "data arrived after data: [DONE]")
+		return
+	}
+	if string(data) == "[DONE]" {
+		s.add(EvDone)
+		s.doneSeen = true
+		return
+	}
+	c, err := s.parseChunk(data)
+	if err != nil {
+		s.add(EvMalformed)
+		s.o.Malformed = append(s.o.Malformed, clip(data))
+		s.fail(ErrMalformed, "a stream line is not a valid chunk: "+err.Error())
+		return
+	}
+	if c.errorValue != nil {
+		s.add(EvError)
+		s.o.ErrorBody = clip(c.errorValue)
+		s.fail(ErrStreamError, errorMessage(c.errorValue))
+		return
+	}
+	kind := EvEmpty
+	switch {
+	case c.role && c.reasoning == "" && c.content == "" && len(c.tools) == 0:
+		kind = EvRole
+	case c.reasoning != "":
+		kind = EvReasoning
+	case len(c.tools) > 0 && c.toolHasText:
+		kind = EvToolCall
+	case c.content != "":
+		kind = EvAnswer
+	}
+	if c.finish != nil {
+		kind = EvFinish
+	}
+	if c.usage != nil || c.timings != nil {
+		kind = EvUsage
+	}
+	t := s.add(kind)
+	s.reason.WriteString(c.reasoning)
+	s.answer.WriteString(c.content)
+	for _, d := range c.tools {
+		tc, ok := s.tools[d.index]
+		if !ok {
+			tc = &ToolCall{Index: d.index}
+			s.tools[d.index] = tc
+			s.order = append(s.order, d.index)
+		}
+		if d.id != "" {
+			tc.ID = d.id
+		}
+		if d.typ != "" {
+			tc.Type = d.typ
+		}
+		tc.Name += d.name
+		tc.Arguments += d.args
+	}
+	// TTFT: the first nonempty reasoning, answer or generated tool-call
+	// delta. First answer: the first nonempty answer text or tool-call delta.
+	first := ""
+	switch {
+	case c.reasoning != "":
+		first = EvReasoning
+	case c.toolHasText:
+		first = EvToolCall
+	case c.content != "":
+		first = EvAnswer
+	}
+	if first != "" && s.o.TTFT == nil {
+		s.o.TTFT = ptr(t)
+		s.o.FirstDeltaKind = first
+	}
+	if (c.content != "" || c.toolHasText) && s.o.FirstAnswer == nil {
+		s.o.FirstAnswer = ptr(t)
+	}
+	if c.finish != nil {
+		if s.o.FinishReason != nil {
+			s.fail(ErrMalformed, "a second finish_reason arrived")
+		}
+		s.o.FinishReason = c.finish
+	}
+	if c.usage != nil {
+		s.o.Usage = c.usage
+	}
+	if c.timings != nil {
+		s.o.Timings = c.timings
+	}
+}
+
+func ptr(f float64) *float64 { return &f }
+
+// errorMessage extracts error.message from an error event, or the raw text.
+func errorMessage(v []byte) string {
+	var e struct {
+		Message string `json:"message"`
+		Code    any    `json:"code"`
+		Type    string `json:"type"`
+	}
+	if json.Unmarshal(v, &e) == nil && e.Message != "" {
+		if e.Code != nil {
+			return fmt.Sprintf("server error %v (%s): %s", e.Code, e.Type, e.Message)
+		}
+		return e.Message
+	}
+	return clip(v)
+}
+
+type toolDelta struct {
+	index               int
+	id, typ, name, args string
+}
+
+type chunk struct {
+	role               bool
+	content, reasoning string
+	tools              []toolDelta
+	toolHasText        bool
+	finish             *string
+	usage, timings     json.RawMessage
+	errorValue         json.RawMessage
+}
+
+// parseChunk reads one chunk with a validating token decoder (duplicate
+// names are rejected, like everything malformed). Only the fields the
+// protocol reads are decoded; the rest is validated and skipped.
+func (s *streamState) parseChunk(data []byte) (chunk, error) {
+	var c chunk
+	s.rd.Reset(data)
+	s.dec.Reset(&s.rd)
+	tok, err := s.dec.ReadToken()
+	if err != nil {
+		return c, err
+	}
+	if tok.Kind() != '{' {
+		return c, fmt.Errorf("expected a JSON object, got %v", tok.Kind())
+	}
+	for s.dec.PeekKind() != '}' {
+		name, err := s.dec.ReadToken()
+		if err != nil {
+			return c, err
+		}
+		key := name.String()
+		switch key {
+		case "choices":
+			if err := s.parseChoices(&c); err != nil {
+				return c, err
+			}
+		case "usage", "timings", "error":
+			v, err := s.dec.ReadValue()
+			if err != nil {
+				return c, err
+			}
+			if v.Kind() == 'n' {
+				continue
+			}
+			raw := json.RawMessage(bytes.Clone(v))
+			switch key {
+			case "usage":
+				c.usage = raw
+			case "timings":
+				c.timings = raw
+			default:
+				c.errorValue = raw
+			}
+		default:
+			if err := s.dec.SkipValue(); err != nil {
+				return c, err
+			}
+		}
+	}
+	if _, err := s.dec.ReadToken(); err != nil {
+		return c, err
+	}
+	if _, err := s.dec.ReadToken(); err != io.EOF {
+		return c, errors.New("data after the JSON object")
+	}
+	return c, nil
+}
+
+func (s *streamState) expect(kind jsontext.Kind) error {
+	tok, err := s.dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	if tok.Kind() != kind {
+		return fmt.Errorf("expected %v, got %v", kind, tok.Kind())
+	}
+	return nil
+}
+
+// readString reads a string or null ("" for null).
+func (s *streamState) readString() (string, bool, error) {
+	tok, err := s.dec.ReadToken()
+	if err != nil {
+		return "", false, err
+	}
+	switch tok.Kind() {
+	case '"':
+		return tok.String(), true, nil
+	case 'n':
+		return "", false, nil
+	}
+	return "", false, fmt.Errorf("expected a string or null, got %v", tok.Kind())
+}
+
+func (s *streamState) parseChoices(c *chunk) error {
+	if s.dec.PeekKind() == 'n' {
+		_, err := s.dec.ReadToken()
+		return err
+	}
+	if err := s.expect('['); err != nil {
+		return err
+	}
+	for n := 0; s.dec.PeekKind() != ']'; n++ {
+		if n > 0 { // n=1 is what we ask for; a second choice is not ours to read
+			if err := s.dec.SkipValue(); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := s.expect('{'); err != nil {
+			return err
+		}
+		for s.dec.PeekKind() != '}' {
+			name, err := s.dec.ReadToken()
+			if err != nil {
+				return err
+			}
+			switch name.String() {
+			case "delta":
+				if err := s.parseDelta(c); err != nil {
+					return err
+				}
+			case "finish_reason":
+				fr, ok, err := s.readString()
+				if err != nil {
+					return err
+				}
+				if ok {
+					c.finish = &fr
+				}
+			default:
+				if err := s.dec.SkipValue(); err != nil {
+					return err
+				}
+			}
+		}
+		if err := s.expect('}'); err != nil {
+			return err
+		}
+	}
+	return s.expect(']')
+}
+
+func (s *streamState) parseDelta(c *chunk) error {
+	if s.dec.PeekKind() == 'n' {
+		_, err := s.dec.ReadToken()
+		return err
+	}
+	if err := s.expect('{'); err != nil {
+		return err
+	}
+	for s.dec.PeekKind() != '}' {
+		name, err := s.dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		switch name.String() {
+		case "role":
+			if _, ok, err := s.readString(); err != nil {
+				return err
+			} else if ok {
+				c.role = true
+			}
+		case "content":
+			if c.content, _, err = s.readString(); err != nil {
+				return err
+			}
+		case "reasoning_content":
+			if c.reasoning, _, err = s.readString(); err != nil {
+				return err
+			}
+		case "tool_calls":
+			if err := s.parseToolCalls(c); err != nil {
+				return err
+			}
+		default:
+			if err := s.dec.SkipValue(); err != nil {
+				return err
+			}
+		}
+	}
+	return s.expect('}')
+}
+
+func (s *streamState) parseToolCalls(c *chunk) error {
+	if s.dec.PeekKind() == 'n' {
+		_, err := s.dec.ReadToken()
+		return err
+	}
+	if err := s.expect('['); err != nil {
+		return err
+	}
+	for s.dec.PeekKind() != ']' {
+		if err := s.expect('{'); err != nil {
+			return err
+		}
+		d := toolDelta{index: -1}
+		for s.dec.PeekKind() != '}' {
+			name, err := s.dec.ReadToken()
+			if err != nil {
+				return err
+			}
+			switch name.String() {
+			case "index":
+				tok, err := s.dec.ReadToken()
+				if err != nil {
+					return err
+				}
+				i, err := tok.Int()
+				if err != nil || i < 0 {
+					return fmt.Errorf("tool_calls index: %v", tok)
+				}
+				d.index = int(i)
+			case "id":
+				if d.id, _, err = s.readString(); err != nil {
+					return err
+				}
+			case "type":
+				if d.typ, _, err = s.readString(); err != nil {
+					return err
+				}
+			case "function":
+				if err := s.expect('{'); err != nil {
+					return err
+				}
+				for s.dec.PeekKind() != '}' {
+					fname, err := s.dec.ReadToken()
+					if err != nil {
+						return err
+					}
+					switch fname.String() {
+					case "name":
+						if d.name, _, err = s.readString(); err != nil {
+							return err
+						}
+					case "arguments":
+						if d.args, _, err = s.readString(); err != nil {
+							return err
+						}
+					default:
+						if err := s.dec.SkipValue(); err != nil {
+							return err
+						}
+					}
+				}
+				if err := s.expect('}'); err != nil {
+					return err
+				}
+			default:
+				if err := s.dec.SkipValue(); err != nil {
+					return err
+				}
+			}
+		}
+		if err := s.expect('}'); err != nil {
+			return err
+		}
+		if d.index < 0 {
+			d.index = len(c.tools) // servers that omit index send one call per delta
+		}
+		if d.name != "" || d.args != "" {
+			c.toolHasText = true
+		}
+		c.tools = append(c.tools, d)
+	}
+	return s.expect(']')
+}
+
+// formatSeconds writes an offset with microsecond resolution.
+func formatSeconds(t float64) string { return strconv.FormatFloat(t, 'f', 6, 64) }

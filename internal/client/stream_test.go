@@ -1,0 +1,217 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/strata-bench/strata/internal/sharedpath"
+	"github.com/strata-bench/strata/internal/wire"
+)
+
+// fakeClock returns 0.001, 0.002, ... so offsets are deterministic.
+func fakeClock() func() float64 {
+	n := 0
+	return func() float64 { n++; return float64(n) / 1000 }
+}
+
+func capture(t *testing.T, name string) *wire.Capture {
+	t.Helper()
+	c, err := wire.Load(sharedpath.Path(t, "wire", "llama-server", "captures"), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func replay(t *testing.T, body []byte) (*Outcome, error) {
+	o := &Outcome{}
+	err := readStream(bytes.NewReader(body), o, fakeClock(), nil)
+	return o, err
+}
+
+func field(t *testing.T, raw json.RawMessage, name string) any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return m[name]
+}
+
+// TestCaptures reads real llama-server streams.
+func TestCaptures(t *testing.T) {
+	cases := []struct {
+		name      string
+		finish    string
+		errKind   string
+		first     string
+		answer    string
+		reasoning string
+		tools     int
+		toolArgs  string
+		usage     bool
+		timings   bool
+		comments  int
+	}{
+		{name: "chat-warmup-stream-max128", finish: "length", first: EvAnswer, usage: true, timings: true},
+		{name: "chat-warmup-stream-no-include-usage", finish: "length", first: EvAnswer, usage: false, timings: true},
+		{name: "grammar-think-warmup-stream-max128", finish: "stop", first: EvReasoning, answer: "READY", reasoning: "checking the records\n", usage: true, timings: true},
+		{name: "grammar-think-warmup-stream-max6-cap-in-reasoning", finish: "length", first: EvReasoning, usage: true, timings: true},
+		{name: "scripted-T1-tools-auto-stream", finish: "tool_calls", first: EvReasoning, reasoning: "Looking up the record", tools: 1, toolArgs: `{"id": "A-17"}`, usage: true, timings: true},
+		{name: "scripted-T1-tools-auto-stream-max25-cap-in-arguments", finish: "length", first: EvReasoning, tools: 1, toolArgs: `{"id": "A-`, usage: true, timings: true},
+		{name: "scripted-T1-tools-auto-stream-max14-cap-in-toolcall", finish: "length", first: EvReasoning, usage: true, timings: true},
+		{name: "scripted-T1-tools-auto-stream-no-think-logitbias", finish: "tool_calls", first: EvToolCall, tools: 1, toolArgs: `{"id": "A-17"}`, usage: true, timings: true},
+		{name: "chat-prompt19k-stream-max512-sse_ping_interval1", finish: "length", first: EvAnswer, usage: true, timings: true, comments: 2},
+		{name: "extra-return_progress-stream", finish: "length", first: EvAnswer, usage: true, timings: true},
+		{name: "ctx2048-prompt100rec-stream-context-fills-during-generation", finish: "length", first: EvAnswer, usage: true, timings: true},
+		{name: "rawmodel-warmup-max512-peg-error-after-invalid-utf8", errKind: ErrStreamError, first: EvAnswer},
+		{name: "grammar-think-warmup-stream-max128-thinking_budget_tokens0", errKind: ErrStreamError},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cap := capture(t, c.name)
+			o, err := replay(t, cap.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.errKind != "" {
+				if o.Error == nil || o.Error.Kind != c.errKind || o.Normal {
+					t.Fatalf("error %+v normal %v, want kind %s", o.Error, o.Normal, c.errKind)
+				}
+				if !strings.Contains(o.Error.Message, "server error 500") {
+					t.Errorf("the server's message is not kept: %q", o.Error.Message)
+				}
+				if o.FinishReason != nil || o.Usage != nil {
+					t.Errorf("finish %v usage %s after an error event", o.FinishReason, o.Usage)
+				}
+			} else {
+				if o.Error != nil || !o.Normal {
+					t.Fatalf("error %+v normal %v", o.Error, o.Normal)
+				}
+				if o.Finish() != c.finish {
+					t.Errorf("finish %q, want %q", o.Finish(), c.finish)
+				}
+			}
+			if o.FirstDeltaKind != c.first {
+				t.Errorf("first delta kind %q, want %q", o.FirstDeltaKind, c.first)
+			}
+			if c.answer != "" && o.Answer != c.answer {
+				t.Errorf("answer %q, want %q", o.Answer, c.answer)
+			}
+			if c.reasoning != "" && o.Reasoning != c.reasoning {
+				t.Errorf("reasoning %q, want %q", o.Reasoning, c.reasoning)
+			}
+			if len(o.ToolCalls) != c.tools {
+				t.Fatalf("%d tool calls, want %d", len(o.ToolCalls), c.tools)
+			}
+			if c.tools == 1 {
+				tc := o.ToolCalls[0]
+				if tc.Name != "lookup_record" || tc.Arguments != c.toolArgs || tc.ID == "" || tc.Type != "function" {
+					t.Errorf("tool call %+v", tc)
+				}
+			}
+			if (o.Usage != nil) != c.usage || (o.Timings != nil) != c.timings {
+				t.Errorf("usage %s timings %s", o.Usage, o.Timings)
+			}
+			if c.usage && field(t, o.Usage, "completion_tokens") == nil {
+				t.Errorf("usage lacks completion_tokens: %s", o.Usage)
+			}
+			n := 0
+			for _, e := range o.Events {
+				if e.Kind == EvComment {
+					n++
+				}
+			}
+			if n != c.comments {
+				t.Errorf("%d comments, want %d", n, c.comments)
+			}
+			// TTFT never precedes the first qualifying delta: role chunks,
+			// comments and empty deltas come first and do not count.
+			if o.TTFT != nil {
+				for _, e := range o.Events {
+					if e.T >= *o.TTFT {
+						break
+					}
+					if e.Kind == EvReasoning || e.Kind == EvAnswer || e.Kind == EvToolCall {
+						t.Errorf("a %s event at %v precedes TTFT %v", e.Kind, e.T, *o.TTFT)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestStreamRules(t *testing.T) {
+	const role = `data: {"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}]}` + "\n\n"
+	const answer = `data: {"choices":[{"finish_reason":null,"index":0,"delta":{"content":"READY"}}]}` + "\n\n"
+	const finish = `data: {"choices":[{"finish_reason":"stop","index":0,"delta":{}}]}` + "\n\n"
+	const usage = `data: {"choices":[],"usage":{"completion_tokens":3,"prompt_tokens":30,"total_tokens":33},"timings":{"prompt_n":30,"prompt_ms":3.0,"predicted_n":3,"predicted_ms":6.0,"predicted_per_second":500.0}}` + "\n\n"
+	const done = "data: [DONE]\n\n"
+	cases := []struct {
+		name    string
+		body    string
+		errKind string
+		first   string
+	}{
+		{"complete", role + answer + finish + usage + done, "", EvAnswer},
+		{"keep-alives and empty deltas do not count", ":\n\n" + role + `data: {"choices":[{"index":0,"delta":{"content":""}}]}` + "\n\n" + `data: {"choices":[{"index":0,"delta":{"reasoning_content":""}}]}` + "\n\n" + answer + finish + usage + done, "", EvAnswer},
+		{"finish then EOF without DONE", role + answer + finish + usage, ErrTruncated, EvAnswer},
+		{"cut before finish", role + answer, ErrTruncated, EvAnswer},
+		{"DONE without finish", role + answer + usage + done, ErrNoFinish, EvAnswer},
+		{"malformed JSON line", role + "data: {\"choices\":[{\"delta\":{\"content\":\"x\"\n\n" + answer + finish + usage + done, ErrMalformed, EvAnswer},
+		{"duplicate keys", role + `data: {"choices":[],"choices":[]}` + "\n\n" + finish + done, ErrMalformed, ""},
+		{"invalid UTF-8", role + "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\xff\"}}]}\n\n" + finish + done, ErrMalformed, ""},
+		{"unknown finish reason", role + answer + `data: {"choices":[{"finish_reason":"content_filter","index":0,"delta":{}}]}` + "\n\n" + done, ErrFinishReason, EvAnswer},
+		{"data after DONE", role + answer + finish + done + answer, ErrAfterDone, EvAnswer},
+		{"unterminated last event", role + answer + finish + "data: [DONE]", ErrMalformed, EvAnswer},
+		{"HTML instead of SSE", "<html><body>502 Bad Gateway</body></html>\n", ErrTruncated, ""},
+		{"CRLF framing", strings.ReplaceAll(role+answer+finish+usage+done, "\n", "\r\n"), "", EvAnswer},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, err := replay(t, []byte(c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.errKind == "" && (o.Error != nil || !o.Normal) {
+				t.Fatalf("error %+v", o.Error)
+			}
+			if c.errKind != "" && (o.Error == nil || o.Error.Kind != c.errKind) {
+				t.Fatalf("error %+v, want %s", o.Error, c.errKind)
+			}
+			if o.FirstDeltaKind != c.first {
+				t.Errorf("first delta %q, want %q", o.FirstDeltaKind, c.first)
+			}
+		})
+	}
+}
+
+func TestLongLine(t *testing.T) {
+	body := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + strings.Repeat("a", 2<<20) + "\"}}]}\n\n"
+	o, err := replay(t, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Error == nil || o.Error.Kind != ErrMalformed || !strings.Contains(o.Error.Message, "longer than the limit") {
+		t.Fatalf("error %+v", o.Error)
+	}
+}
+
+func FuzzReadStream(f *testing.F) {
+	f.Add([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"))
+	f.Add([]byte(":\n\ndata: {\"error\":{\"code\":500,\"message\":\"x\"}}\n\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		o, err := replay(t, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Normal && o.Error != nil {
+			t.Fatal("normal end with an error")
+		}
+		if o.Normal && o.FinishReason == nil {
+			t.Fatal("normal end without a finish reason")
+		}
+	})
+}

@@ -1,0 +1,409 @@
+// Package contract is the result format of the protocol ("Result
+// contract"): the types of results.json, field for field and in the spec's
+// order, and the types of outputs.jsonl. A nil pointer or nil slice is a JSON
+// null, and every null has a JSON Pointer in Missing saying why.
+package contract
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Results is results.json.
+type Results struct {
+	Format            string          `json:"format"`
+	SchemaVersion     int             `json:"schema_version"`
+	Protocol          Protocol        `json:"protocol"`
+	Run               Run             `json:"run"`
+	Hardware          Hardware        `json:"hardware"`
+	Software          Software        `json:"software"`
+	Model             Model           `json:"model"`
+	Configuration     Configuration   `json:"configuration"`
+	RequestCounts     RequestCounts   `json:"request_counts"`
+	Requests          []Request       `json:"requests"`
+	Summaries         []Summary       `json:"summaries"`
+	ConcurrencyRounds []Round         `json:"concurrency_rounds"`
+	Quality           Quality         `json:"quality"`
+	Artifacts         []Artifact      `json:"artifacts"`
+	Missing           Missing         `json:"missing"`
+	Extensions        json.RawMessage `json:"extensions"`
+}
+
+type Protocol struct {
+	ID                string  `json:"id"`
+	GitCommit         *string `json:"git_commit"`
+	Profile           string  `json:"profile"`
+	CorpusSHA256      string  `json:"corpus_sha256"`
+	ModelCardRevision *string `json:"model_card_revision"`
+}
+
+// Run statuses.
+const (
+	StatusComplete      = "complete"
+	StatusPartial       = "partial"
+	StatusNonconforming = "nonconforming"
+)
+
+type Run struct {
+	ID                  string   `json:"id"`
+	StartedAt           string   `json:"started_at"`
+	Status              string   `json:"status"`
+	RequiredDurationS   *float64 `json:"required_duration_s"`
+	OptionalDurationS   *float64 `json:"optional_duration_s"`
+	OptionalConcurrency bool     `json:"optional_concurrency"`
+	Command             string   `json:"command"`
+}
+
+type Hardware struct {
+	GPUs                []GPU     `json:"gpus"`
+	CPU                 *string   `json:"cpu"`
+	RAMBytes            *int64    `json:"ram_bytes"`
+	Storage             []Storage `json:"storage"`
+	BackgroundWorkloads []string  `json:"background_workloads"`
+}
+
+type GPU struct {
+	DeviceIndex int      `json:"device_index"`
+	Name        string   `json:"name"`
+	MemoryBytes *int64   `json:"memory_bytes"`
+	MemoryKind  *string  `json:"memory_kind"`
+	PowerLimitW *float64 `json:"power_limit_w"`
+}
+
+type Storage struct {
+	Kind  *string `json:"kind"`
+	Model *string `json:"model"`
+	Bus   *string `json:"bus"`
+}
+
+type NameVersion struct {
+	Name    string  `json:"name"`
+	Version *string `json:"version"`
+}
+
+type Software struct {
+	OS            *NameVersion  `json:"os"`
+	Drivers       []NameVersion `json:"drivers"`
+	Runtime       []NameVersion `json:"runtime"`
+	StrataCommit  *string       `json:"strata_commit"`
+	EngineVersion *string       `json:"engine_version"`
+	BuildKind     *string       `json:"build_kind"`
+	RunnerCommit  *string       `json:"runner_commit"`
+	BuildOptions  []string      `json:"build_options"`
+}
+
+type ModelFile struct {
+	Path   string  `json:"path"`
+	SHA256 *string `json:"sha256"`
+}
+
+type Model struct {
+	ID                *string     `json:"id"`
+	Revision          *string     `json:"revision"`
+	SourceRevision    *string     `json:"source_revision"`
+	Quantization      *string     `json:"quantization"`
+	Files             []ModelFile `json:"files"`
+	TokenizerRevision *string     `json:"tokenizer_revision"`
+	CustomPack        *string     `json:"custom_pack"`
+}
+
+type PathSHA struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// Sampling is configuration.sampling.
+type Sampling struct {
+	Temperature       float64 `json:"temperature"`
+	TopP              float64 `json:"top_p"`
+	TopK              int     `json:"top_k"`
+	MinP              float64 `json:"min_p"`
+	PresencePenalty   float64 `json:"presence_penalty"`
+	RepetitionPenalty float64 `json:"repetition_penalty"`
+	ReasoningEffort   string  `json:"reasoning_effort"`
+}
+
+type Kwargs struct {
+	EnableThinking   bool `json:"enable_thinking"`
+	PreserveThinking bool `json:"preserve_thinking"`
+}
+
+// Configuration objects that mirror engine options keep the engine's own
+// names, so they are raw JSON objects (or null).
+type Configuration struct {
+	Track               string          `json:"track"`
+	TrackNotes          *string         `json:"track_notes"`
+	ContextTokens       *int64          `json:"context_tokens"`
+	ServerCapacity      *int64          `json:"server_capacity"`
+	KVCache             json.RawMessage `json:"kv_cache"`
+	ExpertCache         json.RawMessage `json:"expert_cache"`
+	Offloading          json.RawMessage `json:"offloading"`
+	Prefill             json.RawMessage `json:"prefill"`
+	MTP                 json.RawMessage `json:"mtp"`
+	Calibration         json.RawMessage `json:"calibration"`
+	ExperimentalOptions json.RawMessage `json:"experimental_options"`
+	Template            *PathSHA        `json:"template"`
+	Sampling            Sampling        `json:"sampling"`
+	ChatTemplateKwargs  Kwargs          `json:"chat_template_kwargs"`
+}
+
+// EngineOptionObjects names the configuration objects that mirror engine
+// options, in contract order.
+func EngineOptionObjects() []string {
+	return []string{"kv_cache", "expert_cache", "offloading", "prefill", "mtp", "calibration", "experimental_options"}
+}
+
+type Counts struct {
+	Planned   int `json:"planned"`
+	Attempted int `json:"attempted"`
+	Completed int `json:"completed"`
+	Truncated int `json:"truncated"`
+	Failed    int `json:"failed"`
+	Skipped   int `json:"skipped"`
+}
+
+type RequestCounts struct {
+	Warmup      Counts `json:"warmup"`
+	Performance Counts `json:"performance"`
+	Sanity      Counts `json:"sanity"`
+	Concurrency Counts `json:"concurrency"`
+}
+
+// Phase returns a pointer to the counts of a phase name.
+func (rc *RequestCounts) Phase(p string) *Counts {
+	switch p {
+	case "warmup":
+		return &rc.Warmup
+	case "performance":
+		return &rc.Performance
+	case "sanity":
+		return &rc.Sanity
+	case "concurrency":
+		return &rc.Concurrency
+	}
+	return nil
+}
+
+// Request statuses.
+const (
+	Completed = "completed"
+	Truncated = "truncated"
+	Failed    = "failed"
+	Skipped   = "skipped"
+)
+
+type ErrorInfo struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+type Tokens struct {
+	InputTokens  *int64 `json:"input_tokens"`
+	CachedTokens *int64 `json:"cached_tokens"`
+	ReadTokens   *int64 `json:"read_tokens"`
+	OutputTokens *int64 `json:"output_tokens"`
+	DecodeTokens *int64 `json:"decode_tokens"`
+}
+
+type Timings struct {
+	PromptS      *float64 `json:"prompt_s"`
+	DecodeS      *float64 `json:"decode_s"`
+	TTFTS        *float64 `json:"ttft_s"`
+	FirstAnswerS *float64 `json:"first_answer_s"`
+	TotalS       *float64 `json:"total_s"`
+}
+
+type Metrics struct {
+	PromptTPS *float64 `json:"prompt_tps"`
+	DecodeTPS *float64 `json:"decode_tps"`
+}
+
+type Sources struct {
+	InputTokens   *string `json:"input_tokens"`
+	CachedTokens  *string `json:"cached_tokens"`
+	ReadTokens    *string `json:"read_tokens"`
+	OutputTokens  *string `json:"output_tokens"`
+	DecodeTokens  *string `json:"decode_tokens"`
+	EngineTimings *string `json:"engine_timings"`
+	ClientTimings *string `json:"client_timings"`
+}
+
+type Evaluation struct {
+	Category string `json:"category"`
+	Passed   bool   `json:"passed"`
+	Reason   string `json:"reason"`
+}
+
+type Request struct {
+	ID                  string      `json:"id"`
+	Phase               string      `json:"phase"`
+	CaseID              string      `json:"case_id"`
+	Repetition          int         `json:"repetition"`
+	Seed                int         `json:"seed"`
+	MaxOutputTokens     int         `json:"max_output_tokens"`
+	Concurrency         int         `json:"concurrency"`
+	Round               *int        `json:"round"`
+	Status              string      `json:"status"`
+	FinishReason        *string     `json:"finish_reason"`
+	Error               *ErrorInfo  `json:"error"`
+	Tokens              Tokens      `json:"tokens"`
+	Timings             Timings     `json:"timings"`
+	Metrics             Metrics     `json:"metrics"`
+	Sources             Sources     `json:"sources"`
+	FirstDeltaKind      *string     `json:"first_delta_kind"`
+	TokenAccountingNote *string     `json:"token_accounting_note"`
+	Evaluation          *Evaluation `json:"evaluation"`
+}
+
+type Exclusion struct {
+	RequestID string `json:"request_id"`
+	Reason    string `json:"reason"`
+}
+
+type Summary struct {
+	Phase              string      `json:"phase"`
+	CaseID             string      `json:"case_id"`
+	Concurrency        int         `json:"concurrency"`
+	Metric             string      `json:"metric"`
+	Unit               string      `json:"unit"`
+	Median             *float64    `json:"median"`
+	Min                *float64    `json:"min"`
+	Max                *float64    `json:"max"`
+	N                  int         `json:"n"`
+	IncludedRequestIDs []string    `json:"included_request_ids"`
+	Excluded           []Exclusion `json:"excluded"`
+}
+
+type Round struct {
+	Round        int      `json:"round"`
+	RequestIDs   []string `json:"request_ids"`
+	WallS        *float64 `json:"wall_s"`
+	OutputTokens *int64   `json:"output_tokens"`
+	AggregateTPS *float64 `json:"aggregate_tps"`
+	Failed       int      `json:"failed"`
+}
+
+type Tally struct {
+	Passed int `json:"passed"`
+	Total  int `json:"total"`
+}
+
+type Categories struct {
+	Instruction Tally `json:"instruction"`
+	Retrieval   Tally `json:"retrieval"`
+	ToolCall    Tally `json:"tool_call"`
+}
+
+type Quality struct {
+	Passed     int        `json:"passed"`
+	Total      int        `json:"total"`
+	Categories Categories `json:"categories"`
+}
+
+// Artifact kinds.
+const (
+	ArtifactConfig     = "config"
+	ArtifactEngineLog  = "engine_log"
+	ArtifactOutputs    = "outputs"
+	ArtifactProvenance = "provenance"
+)
+
+type Artifact struct {
+	Kind   string `json:"kind"`
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// Missing maps JSON Pointers of null values to the reason each is null.
+type Missing map[string]string
+
+// Add records why the value at pointer is null.
+func (m Missing) Add(pointer, reason string) { m[pointer] = reason }
+
+// Pointer builds a JSON Pointer from reference tokens, escaping ~ and /.
+func Pointer(tokens ...any) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		switch v := t.(type) {
+		case int:
+			b.WriteString(strconv.Itoa(v))
+		case string:
+			b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(v))
+		}
+	}
+	return b.String()
+}
+
+// SortedKeys returns the pointers in order (for stable reports).
+func (m Missing) SortedKeys() []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Metric names and units of the summaries.
+const (
+	MetricPromptTPS   = "prompt_tps"
+	MetricDecodeTPS   = "decode_tps"
+	MetricTTFT        = "ttft_s"
+	MetricFirstAnswer = "first_answer_s"
+	MetricTotal       = "total_s"
+	UnitRate          = "tokens/s"
+	UnitSeconds       = "s"
+)
+
+// Metrics lists the five summary metrics in report order.
+func SummaryMetrics() []string {
+	return []string{MetricPromptTPS, MetricDecodeTPS, MetricTTFT, MetricFirstAnswer, MetricTotal}
+}
+
+// Unit returns a metric's unit.
+func Unit(metric string) string {
+	if strings.HasSuffix(metric, "_tps") {
+		return UnitRate
+	}
+	return UnitSeconds
+}
+
+// Output is one line of outputs.jsonl: the evidence of one request.
+type Output struct {
+	RequestID    string          `json:"request_id"`
+	Status       string          `json:"status"`
+	Request      json.RawMessage `json:"request"` // the exact body sent; null when skipped
+	Answer       *string         `json:"answer"`
+	Reasoning    *string         `json:"reasoning"`
+	ToolCalls    []OutputCall    `json:"tool_calls"`
+	FinishReason *string         `json:"finish_reason"`
+	HTTPStatus   *int            `json:"http_status"`
+	Usage        json.RawMessage `json:"usage"`
+	Timings      json.RawMessage `json:"timings"`
+	Error        *ErrorInfo      `json:"error"`
+	ErrorBody    *string         `json:"error_body,omitempty"`
+	Malformed    []string        `json:"malformed_lines,omitempty"`
+	// DispatchedAt is the UTC wall time of dispatch; RoundOffsetS the
+	// dispatch's offset (monotonic) from the first dispatch of its
+	// concurrency round.
+	DispatchedAt   *string  `json:"dispatched_at"`
+	RoundOffsetS   *float64 `json:"round_offset_s,omitempty"`
+	FirstDeltaKind *string  `json:"first_delta_kind"`
+	// Events are [seconds since dispatch, kind], dispatch at offset zero.
+	Events json.RawMessage `json:"events"`
+	// SettingsCheck is what the server revealed of the resolved settings.
+	SettingsCheck json.RawMessage `json:"settings_check,omitempty"`
+	SkipReason    *string         `json:"skip_reason,omitempty"`
+}
+
+// OutputCall is a structured tool call in outputs.jsonl.
+type OutputCall struct {
+	Index     int    `json:"index"`
+	ID        string `json:"id,omitempty"`
+	Type      string `json:"type,omitempty"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}

@@ -1,0 +1,332 @@
+// Package measure does the protocol's token and timing accounting ("Where
+// the numbers come from"), the cache-reuse and prompt-length rules, and the
+// summaries and concurrency rounds ("Measurements"). Everything here is a
+// pure function of recorded evidence, so `strata bench report` can rebuild
+// and check it. Nothing divides by zero and nothing invents a number: a
+// value that cannot be known is nil with a reason.
+package measure
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/protocol"
+)
+
+// Source names (the raw field each value comes from).
+const (
+	SrcPromptTokens   = "usage.prompt_tokens"
+	SrcCachedUsage    = "usage.prompt_tokens_details.cached_tokens"
+	SrcCachedTimings  = "timings.cache_n"
+	SrcPromptN        = "timings.prompt_n"
+	SrcReadDerived    = "derived: input_tokens - cached_tokens (timings.prompt_n absent)"
+	SrcCompletion     = "usage.completion_tokens"
+	SrcPredictedN     = "timings.predicted_n"
+	SrcPredictedRate  = "derived: timings.predicted_per_second x timings.predicted_ms / 1000 (timings.predicted_n disagrees)"
+	SrcPredictedNoChk = "timings.predicted_n (not cross-checked: timings.predicted_per_second absent)"
+	SrcEngineTimings  = "timings.prompt_ms / 1000 and timings.predicted_ms / 1000"
+	SrcClientTimings  = "client monotonic clock from dispatch (outputs.jsonl events of this request)"
+)
+
+// Accounting is the token, timing and rate part of one request record.
+type Accounting struct {
+	Tokens  contract.Tokens
+	Timings contract.Timings
+	Metrics contract.Metrics
+	Sources contract.Sources
+	Note    *string
+	// Missing holds reasons keyed by pointers relative to the request
+	// record ("/tokens/cached_tokens").
+	Missing map[string]string
+}
+
+// Evidence is what accounting reads: the raw usage and timings objects and
+// the client's latencies.
+type Evidence struct {
+	Usage       json.RawMessage
+	Timings     json.RawMessage
+	TTFT        *float64
+	FirstAnswer *float64
+	Total       *float64
+	// Status is the request's status; NoDataReason explains why usage or
+	// timings are absent when they are (a failure, a skip).
+	Status       string
+	NoDataReason string
+	// FirstAnswerReason explains a missing first answer.
+	FirstAnswerReason string
+}
+
+func i64(v int64) *int64     { return &v }
+func f64(v float64) *float64 { return &v }
+func str(s string) *string   { return &s }
+
+// object decodes a JSON object keeping number literals.
+func object(raw json.RawMessage) map[string]json.RawMessage {
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// count reads a nonnegative integer field; ok=false when absent, bad
+// describes a present field of the wrong type.
+func count(m map[string]json.RawMessage, key string) (v int64, ok bool, bad string) {
+	raw, present := m[key]
+	if !present || string(raw) == "null" {
+		return 0, false, ""
+	}
+	var n json.Number
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&n); err != nil {
+		return 0, false, fmt.Sprintf("%s is not a number", key)
+	}
+	i, err := n.Int64()
+	if err != nil || i < 0 {
+		return 0, false, fmt.Sprintf("%s (%s) is not a nonnegative integer", key, raw)
+	}
+	return i, true, ""
+}
+
+// number reads a finite nonnegative float field.
+func number(m map[string]json.RawMessage, key string) (v float64, ok bool, bad string) {
+	raw, present := m[key]
+	if !present || string(raw) == "null" {
+		return 0, false, ""
+	}
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		return 0, false, fmt.Sprintf("%s (%s) is not a finite nonnegative number", key, raw)
+	}
+	return f, true, ""
+}
+
+// DecodeAgrees is the protocol's check of predicted_n against the rate the
+// engine reports: |n - rate x s| <= 0.05 x s + 1 (the engine rounds its rate
+// to 0.1 tokens/s).
+func DecodeAgrees(n int64, rate, seconds float64) bool {
+	return math.Abs(float64(n)-rate*seconds) <= 0.05*seconds+1
+}
+
+// Account maps one request's evidence to its record fields.
+func Account(ev Evidence) Accounting {
+	a := Accounting{Missing: map[string]string{}}
+	miss := func(ptr, reason string) { a.Missing[ptr] = reason }
+	usage, timings := object(ev.Usage), object(ev.Timings)
+	absent := func(what string) string {
+		if ev.NoDataReason != "" {
+			return ev.NoDataReason
+		}
+		return "the engine's answer carried no " + what
+	}
+	var notes []string
+
+	// input_tokens: usage.prompt_tokens.
+	if v, ok, bad := count(usage, "prompt_tokens"); ok {
+		a.Tokens.InputTokens, a.Sources.InputTokens = i64(v), str(SrcPromptTokens)
+	} else {
+		r := absent("usage.prompt_tokens")
+		if bad != "" {
+			r = "invalid evidence: usage." + bad
+		}
+		miss("/tokens/input_tokens", r)
+		miss("/sources/input_tokens", "no input_tokens: "+r)
+	}
+	// cached_tokens: usage.prompt_tokens_details.cached_tokens, else timings.cache_n.
+	cached, cachedOK, cachedBad := int64(0), false, ""
+	if details := object(usage["prompt_tokens_details"]); details != nil {
+		cached, cachedOK, cachedBad = count(details, "cached_tokens")
+		if cachedOK {
+			a.Sources.CachedTokens = str(SrcCachedUsage)
+		}
+	}
+	if !cachedOK {
+		var bad string
+		if cached, cachedOK, bad = count(timings, "cache_n"); cachedOK {
+			a.Sources.CachedTokens = str(SrcCachedTimings)
+		} else if cachedBad == "" {
+			cachedBad = bad
+		}
+	}
+	if cachedOK {
+		a.Tokens.CachedTokens = i64(cached)
+	} else {
+		r := absent("usage.prompt_tokens_details.cached_tokens or timings.cache_n")
+		if cachedBad != "" {
+			r = "invalid evidence: " + cachedBad
+		}
+		miss("/tokens/cached_tokens", r)
+		miss("/sources/cached_tokens", "no cached_tokens: "+r)
+	}
+	// read_tokens: timings.prompt_n, else input - cached (derived).
+	if v, ok, bad := count(timings, "prompt_n"); ok {
+		a.Tokens.ReadTokens, a.Sources.ReadTokens = i64(v), str(SrcPromptN)
+	} else if a.Tokens.InputTokens != nil && a.Tokens.CachedTokens != nil && *a.Tokens.InputTokens >= *a.Tokens.CachedTokens {
+		a.Tokens.ReadTokens = i64(*a.Tokens.InputTokens - *a.Tokens.CachedTokens)
+		a.Sources.ReadTokens = str(SrcReadDerived)
+		notes = append(notes, "read_tokens derived as input_tokens - cached_tokens because timings.prompt_n is absent")
+	} else {
+		r := absent("timings.prompt_n")
+		if bad != "" {
+			r = "invalid evidence: timings." + bad
+		} else if ev.NoDataReason == "" {
+			r = "timings.prompt_n is absent and input_tokens - cached_tokens cannot be formed"
+		}
+		miss("/tokens/read_tokens", r)
+		miss("/sources/read_tokens", "no read_tokens: "+r)
+	}
+	// output_tokens: usage.completion_tokens.
+	if v, ok, bad := count(usage, "completion_tokens"); ok {
+		a.Tokens.OutputTokens, a.Sources.OutputTokens = i64(v), str(SrcCompletion)
+	} else {
+		r := absent("usage.completion_tokens")
+		if bad != "" {
+			r = "invalid evidence: usage." + bad
+		}
+		miss("/tokens/output_tokens", r)
+		miss("/sources/output_tokens", "no output_tokens: "+r)
+	}
+	// Engine durations.
+	promptMS, promptOK, promptBad := number(timings, "prompt_ms")
+	predMS, predOK, predBad := number(timings, "predicted_ms")
+	if promptOK {
+		a.Timings.PromptS = f64(promptMS / 1000)
+	} else {
+		r := absent("timings.prompt_ms")
+		if promptBad != "" {
+			r = "invalid evidence: timings." + promptBad
+		}
+		miss("/timings/prompt_s", r)
+	}
+	if predOK {
+		a.Timings.DecodeS = f64(predMS / 1000)
+	} else {
+		r := absent("timings.predicted_ms")
+		if predBad != "" {
+			r = "invalid evidence: timings." + predBad
+		}
+		miss("/timings/decode_s", r)
+	}
+	if promptOK || predOK {
+		a.Sources.EngineTimings = str(SrcEngineTimings)
+	} else {
+		miss("/sources/engine_timings", "no engine timer fields: "+absent("timings"))
+	}
+	// decode_tokens: predicted_n when it agrees with the reported rate.
+	predN, predNOK, predNBad := count(timings, "predicted_n")
+	rate, rateOK, _ := number(timings, "predicted_per_second")
+	switch {
+	case predNOK && rateOK && predOK:
+		if DecodeAgrees(predN, rate, predMS/1000) {
+			a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(predN), str(SrcPredictedN)
+		} else {
+			implied := int64(math.Round(rate * predMS / 1000))
+			a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(implied), str(SrcPredictedRate)
+			notes = append(notes, fmt.Sprintf("timings.predicted_n (%d) disagrees with predicted_per_second x predicted_ms/1000 (%.3f) beyond 0.05 x decode_s + 1; decode_tokens is the count the rate implies (%d); the raw timings are kept in outputs.jsonl",
+				predN, rate*predMS/1000, implied))
+		}
+	case predNOK:
+		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(predN), str(SrcPredictedNoChk)
+		notes = append(notes, "decode_tokens is timings.predicted_n, not cross-checked because the engine reported no predicted_per_second")
+	case rateOK && predOK:
+		implied := int64(math.Round(rate * predMS / 1000))
+		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(implied), str(SrcPredictedRate)
+		notes = append(notes, fmt.Sprintf("timings.predicted_n is absent; decode_tokens is the count predicted_per_second x predicted_ms/1000 implies (%d)", implied))
+	default:
+		r := absent("timings.predicted_n")
+		if predNBad != "" {
+			r = "invalid evidence: timings." + predNBad
+		}
+		miss("/tokens/decode_tokens", r)
+		miss("/sources/decode_tokens", "no decode_tokens: "+r)
+	}
+	if a.Tokens.OutputTokens != nil && a.Tokens.DecodeTokens != nil && *a.Tokens.OutputTokens != *a.Tokens.DecodeTokens {
+		notes = append(notes, fmt.Sprintf("API output_tokens (%d) and the engine's decode_tokens (%d) differ; the rate uses the engine's count for its own timer",
+			*a.Tokens.OutputTokens, *a.Tokens.DecodeTokens))
+	}
+	// Client latencies.
+	a.Timings.TTFTS, a.Timings.FirstAnswerS, a.Timings.TotalS = ev.TTFT, ev.FirstAnswer, ev.Total
+	if ev.TTFT == nil {
+		r := "no nonempty reasoning, answer or tool-call delta arrived"
+		if ev.NoDataReason != "" && ev.Status == contract.Skipped {
+			r = ev.NoDataReason
+		}
+		miss("/timings/ttft_s", r)
+	}
+	if ev.FirstAnswer == nil {
+		r := ev.FirstAnswerReason
+		if r == "" {
+			r = "no answer text or tool-call delta arrived"
+		}
+		miss("/timings/first_answer_s", r)
+	}
+	if ev.Total == nil {
+		miss("/timings/total_s", "the request was never dispatched: "+ev.NoDataReason)
+		miss("/sources/client_timings", "the request was never dispatched: "+ev.NoDataReason)
+	} else {
+		a.Sources.ClientTimings = str(SrcClientTimings)
+	}
+	// Rates, from engine counts and durations only.
+	switch {
+	case a.Tokens.ReadTokens == nil || a.Timings.PromptS == nil:
+		miss("/metrics/prompt_tps", "read_tokens or prompt_s is null")
+	case *a.Tokens.ReadTokens == 0:
+		miss("/metrics/prompt_tps", "read_tokens is 0: the whole prompt came from the cache")
+	case *a.Timings.PromptS == 0:
+		miss("/metrics/prompt_tps", "the engine reported a prompt time of 0")
+	default:
+		a.Metrics.PromptTPS = f64(float64(*a.Tokens.ReadTokens) / *a.Timings.PromptS)
+	}
+	switch {
+	case a.Tokens.DecodeTokens == nil || a.Timings.DecodeS == nil:
+		miss("/metrics/decode_tps", "decode_tokens or decode_s is null")
+	case *a.Tokens.DecodeTokens == 0:
+		miss("/metrics/decode_tps", "decode_tokens is 0")
+	case *a.Timings.DecodeS == 0:
+		miss("/metrics/decode_tps", "the engine reported a decode time of 0")
+	default:
+		a.Metrics.DecodeTPS = f64(float64(*a.Tokens.DecodeTokens) / *a.Timings.DecodeS)
+	}
+	if len(notes) > 0 {
+		a.Note = str(strings.Join(notes, "; "))
+	} else {
+		miss("/token_accounting_note", "not needed: the counts agree")
+	}
+	return a
+}
+
+// CacheReuse reports unexpected reuse of the user payload: cached_tokens
+// above the fixture's max_shared_prefix_tokens plus the boundary allowance.
+func CacheReuse(cached *int64, maxShared int) (bool, string) {
+	if cached == nil {
+		return false, ""
+	}
+	limit := int64(maxShared + protocol.CacheBoundaryAllowance)
+	if *cached > limit {
+		return true, fmt.Sprintf("unexpected cache reuse: cached_tokens %d > max_shared_prefix_tokens %d + %d",
+			*cached, maxShared, protocol.CacheBoundaryAllowance)
+	}
+	return false, ""
+}
+
+// LengthViolation checks a 4K/16K performance request's measured
+// input_tokens against the 2 % rule.
+func LengthViolation(caseID string, input *int64) (bool, string) {
+	target, ok := protocol.TargetTokens(caseID)
+	if !ok || input == nil {
+		return false, ""
+	}
+	if !protocol.WithinLengthRule(int(*input), target) {
+		return true, fmt.Sprintf("measured input_tokens %d of %s is not within %d%% of %d (a different tokenizer or template)",
+			*input, caseID, protocol.LengthTolerancePercent, target)
+	}
+	return false, ""
+}

@@ -1,0 +1,186 @@
+package measure
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/strata-bench/strata/internal/contract"
+)
+
+func TestAccountLlamaCapture(t *testing.T) {
+	// From chat-warmup-stream-max128: the usage chunk's usage and timings.
+	a := Account(Evidence{
+		Usage:   []byte(`{"completion_tokens":128,"prompt_tokens":30,"total_tokens":158,"prompt_tokens_details":{"cached_tokens":0}}`),
+		Timings: []byte(`{"cache_n":0,"prompt_n":30,"prompt_ms":3.148,"prompt_per_token_ms":0.10493333333333334,"prompt_per_second":9529.860228716645,"predicted_n":128,"predicted_ms":291.187,"predicted_per_token_ms":2.2748984375,"predicted_per_second":439.5800636704248}`),
+		TTFT:    ptr(0.031), FirstAnswer: ptr(0.031), Total: ptr(0.300), Status: contract.Truncated,
+	})
+	want := map[string]int64{"input": 30, "cached": 0, "read": 30, "output": 128, "decode": 128}
+	got := map[string]*int64{"input": a.Tokens.InputTokens, "cached": a.Tokens.CachedTokens, "read": a.Tokens.ReadTokens, "output": a.Tokens.OutputTokens, "decode": a.Tokens.DecodeTokens}
+	for k, w := range want {
+		if got[k] == nil || *got[k] != w {
+			t.Errorf("%s = %v, want %d", k, got[k], w)
+		}
+	}
+	if *a.Sources.CachedTokens != SrcCachedUsage || *a.Sources.ReadTokens != SrcPromptN || *a.Sources.DecodeTokens != SrcPredictedN {
+		t.Errorf("sources %+v", a.Sources)
+	}
+	if d := *a.Metrics.PromptTPS - 30/0.003148; d > 1e-9 || d < -1e-9 {
+		t.Errorf("prompt_tps %v", *a.Metrics.PromptTPS)
+	}
+	if d := *a.Metrics.DecodeTPS - 128/0.291187; d > 1e-9 || d < -1e-9 {
+		t.Errorf("decode_tps %v", *a.Metrics.DecodeTPS)
+	}
+	if a.Note != nil {
+		t.Errorf("note %q for agreeing counts", *a.Note)
+	}
+	if a.Missing["/token_accounting_note"] == "" {
+		t.Error("a null note needs a reason")
+	}
+}
+
+func ptr(f float64) *float64 { return &f }
+
+func TestAccountRules(t *testing.T) {
+	cases := []struct {
+		name                  string
+		usage, timings        string
+		decode                *int64
+		decodeSrc, note, miss string
+		promptNull            bool
+	}{
+		{name: "predicted_n disagrees with the rate",
+			usage: `{"completion_tokens":100,"prompt_tokens":10}`, timings: `{"prompt_n":10,"prompt_ms":10,"predicted_n":100,"predicted_ms":1000,"predicted_per_second":80.0}`,
+			decode: i64(80), decodeSrc: SrcPredictedRate, note: "disagrees"},
+		{name: "within tolerance (0.05 x s + 1)",
+			usage: `{"completion_tokens":100,"prompt_tokens":10}`, timings: `{"prompt_n":10,"prompt_ms":10,"predicted_n":100,"predicted_ms":10000,"predicted_per_second":9.95}`,
+			decode: i64(100), decodeSrc: SrcPredictedN},
+		{name: "cached from timings, read derived",
+			usage: `{"completion_tokens":5,"prompt_tokens":30}`, timings: `{"cache_n":29,"prompt_ms":1,"predicted_n":5,"predicted_ms":10,"predicted_per_second":500}`,
+			decode: i64(5), decodeSrc: SrcPredictedN, note: "read_tokens derived"},
+		{name: "whole prompt cached",
+			usage: `{"completion_tokens":5,"prompt_tokens":30,"prompt_tokens_details":{"cached_tokens":30}}`, timings: `{"prompt_n":0,"prompt_ms":0,"predicted_n":5,"predicted_ms":10,"predicted_per_second":500}`,
+			decode: i64(5), decodeSrc: SrcPredictedN, promptNull: true, miss: "whole prompt came from the cache"},
+		{name: "output differs from decode",
+			usage: `{"completion_tokens":7,"prompt_tokens":30}`, timings: `{"prompt_n":30,"prompt_ms":1,"predicted_n":5,"predicted_ms":10,"predicted_per_second":500}`,
+			decode: i64(5), decodeSrc: SrcPredictedN, note: "differ"},
+		{name: "no timings at all",
+			usage: `{"completion_tokens":7,"prompt_tokens":30}`, timings: ``,
+			promptNull: true, miss: "carried no timings.predicted_n"},
+		{name: "wrong types are invalid evidence",
+			usage: `{"completion_tokens":"7","prompt_tokens":-1}`, timings: `{"prompt_n":1.5}`,
+			promptNull: true, miss: "invalid evidence"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := Account(Evidence{Usage: []byte(c.usage), Timings: []byte(c.timings), Total: ptr(1), Status: contract.Completed})
+			if (c.decode == nil) != (a.Tokens.DecodeTokens == nil) || c.decode != nil && *c.decode != *a.Tokens.DecodeTokens {
+				t.Errorf("decode %v, want %v", a.Tokens.DecodeTokens, c.decode)
+			}
+			if c.decodeSrc != "" && (a.Sources.DecodeTokens == nil || *a.Sources.DecodeTokens != c.decodeSrc) {
+				t.Errorf("decode source %v", a.Sources.DecodeTokens)
+			}
+			if c.note != "" && (a.Note == nil || !strings.Contains(*a.Note, c.note)) {
+				t.Errorf("note %v lacks %q", a.Note, c.note)
+			}
+			if c.promptNull != (a.Metrics.PromptTPS == nil) {
+				t.Errorf("prompt_tps %v", a.Metrics.PromptTPS)
+			}
+			if c.miss != "" {
+				found := false
+				for _, r := range a.Missing {
+					found = found || strings.Contains(r, c.miss)
+				}
+				if !found {
+					t.Errorf("no missing reason contains %q: %v", c.miss, a.Missing)
+				}
+			}
+			// Every nil field has a reason.
+			checkNulls(t, a)
+		})
+	}
+}
+
+func checkNulls(t *testing.T, a Accounting) {
+	t.Helper()
+	pairs := map[string]bool{
+		"/tokens/input_tokens": a.Tokens.InputTokens == nil, "/tokens/cached_tokens": a.Tokens.CachedTokens == nil,
+		"/tokens/read_tokens": a.Tokens.ReadTokens == nil, "/tokens/output_tokens": a.Tokens.OutputTokens == nil,
+		"/tokens/decode_tokens": a.Tokens.DecodeTokens == nil, "/timings/prompt_s": a.Timings.PromptS == nil,
+		"/timings/decode_s": a.Timings.DecodeS == nil, "/metrics/prompt_tps": a.Metrics.PromptTPS == nil,
+		"/metrics/decode_tps": a.Metrics.DecodeTPS == nil, "/sources/decode_tokens": a.Sources.DecodeTokens == nil,
+	}
+	for p, isNull := range pairs {
+		if isNull != (a.Missing[p] != "") {
+			t.Errorf("%s: null %v, reason %q", p, isNull, a.Missing[p])
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	if m := Median([]float64{3, 1, 2}); m != 2 {
+		t.Errorf("odd median %v", m)
+	}
+	if m := Median([]float64{4, 1, 3, 2}); m != 2.5 {
+		t.Errorf("even median %v", m)
+	}
+}
+
+func TestCacheReuseAndLength(t *testing.T) {
+	if r, _ := CacheReuse(i64(20), 12); r {
+		t.Error("12 + 8 = 20 is allowed")
+	}
+	if r, why := CacheReuse(i64(21), 12); !r || !strings.Contains(why, "21 > max_shared_prefix_tokens 12 + 8") {
+		t.Errorf("21 > 20 is reuse: %v %q", r, why)
+	}
+	if v, _ := LengthViolation("prompt-4k", i64(3833)); !v {
+		t.Error("3,833 tokens is outside 2 % of 4,096")
+	}
+	if v, _ := LengthViolation("prompt-16k", i64(16384)); v {
+		t.Error("16,384 is within")
+	}
+	if v, _ := LengthViolation("short", i64(80)); v {
+		t.Error("the short case has no length rule")
+	}
+}
+
+func TestSummariesAndRounds(t *testing.T) {
+	one := func(v float64) *float64 { return &v }
+	round := func(r int) *int { return &r }
+	reqs := []contract.Request{
+		{ID: "performance-short-r1", Phase: "performance", CaseID: "short", Status: contract.Completed, Metrics: contract.Metrics{PromptTPS: one(100), DecodeTPS: one(10)}, Timings: contract.Timings{TTFTS: one(1), FirstAnswerS: one(2), TotalS: one(3)}},
+		{ID: "performance-short-r2", Phase: "performance", CaseID: "short", Status: contract.Truncated, Metrics: contract.Metrics{PromptTPS: one(200), DecodeTPS: one(20)}, Timings: contract.Timings{TTFTS: one(2), TotalS: one(4)}},
+		{ID: "performance-short-r3", Phase: "performance", CaseID: "short", Status: contract.Failed, Error: &contract.ErrorInfo{Kind: "timeout", Message: "x"}},
+		{ID: "performance-prompt-4k-r1", Phase: "performance", CaseID: "prompt-4k", Status: contract.Completed, Metrics: contract.Metrics{PromptTPS: one(1000)}, Timings: contract.Timings{TotalS: one(5)}},
+		{ID: "concurrency-r1-c1", Phase: "concurrency", CaseID: "short-burst", Round: round(1), Status: contract.Completed, Tokens: contract.Tokens{OutputTokens: i64(100)}},
+		{ID: "concurrency-r1-c2", Phase: "concurrency", CaseID: "short-burst", Round: round(1), Status: contract.Truncated, Tokens: contract.Tokens{OutputTokens: i64(512)}},
+		{ID: "concurrency-r1-c3", Phase: "concurrency", CaseID: "short-burst", Round: round(1), Status: contract.Failed},
+	}
+	sums := Summaries(reqs, ReuseExclusions{"performance-prompt-4k-r1": "unexpected cache reuse"}, true, func(id, m string) string { return "reason for " + id })
+	if len(sums) != 20 {
+		t.Fatalf("%d summaries, want 20 (4 cases x 5 metrics)", len(sums))
+	}
+	s := sums[0] // short prompt_tps
+	if s.N != 2 || *s.Median != 150 || *s.Min != 100 || *s.Max != 200 || len(s.Excluded) != 1 || !strings.Contains(s.Excluded[0].Reason, "failed (timeout)") {
+		t.Errorf("short prompt_tps: %+v", s)
+	}
+	fa := sums[3] // short first_answer_s: r2 reached the cap while reasoning
+	if fa.Metric != "first_answer_s" || fa.N != 1 || len(fa.Excluded) != 2 || !strings.Contains(fa.Excluded[0].Reason, "reason for performance-short-r2") {
+		t.Errorf("short first_answer_s: %+v", fa)
+	}
+	p4 := sums[5]
+	if p4.CaseID != "prompt-4k" || p4.N != 0 || p4.Median != nil || p4.Excluded[0].Reason != "unexpected cache reuse" {
+		t.Errorf("prompt-4k prompt_tps: %+v", p4)
+	}
+	rounds, missing := Rounds(reqs, map[string]RoundTiming{
+		"concurrency-r1-c1": {0, 2, true}, "concurrency-r1-c2": {0.001, 3.5, true}, "concurrency-r1-c3": {0.002, 1, true},
+	})
+	if len(rounds) != 1 || *rounds[0].WallS != 3.501 || *rounds[0].OutputTokens != 612 || rounds[0].Failed != 1 {
+		t.Fatalf("rounds %+v", rounds)
+	}
+	if d := *rounds[0].AggregateTPS - 612/3.501; d > 1e-9 || d < -1e-9 {
+		t.Errorf("aggregate %v", *rounds[0].AggregateTPS)
+	}
+	if len(missing) != 0 {
+		t.Errorf("missing %v", missing)
+	}
+}

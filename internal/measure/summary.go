@@ -1,0 +1,195 @@
+package measure
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/protocol"
+)
+
+// Median of an even number of samples is the mean of the two middle values.
+func Median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// metricValue returns a request's value of a summary metric.
+func metricValue(r *contract.Request, metric string) *float64 {
+	switch metric {
+	case contract.MetricPromptTPS:
+		return r.Metrics.PromptTPS
+	case contract.MetricDecodeTPS:
+		return r.Metrics.DecodeTPS
+	case contract.MetricTTFT:
+		return r.Timings.TTFTS
+	case contract.MetricFirstAnswer:
+		return r.Timings.FirstAnswerS
+	case contract.MetricTotal:
+		return r.Timings.TotalS
+	}
+	return nil
+}
+
+// ReuseExclusions maps request IDs to their cache-reuse reason.
+type ReuseExclusions map[string]string
+
+// Summaries computes the per-case summaries of the performance stage and,
+// when selected, the concurrency stage: all five metrics per case, with the
+// included request IDs and every exclusion's reason. missing supplies the
+// reason a request's metric is null (keyed by request ID and metric).
+func Summaries(reqs []contract.Request, reuse ReuseExclusions, optional bool, nullReason func(id, metric string) string) []contract.Summary {
+	type group struct {
+		phase, caseID string
+		concurrency   int
+	}
+	var groups []group
+	for _, c := range protocol.PerformanceCases() {
+		groups = append(groups, group{string(protocol.PhasePerformance), c, 1})
+	}
+	if optional {
+		groups = append(groups, group{string(protocol.PhaseConcurrency), protocol.CaseShortBurst, protocol.ConcurrencyClients})
+	}
+	var out []contract.Summary
+	for _, g := range groups {
+		for _, metric := range contract.SummaryMetrics() {
+			s := contract.Summary{Phase: g.phase, CaseID: g.caseID, Concurrency: g.concurrency, Metric: metric,
+				Unit: contract.Unit(metric), IncludedRequestIDs: []string{}, Excluded: []contract.Exclusion{}}
+			var xs []float64
+			for i := range reqs {
+				r := &reqs[i]
+				if r.Phase != g.phase || r.CaseID != g.caseID {
+					continue
+				}
+				reason := ""
+				switch {
+				case r.Status == contract.Skipped:
+					reason = "skipped"
+					if r.Error != nil {
+						reason += ": " + r.Error.Message
+					}
+				case r.Status == contract.Failed:
+					reason = "failed"
+					if r.Error != nil {
+						reason += " (" + r.Error.Kind + "): " + r.Error.Message
+					}
+				case reuse[r.ID] != "":
+					reason = reuse[r.ID]
+				}
+				if reason == "" {
+					if v := metricValue(r, metric); v == nil {
+						reason = metric + " is null"
+						if nr := nullReason(r.ID, metric); nr != "" {
+							reason += ": " + nr
+						}
+					} else if math.IsNaN(*v) || math.IsInf(*v, 0) {
+						reason = metric + " is not finite"
+					} else {
+						xs = append(xs, *v)
+						s.IncludedRequestIDs = append(s.IncludedRequestIDs, r.ID)
+						continue
+					}
+				}
+				s.Excluded = append(s.Excluded, contract.Exclusion{RequestID: r.ID, Reason: reason})
+			}
+			s.N = len(xs)
+			if s.N > 0 {
+				med, lo, hi := Median(xs), xs[0], xs[0]
+				for _, x := range xs {
+					lo, hi = math.Min(lo, x), math.Max(hi, x)
+				}
+				s.Median, s.Min, s.Max = &med, &lo, &hi
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// SummaryNullReason explains the null statistics of a summary with n = 0.
+func SummaryNullReason(s contract.Summary) string {
+	if len(s.Excluded) == 0 {
+		return "no request of this case was scheduled"
+	}
+	return fmt.Sprintf("no valid samples: all %d requests were excluded (see excluded)", len(s.Excluded))
+}
+
+// RoundTiming is when a concurrency request was dispatched and ended, in
+// seconds from the round's first dispatch (monotonic).
+type RoundTiming struct {
+	Offset float64
+	Total  float64
+	// Dispatched is false for a request that was never sent.
+	Dispatched bool
+}
+
+// Rounds computes concurrency_rounds: wall time from the first dispatch to
+// the last termination (failed requests' time included), the accepted output
+// tokens of completed and capped requests, and their aggregate rate.
+func Rounds(reqs []contract.Request, timing map[string]RoundTiming) ([]contract.Round, map[string]string) {
+	missing := map[string]string{}
+	out := []contract.Round{}
+	for round := 1; round <= protocol.ConcurrencyRounds; round++ {
+		r := contract.Round{Round: round, RequestIDs: []string{}}
+		var total int64
+		countKnown, any := true, false
+		var end float64
+		dispatched := false
+		for i := range reqs {
+			q := &reqs[i]
+			if q.Phase != string(protocol.PhaseConcurrency) || q.Round == nil || *q.Round != round {
+				continue
+			}
+			r.RequestIDs = append(r.RequestIDs, q.ID)
+			if q.Status == contract.Failed {
+				r.Failed++
+			}
+			if t, ok := timing[q.ID]; ok && t.Dispatched {
+				dispatched = true
+				end = math.Max(end, t.Offset+t.Total)
+			}
+			if q.Status == contract.Completed || q.Status == contract.Truncated {
+				any = true
+				if q.Tokens.OutputTokens == nil {
+					countKnown = false
+				} else {
+					total += *q.Tokens.OutputTokens
+				}
+			}
+		}
+		if len(r.RequestIDs) == 0 {
+			continue
+		}
+		idx := len(out)
+		if dispatched {
+			r.WallS = &end
+		} else {
+			missing[contract.Pointer("concurrency_rounds", idx, "wall_s")] = "no request of this round was dispatched"
+		}
+		switch {
+		case !any:
+			missing[contract.Pointer("concurrency_rounds", idx, "output_tokens")] = "no request of this round completed or reached the cap"
+		case !countKnown:
+			missing[contract.Pointer("concurrency_rounds", idx, "output_tokens")] = "a completed or capped request of this round lacks usage.completion_tokens"
+		default:
+			r.OutputTokens = &total
+		}
+		switch {
+		case r.OutputTokens == nil || r.WallS == nil:
+			missing[contract.Pointer("concurrency_rounds", idx, "aggregate_tps")] = "output_tokens or wall_s is null"
+		case *r.WallS == 0:
+			missing[contract.Pointer("concurrency_rounds", idx, "aggregate_tps")] = "wall_s is 0"
+		default:
+			v := float64(*r.OutputTokens) / *r.WallS
+			r.AggregateTPS = &v
+		}
+		out = append(out, r)
+	}
+	return out, missing
+}

@@ -1,0 +1,708 @@
+// Package result turns a run record into the result contract (results.json,
+// outputs.jsonl, the plain README.md and the artifacts), writes the result
+// folder, and validates a saved folder strictly (`strata bench report`).
+package result
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/measure"
+	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/runner"
+	"github.com/strata-bench/strata/internal/score"
+)
+
+// File names in a result folder.
+const (
+	ResultsFile  = "results.json"
+	OutputsFile  = "outputs.jsonl"
+	ReadmeFile   = "README.md"
+	ConfigFile   = "config.json"
+	TemplateFile = "chat_template.jinja"
+	EngineLog    = "engine.log"
+)
+
+// Identity is what the operator declares (flags or the profile's
+// [identity] table). A nil value was not declared.
+type Identity struct {
+	Track             string
+	TrackNotes        *string
+	ModelRevision     *string
+	SourceRevision    *string
+	TokenizerRevision *string
+	Quantization      *string
+	CustomPack        *string
+	Background        []string // nil: not declared; empty: declared none
+	BuildOptions      []string // nil: not declared
+	Command           string
+}
+
+// Facts are the machine and install facts gathered before the run. Each
+// nil value carries its reason in Missing (absolute JSON Pointers).
+type Facts struct {
+	Hardware      contract.Hardware
+	OS            *contract.NameVersion
+	Drivers       []contract.NameVersion
+	Runtime       []contract.NameVersion
+	StrataCommit  *string
+	RunnerCommit  *string
+	BuildKind     *string
+	ModelFiles    []contract.ModelFile
+	EngineLog     []byte // nil when the runner did not start the engine
+	EngineConfig  map[string]any
+	Extensions    map[string]any
+	Missing       map[string]string
+	Nonconforming []string
+}
+
+// Assembled is everything a result folder holds, before redaction.
+type Assembled struct {
+	Results   contract.Results
+	Outputs   []contract.Output
+	Template  []byte // nil when the server revealed no template
+	Config    []byte
+	EngineLog []byte
+	Dir       string // the folder name
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Assemble builds the result contract from a run record. It is a pure
+// function of its inputs.
+func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string]int) (*Assembled, error) {
+	missing := contract.Missing{}
+	for k, v := range facts.Missing {
+		missing.Add(k, v)
+	}
+	nonconf := append(append([]string(nil), rec.Nonconforming...), facts.Nonconforming...)
+	var partial []string
+	res := contract.Results{
+		Format:        protocol.ResultFormat,
+		SchemaVersion: protocol.SchemaVersion,
+		Protocol: contract.Protocol{
+			ID: protocol.ID, GitCommit: facts.StrataCommit, Profile: protocol.Profile,
+			CorpusSHA256: protocol.CorpusSHA256,
+		},
+	}
+	missing.Add("/protocol/model_card_revision", "not pinned yet: the draft protocol pins the model-card revision before activation (activation checklist)")
+	if facts.StrataCommit == nil {
+		missing.Add("/protocol/git_commit", "this install has no commit (no VCS stamp in the binary, no source checkout, no COMMIT file)")
+	}
+
+	// Requests.
+	reuse := measure.ReuseExclusions{}
+	var reqs []contract.Request
+	var outs []contract.Output
+	roundTiming := map[string]measure.RoundTiming{}
+	roundStart := map[int]time.Time{}
+	for _, e := range rec.Requests {
+		if e.Req.Phase == protocol.PhaseConcurrency && e.Outcome != nil {
+			if t, ok := roundStart[e.Req.Round]; !ok || e.Start.Before(t) {
+				roundStart[e.Req.Round] = e.Start
+			}
+		}
+	}
+	for i, e := range rec.Requests {
+		r, o, m := requestRecord(i, e)
+		for k, v := range m {
+			missing.Add(k, v)
+		}
+		if e.Fixture != nil {
+			if hit, why := measure.CacheReuse(r.Tokens.CachedTokens, e.Fixture.MaxSharedPrefixTokens); hit && r.Status != contract.Skipped {
+				reuse[r.ID] = why
+				if e.Req.Phase == protocol.PhasePerformance {
+					nonconf = append(nonconf, r.ID+": "+why+" (the user payload was read from the cache; restart the engine between runs)")
+				}
+			}
+		}
+		if e.Req.Phase == protocol.PhasePerformance {
+			if bad, why := measure.LengthViolation(e.Req.CaseID, r.Tokens.InputTokens); bad {
+				nonconf = append(nonconf, r.ID+": "+why)
+			}
+		}
+		if e.Req.Phase == protocol.PhaseConcurrency && e.Outcome != nil {
+			off := e.Start.Sub(roundStart[e.Req.Round]).Seconds()
+			o.RoundOffsetS = ptr(off)
+			roundTiming[r.ID] = measure.RoundTiming{Offset: off, Total: e.Outcome.Total, Dispatched: true}
+		}
+		reqs = append(reqs, r)
+		outs = append(outs, o)
+	}
+	res.Requests = reqs
+
+	// Summaries and rounds.
+	nullReason := func(id, metric string) string {
+		for i := range reqs {
+			if reqs[i].ID == id {
+				sec := "metrics"
+				if !strings.HasSuffix(metric, "_tps") {
+					sec = "timings"
+				}
+				return missing[contract.Pointer("requests", i, sec, metric)]
+			}
+		}
+		return ""
+	}
+	res.Summaries = measure.Summaries(reqs, reuse, rec.Optional, nullReason)
+	for i, s := range res.Summaries {
+		if s.N == 0 {
+			why := measure.SummaryNullReason(s)
+			for _, f := range []string{"median", "min", "max"} {
+				missing.Add(contract.Pointer("summaries", i, f), why)
+			}
+		}
+	}
+	res.ConcurrencyRounds = []contract.Round{}
+	if rec.Optional {
+		rounds, m := measure.Rounds(reqs, roundTiming)
+		res.ConcurrencyRounds = rounds
+		for k, v := range m {
+			missing.Add(k, v)
+		}
+	}
+
+	// Counts and quality.
+	res.RequestCounts = Counts(reqs, rec.Optional)
+	res.Quality = Quality(reqs)
+
+	// Run.
+	for _, r := range reqs {
+		if r.Status == contract.Skipped && r.Phase != string(protocol.PhaseConcurrency) {
+			partial = append(partial, "required work was skipped: "+r.ID)
+			break
+		}
+	}
+	if rec.Interrupted {
+		partial = append(partial, "the run was interrupted")
+	}
+	res.Run = contract.Run{
+		ID: runID(rec.StartedAt, rec), StartedAt: rec.StartedAt.UTC().Format("2006-01-02T15:04:05.000000Z"),
+		OptionalConcurrency: rec.Optional, Command: id.Command,
+	}
+	res.Run.RequiredDurationS, res.Run.OptionalDurationS = durations(rec, missing)
+
+	// Hardware and software.
+	res.Hardware = facts.Hardware
+	res.Hardware.BackgroundWorkloads = id.Background
+	if id.Background == nil {
+		missing.Add("/hardware/background_workloads", "not declared: pass --background (repeatable) to record other workloads on the machine, or an empty profile list for none")
+	}
+	res.Software = contract.Software{
+		OS: facts.OS, Drivers: facts.Drivers, Runtime: facts.Runtime,
+		StrataCommit: facts.StrataCommit, RunnerCommit: facts.RunnerCommit, BuildKind: facts.BuildKind,
+		BuildOptions: id.BuildOptions,
+	}
+	if id.BuildOptions == nil {
+		missing.Add("/software/build_options", "not declared: the runner cannot read build options from a server; pass --build-options for a source build")
+	}
+	if facts.StrataCommit == nil {
+		missing.Add("/software/strata_commit", "this install has no commit (no VCS stamp in the binary, no source checkout, no COMMIT file)")
+		nonconf = append(nonconf, "the install has no commit (strata_commit is null): required identity is missing")
+	}
+	if facts.RunnerCommit == nil {
+		missing.Add("/software/runner_commit", "this install has no commit")
+	}
+	srv := rec.Server
+	if srv.BuildInfo != "" {
+		res.Software.EngineVersion = ptr(srv.BuildInfo)
+	} else {
+		missing.Add("/software/engine_version", "the server's /props has no build_info: "+orElse(srv.PropsErr, "field absent"))
+	}
+
+	// Model.
+	res.Model = contract.Model{Revision: id.ModelRevision, SourceRevision: id.SourceRevision,
+		Quantization: id.Quantization, TokenizerRevision: id.TokenizerRevision, CustomPack: id.CustomPack,
+		Files: facts.ModelFiles}
+	if name := modelName(srv); name != "" {
+		res.Model.ID = ptr(name)
+	} else {
+		missing.Add("/model/id", "the server named no model (/props model_alias and /v1/models are absent)")
+	}
+	declared := []struct {
+		v    *string
+		ptr  string
+		flag string
+	}{
+		{id.ModelRevision, "/model/revision", "--model-revision"},
+		{id.SourceRevision, "/model/source_revision", "--source-revision"},
+		{id.Quantization, "/model/quantization", "--quantization"},
+		{id.TokenizerRevision, "/model/tokenizer_revision", "--tokenizer-revision"},
+		{id.CustomPack, "/model/custom_pack", "--custom-pack"},
+	}
+	for _, d := range declared {
+		if d.v == nil {
+			missing.Add(d.ptr, "not declared: the runner never guesses it; pass "+d.flag)
+		}
+	}
+	if facts.ModelFiles == nil {
+		if _, ok := missing["/model/files"]; !ok {
+			missing.Add("/model/files", "no model file was found to hash")
+		}
+		nonconf = append(nonconf, "no model file hashes: required identity is missing")
+	}
+	for i, f := range facts.ModelFiles {
+		if f.SHA256 == nil {
+			nonconf = append(nonconf, "model file "+f.Path+" could not be hashed")
+			if _, ok := missing[contract.Pointer("model", "files", i, "sha256")]; !ok {
+				missing.Add(contract.Pointer("model", "files", i, "sha256"), "the file could not be read")
+			}
+		}
+	}
+
+	// Configuration.
+	s := protocol.ProfileSampling()
+	kw := protocol.ProfileTemplateKwargs()
+	res.Configuration = contract.Configuration{
+		Track: id.Track, TrackNotes: id.TrackNotes, ContextTokens: srv.ContextSize, ServerCapacity: srv.Slots,
+		Sampling: contract.Sampling(s), ChatTemplateKwargs: contract.Kwargs(kw),
+	}
+	if id.TrackNotes == nil {
+		missing.Add("/configuration/track_notes", "not declared: pass --track-notes with the setup choices (default track) or the modifications (custom track)")
+	}
+	if srv.ContextSize == nil {
+		missing.Add("/configuration/context_tokens", "the server's /props has no default_generation_settings.n_ctx: "+orElse(srv.PropsErr, "field absent"))
+	}
+	if srv.Slots == nil {
+		missing.Add("/configuration/server_capacity", "the server's /props has no total_slots: "+orElse(srv.PropsErr, "field absent"))
+	}
+	for _, name := range contract.EngineOptionObjects() {
+		missing.Add("/configuration/"+name, "not recorded: this version of strata does not yet read the engine's "+name+" options")
+	}
+	a := &Assembled{Config: nil, EngineLog: facts.EngineLog}
+	if srv.Template != "" {
+		a.Template = []byte(srv.Template)
+		res.Configuration.Template = &contract.PathSHA{Path: TemplateFile, SHA256: sha256Hex(a.Template)}
+	} else {
+		missing.Add("/configuration/template", "the server revealed no chat template (/props chat_template): "+orElse(srv.PropsErr, "field absent"))
+		nonconf = append(nonconf, "the effective chat template is unknown: required identity is missing")
+	}
+
+	// Config artifact: what the runner learned of the engine's configuration.
+	cfg := map[string]any{"server_url": "loopback", "props": json.RawMessage(orNull(srv.Props)), "models": json.RawMessage(orNull(srv.Models))}
+	for k, v := range facts.EngineConfig {
+		cfg[k] = v
+	}
+	var err error
+	if a.Config, err = json.MarshalIndent(cfg, "", "  "); err != nil {
+		return nil, err
+	}
+	a.Config = append(a.Config, '\n')
+
+	// Status, with the spec's precedence.
+	switch {
+	case len(nonconf) > 0:
+		res.Run.Status = contract.StatusNonconforming
+	case len(partial) > 0:
+		res.Run.Status = contract.StatusPartial
+	default:
+		res.Run.Status = contract.StatusComplete
+	}
+	ext := map[string]any{
+		"status_reasons": map[string]any{"nonconforming": nonEmpty(nonconf), "partial": nonEmpty(partial)},
+		"fixtures":       map[string]any{"bundle": protocol.BundleName, "max_shared_prefix_tokens": maxShared},
+		"limitations":    limitations(rec),
+		"cache_reuse":    reuseList(reuse),
+		"settings_check": settingsSummary(rec),
+	}
+	if rec.Aborted != "" {
+		ext["aborted"] = rec.Aborted
+	}
+	for k, v := range facts.Extensions {
+		ext[k] = v
+	}
+	if res.Extensions, err = json.Marshal(ext); err != nil {
+		return nil, err
+	}
+	res.Missing = missing
+	a.Results, a.Outputs = res, outs
+	a.Dir = FolderName(rec.StartedAt, facts.Hardware, res.Run.ID)
+	return a, nil
+}
+
+func orElse(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+func orNull(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
+func nonEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func modelName(s runner.ServerInfo) string {
+	var m struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(s.Models, &m) == nil && len(m.Data) > 0 && m.Data[0].ID != "" {
+		return baseName(m.Data[0].ID)
+	}
+	if s.ModelAlias != "" {
+		return baseName(s.ModelAlias)
+	}
+	return ""
+}
+
+// baseName keeps the file name of a path the server reports (machine paths
+// never reach a result).
+func baseName(p string) string {
+	p = strings.ReplaceAll(p, `\`, "/")
+	return path.Base(p)
+}
+
+var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
+
+// Slug makes a folder-name part.
+func Slug(s string) string {
+	s = strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	if len(s) > 40 {
+		s = strings.Trim(s[:40], "-")
+	}
+	return s
+}
+
+// FolderName is <UTC-date>-standard-<gpu>-<run-id>.
+func FolderName(started time.Time, hw contract.Hardware, runID string) string {
+	gpu := "unknown-gpu"
+	if len(hw.GPUs) > 0 && Slug(hw.GPUs[0].Name) != "" {
+		gpu = Slug(hw.GPUs[0].Name)
+		if len(hw.GPUs) > 1 {
+			gpu = fmt.Sprintf("%dx-%s", len(hw.GPUs), gpu)
+		}
+	}
+	return started.UTC().Format("2006-01-02") + "-standard-" + gpu + "-" + runID
+}
+
+func runID(started time.Time, rec *runner.Record) string {
+	// The start time to the microsecond is unique per machine; the suffix
+	// separates runs started in the same microsecond elsewhere.
+	h := sha256.Sum256([]byte(started.Format(time.RFC3339Nano) + fmt.Sprintf("%p", rec)))
+	return started.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(h[:3])
+}
+
+// durations computes required_duration_s (warm-up dispatch to the end of the
+// last sanity request) and optional_duration_s (the concurrency stage).
+func durations(rec *runner.Record, missing contract.Missing) (*float64, *float64) {
+	var reqStart, reqEnd, optStart, optEnd time.Time
+	for _, e := range rec.Requests {
+		if e.Outcome == nil {
+			continue
+		}
+		if e.Req.Phase == protocol.PhaseConcurrency {
+			if optStart.IsZero() || e.Start.Before(optStart) {
+				optStart = e.Start
+			}
+			if e.End.After(optEnd) {
+				optEnd = e.End
+			}
+			continue
+		}
+		if reqStart.IsZero() || e.Start.Before(reqStart) {
+			reqStart = e.Start
+		}
+		if e.End.After(reqEnd) {
+			reqEnd = e.End
+		}
+	}
+	var reqD, optD *float64
+	if !reqStart.IsZero() {
+		reqD = ptr(reqEnd.Sub(reqStart).Seconds())
+	} else {
+		missing.Add("/run/required_duration_s", "no required request was dispatched")
+	}
+	switch {
+	case !rec.Optional:
+		missing.Add("/run/optional_duration_s", "not applicable: the optional concurrency stage was not selected")
+	case optStart.IsZero():
+		missing.Add("/run/optional_duration_s", "no request of the optional concurrency stage was dispatched")
+	default:
+		optD = ptr(optEnd.Sub(optStart).Seconds())
+	}
+	return reqD, optD
+}
+
+// Counts computes request_counts.
+func Counts(reqs []contract.Request, optional bool) contract.RequestCounts {
+	var rc contract.RequestCounts
+	for _, p := range protocol.Phases() {
+		rc.Phase(string(p)).Planned = protocol.PlannedCount(p, optional)
+	}
+	for _, r := range reqs {
+		c := rc.Phase(r.Phase)
+		if c == nil {
+			continue
+		}
+		switch r.Status {
+		case contract.Completed:
+			c.Completed++
+		case contract.Truncated:
+			c.Truncated++
+		case contract.Failed:
+			c.Failed++
+		case contract.Skipped:
+			c.Skipped++
+		}
+	}
+	for _, p := range protocol.Phases() {
+		c := rc.Phase(string(p))
+		c.Attempted = c.Completed + c.Truncated + c.Failed
+	}
+	return rc
+}
+
+// Quality tallies the sanity verdicts.
+func Quality(reqs []contract.Request) contract.Quality {
+	q := contract.Quality{Total: len(protocol.SanityCases())}
+	tallies := map[string]*contract.Tally{
+		string(protocol.CategoryInstruction): &q.Categories.Instruction,
+		string(protocol.CategoryRetrieval):   &q.Categories.Retrieval,
+		string(protocol.CategoryToolCall):    &q.Categories.ToolCall,
+	}
+	for _, c := range protocol.SanityDefinitions() {
+		tallies[string(c.Category)].Total++
+	}
+	for _, r := range reqs {
+		if r.Evaluation == nil {
+			continue
+		}
+		if r.Evaluation.Passed {
+			q.Passed++
+			if t := tallies[r.Evaluation.Category]; t != nil {
+				t.Passed++
+			}
+		}
+	}
+	return q
+}
+
+// requestRecord maps one executed request to its record, its outputs line,
+// and the reasons of its nulls (absolute pointers).
+func requestRecord(i int, e *runner.Executed) (contract.Request, contract.Output, map[string]string) {
+	req := e.Req
+	r := contract.Request{
+		ID: req.ID, Phase: string(req.Phase), CaseID: req.CaseID, Repetition: req.Repetition,
+		Seed: req.Seed, MaxOutputTokens: req.Cap, Concurrency: req.Concurrency,
+	}
+	o := contract.Output{RequestID: req.ID, Events: json.RawMessage("[]")}
+	miss := map[string]string{}
+	p := func(tokens ...any) string { return contract.Pointer(append([]any{"requests", i}, tokens...)...) }
+	if req.Phase == protocol.PhaseConcurrency {
+		r.Round = ptr(req.Round)
+	} else {
+		miss[p("round")] = "not applicable: only concurrency requests belong to a round"
+	}
+	ev := measure.Evidence{}
+	out := e.Outcome
+	switch {
+	case out == nil:
+		r.Status = contract.Skipped
+		r.Error = &contract.ErrorInfo{Kind: "skipped", Message: e.SkipReason}
+		ev.NoDataReason = "the request was skipped: " + e.SkipReason
+		ev.Status = contract.Skipped
+		o.SkipReason = ptr(e.SkipReason)
+		o.Request = json.RawMessage("null")
+		miss[p("finish_reason")] = ev.NoDataReason
+		miss[p("first_delta_kind")] = ev.NoDataReason
+		ev.FirstAnswerReason = ev.NoDataReason
+	default:
+		switch {
+		case out.Error != nil:
+			r.Status = contract.Failed
+			r.Error = &contract.ErrorInfo{Kind: out.Error.Kind, Message: out.Error.Message}
+			ev.NoDataReason = "the request failed (" + out.Error.Kind + ") before the engine reported it"
+		case out.Finish() == "length":
+			r.Status = contract.Truncated
+		default:
+			r.Status = contract.Completed
+		}
+		ev.Status = r.Status
+		r.FinishReason = out.FinishReason
+		if r.FinishReason == nil {
+			miss[p("finish_reason")] = "no finish reason arrived: " + errorText(out)
+		}
+		if r.Error == nil {
+			miss[p("error")] = "not applicable: the request " + r.Status + " normally"
+		}
+		if out.FirstDeltaKind != "" {
+			r.FirstDeltaKind = ptr(out.FirstDeltaKind)
+		} else {
+			miss[p("first_delta_kind")] = "no nonempty reasoning, answer or tool-call delta arrived"
+		}
+		ev.Usage, ev.Timings = out.Usage, out.Timings
+		ev.TTFT, ev.FirstAnswer, ev.Total = out.TTFT, out.FirstAnswer, ptr(out.Total)
+		switch {
+		case out.FirstAnswer != nil:
+		case r.Status == contract.Truncated && out.TTFT != nil:
+			ev.FirstAnswerReason = "the response reached the output cap while still reasoning: no answer text or tool call arrived"
+		case r.Status == contract.Failed:
+			ev.FirstAnswerReason = "no answer text or tool call arrived before the request failed"
+		}
+		o.Request = json.RawMessage(e.Body)
+		o.Answer, o.Reasoning = ptr(out.Answer), ptr(out.Reasoning)
+		o.FinishReason = out.FinishReason
+		if out.HTTPStatus != 0 {
+			o.HTTPStatus = ptr(out.HTTPStatus)
+		}
+		o.Usage, o.Timings = orNull(out.Usage), orNull(out.Timings)
+		if out.ErrorBody != "" {
+			o.ErrorBody = ptr(out.ErrorBody)
+		}
+		o.Malformed = out.Malformed
+		o.DispatchedAt = ptr(e.DispatchedAt.Format("2006-01-02T15:04:05.000000Z"))
+		if r.FirstDeltaKind != nil {
+			o.FirstDeltaKind = r.FirstDeltaKind
+		}
+		o.Events, _ = json.Marshal(out.Events)
+		o.ToolCalls = []contract.OutputCall{}
+		for _, tc := range out.ToolCalls {
+			o.ToolCalls = append(o.ToolCalls, contract.OutputCall(tc))
+		}
+		if e.Settings != nil {
+			o.SettingsCheck, _ = json.Marshal(e.Settings)
+		}
+	}
+	o.Status = r.Status
+	if out == nil {
+		o.Usage, o.Timings = json.RawMessage("null"), json.RawMessage("null")
+		o.ToolCalls = []contract.OutputCall{}
+	}
+	if r.Error != nil {
+		o.Error = r.Error
+	}
+	acc := measure.Account(ev)
+	r.Tokens, r.Timings, r.Metrics, r.Sources, r.TokenAccountingNote = acc.Tokens, acc.Timings, acc.Metrics, acc.Sources, acc.Note
+	for k, v := range acc.Missing {
+		miss[p()+k] = v
+	}
+	// Verdicts for sanity cases.
+	if req.Phase == protocol.PhaseSanity && e.Fixture != nil && e.Fixture.Expected != nil {
+		v := score.Evaluate(e.Fixture.Expected, scoreResponse(r, out, e.SkipReason))
+		r.Evaluation = &contract.Evaluation{Category: string(v.Category), Passed: v.Passed, Reason: v.Reason}
+	} else {
+		miss[p("evaluation")] = "not applicable: only sanity requests are evaluated"
+	}
+	return r, o, miss
+}
+
+func errorText(o *client.Outcome) string {
+	if o.Error != nil {
+		return o.Error.Kind + ": " + o.Error.Message
+	}
+	return "the stream ended without one"
+}
+
+func scoreResponse(r contract.Request, out *client.Outcome, skip string) score.Response {
+	resp := score.Response{Status: score.Status(r.Status)}
+	switch {
+	case out == nil:
+		resp.Reason = skip
+	case r.Error != nil:
+		resp.Reason = r.Error.Kind + ": " + r.Error.Message
+	}
+	if out != nil {
+		resp.Answer = out.Answer
+		for _, tc := range out.ToolCalls {
+			resp.ToolCalls = append(resp.ToolCalls, score.Call{Name: tc.Name, Arguments: tc.Arguments})
+		}
+	}
+	return resp
+}
+
+// ScoreOutput re-scores a request from its outputs.jsonl line, as report does.
+func ScoreOutput(exp *fixtures.Expected, status string, o contract.Output) score.Verdict {
+	resp := score.Response{Status: score.Status(status)}
+	if o.Answer != nil {
+		resp.Answer = *o.Answer
+	}
+	for _, tc := range o.ToolCalls {
+		resp.ToolCalls = append(resp.ToolCalls, score.Call{Name: tc.Name, Arguments: tc.Arguments})
+	}
+	if o.Error != nil {
+		resp.Reason = o.Error.Kind + ": " + o.Error.Message
+		if status == contract.Skipped {
+			resp.Reason = o.Error.Message
+		}
+	}
+	return score.Evaluate(exp, resp)
+}
+
+func reuseList(reuse measure.ReuseExclusions) []map[string]string {
+	out := []map[string]string{}
+	ids := make([]string, 0, len(reuse))
+	for id := range reuse {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		out = append(out, map[string]string{"request_id": id, "reason": reuse[id]})
+	}
+	return out
+}
+
+func settingsSummary(rec *runner.Record) map[string]any {
+	checked, revealed := 0, 0
+	var mismatches []string
+	reason := ""
+	for _, e := range rec.Requests {
+		if e.Settings == nil {
+			continue
+		}
+		checked++
+		if e.Settings.Revealed {
+			revealed++
+		} else if reason == "" {
+			reason = e.Settings.Reason
+		}
+		mismatches = append(mismatches, e.Settings.Mismatches...)
+	}
+	out := map[string]any{"source": "GET /slots after each request (the last task's params)", "requests_checked": checked,
+		"requests_revealed": revealed, "mismatches": nonEmpty(mismatches)}
+	if revealed == 0 {
+		out["not_revealed_reason"] = orElse(reason, "no request was checked")
+	}
+	return out
+}
+
+// limitations are the report's standing caveats for this run.
+func limitations(rec *runner.Record) []string {
+	out := []string{
+		"The runner cannot see the server's repeat-stop and loop-recovery switches and does not claim to have disabled them.",
+		"The warmed expert cache stays enabled; these are not zero-cache or cold-model measurements. Shared template-prefix reuse is allowed and reported per request.",
+		"Engine configuration objects (KV cache, expert cache, offloading, prefill, MTP, calibration, experimental options) are not recorded by this version of strata.",
+	}
+	if rec.Server.LlamaCpp {
+		out = append(out, "The engine is llama.cpp's server, which ignores repetition_penalty (it reads repeat_penalty), reasoning_effort and reasoning_budget_tokens: those settings are sent but not applied, and only repeat_penalty's resolved value can be verified.")
+	}
+	if rec.Server.Simulated {
+		out = append(out, "The server is strata's simulated engine: every number in this result is synthetic.")
+	}
+	return out
+}

@@ -1,0 +1,245 @@
+package result
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/protocol"
+)
+
+// notMeasured is how the report writes a null.
+const notMeasured = "not measured"
+
+func fnum(v *float64, prec int) string {
+	if v == nil {
+		return notMeasured
+	}
+	return fmt.Sprintf("%.*f", prec, *v)
+}
+
+func inum(v *int64) string {
+	if v == nil {
+		return notMeasured
+	}
+	return fmt.Sprintf("%d", *v)
+}
+
+func sval(v *string) string {
+	if v == nil || *v == "" {
+		return notMeasured
+	}
+	return *v
+}
+
+// summaryCell prints "median (min–max, n=N)", or "not measured (n=0)".
+func summaryCell(s *contract.Summary, prec int) string {
+	if s == nil {
+		return notMeasured
+	}
+	if s.N == 0 || s.Median == nil {
+		return fmt.Sprintf("%s (n=0)", notMeasured)
+	}
+	return fmt.Sprintf("%.*f (%.*f–%.*f, n=%d)", prec, *s.Median, prec, *s.Min, prec, *s.Max, s.N)
+}
+
+func findSummary(r *contract.Results, phase, caseID, metric string) *contract.Summary {
+	for i := range r.Summaries {
+		s := &r.Summaries[i]
+		if s.Phase == phase && s.CaseID == caseID && s.Metric == metric {
+			return s
+		}
+	}
+	return nil
+}
+
+type statusReasons struct {
+	StatusReasons struct {
+		Nonconforming []string `json:"nonconforming"`
+		Partial       []string `json:"partial"`
+	} `json:"status_reasons"`
+	Limitations []string `json:"limitations"`
+	Aborted     string   `json:"aborted"`
+}
+
+func extensionsOf(r *contract.Results) statusReasons {
+	var s statusReasons
+	_ = json.Unmarshal(r.Extensions, &s)
+	return s
+}
+
+// WriteReadme writes the plain report of a result: protocol and status,
+// hardware, model, counts, the per-case table with the Capped column, the
+// cache counts, sanity outcomes, failures, limitations and artifacts.
+func WriteReadme(w io.Writer, r *contract.Results) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	ext := extensionsOf(r)
+	p("# Strata standard benchmark result %s\n\n", r.Run.ID)
+	p("| | |\n| --- | --- |\n")
+	p("| Protocol | `%s` (draft), profile `%s` |\n", r.Protocol.ID, r.Protocol.Profile)
+	p("| Status | **%s** |\n", r.Run.Status)
+	p("| Started | %s |\n", r.Run.StartedAt)
+	p("| Required stages | %s s |\n", fnum(r.Run.RequiredDurationS, 1))
+	if r.Run.OptionalConcurrency {
+		p("| Optional concurrency stage | selected, %s s |\n", fnum(r.Run.OptionalDurationS, 1))
+	} else {
+		p("| Optional concurrency stage | not selected |\n")
+	}
+	p("| Sanity | **%d/%d** passed |\n", r.Quality.Passed, r.Quality.Total)
+	p("| Corpus SHA-256 | `%s` |\n", r.Protocol.CorpusSHA256)
+	p("| strata commit | %s |\n", sval(r.Software.StrataCommit))
+	p("| Command | `%s` |\n\n", r.Run.Command)
+	if len(ext.StatusReasons.Nonconforming) > 0 {
+		p("**Nonconforming.** This run is not a standard result:\n\n")
+		for _, s := range ext.StatusReasons.Nonconforming {
+			p("- %s\n", s)
+		}
+		p("\n")
+	}
+	if len(ext.StatusReasons.Partial) > 0 {
+		p("**Partial.** Required work was not done:\n\n")
+		for _, s := range ext.StatusReasons.Partial {
+			p("- %s\n", s)
+		}
+		p("\n")
+	}
+
+	p("## Machine and model\n\n")
+	if len(r.Hardware.GPUs) == 0 {
+		p("- GPUs: %s\n", notMeasured)
+	}
+	for _, g := range r.Hardware.GPUs {
+		mem := notMeasured
+		if g.MemoryBytes != nil {
+			mem = fmt.Sprintf("%.1f GiB", float64(*g.MemoryBytes)/(1<<30))
+		}
+		p("- GPU %d: %s, %s %s, power limit %s W\n", g.DeviceIndex, g.Name, mem, sval(g.MemoryKind), fnum(g.PowerLimitW, 0))
+	}
+	ram := notMeasured
+	if r.Hardware.RAMBytes != nil {
+		ram = fmt.Sprintf("%.1f GiB (%d bytes)", float64(*r.Hardware.RAMBytes)/(1<<30), *r.Hardware.RAMBytes)
+	}
+	p("- CPU: %s; RAM: %s\n", sval(r.Hardware.CPU), ram)
+	if r.Software.OS != nil {
+		p("- OS: %s %s\n", r.Software.OS.Name, sval(r.Software.OS.Version))
+	} else {
+		p("- OS: %s\n", notMeasured)
+	}
+	p("- Engine: %s\n", sval(r.Software.EngineVersion))
+	p("- Model: %s; quantization %s; revision %s\n", sval(r.Model.ID), sval(r.Model.Quantization), sval(r.Model.Revision))
+	if len(r.Model.Files) == 0 {
+		p("- Model files: %s\n", notMeasured)
+	}
+	for _, f := range r.Model.Files {
+		p("- Model file `%s`: SHA-256 %s\n", f.Path, sval(f.SHA256))
+	}
+	p("- Configuration: track `%s` (%s); context %s tokens per slot; server capacity %s\n",
+		r.Configuration.Track, sval(r.Configuration.TrackNotes), inum(r.Configuration.ContextTokens), inum(r.Configuration.ServerCapacity))
+	if len(r.Hardware.BackgroundWorkloads) > 0 {
+		p("- Background workloads: %s\n", strings.Join(r.Hardware.BackgroundWorkloads, "; "))
+	}
+	p("\n## Requests\n\n| Stage | Planned | Attempted | Completed | Capped | Failed | Skipped |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, ph := range protocol.Phases() {
+		c := r.RequestCounts.Phase(string(ph))
+		p("| %s | %d | %d | %d | %d | %d | %d |\n", ph, c.Planned, c.Attempted, c.Completed, c.Truncated, c.Failed, c.Skipped)
+	}
+
+	p("\n## Performance (concurrency 1)\n\n")
+	p("Median (min–max, n) of each case's requests. Rates are the engine's own counts over its own timers; latencies are the client's monotonic clock from dispatch. **Capped** counts the requests that stopped at the %d-token cap; their total is the time to the cap and they have no first-answer time. The short prompt (about 30 tokens) measures the fixed cost of a request, so its prompt rate is left out here; results.json keeps it.\n\n", protocol.PerformanceCap)
+	p("| Case | Capped | Prompt tok/s | Decode tok/s | TTFT s | First answer s | Total s |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, c := range protocol.PerformanceCases() {
+		capped, n := 0, 0
+		for _, q := range r.Requests {
+			if q.Phase == string(protocol.PhasePerformance) && q.CaseID == c {
+				n++
+				if q.Status == contract.Truncated {
+					capped++
+				}
+			}
+		}
+		prompt := summaryCell(findSummary(r, "performance", c, contract.MetricPromptTPS), 1)
+		if c == protocol.CaseShort {
+			prompt = "left out (fixed cost)"
+		}
+		p("| %s | %d/%d | %s | %s | %s | %s | %s |\n", c, capped, n, prompt,
+			summaryCell(findSummary(r, "performance", c, contract.MetricDecodeTPS), 1),
+			summaryCell(findSummary(r, "performance", c, contract.MetricTTFT), 3),
+			summaryCell(findSummary(r, "performance", c, contract.MetricFirstAnswer), 3),
+			summaryCell(findSummary(r, "performance", c, contract.MetricTotal), 3))
+	}
+	p("\n### Prompt cache\n\nReused (cached) versus freshly read prompt tokens per request. Shared template-prefix reuse is allowed; cached tokens above the fixture's shared prefix + %d mean the user payload came from the cache, and such a request is left out of the speed summaries.\n\n", protocol.CacheBoundaryAllowance)
+	p("| Request | Input | Cached (reused) | Read (fresh) |\n| --- | --- | --- | --- |\n")
+	for _, q := range r.Requests {
+		if q.Phase != string(protocol.PhasePerformance) && q.Phase != string(protocol.PhaseConcurrency) {
+			continue
+		}
+		p("| %s | %s | %s | %s |\n", q.ID, inum(q.Tokens.InputTokens), inum(q.Tokens.CachedTokens), inum(q.Tokens.ReadTokens))
+	}
+	if r.Run.OptionalConcurrency {
+		p("\n## Optional concurrency (4 requests released together, 3 rounds)\n\n")
+		p("The server's configured capacity is %s slot(s); with fewer than four, requests queue, which is not four-way parallel decoding.\n\n", inum(r.Configuration.ServerCapacity))
+		p("| Round | Wall s | Output tokens | Aggregate tok/s | Failed |\n| --- | --- | --- | --- | --- |\n")
+		for _, rd := range r.ConcurrencyRounds {
+			p("| %d | %s | %s | %s | %d |\n", rd.Round, fnum(rd.WallS, 3), inum(rd.OutputTokens), fnum(rd.AggregateTPS, 1), rd.Failed)
+		}
+		p("\nPer request (short-burst): decode %s tok/s, TTFT %s s, total %s s.\n",
+			summaryCell(findSummary(r, "concurrency", protocol.CaseShortBurst, contract.MetricDecodeTPS), 1),
+			summaryCell(findSummary(r, "concurrency", protocol.CaseShortBurst, contract.MetricTTFT), 3),
+			summaryCell(findSummary(r, "concurrency", protocol.CaseShortBurst, contract.MetricTotal), 3))
+	}
+
+	q := r.Quality
+	p("\n## Sanity checks: %d/%d\n\n", q.Passed, q.Total)
+	p("Instruction %d/%d, retrieval %d/%d, tool call %d/%d. Small functional checks, not an intelligence ranking.\n\n",
+		q.Categories.Instruction.Passed, q.Categories.Instruction.Total, q.Categories.Retrieval.Passed, q.Categories.Retrieval.Total,
+		q.Categories.ToolCall.Passed, q.Categories.ToolCall.Total)
+	p("| Case | Status | Verdict | Reason |\n| --- | --- | --- | --- |\n")
+	for _, rq := range r.Requests {
+		if rq.Evaluation == nil {
+			continue
+		}
+		verdict := "fail"
+		if rq.Evaluation.Passed {
+			verdict = "pass"
+		}
+		p("| %s | %s | %s | %s |\n", rq.CaseID, rq.Status, verdict, mdEscape(rq.Evaluation.Reason))
+	}
+
+	var failures []string
+	for _, rq := range r.Requests {
+		if rq.Status == contract.Failed || rq.Status == contract.Skipped {
+			msg := ""
+			if rq.Error != nil {
+				msg = rq.Error.Kind + ": " + rq.Error.Message
+			}
+			failures = append(failures, fmt.Sprintf("- %s: %s (%s)", rq.ID, rq.Status, mdEscape(msg)))
+		}
+	}
+	p("\n## Failures and skipped requests\n\n")
+	if len(failures) == 0 {
+		p("None.\n")
+	} else {
+		p("%s\n", strings.Join(failures, "\n"))
+	}
+	if ext.Aborted != "" {
+		p("\nThe run stopped early: %s.\n", ext.Aborted)
+	}
+	p("\n## Limitations\n\n")
+	for _, l := range ext.Limitations {
+		p("- %s\n", l)
+	}
+	p("- Values written \"%s\" are null in results.json; `missing` there gives the reason for each (%d entries).\n", notMeasured, len(r.Missing))
+	p("\n## Evidence\n\n| Kind | File | SHA-256 |\n| --- | --- | --- |\n")
+	for _, a := range r.Artifacts {
+		p("| %s | [%s](%s) | `%s` |\n", a.Kind, a.Path, a.Path, a.SHA256)
+	}
+	p("\nRe-validate this folder with `strata bench report <folder>`.\n")
+}
+
+func mdEscape(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	s = strings.ReplaceAll(s, "\n", " ")
+	return s
+}

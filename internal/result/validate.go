@@ -1,0 +1,629 @@
+package result
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/measure"
+	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/schema"
+)
+
+// Violation is one broken rule, at a JSON Pointer of results.json (or a
+// file name for other files of the folder).
+type Violation struct {
+	Pointer string
+	Message string
+}
+
+func (v Violation) String() string {
+	p := v.Pointer
+	if p == "" {
+		p = "/"
+	}
+	return p + ": " + v.Message
+}
+
+// Validation is the outcome of checking a result folder.
+type Validation struct {
+	Results    *contract.Results
+	Violations []Violation
+}
+
+type checker struct {
+	dir  string
+	raw  []byte
+	res  *contract.Results
+	outs map[string]contract.Output
+	bad  []Violation
+	fx   *fixtures.Bundle
+}
+
+func (c *checker) add(ptr, format string, a ...any) {
+	c.bad = append(c.bad, Violation{ptr, fmt.Sprintf(format, a...)})
+}
+
+// Validate checks a result folder strictly: the format and schema version,
+// the JSON Schema, exact types and no unknown keys, every null covered by
+// missing, request records against the protocol, count identities, metrics
+// recomputed from tokens and timings, summaries and rounds rebuilt from the
+// records, quality re-scored from outputs.jsonl, artifact hashes, and paths.
+// bundle supplies the fixtures' expectations and shared prefixes.
+func Validate(dir string, bundle *fixtures.Bundle) (*Validation, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("result folder %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("result folder %s: not a folder", dir)
+	}
+	c := &checker{dir: dir, fx: bundle}
+	c.raw, err = os.ReadFile(filepath.Join(dir, ResultsFile))
+	if err != nil {
+		c.add(ResultsFile, "cannot be read: %v", err)
+		return &Validation{Violations: c.bad}, nil
+	}
+	if !c.checkFormat() || !c.checkSchema() || !c.decode() {
+		return &Validation{Violations: c.bad}, nil
+	}
+	c.checkNulls()
+	c.readOutputs()
+	c.checkRequests()
+	c.checkCounts()
+	c.checkSummaries()
+	c.checkRounds()
+	c.checkQuality()
+	c.checkArtifacts()
+	c.checkStatus()
+	sort.SliceStable(c.bad, func(i, j int) bool { return c.bad[i].Pointer < c.bad[j].Pointer })
+	return &Validation{Results: c.res, Violations: c.bad}, nil
+}
+
+// checkFormat rejects unknown formats and versions before anything else is
+// interpreted: a consumer must never combine them silently.
+func (c *checker) checkFormat() bool {
+	var head struct {
+		Format        any `json:"format"`
+		SchemaVersion any `json:"schema_version"`
+		Protocol      struct {
+			ID any `json:"id"`
+		} `json:"protocol"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(c.raw))
+	dec.UseNumber()
+	if err := dec.Decode(&head); err != nil {
+		c.add("", "results.json is not a JSON object: %v", err)
+		return false
+	}
+	ok := true
+	if head.Format != protocol.ResultFormat {
+		c.add("/format", "unknown format %v; expected %q (refusing to interpret it)", head.Format, protocol.ResultFormat)
+		ok = false
+	}
+	if n, isNum := head.SchemaVersion.(json.Number); !isNum || n.String() != strconv.Itoa(protocol.SchemaVersion) {
+		c.add("/schema_version", "unknown schema version %v; expected %d (refusing to interpret it)", head.SchemaVersion, protocol.SchemaVersion)
+		ok = false
+	}
+	if ok && head.Protocol.ID != protocol.ID {
+		c.add("/protocol/id", "unknown protocol ID %v; this strata implements %s", head.Protocol.ID, protocol.ID)
+		ok = false
+	}
+	return ok
+}
+
+func (c *checker) checkSchema() bool {
+	comp := jsonschema.NewCompiler()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema.ResultsV1))
+	if err != nil {
+		c.add("", "internal: the schema does not parse: %v", err)
+		return false
+	}
+	if err := comp.AddResource(schema.ResultsV1Name, doc); err != nil {
+		c.add("", "internal: %v", err)
+		return false
+	}
+	sch, err := comp.Compile(schema.ResultsV1Name)
+	if err != nil {
+		c.add("", "internal: the schema does not compile: %v", err)
+		return false
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(c.raw))
+	if err != nil {
+		c.add("", "results.json does not parse: %v", err)
+		return false
+	}
+	err = sch.Validate(inst)
+	var ve *jsonschema.ValidationError
+	printer := message.NewPrinter(language.English)
+	if errors.As(err, &ve) {
+		for _, leaf := range leaves(ve) {
+			c.add("/"+strings.Join(leaf.InstanceLocation, "/"), "%s", leaf.ErrorKind.LocalizedString(printer))
+		}
+		return false
+	}
+	return err == nil
+}
+
+func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(ve.Causes) == 0 {
+		return []*jsonschema.ValidationError{ve}
+	}
+	var out []*jsonschema.ValidationError
+	for _, c := range ve.Causes {
+		out = append(out, leaves(c)...)
+	}
+	return out
+}
+
+// decode reads results.json into the contract types, rejecting unknown keys
+// and integers written as floats (3.0), which JSON Schema accepts.
+func (c *checker) decode() bool {
+	var r contract.Results
+	dec := json.NewDecoder(bytes.NewReader(c.raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		ptr := ""
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			ptr = "/" + strings.ReplaceAll(te.Field, ".", "/")
+		}
+		c.add(ptr, "%v", err)
+		return false
+	}
+	c.res = &r
+	return true
+}
+
+// checkNulls: every null has a reason in missing, and every entry of missing
+// points at a null.
+func (c *checker) checkNulls() {
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(c.raw))
+	dec.UseNumber()
+	_ = dec.Decode(&doc)
+	nulls := map[string]bool{}
+	var walk func(ptr string, v any)
+	walk = func(ptr string, v any) {
+		switch x := v.(type) {
+		case nil:
+			nulls[ptr] = true
+		case map[string]any:
+			for k, child := range x {
+				if ptr == "" && k == "missing" {
+					continue
+				}
+				walk(ptr+contract.Pointer(k), child)
+			}
+		case []any:
+			for i, child := range x {
+				walk(ptr+contract.Pointer(i), child)
+			}
+		}
+	}
+	walk("", doc)
+	for p := range nulls {
+		if _, ok := c.res.Missing[p]; !ok {
+			c.add(p, "null without a reason in missing")
+		}
+	}
+	for _, p := range c.res.Missing.SortedKeys() {
+		if !nulls[p] {
+			c.add("/missing"+contract.Pointer(p), "explains %s, which is not null", p)
+		}
+	}
+}
+
+func (c *checker) readOutputs() {
+	c.outs = map[string]contract.Output{}
+	f, err := os.Open(filepath.Join(c.dir, OutputsFile))
+	if err != nil {
+		c.add(OutputsFile, "cannot be read: %v", err)
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 256<<20)
+	for n := 1; sc.Scan(); n++ {
+		var o contract.Output
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&o); err != nil {
+			c.add(fmt.Sprintf("%s:%d", OutputsFile, n), "not a valid outputs line: %v", err)
+			continue
+		}
+		if _, dup := c.outs[o.RequestID]; dup {
+			c.add(fmt.Sprintf("%s:%d", OutputsFile, n), "a second line for %s", o.RequestID)
+		}
+		c.outs[o.RequestID] = o
+	}
+	if err := sc.Err(); err != nil {
+		c.add(OutputsFile, "read: %v", err)
+	}
+}
+
+const relTol = 1e-9
+
+func near(a, b float64) bool {
+	return math.Abs(a-b) <= relTol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
+
+func eqF(a, b *float64) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return near(*a, *b)
+}
+
+func (c *checker) checkRequests() {
+	r := c.res
+	sched := protocol.Schedule(r.Run.OptionalConcurrency)
+	if len(r.Requests) != len(sched) {
+		c.add("/requests", "%d records; the schedule has %d (optional_concurrency %v)", len(r.Requests), len(sched), r.Run.OptionalConcurrency)
+	}
+	for i := range r.Requests {
+		q := &r.Requests[i]
+		p := func(s ...any) string { return contract.Pointer(append([]any{"requests", i}, s...)...) }
+		if i < len(sched) {
+			s := sched[i]
+			round := (*int)(nil)
+			if s.Phase == protocol.PhaseConcurrency {
+				round = &s.Round
+			}
+			if q.ID != s.ID || q.Phase != string(s.Phase) || q.CaseID != s.CaseID || q.Repetition != s.Repetition ||
+				q.Seed != s.Seed || q.MaxOutputTokens != s.Cap || q.Concurrency != s.Concurrency ||
+				(q.Round == nil) != (round == nil) || (round != nil && *q.Round != *round) {
+				c.add(p(), "record %s does not match the protocol's request %d (%s: phase %s, case %s, repetition %d, seed %d, cap %d, concurrency %d)",
+					q.ID, i, s.ID, s.Phase, s.CaseID, s.Repetition, s.Seed, s.Cap, s.Concurrency)
+			}
+		}
+		switch q.Status {
+		case contract.Completed:
+			if q.FinishReason == nil || (*q.FinishReason != "stop" && *q.FinishReason != "tool_calls") {
+				c.add(p("finish_reason"), "a completed request ends with stop or tool_calls")
+			}
+		case contract.Truncated:
+			if q.FinishReason == nil || *q.FinishReason != "length" {
+				c.add(p("finish_reason"), "a truncated request ends with length")
+			}
+		case contract.Skipped:
+			if q.Tokens.InputTokens != nil || q.Timings.TotalS != nil || q.FinishReason != nil {
+				c.add(p(), "a skipped request has no tokens, timings or finish reason")
+			}
+		}
+		if (q.Status == contract.Completed || q.Status == contract.Truncated) != (q.Error == nil) {
+			c.add(p("error"), "error is null exactly for completed and truncated requests")
+		}
+		isSanity := q.Phase == string(protocol.PhaseSanity)
+		if isSanity != (q.Evaluation != nil) {
+			c.add(p("evaluation"), "evaluation is set exactly for sanity requests")
+		}
+		if q.Evaluation != nil {
+			cat, _ := protocol.SanityCategory(q.CaseID)
+			if q.Evaluation.Category != string(cat) {
+				c.add(p("evaluation", "category"), "%s is a %s case", q.CaseID, cat)
+			}
+			if q.Evaluation.Passed && q.Status != contract.Completed {
+				c.add(p("evaluation", "passed"), "only a completed response passes")
+			}
+		}
+		// Metrics are functions of tokens and timings.
+		var wantPrompt, wantDecode *float64
+		if t, s := q.Tokens.ReadTokens, q.Timings.PromptS; t != nil && s != nil && *t > 0 && *s > 0 {
+			v := float64(*t) / *s
+			wantPrompt = &v
+		}
+		if t, s := q.Tokens.DecodeTokens, q.Timings.DecodeS; t != nil && s != nil && *t > 0 && *s > 0 {
+			v := float64(*t) / *s
+			wantDecode = &v
+		}
+		if !eqF(q.Metrics.PromptTPS, wantPrompt) {
+			c.add(p("metrics", "prompt_tps"), "is %s; read_tokens / prompt_s gives %s", show(q.Metrics.PromptTPS), show(wantPrompt))
+		}
+		if !eqF(q.Metrics.DecodeTPS, wantDecode) {
+			c.add(p("metrics", "decode_tps"), "is %s; decode_tokens / decode_s gives %s", show(q.Metrics.DecodeTPS), show(wantDecode))
+		}
+		pairs := []struct {
+			name  string
+			value bool
+			src   *string
+		}{
+			{"input_tokens", q.Tokens.InputTokens != nil, q.Sources.InputTokens},
+			{"cached_tokens", q.Tokens.CachedTokens != nil, q.Sources.CachedTokens},
+			{"read_tokens", q.Tokens.ReadTokens != nil, q.Sources.ReadTokens},
+			{"output_tokens", q.Tokens.OutputTokens != nil, q.Sources.OutputTokens},
+			{"decode_tokens", q.Tokens.DecodeTokens != nil, q.Sources.DecodeTokens},
+			{"client_timings", q.Timings.TotalS != nil, q.Sources.ClientTimings},
+		}
+		for _, pr := range pairs {
+			if pr.value != (pr.src != nil) {
+				c.add(p("sources", pr.name), "a count has a source exactly when it is known (claimed counts need traceable sources)")
+			}
+		}
+		if (q.FirstDeltaKind == nil) != (q.Timings.TTFTS == nil) {
+			c.add(p("first_delta_kind"), "is set exactly when ttft_s is")
+		}
+		if q.Timings.TTFTS != nil && q.Timings.TotalS != nil && *q.Timings.TTFTS > *q.Timings.TotalS+1e-9 {
+			c.add(p("timings", "ttft_s"), "is after total_s")
+		}
+		if q.Timings.FirstAnswerS != nil && q.Timings.TTFTS != nil && *q.Timings.FirstAnswerS+1e-9 < *q.Timings.TTFTS {
+			c.add(p("timings", "first_answer_s"), "is before ttft_s")
+		}
+		if o, ok := c.outs[q.ID]; ok {
+			if o.Status != q.Status {
+				c.add(p("status"), "is %s but outputs.jsonl says %s", q.Status, o.Status)
+			}
+			c.checkOutputTiming(p, q, o)
+		} else if c.outs != nil {
+			c.add(p(), "outputs.jsonl has no line for %s", q.ID)
+		}
+	}
+	if len(c.outs) > len(r.Requests) {
+		c.add(OutputsFile, "has %d lines for %d requests", len(c.outs), len(r.Requests))
+	}
+}
+
+// checkOutputTiming: the client trace in outputs.jsonl supports the record's
+// latencies (dispatch at zero, the first qualifying delta, the end).
+func (c *checker) checkOutputTiming(p func(...any) string, q *contract.Request, o contract.Output) {
+	var events [][2]any
+	if len(o.Events) == 0 || json.Unmarshal(o.Events, &events) != nil {
+		c.add(p(), "outputs.jsonl events of %s are not [seconds, kind] pairs", q.ID)
+		return
+	}
+	var ttft, first, end *float64
+	for _, e := range events {
+		t, ok1 := e[0].(float64)
+		kind, ok2 := e[1].(string)
+		if !ok1 || !ok2 {
+			c.add(p(), "outputs.jsonl events of %s are not [seconds, kind] pairs", q.ID)
+			return
+		}
+		switch kind {
+		case "reasoning", "answer", "tool_call":
+			if ttft == nil {
+				ttft = &t
+			}
+			if kind != "reasoning" && first == nil {
+				first = &t
+			}
+		case "end":
+			end = &t
+		}
+	}
+	const tol = 2e-6 // events are written to the microsecond
+	check := func(name string, got, want *float64) {
+		if (got == nil) != (want == nil) || got != nil && math.Abs(*got-*want) > tol {
+			c.add(p("timings", name), "is %s; the client trace in outputs.jsonl gives %s", show(got), show(want))
+		}
+	}
+	check("ttft_s", q.Timings.TTFTS, ttft)
+	check("first_answer_s", q.Timings.FirstAnswerS, first)
+	check("total_s", q.Timings.TotalS, end)
+}
+
+func show(v *float64) string {
+	if v == nil {
+		return "null"
+	}
+	return strconv.FormatFloat(*v, 'g', 10, 64)
+}
+
+func (c *checker) checkCounts() {
+	r := c.res
+	want := Counts(r.Requests, r.Run.OptionalConcurrency)
+	for _, ph := range protocol.Phases() {
+		got, exp := r.RequestCounts.Phase(string(ph)), want.Phase(string(ph))
+		if *got != *exp {
+			c.add("/request_counts/"+string(ph), "is %+v; the request records give %+v", *got, *exp)
+		}
+		if got.Attempted != got.Completed+got.Truncated+got.Failed || got.Planned != got.Attempted+got.Skipped {
+			c.add("/request_counts/"+string(ph), "breaks attempted = completed + truncated + failed or planned = attempted + skipped")
+		}
+	}
+}
+
+func (c *checker) reuse() measure.ReuseExclusions {
+	reuse := measure.ReuseExclusions{}
+	for _, q := range c.res.Requests {
+		if c.fx == nil || q.Status == contract.Skipped {
+			continue
+		}
+		if f, err := c.fx.Fixture(q.ID); err == nil {
+			if hit, why := measure.CacheReuse(q.Tokens.CachedTokens, f.MaxSharedPrefixTokens); hit {
+				reuse[q.ID] = why
+			}
+		}
+	}
+	return reuse
+}
+
+func (c *checker) checkSummaries() {
+	r := c.res
+	want := measure.Summaries(r.Requests, c.reuse(), r.Run.OptionalConcurrency, func(string, string) string { return "" })
+	if len(r.Summaries) != len(want) {
+		c.add("/summaries", "%d summaries; the records give %d (five metrics per selected case)", len(r.Summaries), len(want))
+		return
+	}
+	for i := range want {
+		g, w := r.Summaries[i], want[i]
+		p := contract.Pointer("summaries", i)
+		if g.Phase != w.Phase || g.CaseID != w.CaseID || g.Metric != w.Metric || g.Concurrency != w.Concurrency || g.Unit != w.Unit {
+			c.add(p, "is %s/%s/%s; expected %s/%s/%s in this place", g.Phase, g.CaseID, g.Metric, w.Phase, w.CaseID, w.Metric)
+			continue
+		}
+		if g.N != w.N || !eqF(g.Median, w.Median) || !eqF(g.Min, w.Min) || !eqF(g.Max, w.Max) ||
+			strings.Join(g.IncludedRequestIDs, ",") != strings.Join(w.IncludedRequestIDs, ",") {
+			c.add(p, "does not match the request records: n=%d median=%s (rebuilt: n=%d median=%s, included %v)",
+				g.N, show(g.Median), w.N, show(w.Median), w.IncludedRequestIDs)
+		}
+		var gx, wx []string
+		for _, e := range g.Excluded {
+			gx = append(gx, e.RequestID)
+		}
+		for _, e := range w.Excluded {
+			wx = append(wx, e.RequestID)
+		}
+		if strings.Join(gx, ",") != strings.Join(wx, ",") {
+			c.add(p+"/excluded", "lists %v; the records give %v", gx, wx)
+		}
+	}
+}
+
+func (c *checker) checkRounds() {
+	r := c.res
+	if !r.Run.OptionalConcurrency {
+		if len(r.ConcurrencyRounds) != 0 {
+			c.add("/concurrency_rounds", "must be empty when the optional stage was not selected")
+		}
+		return
+	}
+	timing := map[string]measure.RoundTiming{}
+	for _, q := range r.Requests {
+		o, ok := c.outs[q.ID]
+		if ok && q.Phase == string(protocol.PhaseConcurrency) && o.RoundOffsetS != nil && q.Timings.TotalS != nil {
+			timing[q.ID] = measure.RoundTiming{Offset: *o.RoundOffsetS, Total: *q.Timings.TotalS, Dispatched: true}
+		}
+	}
+	want, _ := measure.Rounds(r.Requests, timing)
+	if len(want) != len(r.ConcurrencyRounds) {
+		c.add("/concurrency_rounds", "%d rounds; the records give %d", len(r.ConcurrencyRounds), len(want))
+		return
+	}
+	for i, w := range want {
+		g := r.ConcurrencyRounds[i]
+		eqI := (g.OutputTokens == nil) == (w.OutputTokens == nil) && (g.OutputTokens == nil || *g.OutputTokens == *w.OutputTokens)
+		wallOK := (g.WallS == nil) == (w.WallS == nil) && (g.WallS == nil || math.Abs(*g.WallS-*w.WallS) <= 1e-5)
+		rateOK := (g.AggregateTPS == nil) == (w.AggregateTPS == nil) &&
+			(g.AggregateTPS == nil || g.OutputTokens == nil || g.WallS == nil || near(*g.AggregateTPS, float64(*g.OutputTokens)/(*g.WallS)))
+		if g.Round != w.Round || !eqI || !wallOK || !rateOK || g.Failed != w.Failed || strings.Join(g.RequestIDs, ",") != strings.Join(w.RequestIDs, ",") {
+			c.add(contract.Pointer("concurrency_rounds", i), "does not match the records and outputs.jsonl (rebuilt: wall %s s, output tokens %v, failed %d)",
+				show(w.WallS), w.OutputTokens, w.Failed)
+		}
+	}
+}
+
+func (c *checker) checkQuality() {
+	r := c.res
+	want := Quality(r.Requests)
+	if r.Quality != want {
+		c.add("/quality", "is %+v; the verdicts give %+v", r.Quality, want)
+	}
+	if c.fx == nil {
+		return
+	}
+	// Re-score every sanity case from the saved final answers and tool calls.
+	for i, q := range r.Requests {
+		if q.Evaluation == nil {
+			continue
+		}
+		f, err := c.fx.Fixture(q.ID)
+		o, ok := c.outs[q.ID]
+		if err != nil || !ok || f.Expected == nil {
+			continue
+		}
+		v := ScoreOutput(f.Expected, q.Status, o)
+		if v.Passed != q.Evaluation.Passed {
+			c.add(contract.Pointer("requests", i, "evaluation", "passed"),
+				"%s is stored as passed=%v, but re-scoring the saved output gives passed=%v (%s)", q.CaseID, q.Evaluation.Passed, v.Passed, v.Reason)
+		}
+	}
+}
+
+func (c *checker) checkArtifacts() {
+	r := c.res
+	kinds := map[string]bool{}
+	for i, a := range r.Artifacts {
+		p := contract.Pointer("artifacts", i)
+		kinds[a.Kind] = true
+		data, err := os.ReadFile(filepath.Join(c.dir, filepath.FromSlash(a.Path)))
+		if err != nil {
+			c.add(p, "%s cannot be read: %v", a.Path, err)
+			continue
+		}
+		if got := sha256Hex(data); got != a.SHA256 {
+			c.add(p+"/sha256", "%s hashes to %s, not %s (changed after the run)", a.Path, got, a.SHA256)
+		}
+	}
+	if !kinds[contract.ArtifactOutputs] {
+		c.add("/artifacts", "no outputs artifact (outputs.jsonl)")
+	}
+	if !kinds[contract.ArtifactConfig] {
+		c.add("/artifacts", "no config artifact (the sanitized configuration)")
+	}
+	if t := r.Configuration.Template; t != nil {
+		found := false
+		for _, a := range r.Artifacts {
+			found = found || (a.Path == t.Path && a.SHA256 == t.SHA256)
+		}
+		if !found {
+			c.add("/configuration/template", "points to %s, which is not an attached artifact with that hash", t.Path)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(c.dir, ReadmeFile)); err != nil {
+		c.add(ReadmeFile, "missing: the folder needs its plain report")
+	}
+}
+
+// checkStatus: the status follows the spec's precedence from what the
+// record shows.
+func (c *checker) checkStatus() {
+	r := c.res
+	var nonconf []string
+	if r.Software.StrataCommit == nil {
+		nonconf = append(nonconf, "strata_commit is null")
+	}
+	if r.Model.Files == nil {
+		nonconf = append(nonconf, "model files are null")
+	}
+	if r.Configuration.Template == nil {
+		nonconf = append(nonconf, "the template is null")
+	}
+	if v := r.Software.EngineVersion; v != nil && strings.HasPrefix(*v, "strata-simulator") {
+		nonconf = append(nonconf, "the engine is strata's simulator")
+	}
+	reuse := c.reuse()
+	skipped := false
+	for _, q := range r.Requests {
+		if q.Phase == string(protocol.PhasePerformance) {
+			if _, hit := reuse[q.ID]; hit {
+				nonconf = append(nonconf, q.ID+" read its payload from the cache")
+			}
+			if bad, _ := measure.LengthViolation(q.CaseID, q.Tokens.InputTokens); bad {
+				nonconf = append(nonconf, q.ID+" breaks the 2 % length rule")
+			}
+		}
+		if q.Status == contract.Skipped && q.Phase != string(protocol.PhaseConcurrency) {
+			skipped = true
+		}
+	}
+	switch {
+	case len(nonconf) > 0 && r.Run.Status != contract.StatusNonconforming:
+		c.add("/run/status", "is %s, but the run is nonconforming: %s", r.Run.Status, strings.Join(nonconf, "; "))
+	case len(nonconf) == 0 && skipped && r.Run.Status == contract.StatusComplete:
+		c.add("/run/status", "is complete, but required work was skipped (partial)")
+	}
+	var ext struct {
+		StatusReasons struct {
+			Nonconforming []string `json:"nonconforming"`
+		} `json:"status_reasons"`
+	}
+	_ = json.Unmarshal(r.Extensions, &ext)
+	if r.Run.Status == contract.StatusNonconforming && len(ext.StatusReasons.Nonconforming) == 0 {
+		c.add("/extensions/status_reasons/nonconforming", "a nonconforming run must say why")
+	}
+}

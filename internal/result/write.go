@@ -1,0 +1,139 @@
+package result
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/redact"
+)
+
+// ResultsRoot is where result folders go: bench/results when the working
+// folder has one (a Strata checkout), otherwise ./bench-results.
+func ResultsRoot(workdir string) string {
+	if st, err := os.Stat(filepath.Join(workdir, "bench", "results")); err == nil && st.IsDir() {
+		return filepath.Join(workdir, "bench", "results")
+	}
+	return filepath.Join(workdir, "bench-results")
+}
+
+// Write writes the result folder under root and returns its path. Every file
+// passes through the redactor, artifact hashes are taken over the final
+// bytes, and the folder appears only complete: it is written to a temporary
+// folder and renamed. An existing folder is never overwritten.
+func Write(root string, a *Assembled, red *redact.Redactor) (string, error) {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", root, err)
+	}
+	final := filepath.Join(root, a.Dir)
+	if _, err := os.Lstat(final); err == nil {
+		return "", fmt.Errorf("result folder %s already exists; a run never overwrites an earlier result", final)
+	}
+	tmp, err := os.MkdirTemp(root, "."+a.Dir+".partial-")
+	if err != nil {
+		return "", fmt.Errorf("create a temporary folder in %s: %w", root, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(tmp)
+		}
+	}()
+	files, res, err := Render(a, red)
+	if err != nil {
+		return "", err
+	}
+	for _, name := range []string{OutputsFile, ConfigFile, TemplateFile, EngineLog, ResultsFile, ReadmeFile} {
+		data, present := files[name]
+		if !present {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+			return "", fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	_ = res
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return "", fmt.Errorf("move the result into %s: %w", final, err)
+	}
+	ok = true
+	return final, nil
+}
+
+// Render produces the final, redacted bytes of every file of the folder.
+func Render(a *Assembled, red *redact.Redactor) (map[string][]byte, *contract.Results, error) {
+	files := map[string][]byte{}
+	res := a.Results
+	res.Artifacts = []contract.Artifact{}
+	var out bytes.Buffer
+	for _, o := range a.Outputs {
+		line, err := json.Marshal(o)
+		if err == nil {
+			line, err = red.JSON(line, false)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("outputs %s: %w", o.RequestID, err)
+		}
+		out.Write(line)
+		out.WriteByte('\n')
+	}
+	files[OutputsFile] = out.Bytes()
+	cfg, err := red.JSON(a.Config, true)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	files[ConfigFile] = append(cfg, '\n')
+	if a.Template != nil {
+		files[TemplateFile] = red.Bytes(a.Template)
+		res.Configuration.Template = &contract.PathSHA{Path: TemplateFile, SHA256: sha256Hex(files[TemplateFile])}
+	}
+	if a.EngineLog != nil {
+		files[EngineLog] = red.Bytes(a.EngineLog)
+	}
+	for _, art := range []struct{ kind, name string }{
+		{contract.ArtifactConfig, ConfigFile},
+		{contract.ArtifactEngineLog, EngineLog},
+		{contract.ArtifactOutputs, OutputsFile},
+		{contract.ArtifactProvenance, TemplateFile},
+	} {
+		if data, ok := files[art.name]; ok {
+			res.Artifacts = append(res.Artifacts, contract.Artifact{Kind: art.kind, Path: art.name, SHA256: sha256Hex(data)})
+		}
+	}
+	data, err := MarshalResults(&res)
+	if err == nil {
+		data, err = red.JSON(data, true)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("results.json: %w", err)
+	}
+	data = append(data, '\n')
+	files[ResultsFile] = data
+	var final contract.Results
+	if err := json.Unmarshal(data, &final); err != nil {
+		return nil, nil, fmt.Errorf("results.json after redaction: %w", err)
+	}
+	var readme bytes.Buffer
+	WriteReadme(&readme, &final)
+	files[ReadmeFile] = red.Bytes(readme.Bytes())
+	return files, &final, nil
+}
+
+// MarshalResults writes results.json: two-space indent, no HTML escaping,
+// one trailing newline.
+func MarshalResults(r *contract.Results) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

@@ -1,0 +1,375 @@
+// Package runner executes the protocol's schedule against one server: the
+// stages in order, one request at a time (four at once in the optional
+// concurrency rounds), the abort and skip rules, cancellation, and the
+// settings check where the server reveals its resolved parameters. It
+// records what happened and derives nothing; the result package turns the
+// record into results.json.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/protocol"
+)
+
+// Executed is one scheduled request and what became of it.
+type Executed struct {
+	Req     protocol.Request
+	Fixture *fixtures.Fixture
+	// Body is the exact JSON sent; nil when the request was skipped.
+	Body []byte
+	// Outcome is nil when the request was never dispatched.
+	Outcome *client.Outcome
+	// SkipReason says why a request was not dispatched.
+	SkipReason string
+	// Start and End are monotonic times of dispatch and termination, and
+	// DispatchedAt the wall-clock dispatch time (UTC).
+	Start, End   time.Time
+	DispatchedAt time.Time
+	// Settings is what the server revealed of the resolved settings.
+	Settings *SettingsCheck
+}
+
+// Record is the raw record of a run.
+type Record struct {
+	StartedAt time.Time
+	Optional  bool
+	Requests  []*Executed
+	// Interrupted is set when the user cancelled the run.
+	Interrupted bool
+	// Nonconforming lists every reason the run cannot be standard.
+	Nonconforming []string
+	// Aborted says why the rest of the run was skipped, if it was.
+	Aborted string
+	Server  ServerInfo
+}
+
+// Progress receives live progress. All methods may be called from several
+// goroutines during the concurrency stage.
+type Progress interface {
+	Stage(phase protocol.Phase, requests int)
+	Begin(id string, index, total int)
+	Event(id, kind string)
+	End(id string, e *Executed)
+}
+
+// Config is what a run needs.
+type Config struct {
+	Client   *client.Client
+	Bundle   *fixtures.Bundle
+	Optional bool
+	Progress Progress
+	// HealthTimeout bounds the one /health probe after a failure.
+	HealthTimeout time.Duration
+}
+
+// Run executes the schedule. It returns when every request has an outcome
+// or a skip reason; cancelling ctx ends the run the same way (the request in
+// flight fails as cancelled, the rest are skipped) and Run still returns the
+// record.
+func Run(ctx context.Context, cfg Config) *Record {
+	if cfg.HealthTimeout <= 0 {
+		cfg.HealthTimeout = 10 * time.Second
+	}
+	rec := &Record{StartedAt: time.Now().UTC(), Optional: cfg.Optional}
+	rec.Server = probeServer(ctx, cfg.Client)
+	if reason := remoteReason(cfg.Client.BaseURL()); reason != "" {
+		rec.Nonconforming = append(rec.Nonconforming, reason)
+	}
+	if rec.Server.Simulated {
+		rec.Nonconforming = append(rec.Nonconforming, "the server is strata's simulated engine, not a real inference engine: its numbers are made up")
+	}
+	for _, req := range protocol.Schedule(cfg.Optional) {
+		f, err := cfg.Bundle.Fixture(req.ID)
+		e := &Executed{Req: req, Fixture: f}
+		if err != nil {
+			e.SkipReason = err.Error()
+		}
+		rec.Requests = append(rec.Requests, e)
+	}
+	r := &run{cfg: cfg, rec: rec}
+	r.stages(ctx)
+	if ctx.Err() != nil {
+		rec.Interrupted = true
+	}
+	return rec
+}
+
+type run struct {
+	cfg     Config
+	rec     *Record
+	skipAll string // once set, every request not yet dispatched is skipped with it
+	mu      sync.Mutex
+}
+
+func (r *run) byPhase(p protocol.Phase) []*Executed {
+	var out []*Executed
+	for _, e := range r.rec.Requests {
+		if e.Req.Phase == p {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (r *run) stages(ctx context.Context) {
+	for _, phase := range protocol.Phases() {
+		list := r.byPhase(phase)
+		if len(list) == 0 {
+			continue
+		}
+		if r.cfg.Progress != nil && r.skipAll == "" && ctx.Err() == nil {
+			r.cfg.Progress.Stage(phase, len(list))
+		}
+		if phase == protocol.PhaseConcurrency {
+			r.concurrency(ctx, list)
+			continue
+		}
+		for i, e := range list {
+			r.one(ctx, e, i, len(list))
+			if phase == protocol.PhaseWarmup && e.Outcome != nil && e.Outcome.Failed() && r.skipAll == "" {
+				r.abort("the warm-up failed, so every request after it is skipped")
+			}
+		}
+	}
+}
+
+func (r *run) abort(reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.skipAll == "" {
+		r.skipAll = reason
+		r.rec.Aborted = reason
+	}
+}
+
+func (r *run) skipReason(ctx context.Context) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ctx.Err() != nil && r.skipAll == "" {
+		r.skipAll = "the run was interrupted (Ctrl-C) before this request was sent"
+		r.rec.Aborted = r.skipAll
+	}
+	return r.skipAll
+}
+
+// one sends a request at concurrency 1, then checks the resolved settings
+// and, after a failure, whether the server still answers.
+func (r *run) one(ctx context.Context, e *Executed, i, n int) {
+	if e.SkipReason != "" {
+		return
+	}
+	if reason := r.skipReason(ctx); reason != "" {
+		e.SkipReason = reason
+		return
+	}
+	r.send(ctx, e, i, n)
+	if ctx.Err() != nil {
+		return
+	}
+	if e.Outcome.HTTPStatus == 400 || e.Outcome.HTTPStatus == 422 {
+		r.addNonconforming(fmt.Sprintf("%s: the server refused the protocol's request with HTTP %d (%s); no retry with other settings",
+			e.Req.ID, e.Outcome.HTTPStatus, e.Outcome.Error.Message))
+	}
+	e.Settings = checkSettings(ctx, r.cfg.Client, []*Executed{e})
+	if e.Settings != nil {
+		for _, m := range e.Settings.Mismatches {
+			r.addNonconforming(fmt.Sprintf("%s: the server resolved %s", e.Req.ID, m))
+		}
+	}
+	if e.Outcome.Failed() {
+		r.afterFailure(ctx, e.Req.ID)
+	}
+}
+
+func (r *run) addNonconforming(reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rec.Nonconforming = append(r.rec.Nonconforming, reason)
+}
+
+// afterFailure asks /health once; a server that does not answer ends the run.
+func (r *run) afterFailure(ctx context.Context, id string) {
+	if ctx.Err() != nil {
+		return
+	}
+	status, _, err := r.cfg.Client.Get(ctx, "/health", r.cfg.HealthTimeout)
+	if err != nil {
+		r.abort(fmt.Sprintf("after %s failed, the server did not answer /health (%v), so the remaining requests are skipped", id, err))
+		return
+	}
+	_ = status // any answer means the server is alive; a 503 is still an answer
+}
+
+func (r *run) send(ctx context.Context, e *Executed, i, n int) {
+	body, err := client.Body(e.Fixture)
+	if err != nil {
+		e.SkipReason = "could not build the request: " + err.Error()
+		return
+	}
+	e.Body = body
+	if p := r.cfg.Progress; p != nil {
+		p.Begin(e.Req.ID, i+1, n)
+	}
+	e.DispatchedAt = time.Now().UTC()
+	onEvent := func(kind string) {
+		if p := r.cfg.Progress; p != nil {
+			p.Event(e.Req.ID, kind)
+		}
+	}
+	e.Outcome, e.Start, e.End = r.cfg.Client.Chat(ctx, body, onEvent)
+	if p := r.cfg.Progress; p != nil {
+		p.End(e.Req.ID, e)
+	}
+}
+
+// concurrency runs the optional stage: each round releases its four
+// requests together and waits for the whole round.
+func (r *run) concurrency(ctx context.Context, list []*Executed) {
+	for round := 1; round <= protocol.ConcurrencyRounds; round++ {
+		var batch []*Executed
+		for _, e := range list {
+			if e.Req.Round == round {
+				batch = append(batch, e)
+			}
+		}
+		if reason := r.skipReason(ctx); reason != "" {
+			for _, e := range batch {
+				if e.SkipReason == "" {
+					e.SkipReason = reason
+				}
+			}
+			continue
+		}
+		var wg sync.WaitGroup
+		release := make(chan struct{})
+		for i, e := range batch {
+			if e.SkipReason != "" {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-release
+				r.send(ctx, e, (round-1)*len(batch)+i, len(list))
+			}()
+		}
+		close(release)
+		wg.Wait()
+		if ctx.Err() != nil {
+			continue
+		}
+		var sent []*Executed
+		failed := ""
+		for _, e := range batch {
+			if e.Outcome == nil {
+				continue
+			}
+			sent = append(sent, e)
+			if e.Outcome.HTTPStatus == 400 || e.Outcome.HTTPStatus == 422 {
+				r.addNonconforming(fmt.Sprintf("%s: the server refused the protocol's request with HTTP %d", e.Req.ID, e.Outcome.HTTPStatus))
+			}
+			if e.Outcome.Failed() && failed == "" {
+				failed = e.Req.ID
+			}
+		}
+		check := checkSettings(ctx, r.cfg.Client, sent)
+		for _, e := range sent {
+			e.Settings = check
+		}
+		if check != nil {
+			for _, m := range check.Mismatches {
+				r.addNonconforming("concurrency round " + fmt.Sprint(round) + ": the server resolved " + m)
+			}
+		}
+		if failed != "" {
+			r.afterFailure(ctx, failed)
+		}
+	}
+}
+
+// remoteReason is non-empty when the server is not on loopback: standard
+// latency is a loopback measurement.
+func remoteReason(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "the server URL cannot be parsed: " + err.Error()
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return ""
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return ""
+	}
+	return fmt.Sprintf("the server (%s) is not on loopback; standard latency is a loopback measurement", host)
+}
+
+// ServerInfo is what the server says about itself before the run.
+type ServerInfo struct {
+	Props       json.RawMessage
+	PropsErr    string
+	Models      json.RawMessage
+	ModelsErr   string
+	Health      int
+	Simulated   bool
+	BuildInfo   string
+	LlamaCpp    bool
+	Template    string
+	ModelPath   string
+	ModelAlias  string
+	Slots       *int64
+	ContextSize *int64
+}
+
+func probeServer(ctx context.Context, c *client.Client) ServerInfo {
+	var s ServerInfo
+	if status, _, err := c.Get(ctx, "/health", 10*time.Second); err == nil {
+		s.Health = status
+	}
+	status, body, err := c.Get(ctx, "/props", 10*time.Second)
+	switch {
+	case err != nil:
+		s.PropsErr = "GET /props did not answer: " + err.Error()
+	case status != 200:
+		s.PropsErr = fmt.Sprintf("GET /props answered HTTP %d", status)
+	case !json.Valid(body):
+		s.PropsErr = "GET /props did not answer JSON"
+	default:
+		s.Props = body
+		var p struct {
+			BuildInfo       string `json:"build_info"`
+			ChatTemplate    string `json:"chat_template"`
+			ModelPath       string `json:"model_path"`
+			ModelAlias      string `json:"model_alias"`
+			TotalSlots      *int64 `json:"total_slots"`
+			StrataSimulator bool   `json:"strata_simulator"`
+			Default         struct {
+				NCtx *int64 `json:"n_ctx"`
+			} `json:"default_generation_settings"`
+		}
+		if json.Unmarshal(body, &p) == nil {
+			s.BuildInfo, s.Template, s.ModelPath, s.ModelAlias = p.BuildInfo, p.ChatTemplate, p.ModelPath, p.ModelAlias
+			s.Slots, s.ContextSize, s.Simulated = p.TotalSlots, p.Default.NCtx, p.StrataSimulator
+		}
+	}
+	status, body, err = c.Get(ctx, "/v1/models", 10*time.Second)
+	switch {
+	case err != nil:
+		s.ModelsErr = "GET /v1/models did not answer: " + err.Error()
+	case status != 200 || !json.Valid(body):
+		s.ModelsErr = fmt.Sprintf("GET /v1/models answered HTTP %d", status)
+	default:
+		s.Models = body
+	}
+	s.LlamaCpp = s.BuildInfo != "" && !s.Simulated
+	return s
+}

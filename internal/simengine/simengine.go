@@ -1,0 +1,701 @@
+// Package simengine is a simulated llama-server-compatible engine: /health
+// (503 while "loading", then 200), /props, /v1/models, /slots and streaming
+// /v1/chat/completions with the chunk shapes of the real captures (role
+// chunk, reasoning_content, content, tool_calls fragments, a finish chunk,
+// the usage chunk with llama.cpp's timings, [DONE]).
+//
+// By default it models a plausible engine (prompt and decode speed,
+// reasoning length, mostly right answers) so a first run works without a
+// GPU; a Scenario scripts each request's behaviour and faults for tests, and
+// can replay real llama-server captures. It says what it is in /props
+// (strata_simulator: true), so a result from it can never pass for a real
+// run.
+package simengine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/version"
+)
+
+// Config is the simulated engine's model.
+type Config struct {
+	// PromptTPS and DecodeTPS are the simulated speeds (tokens/s).
+	PromptTPS float64
+	DecodeTPS float64
+	// ReasoningTokens is the typical reasoning length; long prompts reason
+	// about twice as long (and so usually reach the 512-token cap).
+	ReasoningTokens int
+	// Accuracy is the share of sanity cases answered right (0..1),
+	// decided deterministically per request.
+	Accuracy float64
+	// Slots is the number of parallel slots (llama-server's -np).
+	Slots int
+	// ContextTokens is the per-slot context.
+	ContextTokens int
+	// LoadTime is how long /health answers 503.
+	LoadTime time.Duration
+	// ModelPath is reported by /props (model_path) and /v1/models.
+	ModelPath string
+	// Bundle supplies exact prompt token counts and expected answers.
+	Bundle   *fixtures.Bundle
+	Scenario *Scenario
+}
+
+// DefaultConfig is the demo engine: fast enough for a full run in well
+// under a minute, slow enough to look like one.
+func DefaultConfig() Config {
+	return Config{PromptTPS: 20000, DecodeTPS: 900, ReasoningTokens: 300, Accuracy: 0.9, Slots: 1,
+		ContextTokens: 32768, LoadTime: 300 * time.Millisecond, ModelPath: "simulated-qwen3.gguf"}
+}
+
+// Server is a running simulated engine.
+type Server struct {
+	cfg     Config
+	started time.Time
+	slots   chan int
+	mu      sync.Mutex
+	last    map[int]slotState // per slot: last task
+	task    int64
+	served  int64
+	srv     *http.Server
+	ln      net.Listener
+	dead    chan struct{}
+	dieOnce sync.Once
+}
+
+type slotState struct {
+	prompt string
+	params map[string]any
+	task   int64
+}
+
+// New returns a server for cfg (not yet listening).
+func New(cfg Config) *Server {
+	if cfg.Slots <= 0 {
+		cfg.Slots = 1
+	}
+	s := &Server{cfg: cfg, slots: make(chan int, cfg.Slots), last: map[int]slotState{}, dead: make(chan struct{})}
+	for i := 0; i < cfg.Slots; i++ {
+		s.slots <- i
+	}
+	return s
+}
+
+// Start listens on addr (host:port; port 0 picks a free one) and serves in
+// the background. It returns the base URL.
+func (s *Server) Start(addr string) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("simulated engine: listen on %s: %w", addr, err)
+	}
+	s.ln = ln
+	s.started = time.Now()
+	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go s.srv.Serve(ln)
+	return "http://" + ln.Addr().String(), nil
+}
+
+// Serve serves until ctx is done.
+func (s *Server) Serve(ctx context.Context, addr string, ready func(url string)) error {
+	url, err := s.Start(addr)
+	if err != nil {
+		return err
+	}
+	if ready != nil {
+		ready(url)
+	}
+	select {
+	case <-ctx.Done():
+	case <-s.dead:
+	}
+	return s.Close()
+}
+
+// Close stops the server at once, cutting open streams.
+func (s *Server) Close() error {
+	if s.srv == nil {
+		return nil
+	}
+	return s.srv.Close()
+}
+
+// die simulates an engine crash: the listener and every connection close.
+func (s *Server) die() {
+	s.dieOnce.Do(func() {
+		close(s.dead)
+		go s.srv.Close()
+	})
+}
+
+// Handler routes the llama-server endpoints.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", s.health)
+	mux.HandleFunc("GET /props", s.props)
+	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("GET /models", s.models)
+	mux.HandleFunc("GET /slots", s.slotsHandler)
+	mux.HandleFunc("GET /metrics", s.metrics)
+	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("POST /chat/completions", s.chat)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, 404, "not_found_error", "File Not Found")
+	})
+	return serverHeader(mux)
+}
+
+func serverHeader(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Server", "strata-simulator")
+		h.ServeHTTP(w, r)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, typ, msg string) {
+	w.Header().Set("Connection", "close")
+	writeJSON(w, status, map[string]any{"error": map[string]any{"code": status, "message": msg, "type": typ}})
+}
+
+func (s *Server) loading() bool { return time.Since(s.started) < s.cfg.LoadTime }
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	if s.loading() {
+		writeError(w, 503, "unavailable_error", "Loading model")
+		return
+	}
+	writeJSON(w, 200, map[string]string{"status": "ok"})
+}
+
+// BuildInfo is what the simulator reports as its engine version.
+func BuildInfo() string { return "strata-simulator-" + version.Version }
+
+func (s *Server) props(w http.ResponseWriter, r *http.Request) {
+	if s.loading() {
+		writeError(w, 503, "unavailable_error", "Loading model")
+		return
+	}
+	p := map[string]any{
+		"default_generation_settings": map[string]any{
+			"params": map[string]any{"seed": 4294967295, "temperature": 0.8, "top_k": 40, "top_p": 0.95, "min_p": 0.05, "n_predict": -1},
+			"n_ctx":  s.cfg.ContextTokens,
+		},
+		"total_slots":      s.cfg.Slots,
+		"model_alias":      s.cfg.ModelPath,
+		"model_path":       s.cfg.ModelPath,
+		"chat_template":    simTemplate,
+		"build_info":       BuildInfo(),
+		"strata_simulator": true,
+	}
+	if sc := s.cfg.Scenario; sc != nil {
+		for k, v := range sc.Props {
+			if string(v) == "null" {
+				delete(p, k)
+			} else {
+				p[k] = v
+			}
+		}
+	}
+	writeJSON(w, 200, p)
+}
+
+// simTemplate is the template the simulator reports (Qwen3's, as llama.cpp
+// would from the GGUF).
+const simTemplate = "{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}{%- endfor %}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, 200, map[string]any{
+		"object": "list",
+		"data":   []any{map[string]any{"id": s.cfg.ModelPath, "object": "model", "owned_by": "strata-simulator"}},
+	})
+}
+
+func (s *Server) slotsHandler(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Scenario != nil && s.cfg.Scenario.NoSlots {
+		writeError(w, 501, "not_supported_error", "This server does not support slots endpoint.")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []any
+	for i := 0; i < s.cfg.Slots; i++ {
+		st, ok := s.last[i]
+		slot := map[string]any{"id": i, "n_ctx": s.cfg.ContextTokens, "speculative": false, "is_processing": false}
+		if ok {
+			slot["id_task"] = st.task
+			slot["params"] = st.params
+		}
+		out = append(out, slot)
+	}
+	writeJSON(w, 200, out)
+}
+
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	n := s.served
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	fmt.Fprintf(w, "# HELP llamacpp:requests_processed_total Requests answered.\nllamacpp:requests_processed_total %d\n", n)
+}
+
+// chatRequest is the part of a chat body the simulator reads.
+type chatRequest struct {
+	Messages           []fixtures.Message `json:"messages"`
+	Tools              json.RawMessage    `json:"tools"`
+	MaxTokens          *int               `json:"max_tokens"`
+	MaxCompletion      *int               `json:"max_completion_tokens"`
+	NPredict           *int               `json:"n_predict"`
+	Seed               *int64             `json:"seed"`
+	Temperature        *float64           `json:"temperature"`
+	TopP               *float64           `json:"top_p"`
+	TopK               *int               `json:"top_k"`
+	MinP               *float64           `json:"min_p"`
+	PresencePenalty    *float64           `json:"presence_penalty"`
+	RepeatPenalty      *float64           `json:"repeat_penalty"`
+	Stream             bool               `json:"stream"`
+	ChatTemplateKwargs map[string]any     `json:"chat_template_kwargs"`
+	StreamOptions      struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+var caseMarker = regexp.MustCompile(`^\[case ([A-Za-z0-9-]+)\]\n`)
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	if s.loading() {
+		writeError(w, 503, "unavailable_error", "Loading model")
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err != nil {
+		writeError(w, 500, "server_error", err.Error())
+		return
+	}
+	var req chatRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeError(w, 500, "server_error", "[json.exception.parse_error] "+err.Error())
+		return
+	}
+	if len(req.Messages) == 0 {
+		writeError(w, 400, "invalid_request_error", "'messages' is required")
+		return
+	}
+	if v, ok := req.ChatTemplateKwargs["enable_thinking"]; ok {
+		if _, isBool := v.(bool); !isBool {
+			writeError(w, 400, "invalid_request_error", `invalid type for "enable_thinking" (expected boolean, got string)`)
+			return
+		}
+	}
+	id := ""
+	if m := caseMarker.FindStringSubmatch(req.Messages[0].Content); m != nil {
+		id = m[1]
+	}
+	b := s.cfg.Scenario.For(id)
+	if b.StallBeforeMS > 0 {
+		if !sleepCtx(r.Context(), time.Duration(b.StallBeforeMS)*time.Millisecond) {
+			return
+		}
+	}
+	if b.HTTPStatus != 0 {
+		msg := b.ErrorMessage
+		if msg == "" {
+			msg = "scripted error"
+		}
+		typ := "invalid_request_error"
+		if b.HTTPStatus >= 500 {
+			typ = "server_error"
+		}
+		writeError(w, b.HTTPStatus, typ, msg)
+		return
+	}
+	// A slot takes the request; until then the client gets nothing, not
+	// even headers (as llama.cpp does for queued requests).
+	var slot int
+	select {
+	case slot = <-s.slots:
+	case <-r.Context().Done():
+		return
+	}
+	defer func() { s.slots <- slot }()
+	if b.HTML {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(200)
+		io.WriteString(w, "<html><body><h1>502 Bad Gateway</h1></body></html>\n")
+		return
+	}
+	if b.Replay != "" {
+		s.replay(w, r, b.Replay)
+		return
+	}
+	s.generate(w, r, &req, id, slot, b)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// chunkWriter writes llama.cpp-shaped chunks.
+type chunkWriter struct {
+	w       http.ResponseWriter
+	fl      http.Flusher
+	id      string
+	model   string
+	created int64
+	err     error
+}
+
+func (c *chunkWriter) raw(s string) {
+	if c.err != nil {
+		return
+	}
+	_, c.err = io.WriteString(c.w, s)
+	c.fl.Flush()
+}
+
+func (c *chunkWriter) chunk(choices any, extra map[string]any) {
+	m := map[string]any{"choices": choices, "created": c.created, "id": c.id, "model": c.model,
+		"system_fingerprint": BuildInfo(), "object": "chat.completion.chunk"}
+	for k, v := range extra {
+		m[k] = v
+	}
+	data, _ := json.Marshal(m)
+	c.raw("data: " + string(data) + "\n\n")
+}
+
+func (c *chunkWriter) delta(d map[string]any) {
+	c.chunk([]any{map[string]any{"finish_reason": nil, "index": 0, "delta": d}}, nil)
+}
+
+func seedOf(id string, seed int64) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d", id, seed)
+	return h.Sum64()
+}
+
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatRequest, id string, slot int, b Behaviour) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, 500, "server_error", "streaming unsupported")
+		return
+	}
+	limit := -1
+	for _, v := range []*int{req.MaxTokens, req.MaxCompletion, req.NPredict} {
+		if v != nil {
+			limit = *v
+			break
+		}
+	}
+	seed := int64(0)
+	if req.Seed != nil {
+		seed = *req.Seed
+	}
+	rng := rand.New(rand.NewPCG(seedOf(id, seed), 7))
+	prompt := promptText(req)
+	fx := s.fixture(id)
+
+	// Prompt accounting: exact counts for bundle prompts; the cache reuses
+	// the common prefix with what this slot held last, like llama.cpp.
+	promptTokens := estimateTokens(prompt)
+	if fx != nil && sameMessages(fx, req) {
+		promptTokens = fx.InputTokens
+	}
+	s.mu.Lock()
+	prev := s.last[slot]
+	s.task++
+	task := s.task
+	s.mu.Unlock()
+	cached := cachedTokens(prev.prompt, prompt, promptTokens)
+	if b.PromptTokens != nil {
+		promptTokens = *b.PromptTokens
+	}
+	if b.CachedTokens != nil {
+		cached = *b.CachedTokens
+	}
+	if cached > promptTokens {
+		cached = promptTokens
+	}
+	s.mu.Lock()
+	s.last[slot] = slotState{prompt: prompt, task: task, params: s.slotParams(req, limit, b)}
+	s.mu.Unlock()
+
+	// What to say.
+	plan := s.plan(req, id, fx, b, rng)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(200)
+	fl.Flush()
+	cw := &chunkWriter{w: w, fl: fl, id: fmt.Sprintf("chatcmpl-sim%024d", task), model: s.cfg.ModelPath, created: time.Now().Unix()}
+	if b.StallAfterMS > 0 && !sleepCtx(r.Context(), time.Duration(b.StallAfterMS)*time.Millisecond) {
+		return
+	}
+	readN := promptTokens - cached
+	promptDur := time.Duration(float64(readN) / s.cfg.PromptTPS * float64(time.Second))
+	for i := 0; i < b.KeepAlives; i++ {
+		cw.raw(":\n\n")
+	}
+	if !sleepCtx(r.Context(), promptDur) {
+		return
+	}
+	cw.delta(map[string]any{"role": "assistant", "content": nil})
+	for i := 0; i < b.EmptyDeltas; i++ {
+		cw.delta(map[string]any{"content": ""})
+	}
+	decodeStart := time.Now()
+	emitted := 0
+	finish := "stop"
+	if plan.tool != nil {
+		finish = "tool_calls"
+	}
+	tokens := plan.tokens()
+	for i, t := range tokens {
+		if limit >= 0 && emitted >= limit {
+			finish = "length"
+			break
+		}
+		if b.ErrorEventAfter != nil && emitted == *b.ErrorEventAfter {
+			cw.raw(`data: {"error":{"code":500,"message":"The model produced output that does not match the expected peg-native format","type":"server_error"}}` + "\n\n")
+			return
+		}
+		if b.CutAfter != nil && emitted == *b.CutAfter {
+			panic(http.ErrAbortHandler) // closes the connection mid-stream
+		}
+		if b.MalformedAfter != nil && emitted == *b.MalformedAfter {
+			cw.raw(`data: {"choices":[{"finish_reason":null,"index":0,"delta":{"content":"x"}` + "\n\n")
+		}
+		if b.InvalidUTF8After != nil && emitted == *b.InvalidUTF8After {
+			cw.raw("data: {\"choices\":[{\"finish_reason\":null,\"index\":0,\"delta\":{\"content\":\"\xff\xfe\"}}]}\n\n")
+		}
+		if b.LongLine && i == 0 {
+			cw.delta(map[string]any{"content": strings.Repeat("a", 1<<20+10)})
+		}
+		if b.Die && emitted == 2 {
+			s.die()
+			panic(http.ErrAbortHandler)
+		}
+		due := decodeStart.Add(time.Duration(float64(emitted+1) / s.cfg.DecodeTPS * float64(time.Second)))
+		if d := time.Until(due); d > 0 && !sleepCtx(r.Context(), d) {
+			return
+		}
+		cw.delta(t)
+		emitted++
+		if cw.err != nil {
+			return
+		}
+	}
+	if b.FinishReason != nil {
+		finish = *b.FinishReason
+	}
+	decodeDur := time.Since(decodeStart)
+	timings := map[string]any{
+		"cache_n": cached, "prompt_n": readN, "prompt_ms": ms(promptDur), "prompt_per_token_ms": perToken(promptDur, readN),
+		"prompt_per_second": rate(readN, promptDur),
+		"predicted_n":       emitted, "predicted_ms": ms(decodeDur), "predicted_per_token_ms": perToken(decodeDur, emitted),
+		"predicted_per_second": rate(emitted, decodeDur),
+	}
+	if b.PredictedNSkew != nil {
+		timings["predicted_n"] = emitted + *b.PredictedNSkew
+	}
+	usage := map[string]any{"completion_tokens": emitted, "prompt_tokens": promptTokens, "total_tokens": promptTokens + emitted,
+		"prompt_tokens_details": map[string]any{"cached_tokens": cached}}
+	finishChunk := []any{map[string]any{"finish_reason": finish, "index": 0, "delta": map[string]any{}}}
+	switch {
+	case b.UsageOnFinish || !req.StreamOptions.IncludeUsage:
+		extra := map[string]any{}
+		if !b.OmitTimings {
+			extra["timings"] = timings
+		}
+		cw.chunk(finishChunk, extra)
+	default:
+		cw.chunk(finishChunk, nil)
+		extra := map[string]any{}
+		if !b.OmitUsage {
+			extra["usage"] = usage
+		}
+		if !b.OmitTimings {
+			extra["timings"] = timings
+		}
+		if b.DuplicateKeys {
+			data, _ := json.Marshal(extra)
+			cw.raw(`data: {"choices":[],"choices":[],` + string(data[1:]) + "\n\n")
+		} else {
+			cw.chunk([]any{}, extra)
+		}
+	}
+	if !b.NoDone {
+		cw.raw("data: [DONE]\n\n")
+	}
+	s.mu.Lock()
+	s.served++
+	s.mu.Unlock()
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func perToken(d time.Duration, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return ms(d) / float64(n)
+}
+
+func rate(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+func promptText(req *chatRequest) string {
+	var b strings.Builder
+	if len(req.Tools) > 0 && string(req.Tools) != "null" {
+		b.WriteString("<tools>")
+		b.Write(req.Tools)
+	}
+	for _, m := range req.Messages {
+		b.WriteString("<|im_start|>" + m.Role + "\n" + m.Content + "<|im_end|>\n")
+	}
+	return b.String()
+}
+
+// estimateTokens approximates a count for prompts outside the bundle.
+func estimateTokens(s string) int { return len(s)/4 + 1 }
+
+// cachedTokens models llama.cpp's prefix cache: the common prefix with the
+// slot's previous prompt, and all but one token when the prompt repeats.
+func cachedTokens(prev, cur string, total int) int {
+	if prev == cur && prev != "" {
+		return total - 1
+	}
+	n := 0
+	for n < len(prev) && n < len(cur) && prev[n] == cur[n] {
+		n++
+	}
+	c := n / 6 // a short shared template prefix, in (cautious) tokens
+	if c >= total {
+		c = total - 1
+	}
+	return max(c, 0)
+}
+
+func (s *Server) fixture(id string) *fixtures.Fixture {
+	if s.cfg.Bundle == nil || id == "" {
+		return nil
+	}
+	f, err := s.cfg.Bundle.Fixture(id)
+	if err != nil {
+		return nil
+	}
+	return f
+}
+
+func sameMessages(f *fixtures.Fixture, req *chatRequest) bool {
+	if len(f.Messages) != len(req.Messages) {
+		return false
+	}
+	for i := range f.Messages {
+		if f.Messages[i] != req.Messages[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) slotParams(req *chatRequest, limit int, b Behaviour) map[string]any {
+	get := func(p *float64, def float64) float64 {
+		if p != nil {
+			return *p
+		}
+		return def
+	}
+	p := map[string]any{
+		"seed": int64(4294967295), "temperature": get(req.Temperature, 0.8), "top_p": get(req.TopP, 0.95),
+		"min_p": get(req.MinP, 0.05), "presence_penalty": get(req.PresencePenalty, 0),
+		"repeat_penalty": get(req.RepeatPenalty, 1.0), "n_predict": limit, "max_tokens": limit,
+		"top_k": 40, "stream": req.Stream,
+	}
+	if req.Seed != nil {
+		p["seed"] = *req.Seed
+	}
+	if req.TopK != nil {
+		p["top_k"] = *req.TopK
+	}
+	for k, v := range b.SlotParams {
+		var x any
+		_ = json.Unmarshal(v, &x)
+		p[k] = x
+	}
+	return p
+}
+
+// replay writes a recorded capture's body, event by event.
+func (s *Server) replay(w http.ResponseWriter, r *http.Request, name string) {
+	dir := ""
+	if s.cfg.Scenario != nil {
+		dir = s.cfg.Scenario.CapturesDir
+	}
+	c, err := loadCapture(dir, name)
+	if err != nil {
+		writeError(w, 500, "server_error", err.Error())
+		return
+	}
+	for k, vs := range c.Header {
+		if k == "Content-Length" || k == "Transfer-Encoding" {
+			continue
+		}
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	w.WriteHeader(c.Status)
+	fl, _ := w.(http.Flusher)
+	for _, ev := range splitEvents(c.Body) {
+		if _, err := w.Write(ev); err != nil {
+			return
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+}
+
+func splitEvents(body []byte) [][]byte {
+	var out [][]byte
+	for len(body) > 0 {
+		i := bytes.Index(body, []byte("\n\n"))
+		if i < 0 {
+			return append(out, body)
+		}
+		out = append(out, body[:i+2])
+		body = body[i+2:]
+	}
+	return out
+}
+
+var errNoCaptures = errors.New("the scenario names a replay but no captures_dir")

@@ -1,0 +1,171 @@
+// Package sse reads a Server-Sent Events stream line by line: data fields,
+// comments (keep-alives) and the blank lines that end an event. It knows
+// nothing about JSON; the client interprets each event's data.
+//
+// Event boundaries do not line up with HTTP chunk boundaries (llama.cpp's
+// server often puts two events in one chunk and splits none), so the reader
+// parses by lines, as the SSE specification says.
+package sse
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MaxLine is the longest line accepted by default: 1 MiB. A longer line is
+// an error, never a silent truncation.
+const MaxLine = 1 << 20
+
+// ErrLineTooLong reports a line over the reader's limit.
+var ErrLineTooLong = errors.New("SSE line longer than the limit")
+
+// ErrUnterminated reports a stream that ended inside an event (data lines
+// with no blank line after them).
+var ErrUnterminated = errors.New("stream ended inside an event")
+
+// Kind is what an Event is.
+type Kind int
+
+const (
+	// Data is a dispatched event: one or more data lines, joined by LF.
+	Data Kind = iota
+	// Comment is a line starting with ':' (llama.cpp's keep-alive is ":").
+	Comment
+)
+
+// Event is one SSE event or comment. Data aliases the reader's buffer and is
+// valid only until the next call to Next.
+type Event struct {
+	Kind Kind
+	Data []byte
+	// Name is the event's "event:" field, if any.
+	Name string
+}
+
+// Reader reads events from a stream.
+type Reader struct {
+	br      *bufio.Reader
+	max     int
+	line    []byte // spill buffer for lines longer than br's buffer
+	data    []byte
+	hasData bool
+	name    string
+	lines   int
+}
+
+// NewReader returns a reader with a 64 KiB buffer and the given line limit
+// (MaxLine when maxLine <= 0).
+func NewReader(r io.Reader, maxLine int) *Reader {
+	if maxLine <= 0 {
+		maxLine = MaxLine
+	}
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10), max: maxLine}
+}
+
+// Lines returns how many lines have been read (for error messages).
+func (r *Reader) Lines() int { return r.lines }
+
+// readLine returns the next line without its terminator (LF, CRLF or CR),
+// or io.EOF at the end of input. A final line without a terminator is
+// returned as a line.
+func (r *Reader) readLine() ([]byte, error) {
+	frag, err := r.br.ReadSlice('\n')
+	if err == nil {
+		r.lines++
+		return trimEOL(frag), nil
+	}
+	if err == bufio.ErrBufferFull {
+		r.line = append(r.line[:0], frag...)
+		for {
+			if len(r.line) > r.max {
+				return nil, fmt.Errorf("line %d: %w (%d bytes)", r.lines+1, ErrLineTooLong, r.max)
+			}
+			frag, err = r.br.ReadSlice('\n')
+			r.line = append(r.line, frag...)
+			if err == nil {
+				break
+			}
+			if err != bufio.ErrBufferFull {
+				if err == io.EOF && len(r.line) > 0 {
+					break
+				}
+				return nil, err
+			}
+		}
+		if len(r.line) > r.max+2 {
+			return nil, fmt.Errorf("line %d: %w (%d bytes)", r.lines+1, ErrLineTooLong, r.max)
+		}
+		r.lines++
+		return trimEOL(r.line), nil
+	}
+	if err == io.EOF && len(frag) > 0 {
+		r.lines++
+		return trimEOL(frag), nil
+	}
+	return nil, err
+}
+
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	return b
+}
+
+// Next returns the next event or comment. At the end of the stream it
+// returns io.EOF, or ErrUnterminated when data lines were not followed by a
+// blank line.
+func (r *Reader) Next() (Event, error) {
+	for {
+		line, err := r.readLine()
+		if err == io.EOF {
+			if r.hasData {
+				r.hasData = false
+				return Event{}, ErrUnterminated
+			}
+			return Event{}, io.EOF
+		}
+		if err != nil {
+			return Event{}, err
+		}
+		if len(line) == 0 {
+			if !r.hasData {
+				r.name = ""
+				continue
+			}
+			ev := Event{Kind: Data, Data: r.data, Name: r.name}
+			r.hasData, r.name = false, ""
+			return ev, nil
+		}
+		if line[0] == ':' {
+			return Event{Kind: Comment, Data: line[1:]}, nil
+		}
+		field, value := line, []byte(nil)
+		if i := bytes.IndexByte(line, ':'); i >= 0 {
+			field, value = line[:i], line[i+1:]
+			if len(value) > 0 && value[0] == ' ' {
+				value = value[1:]
+			}
+		}
+		switch string(field) {
+		case "data":
+			if r.hasData {
+				r.data = append(r.data, '\n')
+				r.data = append(r.data, value...)
+			} else {
+				r.data = append(r.data[:0], value...)
+				r.hasData = true
+			}
+		case "event":
+			r.name = string(value)
+		}
+		// id and retry carry nothing for a chat stream; unknown fields are
+		// ignored, as the SSE specification requires.
+	}
+}
