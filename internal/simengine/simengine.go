@@ -70,6 +70,7 @@ type Server struct {
 	slots   chan int
 	mu      sync.Mutex
 	last    map[int]slotState // per slot: last task
+	seen    map[string]bool   // every prompt served: the host-memory prompt cache
 	task    int64
 	served  int64
 	srv     *http.Server
@@ -89,7 +90,7 @@ func New(cfg Config) *Server {
 	if cfg.Slots <= 0 {
 		cfg.Slots = 1
 	}
-	s := &Server{cfg: cfg, slots: make(chan int, cfg.Slots), last: map[int]slotState{}, dead: make(chan struct{})}
+	s := &Server{cfg: cfg, slots: make(chan int, cfg.Slots), last: map[int]slotState{}, seen: map[string]bool{}, dead: make(chan struct{})}
 	for i := 0; i < cfg.Slots; i++ {
 		s.slots <- i
 	}
@@ -430,8 +431,13 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 	prev := s.last[slot]
 	s.task++
 	task := s.task
+	seen := s.seen[prompt]
+	s.seen[prompt] = true
 	s.mu.Unlock()
 	cached := cachedTokens(prev.prompt, prompt, promptTokens)
+	if seen { // llama.cpp's prompt cache keeps earlier prompts in host memory
+		cached = promptTokens - 1
+	}
 	if b.PromptTokens != nil {
 		promptTokens = *b.PromptTokens
 	}

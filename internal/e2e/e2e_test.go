@@ -1,0 +1,188 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/redact"
+	"github.com/strata-bench/strata/internal/result"
+	"github.com/strata-bench/strata/internal/runner"
+	"github.com/strata-bench/strata/internal/simengine"
+)
+
+// asLlama makes the simulator look like a llama.cpp server in /props, so a
+// run can be conforming and the status rules can be tested.
+var asLlama = map[string]json.RawMessage{"strata_simulator": json.RawMessage("null"), "build_info": json.RawMessage(`"b9928-81ff7ab"`)}
+
+type harness struct {
+	scenario *simengine.Scenario
+	optional bool
+	timeout  time.Duration
+	slots    int
+	ctx      context.Context
+	// before runs after the server started (to kill it, and so on).
+	url    string
+	facts  *result.Facts
+	engine *simengine.Server
+}
+
+type outcome struct {
+	res     *contract.Results
+	outs    map[string]contract.Output
+	dir     string
+	invalid []result.Violation
+	rec     *runner.Record
+}
+
+func bundle(t testing.TB) *fixtures.Bundle {
+	b, err := prompts.Bundle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func conformingFacts() result.Facts {
+	commit := strings.Repeat("ab", 20)
+	sha := strings.Repeat("cd", 32)
+	kind := "source"
+	return result.Facts{
+		StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind,
+		ModelFiles: []contract.ModelFile{{Path: "model-00001-of-00001.gguf", SHA256: &sha}},
+		Missing: map[string]string{
+			"/hardware/gpus": "test", "/hardware/cpu": "test", "/hardware/ram_bytes": "test", "/hardware/storage": "test",
+			"/software/os": "test", "/software/drivers": "test", "/software/runtime": "test",
+		},
+	}
+}
+
+func (h harness) run(t *testing.T) outcome {
+	t.Helper()
+	b := bundle(t)
+	sc := h.scenario
+	if sc == nil {
+		sc = &simengine.Scenario{}
+	}
+	if sc.Props == nil {
+		sc.Props = asLlama
+	}
+	cfg := simengine.Config{PromptTPS: 5e6, DecodeTPS: 2e5, ReasoningTokens: 300, Accuracy: 1, Slots: max(h.slots, 1),
+		ContextTokens: 32768, ModelPath: "/srv/models/qwen/model-00001-of-00001.gguf", Bundle: b, Scenario: sc}
+	sim := simengine.New(cfg)
+	url, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	if h.url != "" {
+		url = h.url
+	}
+	ctx := h.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	c := client.New(client.Options{BaseURL: url, Timeout: h.timeout})
+	rec := runner.Run(ctx, runner.Config{Client: c, Bundle: b, Optional: h.optional, HealthTimeout: 2 * time.Second})
+	facts := conformingFacts()
+	if h.facts != nil {
+		facts = *h.facts
+	}
+	maxShared := map[string]int{}
+	for id, f := range b.Fixtures {
+		maxShared[id] = f.MaxSharedPrefixTokens
+	}
+	a, err := result.Assemble(rec, result.Identity{Track: "custom", Command: "strata bench run --url " + url}, facts, maxShared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := result.Write(t.TempDir(), a, redact.New(redact.Local()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := result.Validate(dir, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return outcome{res: v.Results, outs: readOutputs(t, dir), dir: dir, invalid: v.Violations, rec: rec}
+}
+
+func readOutputs(t *testing.T, dir string) map[string]contract.Output {
+	f, err := os.Open(filepath.Join(dir, result.OutputsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]contract.Output{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var o contract.Output
+		if err := json.Unmarshal(sc.Bytes(), &o); err != nil {
+			t.Fatal(err)
+		}
+		out[o.RequestID] = o
+	}
+	return out
+}
+
+func (o outcome) req(t *testing.T, id string) contract.Request {
+	t.Helper()
+	for _, r := range o.res.Requests {
+		if r.ID == id {
+			return r
+		}
+	}
+	t.Fatalf("no record %s", id)
+	return contract.Request{}
+}
+
+func (o outcome) reasons() string {
+	var ext struct {
+		StatusReasons struct {
+			Nonconforming []string `json:"nonconforming"`
+			Partial       []string `json:"partial"`
+		} `json:"status_reasons"`
+	}
+	_ = json.Unmarshal(o.res.Extensions, &ext)
+	return strings.Join(append(ext.StatusReasons.Nonconforming, ext.StatusReasons.Partial...), " | ")
+}
+
+func (o outcome) mustBeValid(t *testing.T) {
+	t.Helper()
+	for _, v := range o.invalid {
+		t.Errorf("validation: %s", v)
+	}
+}
+
+func i(n int) *int       { return &n }
+func s(v string) *string { return &v }
+
+func summary(t *testing.T, r *contract.Results, phase, caseID, metric string) contract.Summary {
+	t.Helper()
+	for _, s := range r.Summaries {
+		if s.Phase == phase && s.CaseID == caseID && s.Metric == metric {
+			return s
+		}
+	}
+	t.Fatalf("no summary %s/%s/%s", phase, caseID, metric)
+	return contract.Summary{}
+}
+
+func excluded(s contract.Summary, id string) string {
+	for _, e := range s.Excluded {
+		if e.RequestID == id {
+			return e.Reason
+		}
+	}
+	return ""
+}
