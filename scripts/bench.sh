@@ -10,6 +10,15 @@ echo "== tokenizer (16K prompt: 16,384 tokens, 56 KB) and bundle build"
 go test -run '^$' -bench 'Encode16K|LoadTokenizerJSON' -benchmem -benchtime "$bt" ./internal/tokenizer/ | grep -E '^Benchmark'
 go test -run '^$' -bench 'Build' -benchtime "$bt" ./internal/corpus/ | grep -E '^Benchmark'
 echo
+echo "== streaming client (10,000 llama.cpp-shaped chunks per op)"
+go test -run '^$' -bench 'ReadStream' -benchmem -benchtime "$bt" ./internal/client/ | grep -E '^Benchmark'
+echo
+echo "== strata bench report on a complete 34-request folder"
+go test -run '^$' -bench 'Report|BundleLoad' -benchtime "$bt" ./internal/e2e/ | grep -E '^Benchmark'
+echo
+echo "== side by side on one loopback stream: strata's client vs a Python runner; client-added TTFT"
+go run ./bench/ssebench
+echo
 echo "== end to end: strata bench corpus build (wall time, cold process)"
 bin=$(mktemp -d)/strata
 go build -o "$bin" ./cmd/strata

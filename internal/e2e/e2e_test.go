@@ -66,7 +66,7 @@ func conformingFacts() result.Facts {
 	}
 }
 
-func (h harness) run(t *testing.T) outcome {
+func (h harness) run(t testing.TB) outcome {
 	t.Helper()
 	b := bundle(t)
 	sc := h.scenario
@@ -116,7 +116,7 @@ func (h harness) run(t *testing.T) outcome {
 	return outcome{res: v.Results, outs: readOutputs(t, dir), dir: dir, invalid: v.Violations, rec: rec}
 }
 
-func readOutputs(t *testing.T, dir string) map[string]contract.Output {
+func readOutputs(t testing.TB, dir string) map[string]contract.Output {
 	f, err := os.Open(filepath.Join(dir, result.OutputsFile))
 	if err != nil {
 		t.Fatal(err)

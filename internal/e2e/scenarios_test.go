@@ -587,3 +587,32 @@ func TestNullReasonsAndUnknownFormat(t *testing.T) {
 }
 
 func approx(a, b float64) bool { d := a - b; return d < 1e-12 && d > -1e-12 }
+
+// TestNothingPrivateReachesTheFolder plants private data where a server can
+// put it (props, model path, error messages) and checks every file.
+func TestNothingPrivateReachesTheFolder(t *testing.T) {
+	planted := []string{"/home/alice", "alice@example.com", "192.168.7.42", "sk-live-ABCDEFGHIJKLMNOPQRSTU", "/srv/private/models", "fe80::aa:bb:cc:dd"}
+	props := map[string]json.RawMessage{
+		"strata_simulator": json.RawMessage("null"), "build_info": json.RawMessage(`"b9928-81ff7ab"`),
+		"model_path":  json.RawMessage(`"/home/alice/models/q.gguf"`),
+		"model_alias": json.RawMessage(`"/srv/private/models/q.gguf"`),
+		"owner":       json.RawMessage(`"alice@example.com via 192.168.7.42 and fe80::aa:bb:cc:dd"`),
+	}
+	sc := &simengine.Scenario{Props: props, Requests: map[string]simengine.Behaviour{
+		"sanity-I1": {HTTPStatus: 500, ErrorMessage: "backend 192.168.7.42 rejected key sk-live-ABCDEFGHIJKLMNOPQRSTU from /home/alice"},
+	}}
+	o := harness{scenario: sc}.run(t)
+	o.mustBeValid(t)
+	entries, _ := os.ReadDir(o.dir)
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(o.dir, e.Name()))
+		for _, p := range planted {
+			if strings.Contains(string(b), p) {
+				t.Errorf("%s contains %q", e.Name(), p)
+			}
+		}
+	}
+	if id := o.res.Model.ID; id == nil || strings.Contains(*id, "/") || *id != "model-00001-of-00001.gguf" {
+		t.Errorf("model id %v: a machine path never reaches a result", id)
+	}
+}

@@ -59,7 +59,7 @@ type Config struct {
 // DefaultConfig is the demo engine: fast enough for a full run in well
 // under a minute, slow enough to look like one.
 func DefaultConfig() Config {
-	return Config{PromptTPS: 20000, DecodeTPS: 900, ReasoningTokens: 300, Accuracy: 0.9, Slots: 1,
+	return Config{PromptTPS: 20000, DecodeTPS: 900, ReasoningTokens: 300, Accuracy: 0.85, Slots: 1,
 		ContextTokens: 32768, LoadTime: 300 * time.Millisecond, ModelPath: "simulated-qwen3.gguf"}
 }
 
