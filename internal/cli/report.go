@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
@@ -11,7 +12,7 @@ import (
 func newReport(env Env) *cobra.Command {
 	var quiet bool
 	cmd := &cobra.Command{
-		Use:   "report DIR",
+		Use:   "report DIR [DIR...]",
 		Short: "Print a saved result again and re-validate it strictly",
 		Long: `Print the plain report of a result folder and re-validate it strictly: the
 format and schema version (unknown ones are rejected), the JSON Schema
@@ -22,10 +23,10 @@ summaries and concurrency rounds rebuilt from the records, every sanity verdict
 re-scored from the saved outputs, artifact hashes, and relative paths.
 
 Each violation is one line naming its JSON Pointer; the exit code is 1 if there
-is any.`,
+is any. Several folders are checked one after another.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usagef("report takes exactly one result folder, got %d argument(s)", len(args))
+			if len(args) == 0 {
+				return usagef("report needs a result folder")
 			}
 			return nil
 		},
@@ -34,25 +35,32 @@ is any.`,
 			if err != nil {
 				return err
 			}
-			dir := env.Path(args[0])
-			v, err := result.Validate(dir, bundle)
-			if err != nil {
-				return err
-			}
 			w := cmd.OutOrStdout()
-			if v.Results != nil && !quiet {
-				result.WriteReadme(w, v.Results)
-				fmt.Fprintln(w)
+			var failed []string
+			for _, arg := range args {
+				dir := env.Path(arg)
+				v, err := result.Validate(dir, bundle)
+				if err != nil {
+					return err
+				}
+				if v.Results != nil && !quiet {
+					result.WriteReadme(w, v.Results)
+					fmt.Fprintln(w)
+				}
+				if len(v.Violations) == 0 {
+					fmt.Fprintf(w, "valid: %s follows the result contract (%d requests, status %s)\n", dir, len(v.Results.Requests), v.Results.Run.Status)
+					continue
+				}
+				fmt.Fprintf(w, "INVALID: %d violation(s) in %s\n", len(v.Violations), dir)
+				for _, x := range v.Violations {
+					fmt.Fprintln(w, "  "+x.String())
+				}
+				failed = append(failed, fmt.Sprintf("%s (%d violation(s))", dir, len(v.Violations)))
 			}
-			if len(v.Violations) == 0 {
-				fmt.Fprintf(w, "valid: %s follows the result contract (%d requests, status %s)\n", dir, len(v.Results.Requests), v.Results.Run.Status)
-				return nil
+			if len(failed) > 0 {
+				return checkFailed{"failed validation: " + strings.Join(failed, ", ")}
 			}
-			fmt.Fprintf(w, "INVALID: %d violation(s) in %s\n", len(v.Violations), dir)
-			for _, x := range v.Violations {
-				fmt.Fprintln(w, "  "+x.String())
-			}
-			return checkFailed{fmt.Sprintf("%s failed validation with %d violation(s)", dir, len(v.Violations))}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the validation outcome")

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestRunSimulateAndReport is the README's main command in process: a full
@@ -101,5 +104,29 @@ func TestReportBadInput(t *testing.T) {
 	}
 	if r := runIn(t, dir, "", "bench", "report"); r.code != ExitUsage {
 		t.Errorf("no argument: exit %d", r.code)
+	}
+}
+
+// TestRunInterrupted: Ctrl-C (a cancelled context, as main wires SIGINT and
+// SIGTERM) ends the run, and the partial result is still written and valid.
+func TestRunInterrupted(t *testing.T) {
+	work := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(2*time.Second, cancel)
+	var out, errb bytes.Buffer
+	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Dir: work, Getenv: func(string) string { return "" }}
+	code := Run(ctx, []string{"bench", "run", "--simulate"}, env)
+	if code != ExitFailed || !strings.Contains(errb.String(), "interrupted") {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	dirs, _ := filepath.Glob(filepath.Join(work, "bench-results", "*"))
+	if len(dirs) != 1 {
+		t.Fatalf("result folders %v", dirs)
+	}
+	// Nonconforming (the simulator) takes precedence over partial; the
+	// interruption is still stated, and the unsent requests are skipped.
+	rep := runIn(t, work, "", "bench", "report", dirs[0])
+	if rep.code != 0 || !strings.Contains(rep.stdout, "the run was interrupted") || !strings.Contains(rep.stdout, "skipped: the run was interrupted") {
+		t.Fatalf("report: exit %d %s", rep.code, rep.stdout)
 	}
 }
