@@ -31,12 +31,22 @@ type Env struct {
 	// Dir is the working directory; relative paths are resolved against it.
 	Dir    string
 	Getenv func(string) string
+	// Environ is the environment handed to an engine the runner starts
+	// (nil: this process's).
+	Environ func() []string
+}
+
+func (e Env) environ() []string {
+	if e.Environ != nil {
+		return e.Environ()
+	}
+	return os.Environ()
 }
 
 // OSEnv returns the real process state.
 func OSEnv() Env {
 	wd, _ := os.Getwd()
-	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: wd, Getenv: os.Getenv}
+	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: wd, Getenv: os.Getenv, Environ: os.Environ}
 }
 
 // Path resolves p against the working directory.
@@ -111,7 +121,14 @@ a result folder that anyone can re-validate.`,
 		RunE:  groupRunE,
 	}
 	corpus.AddCommand(newCorpusBuild(env), newCorpusVerify(env))
-	bench.AddCommand(newRun(env), newReport(env), corpus)
+	profile := &cobra.Command{
+		Use:   "profile",
+		Short: "Engine profile commands",
+		Args:  noArgs,
+		RunE:  groupRunE,
+	}
+	profile.AddCommand(newProfileCheck(env))
+	bench.AddCommand(newRun(env), newReport(env), corpus, newProfiles(env), profile)
 	engine := &cobra.Command{
 		Use:   "engine",
 		Short: "Engine commands: the simulated llama-server-compatible engine",

@@ -10,6 +10,15 @@ import (
 	"testing"
 )
 
+// TestMain lets the test binary stand in for strata when a test starts it
+// as an engine (the simulator profile runs os.Executable()).
+func TestMain(m *testing.M) {
+	if os.Getenv("STRATA_TEST_AS_CLI") == "1" {
+		os.Exit(Run(context.Background(), os.Args[1:], OSEnv()))
+	}
+	os.Exit(m.Run())
+}
+
 // repoRoot is the checkout's root (two levels above this package).
 func repoRoot(t testing.TB) string {
 	_, file, _, ok := runtime.Caller(0)
@@ -29,7 +38,8 @@ func runIn(t testing.TB, dir string, stdin string, args ...string) cliResult {
 	t.Helper()
 	var out, errb bytes.Buffer
 	env := Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Dir: dir,
-		Getenv: func(string) string { return "" }}
+		Getenv:  func(string) string { return "" },
+		Environ: func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") }}
 	code := Run(context.Background(), args, env)
 	return cliResult{code, out.String(), errb.String()}
 }

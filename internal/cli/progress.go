@@ -33,11 +33,12 @@ type live struct {
 }
 
 func newProgress(w io.Writer) *progress {
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		tty = term.IsTerminal(int(f.Fd()))
-	}
-	return &progress{w: w, tty: tty, active: map[string]*live{}, start: time.Now()}
+	return &progress{w: w, tty: isTerminal(w), active: map[string]*live{}, start: time.Now()}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func (p *progress) Stage(phase protocol.Phase, n int) {

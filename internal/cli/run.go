@@ -2,10 +2,15 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/url"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -13,17 +18,21 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/engine"
+	"github.com/strata-bench/strata/internal/modelfiles"
+	"github.com/strata-bench/strata/internal/probe"
+	"github.com/strata-bench/strata/internal/provenance"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
-	"github.com/strata-bench/strata/internal/simengine"
-	"github.com/strata-bench/strata/internal/version"
 )
 
 // runOptions are bench run's flags.
 type runOptions struct {
 	url, apiKeyEnv, resultsDir  string
+	profile                     string
 	simulate, optional          bool
+	noStart, rehash             bool
 	track, trackNotes           string
 	modelRev, sourceRev, tokRev string
 	quant, customPack           string
@@ -35,7 +44,7 @@ type runOptions struct {
 func newRun(env Env) *cobra.Command {
 	var o runOptions
 	cmd := &cobra.Command{
-		Use:   "run (--url URL | --simulate) [flags]",
+		Use:   "run (--url URL | --profile NAME | --simulate) [flags]",
 		Short: "Run the standard benchmark protocol against a server and write a result folder",
 		Long: `Run the protocol: a warm-up, then the performance stage (short, prompt-4k and
 prompt-16k in each of 3 repetitions), then the twelve sanity checks, and with
@@ -54,10 +63,21 @@ Options that describe what the engine cannot tell the runner (--track,
 --quantization, --custom-pack, --background, --build-options) are recorded as
 given; an unset one is null with a reason. The runner never guesses them.
 
---simulate runs against strata's simulated engine (no GPU needed). Such a
-result is always nonconforming: its numbers are synthetic.`,
+With --profile the runner starts that profile's engine (its own process group,
+output captured as the engine log), waits for /health to answer 200, runs, and
+stops only the engine it started. An engine already serving at the profile's
+URL is used and left running, and the result records that it was not freshly
+loaded. --no-start forbids starting. Before the warm-up the runner probes the
+machine and hashes the model files (the server's model_path, every shard, the
+files in the engine's arguments and the profile's model_files), reusing cached
+hashes of unchanged files unless --rehash.
+
+--simulate is the built-in profile "simulator": strata's simulated engine (no
+GPU needed), started and stopped like a real one. Such a result is always
+nonconforming: its numbers are synthetic.`,
 		Example: `  strata bench run --simulate
-  strata bench run --url http://127.0.0.1:8080 --track default --track-notes "0.2.1 release, setup defaults"`,
+  strata bench run --profile llama-3060 --track default --track-notes "0.2.1 release, setup defaults"
+  strata bench run --url http://127.0.0.1:8080`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBench(cmd.Context(), cmd, env, o)
@@ -65,7 +85,10 @@ result is always nonconforming: its numbers are synthetic.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.url, "url", "", "base URL of a server that is already running (loopback for a standard result)")
-	f.BoolVar(&o.simulate, "simulate", false, "run against strata's simulated engine (results are synthetic and nonconforming)")
+	f.BoolVar(&o.simulate, "simulate", false, "run against strata's simulated engine: the built-in profile \"simulator\" (results are synthetic and nonconforming)")
+	f.StringVar(&o.profile, "profile", "", "engine profile: ./profiles/NAME.toml or the user config folder's strata/profiles/NAME.toml")
+	f.BoolVar(&o.noStart, "no-start", false, "never start an engine: use the one serving at the profile's URL or fail")
+	f.BoolVar(&o.rehash, "rehash", false, "hash every model file again instead of trusting the hash cache")
 	f.BoolVar(&o.optional, "optional-concurrency", false, "add the optional concurrency stage (3 rounds of 4 requests)")
 	f.StringVar(&o.apiKeyEnv, "api-key-env", "", "name of an environment variable holding the server's API key (sent as a bearer token, never recorded)")
 	f.StringVar(&o.resultsDir, "results-dir", "", "folder to write the result folder into (default: bench/results or ./bench-results)")
@@ -101,11 +124,14 @@ func runBench(ctx context.Context, cmd *cobra.Command, env Env, o runOptions) er
 			return usagef("--%s is refused: it would change the workload, and the protocol's workload is fixed (a different workload is a different protocol ID)", name)
 		}
 	}
-	if (o.url == "") == !o.simulate {
-		return usagef("give exactly one of --url URL or --simulate")
+	targets := 0
+	for _, set := range []bool{o.url != "", o.simulate, o.profile != ""} {
+		if set {
+			targets++
+		}
 	}
-	if o.track != "default" && o.track != "custom" {
-		return usagef(`--track must be "default" or "custom", got %q`, o.track)
+	if targets != 1 {
+		return usagef("give exactly one of --url URL, --profile NAME or --simulate")
 	}
 	if o.url != "" {
 		u, err := url.Parse(o.url)
@@ -113,50 +139,101 @@ func runBench(ctx context.Context, cmd *cobra.Command, env Env, o runOptions) er
 			return usagef("--url %q: expected http://HOST:PORT", o.url)
 		}
 	}
-	apiKey := ""
-	if o.apiKeyEnv != "" {
-		if apiKey = env.Getenv(o.apiKeyEnv); apiKey == "" {
-			return usagef("--api-key-env %s: the environment variable is empty or unset", o.apiKeyEnv)
+	if o.simulate {
+		o.profile = engine.SimulatorName
+	}
+	stderr := cmd.ErrOrStderr()
+	exe, _ := os.Executable()
+
+	// The profile, if any.
+	var prof *engine.Profile
+	switch o.profile {
+	case "":
+	case engine.SimulatorName:
+		port, err := freePort()
+		if err != nil {
+			return err
 		}
+		modelDir, err := os.MkdirTemp("", "strata-simulator-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(modelDir)
+		prof = engine.Simulator(exe, port, modelDir)
+	default:
+		var err error
+		if prof, err = engine.Load(o.profile, env.Dir); err != nil {
+			return err
+		}
+		if errs := prof.Check(); len(errs) > 0 {
+			return fmt.Errorf("profile %s (%s) is not usable:\n  %s", prof.Name, prof.Path, joinErrs(errs))
+		}
+	}
+	id, err := identity(cmd, o, prof)
+	if err != nil {
+		return err
 	}
 	// The fixtures are checked before anything is sent.
 	bundle, err := prompts.Bundle()
 	if err != nil {
 		return fmt.Errorf("refusing to run: %w", err)
 	}
-	stderr := cmd.ErrOrStderr()
 	base := o.url
-	if o.simulate {
-		cfg := simengine.DefaultConfig()
-		cfg.Bundle = bundle
-		sim := simengine.New(cfg)
-		u, err := sim.Start("127.0.0.1:0")
-		if err != nil {
-			return err
+	keyEnv := o.apiKeyEnv
+	if prof != nil {
+		base = prof.URL
+		if keyEnv == "" {
+			keyEnv = prof.APIKeyEnv
 		}
-		defer sim.Close()
-		base = u
-		fmt.Fprintf(stderr, "simulated engine on %s (results are synthetic)\n", base)
-		if err := waitHealthy(ctx, client.New(client.Options{BaseURL: base}), 30*time.Second); err != nil {
-			return err
+	}
+	apiKey := ""
+	if keyEnv != "" {
+		if apiKey = env.Getenv(keyEnv); apiKey == "" {
+			return usagef("api key variable %s is empty or unset", keyEnv)
 		}
 	}
 	c := client.New(client.Options{BaseURL: base, APIKey: apiKey})
-	if _, _, err := c.Get(ctx, "/health", 10*time.Second); err != nil {
-		return fmt.Errorf("the server at %s does not answer: %w", base, err)
+
+	// An engine already serving is used and left running; otherwise the
+	// profile's engine is started (unless --no-start), and stopped after.
+	served, proc, err := engineUp(ctx, c, prof, o.noStart, env, stderr)
+	if err != nil {
+		return err
 	}
+	stopped := false
+	stop := func() {
+		if proc != nil && !stopped {
+			stopped = true
+			if err := proc.Stop(10 * time.Second); err != nil {
+				fmt.Fprintf(stderr, "warning: %v\n", err)
+			}
+		}
+	}
+	defer stop()
+
+	// Provenance first: probing the machine and hashing the model files
+	// come before the warm-up and outside required_duration_s.
+	facts := gatherFacts(ctx, c, prof, proc != nil, o.rehash, env, exe, stderr)
+
 	progress := newProgress(stderr)
 	rec := runner.Run(ctx, runner.Config{Client: c, Bundle: bundle, Optional: o.optional, Progress: progress})
 	progress.finish()
+	stop()
 
-	id := result.Identity{
-		Track: o.track, TrackNotes: optional(o.trackNotes), ModelRevision: optional(o.modelRev),
-		SourceRevision: optional(o.sourceRev), TokenizerRevision: optional(o.tokRev), Quantization: optional(o.quant),
-		CustomPack: optional(o.customPack), Background: o.background, BuildOptions: splitOptions(o.buildOptions),
-		Command: commandLine(cmd),
+	engineInfo := map[string]any{"url": "loopback", "started_by_runner": proc != nil}
+	if prof != nil {
+		engineInfo["profile"] = prof.Name
+		facts.EngineConfig = map[string]any{"profile": prof.Sanitized()}
+		if proc != nil {
+			facts.EngineConfig["started_command"] = prof.Command
+			facts.EngineLog = proc.Log()
+		}
 	}
-	exe, _ := os.Executable()
-	facts := installFacts(version.Detect(env.Dir, exe))
+	if served != nil {
+		engineInfo["served_before_run"] = served
+	}
+	facts.Extensions["engine"] = engineInfo
+	id.Command = commandLine(cmd)
 	maxShared := map[string]int{}
 	for rid, f := range bundle.Fixtures {
 		maxShared[rid] = f.MaxSharedPrefixTokens
@@ -185,6 +262,169 @@ func runBench(ctx context.Context, cmd *cobra.Command, env Env, o runOptions) er
 		return errors.New("the run was interrupted; the partial result above was written")
 	}
 	return nil
+}
+
+func joinErrs(errs []error) string {
+	var s []string
+	for _, e := range errs {
+		s = append(s, e.Error())
+	}
+	return strings.Join(s, "\n  ")
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free loopback port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// engineUp makes sure an engine serves at the client's URL.
+func engineUp(ctx context.Context, c *client.Client, prof *engine.Profile, noStart bool, env Env, stderr io.Writer) (*engine.ServedBefore, *engine.Process, error) {
+	health := func(ctx context.Context) (int, error) {
+		s, _, err := c.Get(ctx, "/health", 2*time.Second)
+		return s, err
+	}
+	status, err := health(ctx)
+	if err == nil {
+		if status != 200 && status != 503 {
+			return nil, nil, fmt.Errorf("something that is not an inference engine answers at %s (/health: HTTP %d): the port is taken", c.BaseURL(), status)
+		}
+		if status == 503 {
+			fmt.Fprintf(stderr, "the engine at %s is loading; waiting\n", c.BaseURL())
+			if err := waitHealthy(ctx, c, loadTimeout(prof)); err != nil {
+				return nil, nil, err
+			}
+		}
+		_, metrics, merr := c.Get(ctx, "/metrics", 5*time.Second)
+		_, slots, _ := c.Get(ctx, "/slots", 5*time.Second)
+		sb := engine.CountServed(metrics, merr, slots)
+		fmt.Fprintf(stderr, "using the engine already serving at %s (left running; not freshly loaded)\n", c.BaseURL())
+		return &sb, nil, nil
+	}
+	if prof == nil {
+		return nil, nil, fmt.Errorf("the server at %s does not answer: %w", c.BaseURL(), err)
+	}
+	if noStart {
+		return nil, nil, fmt.Errorf("nothing serves at %s, and --no-start forbids starting profile %s's engine", c.BaseURL(), prof.Name)
+	}
+	if len(prof.Command) == 0 {
+		return nil, nil, fmt.Errorf("nothing serves at %s, and profile %s has no command to start one", c.BaseURL(), prof.Name)
+	}
+	fmt.Fprintf(stderr, "starting the %s engine: %s\n", prof.Name, strings.Join(prof.Command, " "))
+	proc, err := engine.Start(prof, env.environ())
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := proc.WaitReady(ctx, health, loadTimeout(prof), func(s string) { fmt.Fprintf(stderr, "  %s\n", s) }); err != nil {
+		proc.Stop(5 * time.Second)
+		return nil, nil, fmt.Errorf("profile %s: %w", prof.Name, err)
+	}
+	fmt.Fprintf(stderr, "the engine is ready\n")
+	return nil, proc, nil
+}
+
+func loadTimeout(p *engine.Profile) time.Duration {
+	if p == nil {
+		return engine.DefaultLoadTimeout
+	}
+	d, err := p.Timeout()
+	if err != nil {
+		return engine.DefaultLoadTimeout
+	}
+	return d
+}
+
+// identity merges the declared identity: flags win over the profile.
+func identity(cmd *cobra.Command, o runOptions, p *engine.Profile) (result.Identity, error) {
+	pick := func(flag, val string, prof *string) *string {
+		if cmd.Flags().Changed(flag) {
+			return optional(val)
+		}
+		return prof
+	}
+	var pi engine.Identity
+	if p != nil {
+		pi = p.Identity
+	}
+	id := result.Identity{
+		Track: o.track, TrackNotes: pick("track-notes", o.trackNotes, pi.TrackNotes),
+		ModelRevision: pick("model-revision", o.modelRev, pi.ModelRevision), SourceRevision: pick("source-revision", o.sourceRev, pi.SourceRevision),
+		TokenizerRevision: pick("tokenizer-revision", o.tokRev, pi.TokenizerRevision), Quantization: pick("quantization", o.quant, pi.Quantization),
+		CustomPack: pick("custom-pack", o.customPack, pi.CustomPack),
+		Background: o.background, BuildOptions: splitOptions(o.buildOptions),
+	}
+	if !cmd.Flags().Changed("track") && pi.Track != nil {
+		id.Track = *pi.Track
+	}
+	if id.Track != "default" && id.Track != "custom" {
+		return id, usagef(`--track must be "default" or "custom", got %q`, id.Track)
+	}
+	if !cmd.Flags().Changed("background") && pi.Background != nil {
+		id.Background = pi.Background
+	}
+	if !cmd.Flags().Changed("build-options") && pi.BuildOptions != nil {
+		id.BuildOptions = pi.BuildOptions
+	}
+	return id, nil
+}
+
+// gatherFacts probes the machine and hashes the model files, with progress.
+func gatherFacts(ctx context.Context, c *client.Client, prof *engine.Profile, started, rehash bool, env Env, exe string, stderr io.Writer) result.Facts {
+	in := provenance.Inputs{Workdir: env.Dir, Executable: exe, Runner: probe.Exec{Timeout: 5 * time.Second},
+		Root: os.DirFS("/"), GOOS: runtime.GOOS, ModelDir: env.Dir, Rehash: rehash}
+	if _, body, err := c.Get(ctx, "/props", 10*time.Second); err == nil {
+		var p struct {
+			ModelPath string `json:"model_path"`
+		}
+		if json.Unmarshal(body, &p) == nil {
+			in.ModelPath = p.ModelPath
+		}
+	}
+	if prof != nil {
+		in.ModelGlobs = prof.ModelFiles
+		if len(prof.Command) > 0 {
+			in.EngineArgs = prof.Command[1:]
+		}
+		if prof.Path != "built-in" {
+			in.ModelDir = filepath.Dir(prof.Path)
+		}
+	}
+	cachePath, err := modelfiles.DefaultCachePath()
+	if err == nil {
+		if in.Cache, err = modelfiles.OpenCache(cachePath); err != nil {
+			fmt.Fprintf(stderr, "warning: %v (hashing without a cache)\n", err)
+		}
+	}
+	start := time.Now()
+	tty := isTerminal(stderr)
+	in.Progress = func(done, total int64) {
+		el := time.Since(start).Seconds()
+		rate := float64(done) / max(el, 1e-9)
+		eta := 0.0
+		if rate > 0 {
+			eta = float64(total-done) / rate
+		}
+		line := fmt.Sprintf("hashing model files: %.2f of %.2f GB, %.2f GB/s, ETA %.0f s", float64(done)/1e9, float64(total)/1e9, rate/1e9, eta)
+		switch {
+		case tty:
+			fmt.Fprint(stderr, "\r\033[K"+line)
+			if done == total {
+				fmt.Fprintln(stderr)
+			}
+		case done == total:
+			fmt.Fprintf(stderr, "hashed %.2f GB of model files in %.1f s (%.2f GB/s)\n", float64(total)/1e9, el, rate/1e9)
+		}
+	}
+	f := provenance.Gather(ctx, in)
+	if in.Cache != nil {
+		if err := in.Cache.Save(); err != nil {
+			fmt.Fprintf(stderr, "warning: the hash cache was not saved: %v\n", err)
+		}
+	}
+	return f
 }
 
 func splitOptions(vals []string) []string {
@@ -227,28 +467,6 @@ func quoteArg(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// installFacts fills the install fields; machine facts are not probed by
-// this version, so they are null with that reason.
-func installFacts(inst version.Install) result.Facts {
-	const notProbed = "not probed: this version of strata does not read machine facts yet"
-	f := result.Facts{Missing: map[string]string{}}
-	f.BuildKind = &inst.Kind
-	if inst.Commit != "" {
-		c := inst.Commit
-		f.StrataCommit, f.RunnerCommit = &c, &c
-	} else {
-		f.Missing["/software/strata_commit"] = inst.Reason
-		f.Missing["/software/runner_commit"] = inst.Reason
-		f.Missing["/protocol/git_commit"] = inst.Reason
-	}
-	for _, p := range []string{"/hardware/gpus", "/hardware/cpu", "/hardware/ram_bytes", "/hardware/storage", "/software/os", "/software/drivers", "/software/runtime"} {
-		f.Missing[p] = notProbed
-	}
-	f.Missing["/model/files"] = "not hashed: this version of strata does not locate and hash model files yet"
-	f.Extensions = map[string]any{"install": map[string]string{"commit_source": inst.Source, "build_kind": inst.Kind}}
-	return f
 }
 
 // waitHealthy polls /health until it answers 200.

@@ -114,7 +114,8 @@ func TestRunInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(2*time.Second, cancel)
 	var out, errb bytes.Buffer
-	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Dir: work, Getenv: func(string) string { return "" }}
+	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Dir: work, Getenv: func(string) string { return "" },
+		Environ: func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") }}
 	code := Run(ctx, []string{"bench", "run", "--simulate"}, env)
 	if code != ExitFailed || !strings.Contains(errb.String(), "interrupted") {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())

@@ -12,7 +12,7 @@ import (
 
 func newSimulate(env Env) *cobra.Command {
 	cfg := simengine.DefaultConfig()
-	var host, scenario string
+	var host, scenario, modelDir string
 	var port int
 	cmd := &cobra.Command{
 		Use:   "simulate [--port N] [--scenario FILE] [flags]",
@@ -46,6 +46,13 @@ run against it is always nonconforming. Stop it with Ctrl-C.`,
 				}
 				cfg.Scenario = s
 			}
+			if modelDir != "" {
+				path, err := simengine.WriteModel(env.Path(modelDir))
+				if err != nil {
+					return fmt.Errorf("--model-dir: %w", err)
+				}
+				cfg.ModelPath = path
+			}
 			b, err := prompts.Bundle()
 			if err != nil {
 				return err
@@ -69,5 +76,6 @@ run against it is always nonconforming. Stop it with Ctrl-C.`,
 	f.IntVar(&cfg.ContextTokens, "context", cfg.ContextTokens, "per-slot context size reported in /props")
 	f.DurationVar(&cfg.LoadTime, "load-time", cfg.LoadTime, "how long /health answers 503 (loading)")
 	f.StringVar(&cfg.ModelPath, "model-path", cfg.ModelPath, "model path reported by /props")
+	f.StringVar(&modelDir, "model-dir", "", "write a small stand-in GGUF here and report it as the model")
 	return cmd
 }

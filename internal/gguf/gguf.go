@@ -5,7 +5,9 @@ package gguf
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -223,4 +225,59 @@ func encode(w io.Writer, kvs []KV) error {
 		}
 	}
 	return nil
+}
+
+// Summary returns what the metadata says about the model, each value with
+// its source key, for a result's extensions. It never feeds an
+// operator-declared field.
+func (f *File) Summary() (out map[string]any) {
+	out = map[string]any{}
+	defer func() {
+		if r := recover(); r != nil {
+			out["error"] = fmt.Sprintf("the GGUF parser failed on this metadata: %v", r)
+		}
+	}()
+	arch := f.Architecture()
+	put := func(name, key string) {
+		kv, ok := f.f.Header.MetadataKV.Get(key)
+		if !ok {
+			return
+		}
+		var v any
+		switch kv.ValueType {
+		case parser.GGUFMetadataValueTypeString:
+			v = kv.ValueString()
+		case parser.GGUFMetadataValueTypeUint32:
+			v = kv.ValueUint32()
+		case parser.GGUFMetadataValueTypeInt32:
+			v = kv.ValueInt32()
+		case parser.GGUFMetadataValueTypeUint64:
+			v = kv.ValueUint64()
+		default:
+			return
+		}
+		out[name] = map[string]any{"value": v, "source": "GGUF " + key}
+	}
+	put("architecture", "general.architecture")
+	put("name", "general.name")
+	put("file_type", "general.file_type")
+	put("parameter_count", "general.parameter_count")
+	put("quantization_version", "general.quantization_version")
+	put("tokenizer_model", "tokenizer.ggml.model")
+	put("tokenizer_pre", "tokenizer.ggml.pre")
+	if arch != "" {
+		put("context_length", arch+".context_length")
+	}
+	if tmpl, ok := f.String("tokenizer.chat_template"); ok {
+		sum := sha256.Sum256([]byte(tmpl))
+		out["chat_template_sha256"] = map[string]any{"value": hex.EncodeToString(sum[:]), "source": "GGUF tokenizer.chat_template"}
+	}
+	m := f.f.Metadata()
+	if m.FileType.String() != "" {
+		out["tensor_types"] = map[string]any{"value": m.FileType.String(), "source": "gguf-parser-go's reading of the tensor types (a hint, never the declared quantization)"}
+	}
+	if m.Parameters > 0 {
+		out["parameters"] = map[string]any{"value": uint64(m.Parameters), "source": "gguf-parser-go's count of the tensors"}
+	}
+	return out
 }

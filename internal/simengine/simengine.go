@@ -23,12 +23,14 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/version"
 )
 
@@ -54,6 +56,24 @@ type Config struct {
 	// Bundle supplies exact prompt token counts and expected answers.
 	Bundle   *fixtures.Bundle
 	Scenario *Scenario
+}
+
+// WriteModel writes the simulator's stand-in model into dir: a small,
+// metadata-only GGUF, so a run against the simulator exercises model-file
+// discovery, hashing and GGUF reading like a real one. It returns the path.
+func WriteModel(dir string) (string, error) {
+	path := filepath.Join(dir, "simulated-qwen3.gguf")
+	err := gguf.Write(path, []gguf.KV{
+		{Key: "general.architecture", Value: "qwen3"},
+		{Key: "general.name", Value: "strata simulated Qwen3 (no weights)"},
+		{Key: "general.file_type", Value: uint32(0)},
+		{Key: "general.parameter_count", Value: uint64(0)},
+		{Key: "qwen3.context_length", Value: uint32(32768)},
+		{Key: "tokenizer.ggml.model", Value: "gpt2"},
+		{Key: "tokenizer.ggml.pre", Value: "qwen2"},
+		{Key: "tokenizer.chat_template", Value: simTemplate},
+	})
+	return path, err
 }
 
 // DefaultConfig is the demo engine: fast enough for a full run in well
@@ -256,7 +276,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	n := s.served
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	fmt.Fprintf(w, "# HELP llamacpp:requests_processed_total Requests answered.\nllamacpp:requests_processed_total %d\n", n)
+	fmt.Fprintf(w, "# HELP strata_simulator:requests_total Chat requests answered.\n# TYPE strata_simulator:requests_total counter\nstrata_simulator:requests_total %d\n", n)
 }
 
 // chatRequest is the part of a chat body the simulator reads.

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/strata-bench/strata/internal/engine"
+)
+
+func newProfiles(env Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "profiles",
+		Short: "List the engine profiles found (./profiles, then the user config folder)",
+		Long: `List the engine profiles strata can find: ./profiles/NAME.toml, then
+strata/profiles/NAME.toml in the user config folder (the first of a name wins),
+and the built-in "simulator". A profile that does not parse is listed with its
+error.
+
+A profile is a small TOML file:
+
+  url          = "http://127.0.0.1:8080"      # what the engine serves
+  command      = ["llama-server", "-m", "/models/q-00001-of-00002.gguf", "--port", "8080"]
+  workdir      = "/opt/llama"                 # optional
+  load_timeout = "10m"                        # optional
+  api_key_env  = "LLAMA_API_KEY"              # the variable's name, never the key
+  model_files  = ["/models/q-*.gguf"]         # optional, paths or globs
+  [env]
+  CUDA_VISIBLE_DEVICES = "0"
+  [identity]                                  # operator-declared; flags win
+  track = "default"
+  track_notes = "0.2.1 release, setup defaults"
+  quantization = "IQ3_XXS"
+
+Unknown keys are an error.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := cmd.OutOrStdout()
+			bad := 0
+			for _, p := range engine.List(env.Dir) {
+				if p.Err != nil {
+					bad++
+					fmt.Fprintf(w, "%-20s %s\n  error: %v\n", p.Name, p.Path, p.Err)
+					continue
+				}
+				fmt.Fprintf(w, "%-20s %s\n", p.Name, p.Path)
+			}
+			fmt.Fprintf(w, "(looked in %v)\n", engine.Dirs(env.Dir))
+			if bad > 0 {
+				return checkFailed{fmt.Sprintf("%d profile(s) do not parse", bad)}
+			}
+			return nil
+		},
+	}
+}
+
+func newProfileCheck(env Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check NAME",
+		Short: "Validate an engine profile",
+		Long: `Read and validate a profile: TOML syntax, no unknown keys, a loopback url, a
+command that exists, a valid load_timeout, an existing workdir, api_key_env
+naming a variable, and the identity track. Every problem is listed; exit 1 if any.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("profile check takes one profile name")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] == engine.SimulatorName {
+				fmt.Fprintln(cmd.OutOrStdout(), "simulator: built-in profile (strata engine simulate on a free loopback port); ok")
+				return nil
+			}
+			p, err := engine.Load(args[0], env.Dir)
+			if err != nil {
+				return err
+			}
+			errs := p.Check()
+			w := cmd.OutOrStdout()
+			if len(errs) == 0 {
+				fmt.Fprintf(w, "%s (%s): ok\n  url %s\n  command %v\n", p.Name, p.Path, p.URL, p.Command)
+				return nil
+			}
+			fmt.Fprintf(w, "%s (%s): %d problem(s)\n", p.Name, p.Path, len(errs))
+			for _, e := range errs {
+				fmt.Fprintf(w, "  %v\n", e)
+			}
+			return checkFailed{fmt.Sprintf("profile %s is not usable", p.Name)}
+		},
+	}
+}

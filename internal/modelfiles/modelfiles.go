@@ -1,0 +1,344 @@
+// Package modelfiles finds the model files a run used (the server's
+// model_path, every shard of a split GGUF, files named in the engine's
+// arguments or the profile's model_files) and hashes them: SHA-256 of each,
+// shards in parallel with large buffers, progress with rate and ETA, and a
+// cache keyed on (path, size, mtime, device, inode) so an unchanged 70 GB
+// pack is not read again.
+package modelfiles
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Candidate is a file to hash and where its name came from.
+type Candidate struct {
+	Path string // absolute, local only: never written to a result
+	From string
+}
+
+var shardRE = regexp.MustCompile(`^(.*)-(\d{5})-of-(\d{5})\.gguf$`)
+
+// Shards expands a split GGUF name (x-00001-of-00004.gguf) into every shard
+// of the set; any other path is returned alone.
+func Shards(path string) []string {
+	m := shardRE.FindStringSubmatch(path)
+	if m == nil {
+		return []string{path}
+	}
+	var n int
+	fmt.Sscanf(m[3], "%d", &n)
+	out := make([]string, 0, n)
+	for i := 1; i <= n; i++ {
+		out = append(out, fmt.Sprintf("%s-%05d-of-%s.gguf", m[1], i, m[3]))
+	}
+	return out
+}
+
+// modelFlags are llama-server arguments that name model files.
+var modelFlags = map[string]bool{"-m": true, "--model": true, "-md": true, "--model-draft": true, "--mmproj": true}
+
+// FromArgs returns the model files named in an engine command line.
+func FromArgs(args []string) []string {
+	var out []string
+	for i, a := range args {
+		if k, v, ok := strings.Cut(a, "="); ok && modelFlags[k] {
+			out = append(out, v)
+			continue
+		}
+		if modelFlags[a] && i+1 < len(args) {
+			out = append(out, args[i+1])
+		}
+	}
+	return out
+}
+
+// Find collects the candidates: the server's model_path, the engine's
+// arguments and the profile's globs, each expanded to all shards, resolved
+// against dir, without duplicates.
+func Find(modelPath string, engineArgs, globs []string, dir string) ([]Candidate, []string) {
+	seen := map[string]bool{}
+	var out []Candidate
+	problems := []string{}
+	add := func(p, from string) {
+		if p == "" {
+			return
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		for _, s := range Shards(filepath.Clean(p)) {
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, Candidate{Path: s, From: from})
+			}
+		}
+	}
+	add(modelPath, "the server's model_path (/props)")
+	for _, a := range FromArgs(engineArgs) {
+		add(a, "the engine's arguments")
+	}
+	for _, g := range globs {
+		pattern := g
+		if !filepath.IsAbs(pattern) {
+			pattern = filepath.Join(dir, pattern)
+		}
+		matches, err := filepath.Glob(pattern)
+		if err != nil || len(matches) == 0 {
+			problems = append(problems, fmt.Sprintf("the profile's model_files entry %q matches no file", filepath.Base(g)))
+			continue
+		}
+		sort.Strings(matches)
+		for _, m := range matches {
+			add(m, "the profile's model_files")
+		}
+	}
+	return out, problems
+}
+
+// Hashed is one file's outcome.
+type Hashed struct {
+	Path       string // local path (never written to a result)
+	Name       string // the pack-relative file name recorded in the result
+	From       string
+	Size       int64
+	SHA256     string
+	FromCache  bool
+	ComputedAt time.Time
+	Err        error
+}
+
+// Options control Hash.
+type Options struct {
+	Cache   *Cache
+	Rehash  bool
+	Workers int
+	// Progress, when set, is called with bytes done and total, at most a
+	// few times a second.
+	Progress func(done, total int64)
+}
+
+// bufSize is the read size: large reads keep the hash, not the syscalls,
+// the limit.
+const bufSize = 4 << 20
+
+// Hash hashes the candidates, in parallel up to Workers (default: the
+// number of cores, at most the number of files). It returns the outcomes in
+// input order and the wall time spent.
+func Hash(ctx context.Context, cands []Candidate, o Options) ([]Hashed, time.Duration) {
+	start := time.Now()
+	out := make([]Hashed, len(cands))
+	var total int64
+	var todo []int
+	for i, c := range cands {
+		out[i] = Hashed{Path: c.Path, Name: filepath.Base(c.Path), From: c.From}
+		st, err := os.Stat(c.Path)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		if !st.Mode().IsRegular() {
+			out[i].Err = fmt.Errorf("%s is not a regular file", out[i].Name)
+			continue
+		}
+		out[i].Size = st.Size()
+		if !o.Rehash && o.Cache != nil {
+			if sum, at, ok := o.Cache.Lookup(c.Path, st); ok {
+				out[i].SHA256, out[i].FromCache, out[i].ComputedAt = sum, true, at
+				continue
+			}
+		}
+		total += st.Size()
+		todo = append(todo, i)
+	}
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	workers = max(1, min(workers, len(todo)))
+	var done atomic.Int64
+	stop := make(chan struct{})
+	var pwg sync.WaitGroup
+	if o.Progress != nil && total > 0 {
+		pwg.Add(1)
+		go func() {
+			defer pwg.Done()
+			t := time.NewTicker(250 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					o.Progress(done.Load(), total)
+					return
+				case <-t.C:
+					o.Progress(done.Load(), total)
+				}
+			}
+		}()
+	}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, bufSize)
+			for i := range jobs {
+				sum, err := hashFile(ctx, out[i].Path, buf, &done)
+				if err != nil {
+					out[i].Err = err
+					continue
+				}
+				out[i].SHA256, out[i].ComputedAt = sum, time.Now().UTC()
+				if o.Cache != nil {
+					if st, err := os.Stat(out[i].Path); err == nil {
+						o.Cache.Store(out[i].Path, st, sum, out[i].ComputedAt)
+					}
+				}
+			}
+		}()
+	}
+	for _, i := range todo {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	close(stop)
+	pwg.Wait()
+	return out, time.Since(start)
+}
+
+func hashFile(ctx context.Context, path string, buf []byte, done *atomic.Int64) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	for {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		n, err := f.Read(buf)
+		if n > 0 {
+			h.Write(buf[:n])
+			done.Add(int64(n))
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", filepath.Base(path), err)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Cache remembers hashes of unchanged files. It is safe for concurrent use.
+type Cache struct {
+	path    string
+	mu      sync.Mutex
+	entries map[string]cacheEntry
+	dirty   bool
+}
+
+type cacheEntry struct {
+	SHA256     string    `json:"sha256"`
+	ComputedAt time.Time `json:"computed_at"`
+}
+
+// OpenCache reads the cache file at path (missing: empty).
+func OpenCache(path string) (*Cache, error) {
+	c := &Cache{path: path, entries: map[string]cacheEntry{}}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("hash cache %s: %w", path, err)
+	}
+	if err := json.Unmarshal(data, &c.entries); err != nil {
+		// A corrupt cache costs a rehash, never a wrong hash.
+		c.entries = map[string]cacheEntry{}
+	}
+	return c, nil
+}
+
+// DefaultCachePath is the cache file in the user cache folder.
+func DefaultCachePath() (string, error) {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "strata", "model-hashes.json"), nil
+}
+
+// Lookup returns a cached hash for an unchanged file.
+func (c *Cache) Lookup(path string, st os.FileInfo) (string, time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key(path, st)]
+	return e.SHA256, e.ComputedAt, ok
+}
+
+// Store remembers a hash.
+func (c *Cache) Store(path string, st os.FileInfo, sum string, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries[key(path, st)] = cacheEntry{SHA256: sum, ComputedAt: at}
+	c.dirty = true
+}
+
+// Save writes the cache atomically (temporary file and rename).
+func (c *Cache) Save() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.dirty {
+		return nil
+	}
+	data, err := json.MarshalIndent(c.entries, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(c.path), ".model-hashes-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), c.path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	c.dirty = false
+	return nil
+}
+
+func key(path string, st os.FileInfo) string {
+	dev, ino := fileID(st)
+	return fmt.Sprintf("%s|%d|%d|%d|%d", path, st.Size(), st.ModTime().UnixNano(), dev, ino)
+}

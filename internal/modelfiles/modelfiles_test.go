@@ -1,0 +1,92 @@
+package modelfiles
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestShards(t *testing.T) {
+	got := Shards("/m/Qwen3-IQ3_XXS-00002-of-00003.gguf")
+	want := []string{"/m/Qwen3-IQ3_XXS-00001-of-00003.gguf", "/m/Qwen3-IQ3_XXS-00002-of-00003.gguf", "/m/Qwen3-IQ3_XXS-00003-of-00003.gguf"}
+	if !slices.Equal(got, want) {
+		t.Errorf("%v", got)
+	}
+	if got := Shards("/m/single.gguf"); !slices.Equal(got, []string{"/m/single.gguf"}) {
+		t.Errorf("%v", got)
+	}
+}
+
+func TestFindAndHash(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"pack/q-00001-of-00002.gguf": "shard one", "pack/q-00002-of-00002.gguf": "shard two",
+		"draft.gguf": "draft", "extra.bin": "x",
+	}
+	for n, c := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, n)), 0o755)
+		os.WriteFile(filepath.Join(dir, n), []byte(c), 0o644)
+	}
+	cands, problems := Find(filepath.Join(dir, "pack/q-00001-of-00002.gguf"),
+		[]string{"-m", "pack/q-00002-of-00002.gguf", "--model-draft=draft.gguf", "-c", "4096"},
+		[]string{"*.bin", "nothing-*.gguf"}, dir)
+	if len(cands) != 4 || len(problems) != 1 {
+		t.Fatalf("candidates %+v problems %v", cands, problems)
+	}
+	cachePath := filepath.Join(dir, "cache", "h.json")
+	cache, _ := OpenCache(cachePath)
+	res, _ := Hash(context.Background(), append(cands, Candidate{Path: filepath.Join(dir, "missing.gguf")}), Options{Cache: cache, Workers: 2})
+	for _, r := range res[:4] {
+		sum := sha256.Sum256([]byte(files[mustRel(t, dir, r.Path)]))
+		if r.Err != nil || r.SHA256 != hex.EncodeToString(sum[:]) || r.FromCache || r.Name != filepath.Base(r.Path) {
+			t.Errorf("%+v", r)
+		}
+	}
+	if res[4].Err == nil || res[4].SHA256 != "" {
+		t.Error("a missing file has no hash and an error")
+	}
+	if err := cache.Save(); err != nil {
+		t.Fatal(err)
+	}
+	// Unchanged: from the cache. Changed: hashed again. --rehash: all again.
+	cache2, _ := OpenCache(cachePath)
+	os.WriteFile(filepath.Join(dir, "draft.gguf"), []byte("draft v2"), 0o644)
+	future := time.Now().Add(time.Hour)
+	os.Chtimes(filepath.Join(dir, "draft.gguf"), future, future)
+	res, _ = Hash(context.Background(), cands, Options{Cache: cache2})
+	for _, r := range res {
+		if wantCached := filepath.Base(r.Path) != "draft.gguf"; r.FromCache != wantCached || r.ComputedAt.IsZero() {
+			t.Errorf("%s: from cache %v", r.Name, r.FromCache)
+		}
+	}
+	res, _ = Hash(context.Background(), cands, Options{Cache: cache2, Rehash: true})
+	for _, r := range res {
+		if r.FromCache {
+			t.Errorf("--rehash: %s came from the cache", r.Name)
+		}
+	}
+}
+
+func mustRel(t *testing.T, dir, p string) string {
+	r, err := filepath.Rel(dir, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestProgress(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "big.gguf")
+	os.WriteFile(p, make([]byte, 9<<20), 0o644)
+	var last [2]int64
+	Hash(context.Background(), []Candidate{{Path: p}}, Options{Progress: func(d, tot int64) { last = [2]int64{d, tot} }})
+	if last[0] != 9<<20 || last[1] != 9<<20 {
+		t.Errorf("final progress %v", last)
+	}
+}

@@ -1,0 +1,480 @@
+// Package probe gathers the inference machine's hardware and software facts
+// (GPUs, drivers and runtimes, CPU, RAM, storage, OS), each from a named
+// source or null with the reason. Every tool runs through a Runner and every
+// file is read through an fs.FS, so the tests feed recorded outputs of
+// nvidia-smi, rocm-smi and amd-smi, and a hanging tool is cut off.
+package probe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/strata-bench/strata/internal/contract"
+)
+
+// Runner runs a tool and returns its standard output.
+type Runner interface {
+	Run(ctx context.Context, name string, args ...string) ([]byte, error)
+}
+
+// ErrNotFound is returned by a Runner for a tool that is not installed.
+var ErrNotFound = errors.New("not installed")
+
+// Exec runs real tools, each bounded by Timeout.
+type Exec struct{ Timeout time.Duration }
+
+// Run implements Runner.
+func (e Exec) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	if _, err := exec.LookPath(name); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, ErrNotFound)
+	}
+	t := e.Timeout
+	if t <= 0 {
+		t = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, t)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.WaitDelay = time.Second // a child that keeps the pipe open cannot hold us
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ctx.Err() == context.DeadlineExceeded {
+		return nil, fmt.Errorf("%s did not answer within %s", name, t)
+	}
+	if err != nil {
+		return out.Bytes(), fmt.Errorf("%s: %w: %s", name, err, strings.TrimSpace(errb.String()))
+	}
+	return out.Bytes(), nil
+}
+
+// Facts are the probed machine facts. Missing uses absolute pointers.
+type Facts struct {
+	Hardware contract.Hardware
+	OS       *contract.NameVersion
+	Drivers  []contract.NameVersion
+	Runtime  []contract.NameVersion
+	Missing  map[string]string
+	// Sources says where each fact came from (for extensions).
+	Sources map[string]string
+}
+
+// Probe gathers the facts for goos ("linux", "darwin", "windows").
+func Probe(ctx context.Context, r Runner, root fs.FS, goos string) Facts {
+	f := Facts{Missing: map[string]string{}, Sources: map[string]string{}}
+	var gpuReasons []string
+	gpus := func() bool {
+		switch goos {
+		case "darwin":
+			return f.apple(ctx, r)
+		case "windows":
+			ok := f.nvidia(ctx, r, &gpuReasons)
+			if !ok {
+				ok = f.windows(ctx, r, &gpuReasons)
+			}
+			return ok
+		}
+		return f.nvidia(ctx, r, &gpuReasons) || f.amdsmi(ctx, r, root, &gpuReasons) || f.rocmsmi(ctx, r, &gpuReasons)
+	}()
+	if !gpus {
+		reason := "no GPU tool answered"
+		if len(gpuReasons) > 0 {
+			reason += ": " + strings.Join(gpuReasons, "; ")
+		}
+		f.Missing["/hardware/gpus"] = reason
+		if f.Drivers == nil {
+			f.Missing["/software/drivers"] = reason
+		}
+		if f.Runtime == nil {
+			f.Missing["/software/runtime"] = reason
+		}
+	}
+	if goos == "linux" {
+		f.linuxHost(ctx, r, root)
+	} else if goos != "darwin" {
+		for _, p := range []string{"/hardware/cpu", "/hardware/ram_bytes", "/hardware/storage", "/software/os"} {
+			if _, ok := f.Missing[p]; !ok {
+				f.Missing[p] = "not probed on " + goos
+			}
+		}
+	}
+	return f
+}
+
+func str(s string) *string { return &s }
+
+// --- NVIDIA ---------------------------------------------------------------
+
+var cudaVersion = regexp.MustCompile(`CUDA Version:\s*([0-9.]+)`)
+
+func (f *Facts) nvidia(ctx context.Context, r Runner, reasons *[]string) bool {
+	out, err := r.Run(ctx, "nvidia-smi", "--query-gpu=index,name,memory.total,power.limit,driver_version", "--format=csv,noheader,nounits")
+	if err != nil {
+		*reasons = append(*reasons, "nvidia-smi: "+err.Error())
+		return false
+	}
+	driver := ""
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		cols := strings.Split(line, ",")
+		if len(cols) < 5 {
+			continue
+		}
+		for i := range cols {
+			cols[i] = strings.TrimSpace(cols[i])
+		}
+		idx, err := strconv.Atoi(cols[0])
+		if err != nil {
+			continue
+		}
+		g := contract.GPU{DeviceIndex: idx, Name: cols[1], MemoryKind: str("dedicated")}
+		gi := len(f.Hardware.GPUs)
+		if mib, err := strconv.ParseFloat(cols[2], 64); err == nil {
+			b := int64(mib * 1024 * 1024)
+			g.MemoryBytes = &b
+		} else {
+			f.Missing[contract.Pointer("hardware", "gpus", gi, "memory_bytes")] = "nvidia-smi reported memory.total as " + cols[2]
+		}
+		if w, err := strconv.ParseFloat(cols[3], 64); err == nil {
+			g.PowerLimitW = &w
+		} else {
+			f.Missing[contract.Pointer("hardware", "gpus", gi, "power_limit_w")] = "nvidia-smi reported power.limit as " + cols[3]
+		}
+		if g.Name == "" {
+			g.Name = "NVIDIA GPU"
+		}
+		driver = cols[4]
+		f.Hardware.GPUs = append(f.Hardware.GPUs, g)
+	}
+	if len(f.Hardware.GPUs) == 0 {
+		*reasons = append(*reasons, "nvidia-smi listed no GPU")
+		return false
+	}
+	f.Sources["gpus"] = "nvidia-smi --query-gpu"
+	if driver != "" {
+		f.Drivers = append(f.Drivers, contract.NameVersion{Name: "nvidia", Version: str(driver)})
+	} else {
+		f.Missing["/software/drivers"] = "nvidia-smi reported no driver version"
+	}
+	if full, err := r.Run(ctx, "nvidia-smi"); err == nil {
+		if m := cudaVersion.FindSubmatch(full); m != nil {
+			f.Runtime = append(f.Runtime, contract.NameVersion{Name: "cuda", Version: str(string(m[1]))})
+		}
+	}
+	if f.Runtime == nil {
+		f.Missing["/software/runtime"] = "nvidia-smi did not report a CUDA version"
+	}
+	return true
+}
+
+// --- AMD, ROCm 7+ (amd-smi) -----------------------------------------------
+
+func (f *Facts) amdsmi(ctx context.Context, r Runner, root fs.FS, reasons *[]string) bool {
+	list, err := r.Run(ctx, "amd-smi", "list", "--json")
+	if err != nil {
+		*reasons = append(*reasons, "amd-smi: "+err.Error())
+		return false
+	}
+	var devices []struct {
+		GPU int    `json:"gpu"`
+		BDF string `json:"bdf"`
+	}
+	if err := json.Unmarshal(list, &devices); err != nil || len(devices) == 0 {
+		*reasons = append(*reasons, "amd-smi list gave no devices")
+		return false
+	}
+	names := map[int]string{}
+	if static, err := r.Run(ctx, "amd-smi", "static", "--asic", "--json"); err == nil {
+		var st []struct {
+			GPU  int `json:"gpu"`
+			ASIC struct {
+				MarketName string `json:"market_name"`
+			} `json:"asic"`
+		}
+		if json.Unmarshal(static, &st) == nil {
+			for _, s := range st {
+				names[s.GPU] = strings.TrimSpace(s.ASIC.MarketName)
+			}
+		}
+	}
+	for _, d := range devices {
+		g := contract.GPU{DeviceIndex: d.GPU, Name: names[d.GPU], MemoryKind: str("dedicated")}
+		gi := len(f.Hardware.GPUs)
+		if g.Name == "" || g.Name == "N/A" {
+			g.Name = "AMD GPU"
+		}
+		path := "sys/bus/pci/devices/" + d.BDF + "/mem_info_vram_total"
+		if data, err := fs.ReadFile(root, path); err == nil {
+			if b, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil {
+				g.MemoryBytes = &b
+			}
+		}
+		if g.MemoryBytes == nil {
+			f.Missing[contract.Pointer("hardware", "gpus", gi, "memory_bytes")] = "/" + path + " cannot be read"
+		}
+		f.Missing[contract.Pointer("hardware", "gpus", gi, "power_limit_w")] = "amd-smi static does not report a power limit"
+		f.Hardware.GPUs = append(f.Hardware.GPUs, g)
+	}
+	f.Sources["gpus"] = "amd-smi list / static --asic, memory from the amdgpu sysfs file"
+	if v, err := fs.ReadFile(root, "opt/rocm/.info/version"); err == nil {
+		f.Runtime = append(f.Runtime, contract.NameVersion{Name: "rocm", Version: str(strings.TrimSpace(string(v)))})
+	} else {
+		f.Missing["/software/runtime"] = "/opt/rocm/.info/version cannot be read"
+	}
+	if v, err := fs.ReadFile(root, "sys/module/amdgpu/version"); err == nil {
+		f.Drivers = append(f.Drivers, contract.NameVersion{Name: "amdgpu", Version: str(strings.TrimSpace(string(v)))})
+	} else {
+		f.Missing["/software/drivers"] = "the kernel builds amdgpu in: there is no driver version to read (/sys/module/amdgpu/version is absent)"
+	}
+	return true
+}
+
+// --- AMD, older ROCm (rocm-smi) -------------------------------------------
+
+func (f *Facts) rocmsmi(ctx context.Context, r Runner, reasons *[]string) bool {
+	out, err := r.Run(ctx, "rocm-smi", "--showproductname", "--showmeminfo", "vram", "--showmaxpower", "--showdriverversion", "--json")
+	if err != nil {
+		*reasons = append(*reasons, "rocm-smi: "+err.Error())
+		return false
+	}
+	var doc map[string]map[string]string
+	if err := json.Unmarshal(out, &doc); err != nil {
+		*reasons = append(*reasons, "rocm-smi did not answer JSON")
+		return false
+	}
+	var cards []string
+	for k := range doc {
+		if strings.HasPrefix(k, "card") {
+			cards = append(cards, k)
+		}
+	}
+	sortCards(cards)
+	for _, card := range cards {
+		m := doc[card]
+		idx, _ := strconv.Atoi(strings.TrimPrefix(card, "card"))
+		name := strings.TrimSpace(m["Card Series"])
+		if name == "" {
+			name = strings.TrimSpace(m["Card series"])
+		}
+		if name == "" {
+			name = strings.TrimSpace(m["Card model"])
+		}
+		if name == "" || name == "N/A" {
+			name = "AMD GPU"
+		}
+		g := contract.GPU{DeviceIndex: idx, Name: name, MemoryKind: str("dedicated")}
+		gi := len(f.Hardware.GPUs)
+		if b, err := strconv.ParseInt(m["VRAM Total Memory (B)"], 10, 64); err == nil {
+			g.MemoryBytes = &b
+		} else {
+			f.Missing[contract.Pointer("hardware", "gpus", gi, "memory_bytes")] = "rocm-smi reported no VRAM total"
+		}
+		if w, err := strconv.ParseFloat(m["Max Graphics Package Power (W)"], 64); err == nil {
+			g.PowerLimitW = &w
+		} else {
+			f.Missing[contract.Pointer("hardware", "gpus", gi, "power_limit_w")] = "rocm-smi reported no max graphics package power"
+		}
+		f.Hardware.GPUs = append(f.Hardware.GPUs, g)
+	}
+	if len(cards) == 0 {
+		*reasons = append(*reasons, "rocm-smi listed no card")
+		return false
+	}
+	f.Sources["gpus"] = "rocm-smi --json"
+	if sys, ok := doc["system"]; ok && sys["Driver version"] != "" {
+		f.Drivers = append(f.Drivers, contract.NameVersion{Name: "amdgpu", Version: str(sys["Driver version"])})
+	} else {
+		f.Missing["/software/drivers"] = "rocm-smi reported no driver version"
+	}
+	f.Missing["/software/runtime"] = "rocm-smi does not report the ROCm version"
+	return true
+}
+
+func sortCards(c []string) {
+	for i := 1; i < len(c); i++ {
+		for j := i; j > 0; j-- {
+			a, _ := strconv.Atoi(strings.TrimPrefix(c[j-1], "card"))
+			b, _ := strconv.Atoi(strings.TrimPrefix(c[j], "card"))
+			if a <= b {
+				break
+			}
+			c[j-1], c[j] = c[j], c[j-1]
+		}
+	}
+}
+
+// --- Apple silicon --------------------------------------------------------
+
+func (f *Facts) apple(ctx context.Context, r Runner) bool {
+	chip, err1 := r.Run(ctx, "sysctl", "-n", "machdep.cpu.brand_string")
+	mem, err2 := r.Run(ctx, "sysctl", "-n", "hw.memsize")
+	ver, err3 := r.Run(ctx, "sw_vers", "-productVersion")
+	name := strings.TrimSpace(string(chip))
+	if err1 != nil || name == "" {
+		f.Missing["/hardware/cpu"] = "sysctl machdep.cpu.brand_string did not answer"
+		return false
+	}
+	f.Hardware.CPU = str(name)
+	g := contract.GPU{DeviceIndex: 0, Name: name, MemoryKind: str("shared")}
+	if b, err := strconv.ParseInt(strings.TrimSpace(string(mem)), 10, 64); err2 == nil && err == nil {
+		g.MemoryBytes = &b
+		f.Hardware.RAMBytes = &b
+	} else {
+		f.Missing["/hardware/gpus/0/memory_bytes"] = "sysctl hw.memsize did not answer"
+		f.Missing["/hardware/ram_bytes"] = "sysctl hw.memsize did not answer"
+	}
+	f.Missing["/hardware/gpus/0/power_limit_w"] = "Apple silicon reports no GPU power limit"
+	f.Hardware.GPUs = []contract.GPU{g}
+	f.Missing["/software/drivers"] = "Apple silicon has no separate GPU driver"
+	v := strings.TrimSpace(string(ver))
+	if err3 == nil && v != "" {
+		f.Runtime = []contract.NameVersion{{Name: "metal", Version: str(v)}}
+		f.OS = &contract.NameVersion{Name: "macOS", Version: str(v)}
+	} else {
+		f.Missing["/software/runtime"] = "sw_vers did not answer"
+		f.Missing["/software/os"] = "sw_vers did not answer"
+	}
+	f.Missing["/hardware/storage"] = "not probed on macOS"
+	f.Sources["gpus"] = "sysctl (Apple silicon: one shared-memory GPU named after the chip)"
+	return true
+}
+
+// --- Windows ---------------------------------------------------------------
+
+var regValue = regexp.MustCompile(`(?m)^\s*(DriverDesc|DriverVersion)\s+REG_SZ\s+(.+?)\s*$`)
+
+func (f *Facts) windows(ctx context.Context, r Runner, reasons *[]string) bool {
+	out, err := r.Run(ctx, "reg", "query", `HKLM\SYSTEM\CurrentControlSet\Control\Class\{4d36e968-e325-11ce-bfc1-08002be10318}\0000`)
+	if err != nil {
+		*reasons = append(*reasons, "the display driver key: "+err.Error())
+		return false
+	}
+	vals := map[string]string{}
+	for _, m := range regValue.FindAllStringSubmatch(string(out), -1) {
+		vals[m[1]] = m[2]
+	}
+	if vals["DriverDesc"] == "" {
+		*reasons = append(*reasons, "the display driver key has no DriverDesc")
+		return false
+	}
+	f.Hardware.GPUs = []contract.GPU{{DeviceIndex: 0, Name: vals["DriverDesc"], MemoryKind: str("dedicated")}}
+	f.Missing["/hardware/gpus/0/memory_bytes"] = "the display driver key does not state the memory"
+	f.Missing["/hardware/gpus/0/power_limit_w"] = "the display driver key does not state a power limit"
+	if v := vals["DriverVersion"]; v != "" {
+		f.Drivers = []contract.NameVersion{{Name: "display", Version: str(v)}}
+	}
+	f.Missing["/software/runtime"] = "the display driver key does not state a runtime"
+	f.Sources["gpus"] = "the Windows display driver key"
+	return true
+}
+
+// --- Linux host -------------------------------------------------------------
+
+func (f *Facts) linuxHost(ctx context.Context, r Runner, root fs.FS) {
+	if data, err := fs.ReadFile(root, "proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				f.Hardware.CPU = str(strings.TrimSpace(v))
+				break
+			}
+		}
+	}
+	if f.Hardware.CPU == nil {
+		f.Missing["/hardware/cpu"] = "/proc/cpuinfo has no model name"
+	}
+	if data, err := fs.ReadFile(root, "proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			fields := strings.Fields(line)
+			if len(fields) >= 2 && fields[0] == "MemTotal:" {
+				if kb, err := strconv.ParseInt(fields[1], 10, 64); err == nil {
+					b := kb * 1024
+					f.Hardware.RAMBytes = &b
+				}
+			}
+		}
+	}
+	if f.Hardware.RAMBytes == nil {
+		f.Missing["/hardware/ram_bytes"] = "/proc/meminfo has no MemTotal"
+	}
+	if data, err := fs.ReadFile(root, "etc/os-release"); err == nil {
+		vals := map[string]string{}
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, "="); ok {
+				vals[k] = strings.Trim(v, `"`)
+			}
+		}
+		if vals["NAME"] != "" {
+			os := &contract.NameVersion{Name: vals["NAME"]}
+			if v := vals["VERSION_ID"]; v != "" {
+				os.Version = str(v)
+			} else {
+				f.Missing["/software/os/version"] = "/etc/os-release has no VERSION_ID"
+			}
+			f.OS = os
+		}
+	}
+	if f.OS == nil {
+		f.Missing["/software/os"] = "/etc/os-release cannot be read"
+	}
+	f.storage(ctx, r)
+}
+
+func (f *Facts) storage(ctx context.Context, r Runner) {
+	out, err := r.Run(ctx, "lsblk", "-d", "-J", "-o", "NAME,ROTA,MODEL,TRAN,TYPE")
+	if err != nil {
+		f.Missing["/hardware/storage"] = "lsblk: " + err.Error()
+		return
+	}
+	var doc struct {
+		Devices []struct {
+			Name  string `json:"name"`
+			Rota  any    `json:"rota"`
+			Model string `json:"model"`
+			Tran  string `json:"tran"`
+			Type  string `json:"type"`
+		} `json:"blockdevices"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		f.Missing["/hardware/storage"] = "lsblk did not answer JSON"
+		return
+	}
+	f.Hardware.Storage = []contract.Storage{}
+	for _, d := range doc.Devices {
+		if d.Type != "disk" {
+			continue
+		}
+		si := len(f.Hardware.Storage)
+		s := contract.Storage{}
+		rot := fmt.Sprint(d.Rota)
+		switch {
+		case strings.HasPrefix(d.Name, "nvme"):
+			s.Kind = str("nvme")
+		case rot == "true" || rot == "1":
+			s.Kind = str("hdd")
+		case rot == "false" || rot == "0":
+			s.Kind = str("ssd")
+		default:
+			f.Missing[contract.Pointer("hardware", "storage", si, "kind")] = "lsblk did not say whether the disk rotates"
+		}
+		if m := strings.TrimSpace(d.Model); m != "" {
+			s.Model = str(m)
+		} else {
+			f.Missing[contract.Pointer("hardware", "storage", si, "model")] = "lsblk reported no model"
+		}
+		if d.Tran != "" {
+			s.Bus = str(d.Tran)
+		} else {
+			f.Missing[contract.Pointer("hardware", "storage", si, "bus")] = "lsblk reported no transport"
+		}
+		f.Hardware.Storage = append(f.Hardware.Storage, s)
+	}
+	f.Sources["storage"] = "lsblk -d"
+}

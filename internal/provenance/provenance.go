@@ -1,0 +1,116 @@
+// Package provenance gathers every identity fact of a result before the run
+// starts: the install's commit and build kind, the machine (through
+// internal/probe), and the model files with their SHA-256 (through
+// internal/modelfiles) and GGUF metadata. Each fact has a source or is null
+// with a reason; hashing time is reported on its own, outside the run's
+// duration.
+package provenance
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/gguf"
+	"github.com/strata-bench/strata/internal/modelfiles"
+	"github.com/strata-bench/strata/internal/probe"
+	"github.com/strata-bench/strata/internal/result"
+	"github.com/strata-bench/strata/internal/version"
+)
+
+// Inputs say where to look.
+type Inputs struct {
+	Workdir, Executable string
+	Runner              probe.Runner
+	Root                fs.FS
+	GOOS                string
+	// ModelPath is the server's /props model_path; EngineArgs the command
+	// the runner started (nil otherwise); ModelGlobs the profile's
+	// model_files, relative to ModelDir.
+	ModelPath  string
+	EngineArgs []string
+	ModelGlobs []string
+	ModelDir   string
+	Cache      *modelfiles.Cache
+	Rehash     bool
+	Progress   func(done, total int64)
+}
+
+// Gather collects the facts.
+func Gather(ctx context.Context, in Inputs) result.Facts {
+	f := result.Facts{Missing: map[string]string{}, Extensions: map[string]any{}}
+	// The install.
+	inst := version.Detect(in.Workdir, in.Executable)
+	f.BuildKind = &inst.Kind
+	if inst.Commit != "" {
+		c := inst.Commit
+		f.StrataCommit, f.RunnerCommit = &c, &c
+	} else {
+		for _, p := range []string{"/software/strata_commit", "/software/runner_commit", "/protocol/git_commit"} {
+			f.Missing[p] = inst.Reason
+		}
+	}
+	f.Extensions["install"] = map[string]string{"commit_source": inst.Source, "build_kind": inst.Kind}
+
+	// The machine.
+	pf := probe.Probe(ctx, in.Runner, in.Root, in.GOOS)
+	f.Hardware, f.OS, f.Drivers, f.Runtime = pf.Hardware, pf.OS, pf.Drivers, pf.Runtime
+	for k, v := range pf.Missing {
+		f.Missing[k] = v
+	}
+	f.Extensions["machine_sources"] = pf.Sources
+
+	// The model files.
+	cands, problems := modelfiles.Find(in.ModelPath, in.EngineArgs, in.ModelGlobs, in.ModelDir)
+	if len(cands) == 0 {
+		reason := "no model file was found: the server named no model_path and the profile names none"
+		if len(problems) > 0 {
+			reason += " (" + problems[0] + ")"
+		}
+		f.Missing["/model/files"] = reason
+		f.Extensions["model_hashing"] = map[string]any{"files": []any{}, "problems": problems}
+		return f
+	}
+	hashed, took := modelfiles.Hash(ctx, cands, modelfiles.Options{Cache: in.Cache, Rehash: in.Rehash, Progress: in.Progress})
+	var detail []map[string]any
+	f.ModelFiles = []contract.ModelFile{}
+	for i, h := range hashed {
+		mf := contract.ModelFile{Path: h.Name}
+		d := map[string]any{"path": h.Name, "found_in": h.From, "size_bytes": h.Size, "from_cache": h.FromCache}
+		if h.Err != nil {
+			reason := "cannot be read: " + h.Err.Error()
+			if errors.Is(h.Err, os.ErrNotExist) {
+				reason = "no such file on this machine (" + h.From + ")"
+			}
+			f.Missing[contract.Pointer("model", "files", i, "sha256")] = reason
+			d["error"] = reason
+		} else {
+			sum := h.SHA256
+			mf.SHA256 = &sum
+			d["computed_at"] = h.ComputedAt.UTC().Format(time.RFC3339)
+		}
+		f.ModelFiles = append(f.ModelFiles, mf)
+		detail = append(detail, d)
+	}
+	f.Extensions["model_hashing"] = map[string]any{
+		"duration_s": took.Seconds(), "files": detail, "problems": problems,
+		"note": "hashing runs before the warm-up and is not part of required_duration_s",
+	}
+	// GGUF metadata of the first readable file: hints with their sources,
+	// never the operator-declared fields.
+	for _, h := range hashed {
+		if h.Err != nil {
+			continue
+		}
+		if g, err := gguf.Open(h.Path); err == nil {
+			f.Extensions["gguf"] = map[string]any{"file": h.Name, "metadata": g.Summary()}
+		} else {
+			f.Extensions["gguf"] = map[string]any{"file": h.Name, "error": "not readable as GGUF"}
+		}
+		break
+	}
+	return f
+}
