@@ -19,6 +19,9 @@ echo
 echo "== side by side on one loopback stream: strata's client vs a Python runner; client-added TTFT"
 go run ./bench/ssebench
 echo
+echo "== model-file hashing side by side with openssl (page cache), shards in parallel, the hash cache"
+go run ./bench/hashbench -mb 1024
+echo
 echo "== end to end: strata bench corpus build (wall time, cold process)"
 bin=$(mktemp -d)/strata
 go build -o "$bin" ./cmd/strata

@@ -12,7 +12,7 @@ import (
 
 func newSimulate(env Env) *cobra.Command {
 	cfg := simengine.DefaultConfig()
-	var host, scenario, modelDir string
+	var host, scenario, modelDir, banner string
 	var port int
 	cmd := &cobra.Command{
 		Use:   "simulate [--port N] [--scenario FILE] [flags]",
@@ -60,7 +60,10 @@ run against it is always nonconforming. Stop it with Ctrl-C.`,
 			cfg.Bundle = b
 			srv := simengine.New(cfg)
 			return srv.Serve(cmd.Context(), net.JoinHostPort(host, strconv.Itoa(port)), func(url string) {
-				fmt.Fprintf(cmd.OutOrStdout(), "simulated engine listening on %s\n", url)
+				if banner != "" {
+					fmt.Fprintln(cmd.OutOrStdout(), banner)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "simulated engine listening on %s, model %s\n", url, cfg.ModelPath)
 			})
 		},
 	}
@@ -77,5 +80,7 @@ run against it is always nonconforming. Stop it with Ctrl-C.`,
 	f.DurationVar(&cfg.LoadTime, "load-time", cfg.LoadTime, "how long /health answers 503 (loading)")
 	f.StringVar(&cfg.ModelPath, "model-path", cfg.ModelPath, "model path reported by /props")
 	f.StringVar(&modelDir, "model-dir", "", "write a small stand-in GGUF here and report it as the model")
+	f.StringVar(&banner, "banner", "", "a line printed at start (tests plant text in the engine log with it)")
+	_ = f.MarkHidden("banner")
 	return cmd
 }

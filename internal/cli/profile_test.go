@@ -1,0 +1,225 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/simengine"
+)
+
+func freeTestPort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// simProfile writes a profile whose engine is this test binary acting as
+// `strata engine simulate` (fast), and returns the working folder.
+func simProfile(t *testing.T, port int, extraArgs ...string) string {
+	work := t.TempDir()
+	exe, _ := os.Executable()
+	args := []string{exe, "engine", "simulate", "--port", fmt.Sprint(port), "--model-dir", work,
+		"--prompt-tps", "5000000", "--decode-tps", "200000", "--load-time", "300ms"}
+	args = append(args, extraArgs...)
+	cmd, _ := json.Marshal(args)
+	mustWrite(t, filepath.Join(work, "profiles", "fake.toml"), fmt.Sprintf(`url = "http://127.0.0.1:%d"
+command = %s
+load_timeout = "20s"
+model_files = ["*.gguf"]
+[env]
+STRATA_TEST_AS_CLI = "1"
+[identity]
+quantization = "SIM-Q0"
+track_notes = "from the profile"
+`, port, cmd))
+	return work
+}
+
+func readResults(t *testing.T, work string) (*contract.Results, string) {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(work, "bench-results", "*"))
+	if len(dirs) != 1 {
+		t.Fatalf("result folders %v", dirs)
+	}
+	b, err := os.ReadFile(filepath.Join(dirs[0], "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r contract.Results
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r, dirs[0]
+}
+
+func TestProfileStartsAndStopsTheEngine(t *testing.T) {
+	port := freeTestPort(t)
+	work := simProfile(t, port)
+	r := runIn(t, work, "", "bench", "run", "--profile", "fake", "--track-notes", "flag wins")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "starting the fake engine") || !strings.Contains(r.stderr, "the engine is ready") {
+		t.Errorf("stderr %s", r.stderr)
+	}
+	if _, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
+		t.Error("the engine the runner started still runs")
+	}
+	res, dir := readResults(t, work)
+	if *res.Model.Quantization != "SIM-Q0" || *res.Configuration.TrackNotes != "flag wins" {
+		t.Errorf("identity: quantization %v, notes %v", res.Model.Quantization, *res.Configuration.TrackNotes)
+	}
+	if len(res.Model.Files) != 1 || res.Model.Files[0].Path != "simulated-qwen3.gguf" || res.Model.Files[0].SHA256 == nil {
+		t.Errorf("model files %+v", res.Model.Files)
+	}
+	kinds := map[string]bool{}
+	for _, a := range res.Artifacts {
+		kinds[a.Kind] = true
+	}
+	if !kinds["engine_log"] || !kinds["config"] || !kinds["provenance"] || !kinds["outputs"] {
+		t.Errorf("artifacts %+v", res.Artifacts)
+	}
+	cfg, _ := os.ReadFile(filepath.Join(dir, "config.json"))
+	if !strings.Contains(string(cfg), `"started_command"`) || strings.Contains(string(cfg), work) {
+		t.Errorf("config artifact: %s", cfg)
+	}
+	if rep := runIn(t, work, "", "bench", "report", "-q", dir); rep.code != 0 {
+		t.Errorf("report: %s", rep.stdout)
+	}
+}
+
+func TestProfileAlreadyServing(t *testing.T) {
+	b, err := prompts.Bundle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := freeTestPort(t)
+	cfg := simengine.Config{PromptTPS: 5e6, DecodeTPS: 2e5, ReasoningTokens: 50, Accuracy: 1, Slots: 1, ContextTokens: 32768, ModelPath: "m.gguf", Bundle: b}
+	sim := simengine.New(cfg)
+	if _, err := sim.Start(fmt.Sprintf("127.0.0.1:%d", port)); err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	work := simProfile(t, port)
+	r := runIn(t, work, "", "bench", "run", "--profile", "fake", "--no-start")
+	if r.code != 0 || !strings.Contains(r.stderr, "already serving") || strings.Contains(r.stderr, "starting the") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err != nil {
+		t.Error("an engine the runner did not start is left running")
+	}
+	res, _ := readResults(t, work)
+	var ext struct {
+		Engine struct {
+			StartedByRunner bool `json:"started_by_runner"`
+			Served          struct {
+				Answered *int64 `json:"Answered"`
+			} `json:"served_before_run"`
+		} `json:"engine"`
+	}
+	json.Unmarshal(res.Extensions, &ext)
+	if ext.Engine.StartedByRunner || ext.Engine.Served.Answered == nil || *ext.Engine.Served.Answered != 0 {
+		t.Errorf("engine extension %s", res.Extensions)
+	}
+}
+
+func TestProfileFailures(t *testing.T) {
+	port := freeTestPort(t)
+	work := simProfile(t, port)
+	r := runIn(t, work, "", "bench", "run", "--profile", "fake", "--no-start")
+	if r.code != ExitFailed || !strings.Contains(r.stderr, "--no-start forbids") {
+		t.Errorf("--no-start: exit %d %s", r.code, r.stderr)
+	}
+	// Something else holds the port.
+	other := httptest.NewServer(http.NotFoundHandler())
+	defer other.Close()
+	otherPort := other.Listener.Addr().(*net.TCPAddr).Port
+	work2 := simProfile(t, otherPort)
+	r = runIn(t, work2, "", "bench", "run", "--profile", "fake")
+	if r.code != ExitFailed || !strings.Contains(r.stderr, "not an inference engine") {
+		t.Errorf("port taken: exit %d %s", r.code, r.stderr)
+	}
+	// The engine exits during load: a clear message with its log's tail.
+	work3 := simProfile(t, port, "--accuracy", "7")
+	r = runIn(t, work3, "", "bench", "run", "--profile", "fake")
+	if r.code != ExitFailed || !strings.Contains(r.stderr, "exited during load") || !strings.Contains(r.stderr, "--accuracy must be between 0 and 1") {
+		t.Errorf("crash during load: exit %d %s", r.code, r.stderr)
+	}
+	for _, w := range []string{work, work2, work3} {
+		if _, err := os.Stat(filepath.Join(w, "bench-results")); !os.IsNotExist(err) {
+			t.Errorf("a result folder was written for a run that never started")
+		}
+	}
+	r = runIn(t, work, "", "bench", "run", "--profile", "nope")
+	if r.code != ExitFailed || !strings.Contains(r.stderr, `profile "nope" not found`) {
+		t.Errorf("missing profile: %s", r.stderr)
+	}
+}
+
+func TestProfilesCommands(t *testing.T) {
+	port := freeTestPort(t)
+	work := simProfile(t, port)
+	mustWrite(t, filepath.Join(work, "profiles", "typo.toml"), "url = \"http://127.0.0.1:1\"\nmodel_file = [\"x\"]\n")
+	r := runIn(t, work, "", "bench", "profiles")
+	if r.code != ExitFailed || !strings.Contains(r.stdout, "fake") || !strings.Contains(r.stdout, "simulator") || !strings.Contains(r.stdout, "model_file") {
+		t.Errorf("profiles: exit %d %s", r.code, r.stdout)
+	}
+	if r := runIn(t, work, "", "bench", "profile", "check", "fake"); r.code != 0 || !strings.Contains(r.stdout, "ok") {
+		t.Errorf("check fake: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := runIn(t, work, "", "bench", "profile", "check", "typo"); r.code != ExitFailed || !strings.Contains(r.stderr, "unknown key") {
+		t.Errorf("check typo: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// TestPlantedSecretsNeverReachTheFolder plants every private kind in the
+// engine log, the profile (env, command), the API key and the machine's
+// paths, and checks every file of the result folder.
+func TestPlantedSecretsNeverReachTheFolder(t *testing.T) {
+	port := freeTestPort(t)
+	banner := "operator alice@example.com on 192.168.1.77 (fe80::1c2d:3e4f:5a6b:7c8d) mac 00:1a:2b:3c:4d:5e key sk-live-ABCDEFGHIJKLMNOPQRST home /home/alice/models Authorization: Bearer abcdefghijklmnopqrstuvwxyz"
+	work := simProfile(t, port, "--banner", banner)
+	p := filepath.Join(work, "profiles", "fake.toml")
+	b, _ := os.ReadFile(p)
+	body := strings.Replace(string(b), "[env]\n", "api_key_env = \"STRATA_TEST_KEY\"\n[env]\nHF_TOKEN = \"hf_ABCDEFGHIJKLMNOPQRSTUVWXYZ\"\n", 1)
+	os.WriteFile(p, []byte(body), 0o644)
+	var out, errb strings.Builder
+	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Dir: work,
+		Getenv:  func(k string) string { return map[string]string{"STRATA_TEST_KEY": "my-private-server-key-42"}[k] },
+		Environ: func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") }}
+	if code := Run(t.Context(), []string{"bench", "run", "--profile", "fake"}, env); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	_, dir := readResults(t, work)
+	planted := []string{"alice@example.com", "192.168.1.77", "fe80::1c2d", "00:1a:2b:3c:4d:5e", "sk-live-ABCDEFGH",
+		"/home/alice", "abcdefghijklmnopqrstuvwxyz", "hf_ABCDEFGH", "my-private-server-key-42", work}
+	entries, _ := os.ReadDir(dir)
+	logSeen := false
+	for _, e := range entries {
+		data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		if e.Name() == "engine.log" {
+			logSeen = strings.Contains(string(data), "<email>") && strings.Contains(string(data), "<private-ip>")
+		}
+		for _, s := range planted {
+			if strings.Contains(string(data), s) {
+				t.Errorf("%s contains %q", e.Name(), s)
+			}
+		}
+	}
+	if !logSeen {
+		t.Error("the engine log was not kept (redacted) as an artifact")
+	}
+}

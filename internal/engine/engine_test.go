@@ -1,0 +1,245 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/strata-bench/strata/internal/sharedpath"
+)
+
+// TestMain lets the test binary play an engine, chosen by STRATA_FAKE_ENGINE.
+func TestMain(m *testing.M) {
+	switch os.Getenv("STRATA_FAKE_ENGINE") {
+	case "":
+		os.Exit(m.Run())
+	case "serve": // loads for 300 ms, then serves /health on the given port
+		fmt.Println("fake engine: loading model /home/alice/models/q.gguf")
+		start := time.Now()
+		http.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {
+			if time.Since(start) < 300*time.Millisecond {
+				w.WriteHeader(503)
+				return
+			}
+			w.Write([]byte(`{"status":"ok"}`))
+		})
+		ln, err := net.Listen("tcp", "127.0.0.1:"+os.Getenv("PORT"))
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(3)
+		}
+		http.Serve(ln, nil)
+	case "crash":
+		fmt.Println("fake engine: loading")
+		fmt.Fprintln(os.Stderr, "error: failed to allocate 24 GiB of VRAM")
+		os.Exit(1)
+	case "never-loads":
+		select {}
+	case "ignore-term":
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println("fake engine: ignoring SIGTERM")
+		select {}
+	}
+}
+
+func fakeProfile(t *testing.T, mode string, port int) *Profile {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Profile{Name: "fake-" + mode, URL: fmt.Sprintf("http://127.0.0.1:%d", port), Command: []string{exe},
+		Env: map[string]string{"STRATA_FAKE_ENGINE": mode, "PORT": fmt.Sprint(port)}}
+}
+
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func healthOf(port int) Health {
+	return func(ctx context.Context) (int, error) {
+		req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("http://127.0.0.1:%d/health", port), nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+}
+
+func TestStartWaitStop(t *testing.T) {
+	port := freePort(t)
+	p, err := Start(fakeProfile(t, "serve", port), os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	if err := p.WaitReady(context.Background(), healthOf(port), 10*time.Second, func(s string) { states = append(states, s) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(states) == 0 {
+		t.Error("no progress shown while loading")
+	}
+	if err := p.Stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Exited() {
+		t.Fatal("still running after Stop")
+	}
+	if _, err := healthOf(port)(context.Background()); err == nil {
+		t.Error("the engine still answers after Stop")
+	}
+	if !strings.Contains(string(p.Log()), "fake engine: loading model") {
+		t.Errorf("log %q", p.Log())
+	}
+}
+
+func TestCrashDuringLoad(t *testing.T) {
+	port := freePort(t)
+	p, err := Start(fakeProfile(t, "crash", port), os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = p.WaitReady(context.Background(), healthOf(port), 30*time.Second, nil)
+	if err == nil || !strings.Contains(err.Error(), "exited during load") || !strings.Contains(err.Error(), "failed to allocate 24 GiB") {
+		t.Fatalf("err %v", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Error("an engine that exits is noticed at once, not at the timeout")
+	}
+}
+
+func TestLoadTimeoutAndSIGKILL(t *testing.T) {
+	port := freePort(t)
+	p, err := Start(fakeProfile(t, "ignore-term", port), os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.WaitReady(context.Background(), healthOf(port), 500*time.Millisecond, nil)
+	if !errors.Is(err, ErrLoadTimeout) || !strings.Contains(err.Error(), "ignoring SIGTERM") {
+		t.Fatalf("err %v", err)
+	}
+	start := time.Now()
+	if err := p.Stop(300 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Exited() || time.Since(start) < 300*time.Millisecond {
+		t.Error("SIGKILL comes after the grace period, and the process is gone")
+	}
+}
+
+func TestStartMissingCommand(t *testing.T) {
+	_, err := Start(&Profile{Name: "x", Command: []string{"/nonexistent/llama-server"}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "llama-server") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func writeProfile(t *testing.T, dir, name, body string) {
+	t.Helper()
+	os.MkdirAll(filepath.Join(dir, "profiles"), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "profiles", name+".toml"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestProfiles(t *testing.T) {
+	dir := t.TempDir()
+	writeProfile(t, dir, "good", `
+url = "http://127.0.0.1:8080"
+command = ["sh", "-c", "exit 0"]
+load_timeout = "2m"
+api_key_env = "LLAMA_KEY"
+model_files = ["*.gguf"]
+[env]
+CUDA_VISIBLE_DEVICES = "0"
+HF_TOKEN = "hf_abcdefghijklmnopqrstuvwxyz"
+[identity]
+track = "default"
+quantization = "IQ3_XXS"
+build_options = ["GGML_CUDA=ON"]
+`)
+	writeProfile(t, dir, "typo", "url = \"http://127.0.0.1:8080\"\ncomand = [\"llama-server\"]\n[identity]\nquantisation = \"Q4\"\n")
+	writeProfile(t, dir, "broken", "url = \"http://127.0.0.1:8080\ncommand = [")
+	writeProfile(t, dir, "bad", `url = "http://10.0.0.5:8080"
+command = ["no-such-engine-binary"]
+load_timeout = "soon"
+api_key_env = "sk-123 key"
+[identity]
+track = "fastest"
+`)
+	p, err := Load("good", dir)
+	if err != nil || len(p.Check()) != 0 {
+		t.Fatalf("good: %v %v", err, p.Check())
+	}
+	if d, _ := p.Timeout(); d != 2*time.Minute || *p.Identity.Quantization != "IQ3_XXS" || p.Identity.BuildOptions[0] != "GGML_CUDA=ON" {
+		t.Errorf("good: %+v", p)
+	}
+	if s := fmt.Sprint(p.Sanitized()); strings.Contains(s, "hf_abc") || !strings.Contains(s, "LLAMA_KEY") {
+		t.Errorf("sanitized profile %s", s)
+	}
+	if _, err := Load("typo", dir); err == nil || !strings.Contains(err.Error(), "comand") || !strings.Contains(err.Error(), "identity.quantisation") {
+		t.Errorf("unknown keys: %v", err)
+	}
+	if _, err := Load("broken", dir); err == nil || !strings.Contains(err.Error(), "broken.toml") {
+		t.Errorf("syntax error: %v", err)
+	}
+	bad, err := Load("bad", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := fmt.Sprint(bad.Check())
+	for _, want := range []string{"not on loopback", "no-such-engine-binary", "load_timeout", "api_key_env", "fastest"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("check lacks %q: %s", want, all)
+		}
+	}
+	if _, err := Load("nope", dir); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("missing: %v", err)
+	}
+	if _, err := Load("../etc", dir); err == nil {
+		t.Error("a path is not a profile name")
+	}
+	names := map[string]bool{}
+	for _, l := range List(dir) {
+		names[l.Name] = l.Err == nil
+	}
+	if !names["simulator"] || !names["good"] || names["broken"] {
+		t.Errorf("list %v", names)
+	}
+}
+
+func TestCountServed(t *testing.T) {
+	dir := sharedpath.Path(t, "wire", "llama-server", "captures")
+	fresh, _ := os.ReadFile(filepath.Join(dir, "get-metrics.resp.body"))
+	after, _ := os.ReadFile(filepath.Join(dir, "get-metrics-after.resp.body"))
+	idle, _ := os.ReadFile(filepath.Join(dir, "get-slots.resp.body"))
+	busy, _ := os.ReadFile(filepath.Join(dir, "disconnect-then-slots.resp.body"))
+	if s := CountServed(fresh, nil, idle); s.Answered == nil || *s.Answered != 0 {
+		t.Errorf("a fresh llama-server answered none: %+v", s)
+	}
+	if s := CountServed(after, nil, busy); s.Answered != nil || !strings.Contains(s.Reason, "counts tokens, not requests") {
+		t.Errorf("after requests: %+v", s)
+	}
+	if s := CountServed([]byte("strata_simulator:requests_total 7\n"), nil, nil); s.Answered == nil || *s.Answered != 7 {
+		t.Errorf("a request counter: %+v", s)
+	}
+	if s := CountServed(nil, errors.New("404"), busy); s.Answered != nil || !strings.Contains(s.Reason, "/slots") {
+		t.Errorf("slots only: %+v", s)
+	}
+}
