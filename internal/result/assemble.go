@@ -217,7 +217,7 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	if srv.BuildInfo != "" {
 		res.Software.EngineVersion = ptr(srv.BuildInfo)
 	} else {
-		missing.Add("/software/engine_version", "the server's /props has no build_info: "+orElse(srv.PropsErr, "field absent"))
+		missing.Add("/software/engine_version", "neither /props build_info nor /v1/status names the engine's version: "+orElse(srv.PropsErr, "fields absent"))
 	}
 
 	// Model.

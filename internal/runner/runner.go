@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"sync"
 	"time"
 
@@ -328,7 +329,12 @@ type ServerInfo struct {
 	ModelAlias  string
 	Slots       *int64
 	ContextSize *int64
+	// VersionSource says where BuildInfo came from.
+	VersionSource string
 }
+
+// llamaBuild is llama.cpp's build_info form, b<build>-<commit>.
+var llamaBuild = regexp.MustCompile(`^b\d+-[0-9a-f]{7,}$`)
 
 func probeServer(ctx context.Context, c *client.Client) ServerInfo {
 	var s ServerInfo
@@ -370,6 +376,24 @@ func probeServer(ctx context.Context, c *client.Client) ServerInfo {
 	default:
 		s.Models = body
 	}
-	s.LlamaCpp = s.BuildInfo != "" && !s.Simulated
+	if s.BuildInfo == "" {
+		// A Strata-style server reports its version on /v1/status instead.
+		if status, body, err := c.Get(ctx, "/v1/status", 10*time.Second); err == nil && status == 200 {
+			var st struct {
+				Version       string `json:"version"`
+				EngineVersion string `json:"engine_version"`
+			}
+			if json.Unmarshal(body, &st) == nil {
+				s.BuildInfo = st.EngineVersion
+				if s.BuildInfo == "" {
+					s.BuildInfo = st.Version
+				}
+				s.VersionSource = "/v1/status"
+			}
+		}
+	} else {
+		s.VersionSource = "/props build_info"
+	}
+	s.LlamaCpp = llamaBuild.MatchString(s.BuildInfo) && !s.Simulated
 	return s
 }
