@@ -19,6 +19,9 @@ echo
 echo "== side by side on one loopback stream: strata's client vs a Python runner; client-added TTFT"
 go run ./bench/ssebench
 echo
+echo "== the website from 1,000 approved runs"
+go test -run '^$' -bench 'Build1000' -benchtime 3x ./internal/site/ | grep -E '^Benchmark'
+echo
 echo "== model-file hashing side by side with openssl (page cache), shards in parallel, the hash cache"
 go run ./bench/hashbench -mb 1024
 echo

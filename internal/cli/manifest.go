@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/manifest"
+	"github.com/strata-bench/strata/internal/site"
+)
+
+func newManifest(env Env) *cobra.Command {
+	m := &cobra.Command{
+		Use:   "manifest",
+		Short: "The approved manifest (bench/approved.json): verify entries, add a reviewed run",
+		Args:  noArgs,
+		RunE:  groupRunE,
+	}
+	m.AddCommand(newManifestVerify(env), newManifestAdd(env))
+	return m
+}
+
+func manifestOptions(activate []string) (manifest.Options, error) {
+	b, err := prompts.Bundle()
+	if err != nil {
+		return manifest.Options{}, err
+	}
+	return manifest.Options{Activated: activate, Bundle: b}, nil
+}
+
+const activateHelp = "a protocol ID that is activated (repeatable); none is by default, since the draft protocol has no approved results"
+
+func newManifestVerify(env Env) *cobra.Command {
+	var repoDir string
+	var activate []string
+	cmd := &cobra.Command{
+		Use:   "verify [--repo DIR] [--activate PROTOCOL_ID]",
+		Short: "Verify every entry of bench/approved.json at its evidence commit",
+		Long: `Read bench/approved.json on the repository's default branch and verify every
+entry: results_path resolved at evidence_commit (from the git objects; no git
+binary needed), its SHA-256, every referenced artifact's hash, the strict result
+validator, that the evidence commit introduced the report, that the protocol ID
+is activated, and that the run is neither partial nor nonconforming. Every
+failure names the entry and the reason; exit 1 if any.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			repo, err := manifest.Open(env.Path(repoDir))
+			if err != nil {
+				return err
+			}
+			m, err := repo.ReadManifest()
+			if err != nil {
+				return err
+			}
+			o, err := manifestOptions(activate)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			bad := 0
+			for _, c := range repo.Verify(m, o) {
+				if c.OK() {
+					fmt.Fprintf(w, "ok      %s  %s\n", c.Entry.RunID, c.Entry.ResultsPath)
+					if len(c.ChangedAfter) > 0 {
+						fmt.Fprintf(w, "        note: changed on %s after review (%s); the reviewed version is the evidence\n", repo.Branch, strings.Join(c.ChangedAfter, ", "))
+					}
+					continue
+				}
+				bad++
+				fmt.Fprintf(w, "FAILED  %s  %s\n", c.Entry.RunID, c.Entry.ResultsPath)
+				for _, p := range c.Problems {
+					fmt.Fprintf(w, "        %s\n", p)
+				}
+			}
+			fmt.Fprintf(w, "%d entr(ies), %d failed (branch %s at %s)\n", len(m.Entries), bad, repo.Branch, repo.Head()[:12])
+			if bad > 0 {
+				return checkFailed{fmt.Sprintf("%d manifest entr(ies) failed verification", bad)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&repoDir, "repo", ".", "the repository (a checkout or a bare repository)")
+	cmd.Flags().StringArrayVar(&activate, "activate", nil, activateHelp)
+	return cmd
+}
+
+func newManifestAdd(env Env) *cobra.Command {
+	var repoDir, results, pr, by string
+	var activate []string
+	cmd := &cobra.Command{
+		Use:   "add --repo DIR --results PATH --review-pr URL --reviewed-by HANDLE",
+		Short: "A maintainer's helper: verify a reviewed run and add its entry to bench/approved.json",
+		Long: `Verify the report at PATH (bench/results/<folder>/results.json, or the folder)
+on the default branch exactly as "manifest verify" would, then write its entry
+into the working tree's bench/approved.json (commit it yourself). The evidence
+commit is the commit that introduced the report's current version. It refuses a
+draft (not activated) protocol, a partial or nonconforming run, a run already in
+the manifest, and anything that fails verification.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, f := range []struct{ name, v string }{{"results", results}, {"review-pr", pr}, {"reviewed-by", by}} {
+				if err := requireFlag(f.name, f.v); err != nil {
+					return err
+				}
+			}
+			dir := env.Path(repoDir)
+			repo, err := manifest.Open(dir)
+			if err != nil {
+				return err
+			}
+			o, err := manifestOptions(activate)
+			if err != nil {
+				return err
+			}
+			current, err := manifest.ReadWorktreeManifest(dir)
+			if err != nil {
+				return err
+			}
+			m, c, err := repo.Add(current, manifest.AddOptions{Options: o, ResultsPath: results, ReviewPR: pr, ReviewedBy: by, Now: time.Now()})
+			if err != nil {
+				return err
+			}
+			if err := manifest.WriteWorktreeManifest(dir, m); err != nil {
+				return err
+			}
+			e := m.Entries[len(m.Entries)-1]
+			fmt.Fprintf(cmd.OutOrStdout(), "added %s (evidence commit %s, results %s) to %s\n", e.RunID, e.EvidenceCommit, e.ResultsSHA256[:12], manifest.Path)
+			_ = c
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&repoDir, "repo", ".", "the repository checkout")
+	f.StringVar(&results, "results", "", "bench/results/<folder>/results.json (or the folder), repository-relative")
+	f.StringVar(&pr, "review-pr", "", "the benchmark pull request's URL")
+	f.StringVar(&by, "reviewed-by", "", "the reviewing maintainer's GitHub handle")
+	f.StringArrayVar(&activate, "activate", nil, activateHelp)
+	return cmd
+}
+
+func newSite(env Env) *cobra.Command {
+	var repoDir, out, addr string
+	var activate []string
+	var serve bool
+	cmd := &cobra.Command{
+		Use:   "site --repo DIR --out DIR [--activate PROTOCOL_ID] [--serve]",
+		Short: "Build the static results website from the repository",
+		Long: `Build a static website from the repository's default branch: the standard list
+shows only verified, approved entries of activated protocols (their data from the
+evidence commit), with comparison tables by prompt case and filters by GPU,
+model, quantization and track; every other report in bench/results (draft,
+partial, nonconforming, legacy, unreviewed, unverifiable) is on its own page with
+a conspicuous label; each run has a page with identity, per-case medians with
+ranges, the Capped column, sanity verdicts, concurrency rounds, evidence with
+hashes, and SVG charts. Entries that fail verification are listed with the
+reason. --serve previews the site on 127.0.0.1.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireFlag("out", out); err != nil {
+				return err
+			}
+			repo, err := manifest.Open(env.Path(repoDir))
+			if err != nil {
+				return err
+			}
+			o, err := manifestOptions(activate)
+			if err != nil {
+				return err
+			}
+			s, err := site.Collect(repo, o)
+			if err != nil {
+				return err
+			}
+			dir := env.Path(out)
+			if err := site.Build(s, dir); err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			for _, warn := range s.Warnings {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", warn)
+			}
+			fmt.Fprintf(w, "site: %s (%d approved, %d other)\n", dir, len(s.Approved), len(s.Others))
+			if !serve {
+				return nil
+			}
+			return serveDir(cmd.Context(), dir, addr, w)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&repoDir, "repo", ".", "the repository (a checkout or a bare repository)")
+	f.StringVar(&out, "out", "", "output folder (new, empty, or an earlier strata site)")
+	f.StringArrayVar(&activate, "activate", nil, activateHelp)
+	f.BoolVar(&serve, "serve", false, "serve the site on loopback until Ctrl-C")
+	f.StringVar(&addr, "addr", "127.0.0.1:8000", "loopback address for --serve")
+	return cmd
+}
+
+func serveDir(ctx context.Context, dir, addr string, w interface{ Write([]byte) (int, error) }) error {
+	host, _, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		return usagef("--addr %q: the preview serves on loopback only", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 5 * time.Second}
+	fmt.Fprintf(w, "serving http://%s/ (Ctrl-C stops)\n", ln.Addr())
+	go func() { <-ctx.Done(); srv.Close() }()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

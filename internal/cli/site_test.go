@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/resulttest"
+)
+
+func testRepo(t *testing.T) string { return filepath.Join(repoRoot(t), "testdata", "site-repo.git") }
+
+func TestManifestVerifyOnTestRepository(t *testing.T) {
+	r := runIn(t, t.TempDir(), "", "bench", "manifest", "verify", "--repo", testRepo(t), "--activate", protocol.ID)
+	if r.code != ExitFailed || strings.Count(r.stdout, "ok      ") != 3 || strings.Count(r.stdout, "FAILED  ") != 2 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"changed on main after review", "not the approved 0000", "nonconforming"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	// Without activation the draft protocol has no approved results at all.
+	r = runIn(t, t.TempDir(), "", "bench", "manifest", "verify", "--repo", testRepo(t))
+	if r.code != ExitFailed || strings.Count(r.stdout, "not activated") != 5 {
+		t.Errorf("draft: exit %d\n%s", r.code, r.stdout)
+	}
+	if r := runIn(t, t.TempDir(), "", "bench", "manifest", "verify", "--repo", t.TempDir()); r.code != ExitFailed || !strings.Contains(r.stderr, "repository") {
+		t.Errorf("not a repository: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// TestSiteOnTestRepository is the acceptance command on the
+// committed test repository.
+func TestSiteOnTestRepository(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "site")
+	r := runIn(t, t.TempDir(), "", "bench", "site", "--repo", testRepo(t), "--out", out, "--activate", protocol.ID)
+	if r.code != 0 || !strings.Contains(r.stdout, "3 approved, 5 other") || strings.Count(r.stderr, "is not shown as approved") != 2 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	idx, _ := os.ReadFile(filepath.Join(out, "index.html"))
+	if n := strings.Count(string(idx), "<tr data-run-id="); n != 10 {
+		t.Errorf("%d index rows", n)
+	}
+	other, _ := os.ReadFile(filepath.Join(out, "other.html"))
+	for _, l := range []string{"label-legacy", "label-partial", "label-unreviewed", "label-unverifiable"} {
+		if !strings.Contains(string(other), l) {
+			t.Errorf("other.html lacks %s", l)
+		}
+	}
+	runs, _ := filepath.Glob(filepath.Join(out, "runs", "*.html"))
+	if len(runs) != 8 {
+		t.Errorf("%d run pages", len(runs))
+	}
+}
+
+func TestManifestAdd(t *testing.T) {
+	s := resulttest.BuildScenario(t, protocol.ID)
+	args := []string{"bench", "manifest", "add", "--repo", s.Repo.Dir, "--review-pr", "https://example.invalid/pr/7", "--reviewed-by", "maint", "--activate", protocol.ID}
+	r := runIn(t, t.TempDir(), "", append(args, "--results", s.Folders["unreviewed"])...)
+	if r.code != 0 || !strings.Contains(r.stdout, "added "+s.RunIDs["unreviewed"]) || !strings.Contains(r.stdout, s.Commits["c3"]) {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	data, _ := os.ReadFile(filepath.Join(s.Repo.Dir, "bench", "approved.json"))
+	if !strings.Contains(string(data), s.RunIDs["unreviewed"]) {
+		t.Error("the entry was not written")
+	}
+	r = runIn(t, t.TempDir(), "", append(args, "--results", s.Folders["partial"])...)
+	if r.code != ExitFailed || !strings.Contains(r.stderr, "partial") {
+		t.Errorf("partial: exit %d %s", r.code, r.stderr)
+	}
+	r = runIn(t, t.TempDir(), "", "bench", "manifest", "add", "--repo", s.Repo.Dir, "--results", s.Folders["unreviewed"])
+	if r.code != ExitUsage {
+		t.Errorf("missing flags: exit %d", r.code)
+	}
+}

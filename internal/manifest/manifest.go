@@ -1,0 +1,567 @@
+// Package manifest is the approved manifest (bench/approved.json): its
+// format, reading the repository's git objects with go-git (no git binary),
+// and verifying each entry at its evidence commit exactly as "Future
+// approved manifest" says: the results file and every referenced artifact
+// hash-checked at that commit, the folder re-validated, and the evidence
+// commit shown to be the one that introduced the reviewed report.
+package manifest
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/result"
+)
+
+// Format and version of the manifest.
+const (
+	Format        = "strata-approved-benchmarks"
+	SchemaVersion = 1
+	// Path is the manifest's place in the repository.
+	Path = "bench/approved.json"
+	// ResultsDir holds the submitted result folders.
+	ResultsDir = "bench/results"
+)
+
+// Verification values.
+const (
+	EvidenceReviewed        = "evidence-reviewed"
+	IndependentlyReproduced = "independently-reproduced"
+)
+
+// Entry is one approved run, field for field as the spec shows it.
+type Entry struct {
+	RunID              string   `json:"run_id"`
+	ProtocolID         string   `json:"protocol_id"`
+	ResultsPath        string   `json:"results_path"`
+	ResultsSHA256      string   `json:"results_sha256"`
+	EvidenceCommit     string   `json:"evidence_commit"`
+	ReviewPR           string   `json:"review_pr"`
+	ReviewedBy         string   `json:"reviewed_by"`
+	ReviewedAt         string   `json:"reviewed_at"`
+	Verification       string   `json:"verification"`
+	ReproductionRunIDs []string `json:"reproduction_run_ids"`
+}
+
+// Manifest is bench/approved.json.
+type Manifest struct {
+	Format        string  `json:"format"`
+	SchemaVersion int     `json:"schema_version"`
+	Entries       []Entry `json:"entries"`
+}
+
+// Parse reads a manifest strictly: unknown keys, another format or version
+// are errors.
+func Parse(data []byte) (*Manifest, error) {
+	var m Manifest
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("%s: %w", Path, err)
+	}
+	if m.Format != Format || m.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("%s: format %q version %d; expected %q version %d", Path, m.Format, m.SchemaVersion, Format, SchemaVersion)
+	}
+	if m.Entries == nil {
+		return nil, fmt.Errorf("%s: entries must be an array", Path)
+	}
+	return &m, nil
+}
+
+// Marshal writes the manifest (two-space JSON, trailing newline).
+func (m *Manifest) Marshal() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(m); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Repo reads a repository's objects.
+type Repo struct {
+	r    *git.Repository
+	Dir  string
+	head *object.Commit
+	// Branch is the default branch's name.
+	Branch string
+}
+
+// Open opens the repository at dir and resolves its default branch: the
+// branch HEAD names, else main, else master.
+func Open(dir string) (*Repo, error) {
+	// The folder itself first: a bare repository has no .git to detect, and
+	// detection would walk up into an enclosing checkout.
+	r, err := git.PlainOpen(dir)
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		r, err = git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: %w", dir, err)
+	}
+	repo := &Repo{r: r, Dir: dir}
+	var ref *plumbing.Reference
+	if h, err := r.Reference(plumbing.HEAD, false); err == nil && h.Type() == plumbing.SymbolicReference {
+		if res, err := r.Reference(h.Target(), true); err == nil {
+			ref = res
+		}
+	}
+	for _, name := range []string{"main", "master"} {
+		if ref != nil {
+			break
+		}
+		if res, err := r.Reference(plumbing.NewBranchReferenceName(name), true); err == nil {
+			ref = res
+		}
+	}
+	if ref == nil {
+		return nil, fmt.Errorf("repository %s: no default branch (HEAD, main or master)", dir)
+	}
+	repo.Branch = ref.Name().Short()
+	if repo.head, err = r.CommitObject(ref.Hash()); err != nil {
+		return nil, fmt.Errorf("repository %s: %w", dir, err)
+	}
+	return repo, nil
+}
+
+// Head is the default branch's commit.
+func (r *Repo) Head() string { return r.head.Hash.String() }
+
+// ErrNoFile is returned when a path is absent at a commit.
+var ErrNoFile = errors.New("no such file at that commit")
+
+// File returns a file's bytes at a commit.
+func (r *Repo) File(c *object.Commit, p string) ([]byte, error) {
+	f, err := c.File(p)
+	if errors.Is(err, object.ErrFileNotFound) || errors.Is(err, plumbing.ErrObjectNotFound) {
+		return nil, fmt.Errorf("%s: %w", p, ErrNoFile)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rd, err := f.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return io.ReadAll(rd)
+}
+
+// Commit resolves a full commit ID.
+func (r *Repo) Commit(id string) (*object.Commit, error) {
+	if !fullCommit.MatchString(id) {
+		return nil, fmt.Errorf("%q is not a full 40-character commit ID", id)
+	}
+	return r.r.CommitObject(plumbing.NewHash(id))
+}
+
+var fullCommit = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// blobHash is a path's blob at a commit ("" when absent).
+func blobHash(c *object.Commit, p string) string {
+	t, err := c.Tree()
+	if err != nil {
+		return ""
+	}
+	e, err := t.FindEntry(p)
+	if err != nil {
+		return ""
+	}
+	return e.Hash.String()
+}
+
+// firstParents lists the default branch's first-parent history, newest
+// first. Comparing tree entries along it is much faster than go-git's Log
+// with a path filter.
+func (r *Repo) firstParents() []*object.Commit {
+	var out []*object.Commit
+	for c := r.head; c != nil; {
+		out = append(out, c)
+		if c.NumParents() == 0 {
+			break
+		}
+		p, err := c.Parent(0)
+		if err != nil {
+			break
+		}
+		c = p
+	}
+	return out
+}
+
+// Introduced returns the commit on the default branch that introduced the
+// current version of path: the oldest commit of the unbroken run of
+// first-parent commits holding the same blob as the head.
+func (r *Repo) Introduced(p string) (*object.Commit, error) {
+	want := blobHash(r.head, p)
+	if want == "" {
+		return nil, fmt.Errorf("%s is not on the default branch (%s)", p, r.Branch)
+	}
+	var intro *object.Commit
+	for _, c := range r.firstParents() {
+		if blobHash(c, p) != want {
+			break
+		}
+		intro = c
+	}
+	return intro, nil
+}
+
+// onBranch reports whether commit id is in the default branch's
+// first-parent history.
+func (r *Repo) onBranch(id string) bool {
+	for _, c := range r.firstParents() {
+		if c.Hash.String() == id {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadManifest reads bench/approved.json on the default branch.
+func (r *Repo) ReadManifest() (*Manifest, error) {
+	data, err := r.File(r.head, Path)
+	if err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", Path, r.Branch, err)
+	}
+	return Parse(data)
+}
+
+// Checked is one entry's verification.
+type Checked struct {
+	Entry    Entry
+	Problems []string
+	// Results is the verified results.json (from the evidence commit).
+	Results *contract.Results
+	// Files are the report folder's files at the evidence commit.
+	Files map[string][]byte
+	// ChangedAfter lists files of the report that differ on the default
+	// branch from the reviewed version (they need a new review).
+	ChangedAfter []string
+}
+
+// OK reports whether the entry verified.
+func (c *Checked) OK() bool { return len(c.Problems) == 0 }
+
+// Options of a verification.
+type Options struct {
+	// Activated protocol IDs: the spec forbids a populated manifest for the
+	// draft, so none is activated unless configured.
+	Activated []string
+	Bundle    *fixtures.Bundle
+}
+
+func (o Options) activated(id string) bool {
+	for _, a := range o.Activated {
+		if a == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Verify checks every entry.
+func (r *Repo) Verify(m *Manifest, o Options) []*Checked {
+	var out []*Checked
+	seen := map[string]bool{}
+	for _, e := range m.Entries {
+		c := r.Check(e, o)
+		if seen[e.RunID] {
+			c.Problems = append(c.Problems, "the run ID appears in more than one entry")
+		}
+		seen[e.RunID] = true
+		out = append(out, c)
+	}
+	return out
+}
+
+// Check verifies one entry at its evidence commit.
+func (r *Repo) Check(e Entry, o Options) *Checked {
+	c := &Checked{Entry: e}
+	bad := func(format string, a ...any) { c.Problems = append(c.Problems, fmt.Sprintf(format, a...)) }
+	if !o.activated(e.ProtocolID) {
+		bad("protocol %q is not activated: a draft protocol has no approved results", e.ProtocolID)
+	}
+	switch e.Verification {
+	case EvidenceReviewed:
+	case IndependentlyReproduced:
+		if len(e.ReproductionRunIDs) == 0 {
+			bad("verification %q needs the linked approved reproduction run IDs", e.Verification)
+		}
+	default:
+		bad("verification %q is neither %q nor %q", e.Verification, EvidenceReviewed, IndependentlyReproduced)
+	}
+	if e.ReproductionRunIDs == nil {
+		bad("reproduction_run_ids must be an array")
+	}
+	if _, err := time.Parse(time.RFC3339, e.ReviewedAt); err != nil || !strings.HasSuffix(e.ReviewedAt, "Z") {
+		bad("reviewed_at %q is not a UTC ISO 8601 time", e.ReviewedAt)
+	}
+	if e.ReviewPR == "" || e.ReviewedBy == "" {
+		bad("review_pr and reviewed_by are required")
+	}
+	clean := path.Clean(e.ResultsPath)
+	if clean != e.ResultsPath || strings.HasPrefix(clean, "/") || strings.Contains(clean, "..") ||
+		!strings.HasPrefix(clean, ResultsDir+"/") || path.Base(clean) != result.ResultsFile {
+		bad("results_path %q is not bench/results/<folder>/results.json", e.ResultsPath)
+		return c
+	}
+	commit, err := r.Commit(e.EvidenceCommit)
+	if err != nil {
+		bad("evidence_commit: %v", err)
+		return c
+	}
+	if !r.onBranch(e.EvidenceCommit) {
+		bad("evidence_commit %s is not in the history of %s", e.EvidenceCommit[:12], r.Branch)
+	}
+	data, err := r.File(commit, e.ResultsPath)
+	if err != nil {
+		bad("results_path at the evidence commit: %v", err)
+		return c
+	}
+	if sum := sha256Hex(data); sum != e.ResultsSHA256 {
+		bad("results.json at the evidence commit hashes to %s, not the approved %s", sum, e.ResultsSHA256)
+	}
+	// The evidence commit introduced this version of the report.
+	if commit.NumParents() > 0 {
+		if parent, err := commit.Parent(0); err == nil && blobHash(parent, e.ResultsPath) == blobHash(commit, e.ResultsPath) {
+			bad("evidence_commit %s did not introduce the report (its parent already has the same results.json)", e.EvidenceCommit[:12])
+		}
+	}
+	// Extract the folder at the evidence commit and validate it strictly;
+	// the validator checks every referenced artifact's hash.
+	dir := path.Dir(e.ResultsPath)
+	files, err := r.folder(commit, dir)
+	if err != nil {
+		bad("report folder at the evidence commit: %v", err)
+		return c
+	}
+	c.Files = files
+	tmp, err := os.MkdirTemp("", "strata-verify-")
+	if err != nil {
+		bad("%v", err)
+		return c
+	}
+	defer os.RemoveAll(tmp)
+	for name, b := range files {
+		p := filepath.Join(tmp, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			bad("%v", err)
+			return c
+		}
+	}
+	v, err := result.Validate(tmp, o.Bundle)
+	if err != nil {
+		bad("validate: %v", err)
+		return c
+	}
+	for _, x := range v.Violations {
+		bad("invalid report: %s", x)
+	}
+	if v.Results != nil {
+		c.Results = v.Results
+		if v.Results.Run.ID != e.RunID {
+			bad("run_id %q does not match the report's run.id %q", e.RunID, v.Results.Run.ID)
+		}
+		if v.Results.Protocol.ID != e.ProtocolID {
+			bad("protocol_id %q does not match the report's %q", e.ProtocolID, v.Results.Protocol.ID)
+		}
+		switch v.Results.Run.Status {
+		case contract.StatusNonconforming:
+			bad("the run is nonconforming: it stays outside the standard manifest")
+		case contract.StatusPartial:
+			bad("the run is partial: a partial run never appears as a complete result")
+		}
+	}
+	// Evidence changed after review needs another review.
+	for name, b := range files {
+		now, err := r.File(r.head, dir+"/"+name)
+		if err != nil || !bytes.Equal(now, b) {
+			c.ChangedAfter = append(c.ChangedAfter, name)
+		}
+	}
+	sort.Strings(c.ChangedAfter)
+	return c
+}
+
+// folder returns the files under dir at a commit, by path relative to dir.
+func (r *Repo) folder(c *object.Commit, dir string) (map[string][]byte, error) {
+	t, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	sub, err := t.Tree(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, ErrNoFile)
+	}
+	out := map[string][]byte{}
+	err = sub.Files().ForEach(func(f *object.File) error {
+		if f.Size > 512<<20 {
+			return fmt.Errorf("%s is larger than a result file can be", f.Name)
+		}
+		s, err := f.Contents()
+		if err != nil {
+			return err
+		}
+		out[f.Name] = []byte(s)
+		return nil
+	})
+	return out, err
+}
+
+// Folders lists the result folders on the default branch with their
+// files (for the website's non-approved pages).
+func (r *Repo) Folders() (map[string]map[string][]byte, error) {
+	t, err := r.head.Tree()
+	if err != nil {
+		return nil, err
+	}
+	sub, err := t.Tree(ResultsDir)
+	if err != nil {
+		return map[string]map[string][]byte{}, nil
+	}
+	out := map[string]map[string][]byte{}
+	for _, e := range sub.Entries {
+		if e.Mode.IsFile() {
+			continue
+		}
+		files, err := r.folder(r.head, ResultsDir+"/"+e.Name)
+		if err != nil {
+			return nil, err
+		}
+		out[e.Name] = files
+	}
+	return out, nil
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// AddOptions describe a maintainer's approval.
+type AddOptions struct {
+	Options
+	ResultsPath string // bench/results/<folder>/results.json (or the folder)
+	ReviewPR    string
+	ReviewedBy  string
+	Now         time.Time
+}
+
+// Add verifies a report on the default branch and returns the manifest with
+// a new entry for it. The evidence commit is the commit that introduced the
+// report's current version. It refuses a draft (not activated) protocol, a
+// partial or nonconforming run, anything that fails verification, and a run
+// already in the manifest.
+func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, *Checked, error) {
+	p := strings.TrimSuffix(filepath.ToSlash(o.ResultsPath), "/")
+	if !strings.HasSuffix(p, "/"+result.ResultsFile) {
+		p += "/" + result.ResultsFile
+	}
+	if o.ReviewPR == "" || o.ReviewedBy == "" {
+		return nil, nil, errors.New("--review-pr and --reviewed-by are required")
+	}
+	intro, err := r.Introduced(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := r.File(r.head, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	var head struct {
+		Run struct {
+			ID string `json:"id"`
+		} `json:"run"`
+		Protocol struct {
+			ID string `json:"id"`
+		} `json:"protocol"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", p, err)
+	}
+	e := Entry{
+		RunID: head.Run.ID, ProtocolID: head.Protocol.ID, ResultsPath: p, ResultsSHA256: sha256Hex(data),
+		EvidenceCommit: intro.Hash.String(), ReviewPR: o.ReviewPR, ReviewedBy: o.ReviewedBy,
+		ReviewedAt: o.Now.UTC().Format(time.RFC3339), Verification: EvidenceReviewed, ReproductionRunIDs: []string{},
+	}
+	c := r.Check(e, o.Options)
+	if !c.OK() {
+		return nil, c, fmt.Errorf("%s cannot be approved:\n  %s", p, strings.Join(c.Problems, "\n  "))
+	}
+	out := &Manifest{Format: Format, SchemaVersion: SchemaVersion, Entries: []Entry{}}
+	if m != nil {
+		out.Entries = append(out.Entries, m.Entries...)
+	}
+	for _, x := range out.Entries {
+		if x.RunID == e.RunID {
+			return nil, c, fmt.Errorf("run %s is already in the manifest", e.RunID)
+		}
+	}
+	out.Entries = append(out.Entries, e)
+	return out, c, nil
+}
+
+// ReadWorktreeManifest reads bench/approved.json from the working tree (a
+// missing file is an empty manifest).
+func ReadWorktreeManifest(repoDir string) (*Manifest, error) {
+	data, err := os.ReadFile(filepath.Join(repoDir, filepath.FromSlash(Path)))
+	if errors.Is(err, os.ErrNotExist) {
+		return &Manifest{Format: Format, SchemaVersion: SchemaVersion, Entries: []Entry{}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data)
+}
+
+// WriteWorktreeManifest writes bench/approved.json atomically.
+func WriteWorktreeManifest(repoDir string, m *Manifest) error {
+	data, err := m.Marshal()
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(repoDir, filepath.FromSlash(Path))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".approved-*.json")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}

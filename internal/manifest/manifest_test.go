@@ -1,0 +1,118 @@
+package manifest_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/manifest"
+	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/resulttest"
+)
+
+func opts(t *testing.T, activate ...string) manifest.Options {
+	b, err := prompts.Bundle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return manifest.Options{Activated: activate, Bundle: b}
+}
+
+func TestVerify(t *testing.T) {
+	s := resulttest.BuildScenario(t, protocol.ID)
+	repo, err := manifest.Open(s.Repo.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if repo.Branch != "main" || repo.Head() != s.Commits["c5"] {
+		t.Fatalf("branch %s head %s", repo.Branch, repo.Head())
+	}
+	m, err := repo.ReadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := repo.Verify(m, opts(t, protocol.ID))
+	byRun := map[string]*manifest.Checked{}
+	for _, c := range checked {
+		byRun[c.Entry.RunID] = c
+	}
+	for _, role := range []string{"approved3060", "approvedA4000", "approvedMarkup"} {
+		if c := byRun[s.RunIDs[role]]; !c.OK() {
+			t.Errorf("%s: %v", role, c.Problems)
+		}
+	}
+	if c := byRun[s.RunIDs["approved3060"]]; len(c.ChangedAfter) != 1 || c.ChangedAfter[0] != "outputs.jsonl" {
+		t.Errorf("a later commit altered an approved artifact: changed-after %v", c.ChangedAfter)
+	}
+	if c := byRun[s.RunIDs["tampered"]]; c.OK() || !strings.Contains(strings.Join(c.Problems, " "), "not the approved") {
+		t.Errorf("tampered: %v", c.Problems)
+	}
+	if c := byRun[s.RunIDs["nonconforming"]]; c.OK() || !strings.Contains(strings.Join(c.Problems, " "), "nonconforming") {
+		t.Errorf("nonconforming: %v", c.Problems)
+	}
+	// The draft protocol is not activated by default: nothing is approved.
+	for _, c := range repo.Verify(m, opts(t)) {
+		if c.OK() || !strings.Contains(strings.Join(c.Problems, " "), "not activated") {
+			t.Errorf("%s approved without activation: %v", c.Entry.RunID, c.Problems)
+		}
+	}
+	// An evidence commit that did not introduce the report.
+	e := byRun[s.RunIDs["approvedA4000"]].Entry
+	e.EvidenceCommit = s.Commits["c3"]
+	if c := repo.Check(e, opts(t, protocol.ID)); c.OK() || !strings.Contains(strings.Join(c.Problems, " "), "did not introduce") {
+		t.Errorf("wrong evidence commit: %v", c.Problems)
+	}
+	e.EvidenceCommit = "abc"
+	if c := repo.Check(e, opts(t, protocol.ID)); c.OK() || !strings.Contains(strings.Join(c.Problems, " "), "full 40-character") {
+		t.Errorf("short commit: %v", c.Problems)
+	}
+	e.ResultsPath = "../../etc/passwd"
+	if c := repo.Check(e, opts(t, protocol.ID)); c.OK() {
+		t.Error("a path outside bench/results was accepted")
+	}
+}
+
+func TestAdd(t *testing.T) {
+	s := resulttest.BuildScenario(t, protocol.ID)
+	repo, err := manifest.Open(s.Repo.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := manifest.ReadWorktreeManifest(s.Repo.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	add := func(role string, activate ...string) (*manifest.Manifest, error) {
+		m, _, err := repo.Add(cur, manifest.AddOptions{Options: opts(t, activate...), ResultsPath: s.Folders[role], ReviewPR: "https://example.invalid/pr/9", ReviewedBy: "maint", Now: now})
+		return m, err
+	}
+	m, err := add("unreviewed", protocol.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := m.Entries[len(m.Entries)-1]
+	if e.RunID != s.RunIDs["unreviewed"] || e.EvidenceCommit != s.Commits["c3"] || e.ReviewedAt != "2026-11-30T12:00:00Z" || e.Verification != "evidence-reviewed" {
+		t.Errorf("entry %+v", e)
+	}
+	if _, err := add("unreviewed"); err == nil || !strings.Contains(err.Error(), "not activated") {
+		t.Errorf("draft protocol: %v", err)
+	}
+	if _, err := add("partial", protocol.ID); err == nil || !strings.Contains(err.Error(), "partial") {
+		t.Errorf("partial: %v", err)
+	}
+	if _, err := add("nonconforming", protocol.ID); err == nil || !strings.Contains(err.Error(), "nonconforming") {
+		t.Errorf("nonconforming: %v", err)
+	}
+	if _, err := add("approvedA4000", protocol.ID); err == nil || !strings.Contains(err.Error(), "already in the manifest") {
+		t.Errorf("twice: %v", err)
+	}
+	if err := manifest.WriteWorktreeManifest(s.Repo.Dir, m); err != nil {
+		t.Fatal(err)
+	}
+	back, err := manifest.ReadWorktreeManifest(s.Repo.Dir)
+	if err != nil || len(back.Entries) != len(m.Entries) {
+		t.Fatalf("round trip: %v", err)
+	}
+}

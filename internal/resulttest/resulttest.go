@@ -1,0 +1,106 @@
+// Package resulttest produces real result folders for tests of the packages
+// that read them (manifest, site, compare): the runner against the
+// simulated engine, the writer and the redactor, exactly as a run does.
+package resulttest
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/redact"
+	"github.com/strata-bench/strata/internal/result"
+	"github.com/strata-bench/strata/internal/runner"
+	"github.com/strata-bench/strata/internal/simengine"
+)
+
+// Kind is the outcome a folder should have.
+type Kind int
+
+const (
+	Complete      Kind = iota // a conforming, complete run (the engine looks like llama.cpp)
+	Partial                   // the engine dies mid-run
+	Nonconforming             // the simulator says what it is
+)
+
+// Options shape a folder.
+type Options struct {
+	Kind    Kind
+	GPU     string // the GPU name recorded
+	Quant   string
+	Track   string
+	Command string // the recorded command (tests plant markup here)
+	// DecodeTPS sets the simulated speed (different runs, different numbers).
+	DecodeTPS float64
+	Optional  bool
+}
+
+// Folder writes a result folder under root and returns its path.
+func Folder(tb testing.TB, root string, o Options) string {
+	tb.Helper()
+	b, err := prompts.Bundle()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sc := &simengine.Scenario{Props: map[string]json.RawMessage{"strata_simulator": json.RawMessage("null"), "build_info": json.RawMessage(`"b9928-81ff7ab"`)}}
+	switch o.Kind {
+	case Partial:
+		sc.Requests = map[string]simengine.Behaviour{"sanity-R1": {Die: true}}
+	case Nonconforming:
+		sc.Props = nil
+	}
+	if o.DecodeTPS == 0 {
+		o.DecodeTPS = 2e5
+	}
+	sim := simengine.New(simengine.Config{PromptTPS: 5e6, DecodeTPS: o.DecodeTPS, ReasoningTokens: 40, Accuracy: 0.85, Slots: 1,
+		ContextTokens: 32768, ModelPath: "qwen3.8-flash-next-IQ3_XXS.gguf", Bundle: b, Scenario: sc})
+	url, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer sim.Close()
+	rec := runner.Run(context.Background(), runner.Config{Client: client.New(client.Options{BaseURL: url}), Bundle: b, Optional: o.Optional})
+	commit := strings.Repeat("ab", 20)
+	sha := strings.Repeat("cd", 32)
+	kind := "source"
+	gpu := o.GPU
+	if gpu == "" {
+		gpu = "NVIDIA GeForce RTX 3060"
+	}
+	mem := int64(12 << 30)
+	dedicated := "dedicated"
+	facts := result.Facts{
+		StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind,
+		Hardware:   contract.Hardware{GPUs: []contract.GPU{{DeviceIndex: 0, Name: gpu, MemoryBytes: &mem, MemoryKind: &dedicated}}},
+		ModelFiles: []contract.ModelFile{{Path: "qwen3.8-flash-next-IQ3_XXS.gguf", SHA256: &sha}},
+		Missing: map[string]string{"/hardware/gpus/0/power_limit_w": "test", "/hardware/cpu": "test", "/hardware/ram_bytes": "test",
+			"/hardware/storage": "test", "/software/os": "test", "/software/drivers": "test", "/software/runtime": "test"},
+	}
+	id := result.Identity{Track: "custom", Command: "strata bench run --url " + url}
+	if o.Track != "" {
+		id.Track = o.Track
+	}
+	if o.Quant != "" {
+		id.Quantization = &o.Quant
+	}
+	if o.Command != "" {
+		id.Command = o.Command
+	}
+	maxShared := map[string]int{}
+	for rid, f := range b.Fixtures {
+		maxShared[rid] = f.MaxSharedPrefixTokens
+	}
+	a, err := result.Assemble(rec, id, facts, maxShared)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dir, err := result.Write(root, a, redact.New(redact.Machine{}))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}

@@ -1,0 +1,93 @@
+package resulttest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Scenario is a repository with every kind of submission the site and the
+// manifest verifier must tell apart.
+type Scenario struct {
+	Repo *Repo
+	// RunIDs by role: approved3060, approvedA4000, approvedMarkup (all
+	// approved), partial, nonconforming, unreviewed, tampered.
+	RunIDs  map[string]string
+	Folders map[string]string
+	Commits map[string]string
+}
+
+// Markup is planted in a submitted run's command: the site must show it as
+// text and never run it.
+const Markup = `strata bench run <script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">`
+
+// BuildScenario makes the repository:
+//
+//	c1 adds approved3060; c2 adds approvedA4000, partial, nonconforming and a
+//	legacy report; c3 adds unreviewed, approvedMarkup and tampered; c4 adds
+//	bench/approved.json (approved3060@c1, approvedA4000@c2,
+//	approvedMarkup@c3, tampered with a wrong hash, nonconforming@c2); c5
+//	alters an approved artifact of approved3060.
+func BuildScenario(tb testing.TB, protocolID string) *Scenario {
+	tb.Helper()
+	s := &Scenario{Repo: NewRepo(tb), RunIDs: map[string]string{}, Folders: map[string]string{}, Commits: map[string]string{}}
+	out := tb.TempDir()
+	add := func(role string, o Options) {
+		dir := Folder(tb, filepath.Join(out, role), o)
+		name := filepath.Base(dir)
+		s.Folders[role] = "bench/results/" + name
+		s.Repo.CopyFolder(tb, dir, s.Folders[role])
+		var r struct {
+			Run struct {
+				ID string `json:"id"`
+			} `json:"run"`
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, "results.json"))
+		json.Unmarshal(data, &r)
+		s.RunIDs[role] = r.Run.ID
+	}
+	add("approved3060", Options{GPU: "NVIDIA GeForce RTX 3060", Quant: "IQ3_XXS", DecodeTPS: 150000})
+	s.Commits["c1"] = s.Repo.Commit(tb, "benchmark: RTX 3060 / Qwen3.8-Flash-Next / IQ3_XXS")
+	add("approvedA4000", Options{GPU: "NVIDIA RTX A4000", Quant: "Q4_K_M", Track: "default", DecodeTPS: 250000, Optional: true})
+	add("partial", Options{Kind: Partial, GPU: "NVIDIA RTX A4000", Quant: "Q4_K_M"})
+	add("nonconforming", Options{Kind: Nonconforming, GPU: "AMD Radeon RX 7900 XTX", Quant: "Q4_K_M"})
+	s.Repo.Write(tb, "bench/results/2025-06-01-legacy-3060/README.md", []byte("# Old community report\n\n40 tok/s on my 3060\n"))
+	s.Repo.Write(tb, "bench/results/2025-06-01-legacy-3060/bench.json", []byte(`{"schema": 1, "tok_s": 40}`))
+	s.Commits["c2"] = s.Repo.Commit(tb, "benchmark: A4000 and others")
+	add("unreviewed", Options{GPU: "NVIDIA GeForce RTX 4090", Quant: "IQ3_XXS"})
+	add("approvedMarkup", Options{GPU: "NVIDIA GeForce RTX 3060", Quant: "Q8_0", Command: Markup})
+	add("tampered", Options{GPU: "NVIDIA GeForce RTX 3090", Quant: "IQ3_XXS"})
+	s.Commits["c3"] = s.Repo.Commit(tb, "benchmark: three more")
+	entry := func(role, commit string) map[string]any {
+		data, _ := os.ReadFile(filepath.Join(s.Repo.Dir, s.Folders[role], "results.json"))
+		return map[string]any{
+			"run_id": s.RunIDs[role], "protocol_id": protocolID, "results_path": s.Folders[role] + "/results.json",
+			"results_sha256": sha256Hex(data), "evidence_commit": commit, "review_pr": "https://example.invalid/pr/" + role,
+			"reviewed_by": "maintainer", "reviewed_at": "2026-11-02T10:00:00Z", "verification": "evidence-reviewed",
+			"reproduction_run_ids": []string{},
+		}
+	}
+	tampered := entry("tampered", s.Commits["c3"])
+	tampered["results_sha256"] = strings.Repeat("0", 64)
+	m := map[string]any{"format": "strata-approved-benchmarks", "schema_version": 1, "entries": []any{
+		entry("approved3060", s.Commits["c1"]), entry("approvedA4000", s.Commits["c2"]),
+		entry("approvedMarkup", s.Commits["c3"]), tampered, entry("nonconforming", s.Commits["c2"]),
+	}}
+	data, _ := json.MarshalIndent(m, "", "  ")
+	s.Repo.Write(tb, "bench/approved.json", data)
+	s.Commits["c4"] = s.Repo.Commit(tb, "approve")
+	p := filepath.Join(s.Repo.Dir, s.Folders["approved3060"], "outputs.jsonl")
+	b, _ := os.ReadFile(p)
+	s.Repo.Write(tb, filepath.Join(s.Folders["approved3060"], "outputs.jsonl"), append(b, []byte("{}\n")...))
+	s.Commits["c5"] = s.Repo.Commit(tb, "edit evidence after review")
+	return s
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}

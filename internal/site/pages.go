@@ -1,0 +1,223 @@
+package site
+
+import (
+	"fmt"
+	"html/template"
+	"sort"
+	"strings"
+
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/measure"
+	"github.com/strata-bench/strata/internal/protocol"
+)
+
+var funcs = template.FuncMap{
+	"join":    strings.Join,
+	"add":     func(a, b int) int { return a + b },
+	"deref":   func(p *float64) float64 { return *p },
+	"deref64": func(p *int64) int64 { return *p },
+	"page":    func(title, root string) map[string]string { return map[string]string{"Title": title, "Root": root} },
+}
+
+// Row is one (run, case) line of the comparison table.
+type Row struct {
+	Slug, RunID, GPU, Model, Quant, Track, Protocol, Case string
+	Concurrency                                           int
+	Input, Cached                                         string
+	Prompt, Decode, TTFT, Total                           string
+	Capped, Sanity                                        string
+	Verification                                          string
+}
+
+type indexPage struct {
+	Rows                         []Row
+	GPUs, Models, Quants, Tracks []string
+	Approved, Others             int
+	Branch, Head                 string
+}
+
+func str(p *string) string {
+	if p == nil {
+		return "not measured"
+	}
+	return *p
+}
+
+func gpuName(r *contract.Results) string {
+	if len(r.Hardware.GPUs) == 0 {
+		return "not measured"
+	}
+	n := r.Hardware.GPUs[0].Name
+	if len(r.Hardware.GPUs) > 1 {
+		n = fmt.Sprintf("%d× %s", len(r.Hardware.GPUs), n)
+	}
+	return n
+}
+
+func cell(s *contract.Summary, prec int) string {
+	if s == nil || s.N == 0 || s.Median == nil {
+		return "not measured (n=0)"
+	}
+	return fmt.Sprintf("%.*f (%.*f–%.*f, n=%d)", prec, *s.Median, prec, *s.Min, prec, *s.Max, s.N)
+}
+
+func summary(r *contract.Results, phase, caseID, metric string) *contract.Summary {
+	for i := range r.Summaries {
+		s := &r.Summaries[i]
+		if s.Phase == phase && s.CaseID == caseID && s.Metric == metric {
+			return s
+		}
+	}
+	return nil
+}
+
+// tokenRange is "median (min–max)" of a token count over a case's requests.
+func tokenRange(r *contract.Results, phase, caseID string, get func(contract.Tokens) *int64) string {
+	var xs []float64
+	for _, q := range r.Requests {
+		if q.Phase == phase && q.CaseID == caseID {
+			if v := get(q.Tokens); v != nil {
+				xs = append(xs, float64(*v))
+			}
+		}
+	}
+	if len(xs) == 0 {
+		return "not measured"
+	}
+	sort.Float64s(xs)
+	return fmt.Sprintf("%.0f (%.0f–%.0f)", measure.Median(xs), xs[0], xs[len(xs)-1])
+}
+
+func capped(r *contract.Results, phase, caseID string) string {
+	n, c := 0, 0
+	for _, q := range r.Requests {
+		if q.Phase == phase && q.CaseID == caseID {
+			n++
+			if q.Status == contract.Truncated {
+				c++
+			}
+		}
+	}
+	return fmt.Sprintf("%d/%d", c, n)
+}
+
+func indexData(s *Site) indexPage {
+	p := indexPage{Approved: len(s.Approved), Others: len(s.Others), Branch: s.Branch, Head: s.Head}
+	sets := map[string]map[string]bool{"gpu": {}, "model": {}, "quant": {}, "track": {}}
+	for _, run := range s.Approved {
+		r := run.Results
+		type c struct {
+			phase, id string
+			conc      int
+		}
+		cases := []c{}
+		for _, id := range protocol.PerformanceCases() {
+			cases = append(cases, c{"performance", id, 1})
+		}
+		if r.Run.OptionalConcurrency {
+			cases = append(cases, c{"concurrency", protocol.CaseShortBurst, protocol.ConcurrencyClients})
+		}
+		for _, k := range cases {
+			row := Row{
+				Slug: run.Slug, RunID: r.Run.ID, GPU: gpuName(r), Model: str(r.Model.ID), Quant: str(r.Model.Quantization),
+				Track: r.Configuration.Track, Protocol: r.Protocol.ID, Case: k.id, Concurrency: k.conc,
+				Input:  tokenRange(r, k.phase, k.id, func(t contract.Tokens) *int64 { return t.InputTokens }),
+				Cached: tokenRange(r, k.phase, k.id, func(t contract.Tokens) *int64 { return t.CachedTokens }),
+				Prompt: cell(summary(r, k.phase, k.id, contract.MetricPromptTPS), 1),
+				Decode: cell(summary(r, k.phase, k.id, contract.MetricDecodeTPS), 1),
+				TTFT:   cell(summary(r, k.phase, k.id, contract.MetricTTFT), 3),
+				Total:  cell(summary(r, k.phase, k.id, contract.MetricTotal), 3),
+				Capped: capped(r, k.phase, k.id), Sanity: fmt.Sprintf("%d/%d", r.Quality.Passed, r.Quality.Total),
+				Verification: run.Entry.Verification,
+			}
+			p.Rows = append(p.Rows, row)
+			sets["gpu"][row.GPU], sets["model"][row.Model], sets["quant"][row.Quant], sets["track"][row.Track] = true, true, true, true
+		}
+	}
+	keys := func(m map[string]bool) []string {
+		var out []string
+		for k := range m {
+			out = append(out, k)
+		}
+		sort.Strings(out)
+		return out
+	}
+	p.GPUs, p.Models, p.Quants, p.Tracks = keys(sets["gpu"]), keys(sets["model"]), keys(sets["quant"]), keys(sets["track"])
+	return p
+}
+
+// runPageData is a run page.
+type runPageData struct {
+	Run      *Run
+	R        *contract.Results
+	Cases    []caseRow
+	Charts   []Chart
+	Verdicts []verdict
+	Files    []fileLink
+}
+
+type caseRow struct {
+	Phase, Case                              string
+	Concurrency                              int
+	Capped, Input, Cached, Read              string
+	Prompt, Decode, TTFT, FirstAnswer, Total string
+}
+
+type verdict struct {
+	Case, Status, Verdict, Reason string
+}
+
+type fileLink struct {
+	Kind, Name, Href, SHA256 string
+}
+
+func runPage(run *Run) runPageData {
+	d := runPageData{Run: run, R: run.Results}
+	r := run.Results
+	if r != nil {
+		type c struct {
+			phase, id string
+			conc      int
+		}
+		cases := []c{}
+		for _, id := range protocol.PerformanceCases() {
+			cases = append(cases, c{"performance", id, 1})
+		}
+		if r.Run.OptionalConcurrency {
+			cases = append(cases, c{"concurrency", protocol.CaseShortBurst, protocol.ConcurrencyClients})
+		}
+		for _, k := range cases {
+			d.Cases = append(d.Cases, caseRow{
+				Phase: k.phase, Case: k.id, Concurrency: k.conc, Capped: capped(r, k.phase, k.id),
+				Input:       tokenRange(r, k.phase, k.id, func(t contract.Tokens) *int64 { return t.InputTokens }),
+				Cached:      tokenRange(r, k.phase, k.id, func(t contract.Tokens) *int64 { return t.CachedTokens }),
+				Read:        tokenRange(r, k.phase, k.id, func(t contract.Tokens) *int64 { return t.ReadTokens }),
+				Prompt:      cell(summary(r, k.phase, k.id, contract.MetricPromptTPS), 1),
+				Decode:      cell(summary(r, k.phase, k.id, contract.MetricDecodeTPS), 1),
+				TTFT:        cell(summary(r, k.phase, k.id, contract.MetricTTFT), 3),
+				FirstAnswer: cell(summary(r, k.phase, k.id, contract.MetricFirstAnswer), 3),
+				Total:       cell(summary(r, k.phase, k.id, contract.MetricTotal), 3),
+			})
+		}
+		for _, q := range r.Requests {
+			if q.Evaluation == nil {
+				continue
+			}
+			v := "fail"
+			if q.Evaluation.Passed {
+				v = "pass"
+			}
+			d.Verdicts = append(d.Verdicts, verdict{q.CaseID, q.Status, v, q.Evaluation.Reason})
+		}
+		d.Charts = Charts(r)
+		for _, a := range r.Artifacts {
+			d.Files = append(d.Files, fileLink{a.Kind, a.Path, run.Slug + "/" + a.Path, a.SHA256})
+		}
+	}
+	for _, name := range []string{"results.json", "README.md"} {
+		if data, ok := run.Files[name]; ok {
+			d.Files = append(d.Files, fileLink{"report", name, run.Slug + "/" + name, sha256Hex(data)})
+		}
+	}
+	return d
+}

@@ -1,0 +1,284 @@
+// Package site builds the static results website from a repository: the
+// standard list shows only verified, approved entries of activated
+// protocols (their data taken from the evidence commit); everything else in
+// bench/results (draft, partial, nonconforming, legacy, unreviewed,
+// unverifiable) is reachable on its own page with a conspicuous label.
+// Comparison tables expose protocol, model, quantization, track, prompt
+// case, actual input lengths and cache counts, and concurrency; there is no
+// combined score and nothing is pooled. Every string from a submission is
+// escaped by html/template.
+package site
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/manifest"
+	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/result"
+)
+
+// Labels of a run on the site.
+const (
+	LabelApproved      = "approved"
+	LabelDraft         = "draft"
+	LabelPartial       = "partial"
+	LabelNonconforming = "nonconforming"
+	LabelLegacy        = "legacy"
+	LabelUnreviewed    = "unreviewed"
+	LabelUnverifiable  = "unverifiable"
+)
+
+// Run is one result folder as the site shows it.
+type Run struct {
+	Slug    string
+	Folder  string
+	Label   string
+	Reasons []string
+	Results *contract.Results // nil for legacy or unreadable folders
+	Files   map[string][]byte
+	Entry   *manifest.Entry
+	Changed []string // files changed after review
+}
+
+// Site is everything a build shows.
+type Site struct {
+	Approved []*Run
+	Others   []*Run
+	// Warnings say why an entry is not shown as approved.
+	Warnings []string
+	Branch   string
+	Head     string
+}
+
+// Collect reads the manifest and every result folder of the repository's
+// default branch.
+func Collect(repo *manifest.Repo, o manifest.Options) (*Site, error) {
+	s := &Site{Branch: repo.Branch, Head: repo.Head()}
+	approvedFolders := map[string]bool{}
+	failed := map[string][]string{}
+	m, err := repo.ReadManifest()
+	switch {
+	case errors.Is(err, manifest.ErrNoFile):
+		s.Warnings = append(s.Warnings, "no "+manifest.Path+" on "+repo.Branch+": no run is approved")
+	case err != nil:
+		return nil, err
+	default:
+		for _, c := range repo.Verify(m, o) {
+			folder := path.Base(path.Dir(c.Entry.ResultsPath))
+			if !c.OK() {
+				failed[folder] = append(failed[folder], c.Problems...)
+				s.Warnings = append(s.Warnings, fmt.Sprintf("entry %s (%s) is not shown as approved: %s", c.Entry.RunID, c.Entry.ResultsPath, strings.Join(c.Problems, "; ")))
+				continue
+			}
+			e := c.Entry
+			approvedFolders[folder] = true
+			s.Approved = append(s.Approved, &Run{Folder: folder, Label: LabelApproved, Results: c.Results, Files: c.Files, Entry: &e, Changed: c.ChangedAfter})
+		}
+	}
+	folders, err := repo.Folders()
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(folders))
+	for n := range folders {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if approvedFolders[name] {
+			continue
+		}
+		r := classify(name, folders[name], o)
+		if reasons, ok := failed[name]; ok {
+			// It is in the manifest but did not verify: its problems are the
+			// whole story.
+			r.Label, r.Reasons = LabelUnverifiable, append([]string{"in the approved manifest, but it failed verification:"}, reasons...)
+		}
+		s.Others = append(s.Others, r)
+	}
+	AssignSlugs(s)
+	return s, nil
+}
+
+// classify labels a folder that is not an approved entry.
+func classify(name string, files map[string][]byte, o manifest.Options) *Run {
+	r := &Run{Folder: name, Files: files}
+	data, ok := files[result.ResultsFile]
+	if !ok {
+		r.Label, r.Reasons = LabelLegacy, []string{"no results.json: a community report in another format"}
+		return r
+	}
+	var head struct {
+		Format        string `json:"format"`
+		SchemaVersion int    `json:"schema_version"`
+	}
+	if json.Unmarshal(data, &head) != nil || head.Format != protocol.ResultFormat || head.SchemaVersion != protocol.SchemaVersion {
+		r.Label, r.Reasons = LabelLegacy, []string{"not the strata-standard-benchmark format (schema 1): legacy/nonstandard for this protocol"}
+		return r
+	}
+	var res contract.Results
+	if err := json.Unmarshal(data, &res); err != nil {
+		r.Label, r.Reasons = LabelLegacy, []string{"results.json does not parse: " + err.Error()}
+		return r
+	}
+	r.Results = &res
+	activated := false
+	for _, a := range o.Activated {
+		activated = activated || a == res.Protocol.ID
+	}
+	switch {
+	case !activated:
+		r.Label = LabelDraft
+		r.Reasons = []string{"protocol " + res.Protocol.ID + " is a draft (not activated): pilot data, not a standard result"}
+	case res.Run.Status == contract.StatusNonconforming:
+		r.Label = LabelNonconforming
+	case res.Run.Status == contract.StatusPartial:
+		r.Label = LabelPartial
+	default:
+		r.Label = LabelUnreviewed
+		r.Reasons = []string{"not in the approved manifest: a merged report is not an approved one"}
+	}
+	if res.Run.Status == contract.StatusNonconforming || res.Run.Status == contract.StatusPartial {
+		var ext struct {
+			SR map[string][]string `json:"status_reasons"`
+		}
+		_ = json.Unmarshal(res.Extensions, &ext)
+		r.Reasons = append(r.Reasons, ext.SR[res.Run.Status]...)
+	}
+	return r
+}
+
+// AssignSlugs gives every run a unique, safe page name: submitted folder
+// names and run IDs never become paths as they are.
+func AssignSlugs(s *Site) {
+	for _, r := range append(append([]*Run{}, s.Approved...), s.Others...) {
+		h := sha256.Sum256([]byte(r.Folder))
+		slug := result.Slug(r.Folder)
+		if slug == "" {
+			slug = "run"
+		}
+		r.Slug = slug + "-" + hex.EncodeToString(h[:4])
+	}
+}
+
+//go:embed assets/*
+var assets embed.FS
+
+// Build writes the site into out. A folder that exists must be an earlier
+// strata site (it holds the marker file), which is then replaced; the new
+// site is written to a temporary folder and renamed into place.
+func Build(s *Site, out string) error {
+	const marker = ".strata-site"
+	if st, err := os.Stat(out); err == nil {
+		if !st.IsDir() {
+			return fmt.Errorf("--out %s is a file", out)
+		}
+		if _, err := os.Stat(filepath.Join(out, marker)); err != nil {
+			entries, _ := os.ReadDir(out)
+			if len(entries) > 0 {
+				return fmt.Errorf("--out %s exists and is not a strata site; choose an empty or new folder", out)
+			}
+		}
+	}
+	parent := filepath.Dir(filepath.Clean(out))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+".building-")
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err := render(s, tmp); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, marker), []byte("built by strata bench site\n"), 0o644); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if _, err := os.Stat(out); err == nil {
+		old := out + ".old"
+		os.RemoveAll(old)
+		if err := os.Rename(out, old); err != nil {
+			return err
+		}
+		defer os.RemoveAll(old)
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return err
+	}
+	ok = true
+	return nil
+}
+
+func render(s *Site, dir string) error {
+	t, err := template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html")
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"style.css", "filter.js"} {
+		data, err := assets.ReadFile("assets/" + name)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	write := func(name, tmpl string, data any) error {
+		var b bytes.Buffer
+		if err := t.ExecuteTemplate(&b, tmpl, data); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644)
+	}
+	idx := indexData(s)
+	if err := write("index.html", "index.html", idx); err != nil {
+		return err
+	}
+	if err := write("other.html", "other.html", s); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o755); err != nil {
+		return err
+	}
+	for _, r := range append(append([]*Run{}, s.Approved...), s.Others...) {
+		files := filepath.Join(dir, "runs", r.Slug)
+		if err := os.MkdirAll(files, 0o755); err != nil {
+			return err
+		}
+		for name, data := range r.Files {
+			clean := path.Clean(name)
+			if strings.Contains(clean, "/") || strings.HasPrefix(clean, ".") {
+				continue // only the folder's own top-level files are evidence
+			}
+			if err := os.WriteFile(filepath.Join(files, clean), data, 0o644); err != nil {
+				return err
+			}
+		}
+		if err := write(filepath.Join("runs", r.Slug+".html"), "run.html", runPage(r)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

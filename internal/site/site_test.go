@@ -1,0 +1,238 @@
+package site_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/manifest"
+	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/resulttest"
+	"github.com/strata-bench/strata/internal/site"
+)
+
+// TestSite builds the scenario repository and its site once and checks
+// them in subtests.
+func TestSite(t *testing.T) {
+	s := resulttest.BuildScenario(t, protocol.ID)
+	repo, err := manifest.Open(s.Repo.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := prompts.Bundle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := site.Collect(repo, manifest.Options{Activated: []string{protocol.ID}, Bundle: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "site")
+	if err := site.Build(c, dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("labels", func(t *testing.T) { collectLabels(t, s, c) })
+	t.Run("escaped markup", func(t *testing.T) { escapedMarkup(t, c, dir) })
+	t.Run("draft shows nothing", func(t *testing.T) { draftShowsNothing(t, repo) })
+	t.Run("browser", func(t *testing.T) { inBrowser(t, s, c, dir) })
+}
+
+func collectLabels(t *testing.T, s *resulttest.Scenario, c *site.Site) {
+	var approved []string
+	for _, r := range c.Approved {
+		approved = append(approved, r.Results.Run.ID)
+	}
+	sort.Strings(approved)
+	want := []string{s.RunIDs["approved3060"], s.RunIDs["approvedA4000"], s.RunIDs["approvedMarkup"]}
+	sort.Strings(want)
+	if strings.Join(approved, ",") != strings.Join(want, ",") {
+		t.Fatalf("approved %v, want %v", approved, want)
+	}
+	labels := map[string]string{}
+	for _, r := range c.Others {
+		labels[r.Folder] = r.Label
+	}
+	folder := func(role string) string { return filepath.Base(s.Folders[role]) }
+	expect := map[string]string{
+		folder("partial"): site.LabelPartial, folder("nonconforming"): site.LabelUnverifiable,
+		folder("unreviewed"): site.LabelUnreviewed, folder("tampered"): site.LabelUnverifiable,
+		"2025-06-01-legacy-3060": site.LabelLegacy,
+	}
+	for f, l := range expect {
+		if labels[f] != l {
+			t.Errorf("%s: label %q, want %q", f, labels[f], l)
+		}
+	}
+	if len(c.Others) != len(expect) {
+		t.Errorf("others %v", labels)
+	}
+	if len(c.Warnings) != 2 {
+		t.Errorf("the build says why two entries are not approved: %v", c.Warnings)
+	}
+	for _, r := range c.Approved {
+		if r.Results.Run.ID == s.RunIDs["approved3060"] && len(r.Changed) != 1 {
+			t.Errorf("changed-after-review not noted: %v", r.Changed)
+		}
+	}
+}
+
+func escapedMarkup(t *testing.T, c *site.Site, dir string) {
+	for _, r := range c.Approved {
+		page, err := os.ReadFile(filepath.Join(dir, "runs", r.Slug+".html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(page), "<script>window.__pwned") || strings.Contains(string(page), `<img src=x`) {
+			t.Errorf("%s: submitted markup reached the page unescaped", r.Slug)
+		}
+	}
+}
+
+func draftShowsNothing(t *testing.T, repo *manifest.Repo) {
+	b, _ := prompts.Bundle()
+	c, err := site.Collect(repo, manifest.Options{Bundle: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Approved) != 0 {
+		t.Errorf("%d approved runs of a draft protocol", len(c.Approved))
+	}
+	out := filepath.Join(t.TempDir(), "site")
+	if err := site.Build(c, out); err != nil {
+		t.Fatal(err)
+	}
+	idx, _ := os.ReadFile(filepath.Join(out, "index.html"))
+	if !strings.Contains(string(idx), "No approved results yet") {
+		t.Error("index of a draft-only repository")
+	}
+	// Rebuilding over an earlier site replaces it; a foreign folder is refused.
+	if err := site.Build(c, out); err != nil {
+		t.Errorf("rebuild: %v", err)
+	}
+	foreign := t.TempDir()
+	os.WriteFile(filepath.Join(foreign, "keep.txt"), []byte("mine"), 0o644)
+	if err := site.Build(c, foreign); err == nil {
+		t.Error("a folder that is not a strata site was overwritten")
+	}
+}
+
+// chrome starts headless Chromium. In CI a missing browser is a failure.
+func chrome(t *testing.T) (context.Context, func()) {
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		path, err = exec.LookPath("chromium-browser")
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is not installed; .ci/run installs it (apt-get install chromium)")
+		}
+		t.Skip("chromium is not installed")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1000),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelC := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+	return ctx, func() { cancelT(); cancelC(); cancelA() }
+}
+
+// js evaluates an expression on the current page.
+func js[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+func inBrowser(t *testing.T, s *resulttest.Scenario, c *site.Site, dir string) {
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	defer srv.Close()
+	ctx, done := chrome(t)
+	defer done()
+	shots := t.TempDir()
+	if keep := os.Getenv("STRATA_SCREENSHOTS"); keep != "" { // to look at them after the run
+		shots = keep
+		os.MkdirAll(shots, 0o755)
+	}
+	open := func(page, waitFor string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+page), chromedp.WaitVisible(waitFor)); err != nil {
+			t.Fatalf("%s: %v", page, err)
+		}
+	}
+	shot := func(name string) {
+		t.Helper()
+		buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(shots, name+".png"), buf, 0o644)
+	}
+	// The index lists exactly the approved runs.
+	open("/index.html", "#results")
+	ids := js[[]string](t, ctx, `[...new Set([...document.querySelectorAll('#results tbody tr')].map(r => r.dataset.runId))].sort()`)
+	rows := js[int](t, ctx, `document.querySelectorAll('#results tbody tr').length`)
+	shot("index")
+	want := []string{s.RunIDs["approved3060"], s.RunIDs["approvedA4000"], s.RunIDs["approvedMarkup"]}
+	sort.Strings(want)
+	if strings.Join(ids, ",") != strings.Join(want, ",") {
+		t.Errorf("index runs %v, want %v", ids, want)
+	}
+	if rows != 10 { // 3 cases each, plus the A4000 run's concurrency row
+		t.Errorf("%d rows", rows)
+	}
+	// A filter works.
+	if err := chromedp.Do(ctx, chromedp.SetValue(`select[data-filter="gpu"]`, "NVIDIA RTX A4000")); err != nil {
+		t.Fatal(err)
+	}
+	js[bool](t, ctx, `document.querySelector('select[data-filter="gpu"]').dispatchEvent(new Event('change'))`)
+	if visible := js[int](t, ctx, `[...document.querySelectorAll('#results tbody tr')].filter(r => !r.hidden).length`); visible != 4 {
+		t.Errorf("%d rows visible after filtering by GPU, want 4", visible)
+	}
+	shot("index-filtered")
+	// The other page carries the labels.
+	open("/other.html", "#others")
+	labels := js[[]string](t, ctx, `[...document.querySelectorAll('#others .label')].map(l => l.textContent).sort()`)
+	shot("other")
+	if strings.Join(labels, ",") != "legacy,partial,unreviewed,unverifiable,unverifiable" {
+		t.Errorf("labels %v", labels)
+	}
+	// A run page shows its table and charts; planted markup never runs.
+	var markup *site.Run
+	for _, r := range c.Approved {
+		if r.Results.Run.ID == s.RunIDs["approvedMarkup"] {
+			markup = r
+		}
+	}
+	open("/runs/"+markup.Slug+".html", "#cases")
+	if pwned := js[string](t, ctx, `String(window.__pwned)`); pwned != "undefined" {
+		t.Errorf("planted script ran: window.__pwned = %v", pwned)
+	}
+	svgs := js[int](t, ctx, `document.querySelectorAll('.chart svg').length`)
+	caseRows := js[int](t, ctx, `document.querySelectorAll('#cases tbody tr').length`)
+	command := js[string](t, ctx, `[...document.querySelectorAll('code')].map(c => c.textContent).find(t => t.includes('strata bench run')) || ''`)
+	shot("run")
+	if svgs != 3 || caseRows != 3 {
+		t.Errorf("run page: %d charts, %d case rows", svgs, caseRows)
+	}
+	if !strings.Contains(command, "<script>window.__pwned=1</script>") {
+		t.Errorf("the markup is not shown as text: %q", command)
+	}
+	t.Logf("screenshots in %s", shots)
+}
