@@ -227,6 +227,7 @@ func runBench(ctx context.Context, cmd *cobra.Command, env Env, o runOptions) er
 		if proc != nil {
 			facts.EngineConfig["started_command"] = prof.Command
 			facts.EngineLog = proc.Log()
+			facts.EngineArgs = append([]string{}, prof.Command[1:]...)
 		}
 	}
 	if served != nil {

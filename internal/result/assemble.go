@@ -16,6 +16,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/engineconfig"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
@@ -59,7 +60,8 @@ type Facts struct {
 	RunnerCommit  *string
 	BuildKind     *string
 	ModelFiles    []contract.ModelFile
-	EngineLog     []byte // nil when the runner did not start the engine
+	EngineLog     []byte   // nil when the runner did not start the engine
+	EngineArgs    []string // the started engine's arguments (nil: not started by the runner)
 	EngineConfig  map[string]any
 	Extensions    map[string]any
 	Missing       map[string]string
@@ -276,8 +278,29 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	if srv.Slots == nil {
 		missing.Add("/configuration/server_capacity", "the server's /props has no total_slots: "+orElse(srv.PropsErr, "field absent"))
 	}
+	opts := engineconfig.Capture(engineconfig.Sources{Props: srv.Props, Slots: srv.SlotsRaw, Status: srv.StatusRaw,
+		Args: facts.EngineArgs, Engine: srv.Engine()})
 	for _, name := range contract.EngineOptionObjects() {
-		missing.Add("/configuration/"+name, "not recorded: this version of strata does not yet read the engine's "+name+" options")
+		v := opts.Objects[name]
+		if v == nil {
+			missing.Add("/configuration/"+name, opts.Missing[name])
+		}
+		switch name {
+		case "kv_cache":
+			res.Configuration.KVCache = v
+		case "expert_cache":
+			res.Configuration.ExpertCache = v
+		case "offloading":
+			res.Configuration.Offloading = v
+		case "prefill":
+			res.Configuration.Prefill = v
+		case "mtp":
+			res.Configuration.MTP = v
+		case "calibration":
+			res.Configuration.Calibration = v
+		case "experimental_options":
+			res.Configuration.ExperimentalOptions = v
+		}
 	}
 	a := &Assembled{Config: nil, EngineLog: facts.EngineLog}
 	if srv.Template != "" {
@@ -289,7 +312,8 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	}
 
 	// Config artifact: what the runner learned of the engine's configuration.
-	cfg := map[string]any{"server_url": "loopback", "props": json.RawMessage(orNull(srv.Props)), "models": json.RawMessage(orNull(srv.Models))}
+	cfg := map[string]any{"server_url": "loopback", "props": json.RawMessage(orNull(srv.Props)), "models": json.RawMessage(orNull(srv.Models)),
+		"slots": json.RawMessage(orNull(srv.SlotsRaw)), "v1_status": json.RawMessage(orNull(srv.StatusRaw)), "configuration_source": opts.Source}
 	for k, v := range facts.EngineConfig {
 		cfg[k] = v
 	}
@@ -696,7 +720,6 @@ func limitations(rec *runner.Record) []string {
 	out := []string{
 		"The runner cannot see the server's repeat-stop and loop-recovery switches and does not claim to have disabled them.",
 		"The warmed expert cache stays enabled; these are not zero-cache or cold-model measurements. Shared template-prefix reuse is allowed and reported per request.",
-		"Engine configuration objects (KV cache, expert cache, offloading, prefill, MTP, calibration, experimental options) are not recorded by this version of strata.",
 	}
 	if rec.Server.LlamaCpp {
 		out = append(out, "The engine is llama.cpp's server, which ignores repetition_penalty (it reads repeat_penalty), reasoning_effort and reasoning_budget_tokens: those settings are sent but not applied, and only repeat_penalty's resolved value can be verified.")

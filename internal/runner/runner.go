@@ -331,6 +331,21 @@ type ServerInfo struct {
 	ContextSize *int64
 	// VersionSource says where BuildInfo came from.
 	VersionSource string
+	// SlotsRaw and StatusRaw are /slots and /v1/status before the run
+	// (nil when absent).
+	SlotsRaw  json.RawMessage
+	StatusRaw json.RawMessage
+}
+
+// Engine names the kind of server for configuration capture.
+func (s ServerInfo) Engine() string {
+	switch {
+	case s.Simulated:
+		return "strata-simulator"
+	case s.LlamaCpp:
+		return "llama.cpp"
+	}
+	return ""
 }
 
 // llamaBuild is llama.cpp's build_info form, b<build>-<commit>.
@@ -376,9 +391,15 @@ func probeServer(ctx context.Context, c *client.Client) ServerInfo {
 	default:
 		s.Models = body
 	}
+	if status, body, err := c.Get(ctx, "/slots", 10*time.Second); err == nil && status == 200 && json.Valid(body) {
+		s.SlotsRaw = body
+	}
+	if status, body, err := c.Get(ctx, "/v1/status", 10*time.Second); err == nil && status == 200 && json.Valid(body) {
+		s.StatusRaw = body
+	}
 	if s.BuildInfo == "" {
 		// A Strata-style server reports its version on /v1/status instead.
-		if status, body, err := c.Get(ctx, "/v1/status", 10*time.Second); err == nil && status == 200 {
+		if body := s.StatusRaw; body != nil {
 			var st struct {
 				Version       string `json:"version"`
 				EngineVersion string `json:"engine_version"`

@@ -1,11 +1,14 @@
 package site
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"html/template"
 	"sort"
 	"strings"
 
+	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
@@ -151,7 +154,7 @@ type runPageData struct {
 	Run      *Run
 	R        *contract.Results
 	Cases    []caseRow
-	Charts   []Chart
+	Charts   []template.HTML
 	Verdicts []verdict
 	Files    []fileLink
 }
@@ -209,7 +212,13 @@ func runPage(run *Run) runPageData {
 			}
 			d.Verdicts = append(d.Verdicts, verdict{q.CaseID, q.Status, v, q.Evaluation.Reason})
 		}
-		d.Charts = Charts(r)
+		if cs, err := charts.ForRun(r); err == nil {
+			for _, m := range charts.Metrics() {
+				// Drawn by the charts package's html/template: every
+				// label in it is already escaped.
+				d.Charts = append(d.Charts, template.HTML(cs[m.Metric]))
+			}
+		}
 		for _, a := range r.Artifacts {
 			d.Files = append(d.Files, fileLink{a.Kind, a.Path, run.Slug + "/" + a.Path, a.SHA256})
 		}
@@ -220,4 +229,9 @@ func runPage(run *Run) runPageData {
 		}
 	}
 	return d
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
 }
