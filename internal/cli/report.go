@@ -2,15 +2,20 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/charts"
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/result"
 )
 
 func newReport(env Env) *cobra.Command {
 	var quiet bool
+	var chartsDir string
 	cmd := &cobra.Command{
 		Use:   "report DIR [DIR...]",
 		Short: "Print a saved result again and re-validate it strictly",
@@ -23,7 +28,12 @@ summaries and concurrency rounds rebuilt from the records, every sanity verdict
 re-scored from the saved outputs, artifact hashes, and relative paths.
 
 Each violation is one line naming its JSON Pointer; the exit code is 1 if there
-is any. Several folders are checked one after another.`,
+is any. Several folders are checked one after another. It also rebuilds the
+README.md numbers from results.json and notes where the folder's README.md
+differs (an operator may have corrected it by hand, so that is a note, not a
+violation). --charts OUT writes the run's charts as SVG files into OUT, which
+must be outside the result folder (a result folder holds only what the spec
+lists).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("report needs a result folder")
@@ -47,6 +57,18 @@ is any. Several folders are checked one after another.`,
 					result.WriteReadme(w, v.Results)
 					fmt.Fprintln(w)
 				}
+				if v.Results != nil {
+					for _, d := range result.ReadmeDiff(dir, v.Results) {
+						fmt.Fprintf(w, "note: %s\n", d)
+					}
+				}
+				if chartsDir != "" && v.Results != nil {
+					written, err := writeCharts(env.Path(chartsDir), dir, v.Results)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(w, "charts: %s\n", strings.Join(written, ", "))
+				}
 				if len(v.Violations) == 0 {
 					fmt.Fprintf(w, "valid: %s follows the result contract (%d requests, status %s)\n", dir, len(v.Results.Requests), v.Results.Run.Status)
 					continue
@@ -64,5 +86,33 @@ is any. Several folders are checked one after another.`,
 		},
 	}
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the validation outcome")
+	cmd.Flags().StringVar(&chartsDir, "charts", "", "write SVG charts (prompt rate, decode rate, TTFT per case) into this folder, outside the result folder")
 	return cmd
+}
+
+// writeCharts writes a run's charts into out, refusing a folder inside the
+// result folder.
+func writeCharts(out, resultDir string, r *contract.Results) ([]string, error) {
+	absOut, _ := filepath.Abs(out)
+	absDir, _ := filepath.Abs(resultDir)
+	if rel, err := filepath.Rel(absDir, absOut); err == nil && !strings.HasPrefix(rel, "..") {
+		return nil, usagef("--charts %s is inside the result folder %s; a result folder holds only what the spec lists", out, resultDir)
+	}
+	cs, err := charts.ForRun(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	var written []string
+	prefix := result.Slug(r.Run.ID)
+	for _, m := range charts.Metrics() {
+		p := filepath.Join(out, prefix+"-"+m.Metric+".svg")
+		if err := os.WriteFile(p, cs[m.Metric], 0o644); err != nil {
+			return nil, err
+		}
+		written = append(written, p)
+	}
+	return written, nil
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/strata-bench/strata/internal/contract"
@@ -241,5 +243,42 @@ func WriteReadme(w io.Writer, r *contract.Results) {
 func mdEscape(s string) string {
 	s = strings.ReplaceAll(s, "|", `\|`)
 	s = strings.ReplaceAll(s, "\n", " ")
+	return s
+}
+
+// ReadmeDiff rebuilds the README from results.json and lists where the
+// folder's README.md differs (at most ten lines).
+func ReadmeDiff(dir string, r *contract.Results) []string {
+	data, err := os.ReadFile(filepath.Join(dir, ReadmeFile))
+	if err != nil {
+		return []string{"README.md cannot be read: " + err.Error()}
+	}
+	var want strings.Builder
+	WriteReadme(&want, r)
+	got, exp := strings.Split(string(data), "\n"), strings.Split(want.String(), "\n")
+	var out []string
+	for i := 0; i < max(len(got), len(exp)); i++ {
+		g, e := "", ""
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(exp) {
+			e = exp[i]
+		}
+		if g != e {
+			out = append(out, fmt.Sprintf("README.md line %d differs from the numbers in results.json: has %q, results.json gives %q", i+1, clipLine(g), clipLine(e)))
+			if len(out) == 10 {
+				out = append(out, "README.md: further differences not listed")
+				break
+			}
+		}
+	}
+	return out
+}
+
+func clipLine(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "…"
+	}
 	return s
 }

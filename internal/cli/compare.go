@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/charts"
+	"github.com/strata-bench/strata/internal/compare"
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/result"
+)
+
+func newCompare(env Env) *cobra.Command {
+	var markdown bool
+	var chartsDir string
+	cmd := &cobra.Command{
+		Use:   "compare BASELINE CANDIDATE [--markdown] [--charts DIR]",
+		Short: "Compare two results side by side, per case and metric",
+		Long: `Compare two result folders side by side: per prompt case and metric, each run's
+median with its min–max and n, the difference (candidate − baseline) and the
+ratio, and the sanity verdicts next to each other. Both folders are validated
+first. It refuses to compare across protocol IDs, corpus SHAs, models, model
+files or quantizations; cases and concurrency levels are never pooled (a case in
+one run only is listed, not compared); and it warns loudly when the GPUs, CPU or
+engine versions differ, since a claimed improvement needs a same-machine
+baseline. --markdown prints Markdown; --charts DIR writes one SVG per metric.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usagef("compare takes two result folders: BASELINE CANDIDATE")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := prompts.Bundle()
+			if err != nil {
+				return err
+			}
+			var rs [2]*contract.Results
+			for i, a := range args {
+				v, err := result.Validate(env.Path(a), b)
+				if err != nil {
+					return err
+				}
+				if len(v.Violations) > 0 {
+					return fmt.Errorf("%s is not a valid result (%d violation(s), first: %s); run strata bench report on it", a, len(v.Violations), v.Violations[0])
+				}
+				rs[i] = v.Results
+			}
+			c, err := compare.New(rs[0], rs[1])
+			var refusal *compare.Refusal
+			if errors.As(err, &refusal) {
+				return checkFailed{refusal.Error()}
+			}
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if markdown {
+				c.WriteMarkdown(w)
+			} else {
+				c.WriteText(w)
+			}
+			if chartsDir != "" {
+				out := env.Path(chartsDir)
+				cs, err := c.Charts()
+				if err != nil {
+					return err
+				}
+				if err := os.MkdirAll(out, 0o755); err != nil {
+					return err
+				}
+				for _, m := range charts.Metrics() {
+					p := filepath.Join(out, "compare-"+m.Metric+".svg")
+					if err := os.WriteFile(p, cs[m.Metric], 0o644); err != nil {
+						return err
+					}
+					fmt.Fprintf(cmd.ErrOrStderr(), "chart: %s\n", p)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "print Markdown")
+	cmd.Flags().StringVar(&chartsDir, "charts", "", "write one SVG chart per metric into this folder")
+	return cmd
+}

@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/redact"
+	"github.com/strata-bench/strata/internal/result"
+	"github.com/strata-bench/strata/internal/submit"
+)
+
+func newSubmit(env Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "submit DIR",
+		Short: "Check a result folder and print a results-only pull request's title and body (uploads nothing)",
+		Long: `Check a result folder before you share it: the strict validator (with every
+artifact hash), and a scan of every file for private data the redactor would
+replace (home folders, user and host names, machine paths, private addresses,
+e-mail and MAC addresses, keys). Then print, ready to paste, the pull request's
+title in the spec's form (benchmark: <GPU> / <model> / <quant> / <protocol-id>)
+and a body that links the report, names required versus optional stages and
+lists every failed, skipped, missing and nonconforming measurement. Nothing is
+uploaded. Exit 1 when a check fails (and no text is printed).`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("submit takes one result folder")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := env.Path(args[0])
+			b, err := prompts.Bundle()
+			if err != nil {
+				return err
+			}
+			v, err := result.Validate(dir, b)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			findings, err := submit.Scan(dir, redact.New(redact.Local()))
+			if err != nil {
+				return err
+			}
+			if len(v.Violations) > 0 || len(findings) > 0 {
+				for _, x := range v.Violations {
+					fmt.Fprintf(w, "invalid: %s\n", x)
+				}
+				for _, f := range findings {
+					fmt.Fprintf(w, "private data: %s\n", f)
+				}
+				return checkFailed{fmt.Sprintf("%s is not ready to share: %d violation(s), %d private finding(s)", dir, len(v.Violations), len(findings))}
+			}
+			fmt.Fprintf(w, "Title:\n%s\n\nBody:\n%s", submit.Title(v.Results), submit.Body(v.Results, filepath.Base(dir)))
+			return nil
+		},
+	}
+}

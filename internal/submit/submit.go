@@ -1,0 +1,198 @@
+// Package submit prepares a result folder for a results-only pull request:
+// a redaction scan of every file, and the pull request's title and body in
+// the spec's form. It never uploads anything.
+package submit
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/redact"
+)
+
+// Scan looks for private data the redactor would replace in every file of
+// the folder: string values of JSON files (keys are the format's own), the
+// text of the others. It returns one line per finding.
+func Scan(dir string, r *redact.Redactor) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name()+": a folder inside a result folder")
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		var texts []string
+		switch {
+		case strings.HasSuffix(e.Name(), ".json"), strings.HasSuffix(e.Name(), ".jsonl"):
+			texts = jsonStrings(data)
+		default:
+			texts = []string{string(data)}
+		}
+		seen := map[string]bool{}
+		for _, t := range texts {
+			for _, f := range r.Find(t) {
+				if !seen[f] {
+					seen[f] = true
+					out = append(out, e.Name()+": "+f)
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// jsonStrings returns the string values of a JSON document or JSON Lines.
+func jsonStrings(data []byte) []string {
+	var out []string
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	for {
+		kind, n := dec.StackIndex(dec.StackDepth())
+		isName := kind == '{' && n%2 == 0
+		tok, err := dec.ReadToken()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return append(out, string(data)) // not JSON after all: scan it as text
+		}
+		if tok.Kind() == '"' && !isName {
+			out = append(out, tok.String())
+		}
+	}
+	return out
+}
+
+func str(p *string, none string) string {
+	if p == nil || *p == "" {
+		return none
+	}
+	return *p
+}
+
+func gpu(r *contract.Results) string {
+	if len(r.Hardware.GPUs) == 0 {
+		return "unknown GPU"
+	}
+	n := r.Hardware.GPUs[0].Name
+	if len(r.Hardware.GPUs) > 1 {
+		n = fmt.Sprintf("%dx %s", len(r.Hardware.GPUs), n)
+	}
+	return n
+}
+
+// Title is the suggested pull-request title:
+// benchmark: <GPU> / <model> / <quant> / <protocol-id>.
+func Title(r *contract.Results) string {
+	return fmt.Sprintf("benchmark: %s / %s / %s / %s", gpu(r), str(r.Model.ID, "unknown model"),
+		str(r.Model.Quantization, "quantization not declared"), r.Protocol.ID)
+}
+
+// Body is the pull request's body: the report link, required versus
+// optional stages, and every failed, skipped, missing and nonconforming
+// measurement.
+func Body(r *contract.Results, folder string) string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	var ext struct {
+		SR map[string][]string `json:"status_reasons"`
+	}
+	_ = json.Unmarshal(r.Extensions, &ext)
+	report := "bench/results/" + folder
+	p("Results-only pull request: one hardware/model/quantization/configuration combination, every scheduled outcome kept.\n\n")
+	p("- Report: [%s/README.md](%s/README.md) ([results.json](%s/results.json), [outputs.jsonl](%s/outputs.jsonl))\n", report, report, report, report)
+	p("- Protocol: `%s` (draft: pilot data), corpus `%s`\n", r.Protocol.ID, r.Protocol.CorpusSHA256)
+	p("- Run `%s`, status **%s**, sanity **%d/%d**\n", r.Run.ID, r.Run.Status, r.Quality.Passed, r.Quality.Total)
+	p("- Hardware: %s; model %s; quantization %s; track `%s` (%s)\n", gpu(r), str(r.Model.ID, "unknown"),
+		str(r.Model.Quantization, "not declared"), r.Configuration.Track, str(r.Configuration.TrackNotes, "no notes"))
+	p("- strata commit: %s\n\n", str(r.Software.StrataCommit, "none"))
+
+	p("## Stages\n\n")
+	req := func(ph string) contract.Counts { return *r.RequestCounts.Phase(ph) }
+	p("| Stage | Kind | Planned | Completed | Capped | Failed | Skipped |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, ph := range []string{"warmup", "performance", "sanity"} {
+		c := req(ph)
+		p("| %s | required | %d | %d | %d | %d | %d |\n", ph, c.Planned, c.Completed, c.Truncated, c.Failed, c.Skipped)
+	}
+	if r.Run.OptionalConcurrency {
+		c := req("concurrency")
+		p("| concurrency | optional | %d | %d | %d | %d | %d |\n", c.Planned, c.Completed, c.Truncated, c.Failed, c.Skipped)
+	} else {
+		p("| concurrency | optional | not selected | | | | |\n")
+	}
+	dur := "not measured"
+	if r.Run.RequiredDurationS != nil {
+		dur = fmt.Sprintf("%.1f s", *r.Run.RequiredDurationS)
+	}
+	p("\nRequired stages took %s.\n\n", dur)
+
+	p("## Failed, skipped, missing and nonconforming measurements\n\n")
+	none := true
+	for _, kind := range []string{contract.StatusNonconforming, contract.StatusPartial} {
+		for _, reason := range ext.SR[kind] {
+			p("- **%s**: %s\n", kind, reason)
+			none = false
+		}
+	}
+	for _, q := range r.Requests {
+		if q.Status == contract.Failed || q.Status == contract.Skipped {
+			msg := ""
+			switch {
+			case q.Error != nil && q.Status == contract.Skipped:
+				msg = q.Error.Message
+			case q.Error != nil:
+				msg = q.Error.Kind + ": " + q.Error.Message
+			}
+			p("- %s `%s`: %s\n", q.Status, q.ID, msg)
+			none = false
+		}
+	}
+	for _, q := range r.Requests {
+		if q.Evaluation != nil && !q.Evaluation.Passed && q.Status == contract.Completed {
+			p("- sanity `%s` answered wrongly: %s\n", q.CaseID, q.Evaluation.Reason)
+			none = false
+		}
+	}
+	for i, s := range r.Summaries {
+		if s.N == 0 {
+			p("- no valid samples for %s %s `%s` (n=0): %s\n", s.Phase, s.CaseID, s.Metric, r.Missing[contract.Pointer("summaries", i, "median")])
+			none = false
+		}
+	}
+	perRequest := 0
+	for _, k := range r.Missing.SortedKeys() {
+		reason := r.Missing[k]
+		switch {
+		case strings.HasPrefix(k, "/requests/"):
+			perRequest++
+		case strings.HasPrefix(k, "/summaries/"), strings.HasPrefix(reason, "not applicable"):
+		default:
+			p("- missing `%s`: %s\n", k, reason)
+			none = false
+		}
+	}
+	if perRequest > 0 {
+		p("- %d per-request null values, each with its reason in results.json `missing`\n", perRequest)
+	}
+	if none {
+		p("None.\n")
+	}
+	p("\nChecked with `strata bench submit` (validator, redaction scan, artifact hashes). Engine changes, if any, are in a separate pull request.\n")
+	return b.String()
+}
