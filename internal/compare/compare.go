@@ -191,14 +191,11 @@ func stat(sm *contract.Summary, unit string) string {
 	if sm == nil {
 		return "absent"
 	}
-	if sm.N == 0 || sm.Median == nil {
-		return "not measured (n=0)"
-	}
 	prec := 1
 	if unit == contract.UnitSeconds {
 		prec = 3
 	}
-	return fmt.Sprintf("%.*f (%.*f–%.*f, n=%d)", prec, *sm.Median, prec, *sm.Min, prec, *sm.Max, sm.N)
+	return sm.Cell(prec)
 }
 
 // diff is the candidate minus the baseline and their ratio.

@@ -4,7 +4,7 @@
 package gguf
 
 import (
-	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -13,9 +13,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 
 	parser "github.com/gpustack/gguf-parser-go"
+
+	"github.com/strata-bench/strata/internal/atomicfile"
 )
 
 // File is the parsed metadata of one GGUF file (or a split set).
@@ -123,31 +124,12 @@ type KV struct {
 
 // Write writes a GGUF v3 file with the given metadata and no tensors. It
 // writes to a temporary file in the same folder and renames it into place.
-func Write(path string, kvs []KV) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".gguf-*")
-	if err != nil {
+func Write(path string, kvs []KV) error {
+	var b bytes.Buffer
+	if err := encode(&b, kvs); err != nil {
 		return fmt.Errorf("write GGUF %s: %w", path, err)
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	w := bufio.NewWriterSize(tmp, 1<<20)
-	if err := encode(w, kvs); err != nil {
-		return fmt.Errorf("write GGUF %s: %w", path, err)
-	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("write GGUF %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write GGUF %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write GGUF %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.WriteFile(path, b.Bytes(), 0o644)
 }
 
 func encode(w io.Writer, kvs []KV) error {

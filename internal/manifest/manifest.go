@@ -26,8 +26,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/strata-bench/strata/internal/atomicfile"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/jsonfmt"
 	"github.com/strata-bench/strata/internal/result"
 )
 
@@ -87,16 +89,7 @@ func Parse(data []byte) (*Manifest, error) {
 }
 
 // Marshal writes the manifest (two-space JSON, trailing newline).
-func (m *Manifest) Marshal() ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(m); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
+func (m *Manifest) Marshal() ([]byte, error) { return jsonfmt.Indent(m) }
 
 // Repo reads a repository's objects.
 type Repo struct {
@@ -542,26 +535,5 @@ func WriteWorktreeManifest(repoDir string, m *Manifest) error {
 	if err != nil {
 		return err
 	}
-	p := filepath.Join(repoDir, filepath.FromSlash(Path))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".approved-*.json")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return atomicfile.WriteFile(filepath.Join(repoDir, filepath.FromSlash(Path)), data, 0o644)
 }

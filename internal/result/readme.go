@@ -36,17 +36,6 @@ func sval(v *string) string {
 	return *v
 }
 
-// summaryCell prints "median (min–max, n=N)", or "not measured (n=0)".
-func summaryCell(s *contract.Summary, prec int) string {
-	if s == nil {
-		return notMeasured
-	}
-	if s.N == 0 || s.Median == nil {
-		return fmt.Sprintf("%s (n=0)", notMeasured)
-	}
-	return fmt.Sprintf("%.*f (%.*f–%.*f, n=%d)", prec, *s.Median, prec, *s.Min, prec, *s.Max, s.N)
-}
-
 func findSummary(r *contract.Results, phase, caseID, metric string) *contract.Summary {
 	for i := range r.Summaries {
 		s := &r.Summaries[i]
@@ -161,15 +150,15 @@ func WriteReadme(w io.Writer, r *contract.Results) {
 				}
 			}
 		}
-		prompt := summaryCell(findSummary(r, "performance", c, contract.MetricPromptTPS), 1)
+		prompt := findSummary(r, "performance", c, contract.MetricPromptTPS).Cell(1)
 		if c == protocol.CaseShort {
 			prompt = "left out (fixed cost)"
 		}
 		p("| %s | %d/%d | %s | %s | %s | %s | %s |\n", c, capped, n, prompt,
-			summaryCell(findSummary(r, "performance", c, contract.MetricDecodeTPS), 1),
-			summaryCell(findSummary(r, "performance", c, contract.MetricTTFT), 3),
-			summaryCell(findSummary(r, "performance", c, contract.MetricFirstAnswer), 3),
-			summaryCell(findSummary(r, "performance", c, contract.MetricTotal), 3))
+			findSummary(r, "performance", c, contract.MetricDecodeTPS).Cell(1),
+			findSummary(r, "performance", c, contract.MetricTTFT).Cell(3),
+			findSummary(r, "performance", c, contract.MetricFirstAnswer).Cell(3),
+			findSummary(r, "performance", c, contract.MetricTotal).Cell(3))
 	}
 	p("\n### Prompt cache\n\nReused (cached) versus freshly read prompt tokens per request. Shared template-prefix reuse is allowed; cached tokens above the fixture's shared prefix + %d mean the user payload came from the cache, and such a request is left out of the speed summaries.\n\n", protocol.CacheBoundaryAllowance)
 	p("| Request | Input | Cached (reused) | Read (fresh) |\n| --- | --- | --- | --- |\n")
@@ -187,9 +176,9 @@ func WriteReadme(w io.Writer, r *contract.Results) {
 			p("| %d | %s | %s | %s | %d |\n", rd.Round, fnum(rd.WallS, 3), inum(rd.OutputTokens), fnum(rd.AggregateTPS, 1), rd.Failed)
 		}
 		p("\nPer request (short-burst): decode %s tok/s, TTFT %s s, total %s s.\n",
-			summaryCell(findSummary(r, "concurrency", protocol.CaseShortBurst, contract.MetricDecodeTPS), 1),
-			summaryCell(findSummary(r, "concurrency", protocol.CaseShortBurst, contract.MetricTTFT), 3),
-			summaryCell(findSummary(r, "concurrency", protocol.CaseShortBurst, contract.MetricTotal), 3))
+			findSummary(r, "concurrency", protocol.CaseShortBurst, contract.MetricDecodeTPS).Cell(1),
+			findSummary(r, "concurrency", protocol.CaseShortBurst, contract.MetricTTFT).Cell(3),
+			findSummary(r, "concurrency", protocol.CaseShortBurst, contract.MetricTotal).Cell(3))
 	}
 
 	q := r.Quality

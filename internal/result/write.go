@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/jsonfmt"
 	"github.com/strata-bench/strata/internal/redact"
 )
 
@@ -127,13 +128,4 @@ func Render(a *Assembled, red *redact.Redactor) (map[string][]byte, *contract.Re
 
 // MarshalResults writes results.json: two-space indent, no HTML escaping,
 // one trailing newline.
-func MarshalResults(r *contract.Results) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
+func MarshalResults(r *contract.Results) ([]byte, error) { return jsonfmt.Indent(r) }

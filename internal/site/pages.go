@@ -46,24 +46,6 @@ func str(p *string) string {
 	return *p
 }
 
-func gpuName(r *contract.Results) string {
-	if len(r.Hardware.GPUs) == 0 {
-		return "not measured"
-	}
-	n := r.Hardware.GPUs[0].Name
-	if len(r.Hardware.GPUs) > 1 {
-		n = fmt.Sprintf("%d× %s", len(r.Hardware.GPUs), n)
-	}
-	return n
-}
-
-func cell(s *contract.Summary, prec int) string {
-	if s == nil || s.N == 0 || s.Median == nil {
-		return "not measured (n=0)"
-	}
-	return fmt.Sprintf("%.*f (%.*f–%.*f, n=%d)", prec, *s.Median, prec, *s.Min, prec, *s.Max, s.N)
-}
-
 func summary(r *contract.Results, phase, caseID, metric string) *contract.Summary {
 	for i := range r.Summaries {
 		s := &r.Summaries[i]
@@ -109,28 +91,17 @@ func indexData(s *Site) indexPage {
 	sets := map[string]map[string]bool{"gpu": {}, "model": {}, "quant": {}, "track": {}}
 	for _, run := range s.Approved {
 		r := run.Results
-		type c struct {
-			phase, id string
-			conc      int
-		}
-		cases := []c{}
-		for _, id := range protocol.PerformanceCases() {
-			cases = append(cases, c{"performance", id, 1})
-		}
-		if r.Run.OptionalConcurrency {
-			cases = append(cases, c{"concurrency", protocol.CaseShortBurst, protocol.ConcurrencyClients})
-		}
-		for _, k := range cases {
+		for _, k := range charts.Cases(r) {
 			row := Row{
-				Slug: run.Slug, RunID: r.Run.ID, GPU: gpuName(r), Model: str(r.Model.ID), Quant: str(r.Model.Quantization),
-				Track: r.Configuration.Track, Protocol: r.Protocol.ID, Case: k.id, Concurrency: k.conc,
-				Input:  tokenRange(r, k.phase, k.id, func(t contract.Tokens) *int64 { return t.InputTokens }),
-				Cached: tokenRange(r, k.phase, k.id, func(t contract.Tokens) *int64 { return t.CachedTokens }),
-				Prompt: cell(summary(r, k.phase, k.id, contract.MetricPromptTPS), 1),
-				Decode: cell(summary(r, k.phase, k.id, contract.MetricDecodeTPS), 1),
-				TTFT:   cell(summary(r, k.phase, k.id, contract.MetricTTFT), 3),
-				Total:  cell(summary(r, k.phase, k.id, contract.MetricTotal), 3),
-				Capped: capped(r, k.phase, k.id), Sanity: fmt.Sprintf("%d/%d", r.Quality.Passed, r.Quality.Total),
+				Slug: run.Slug, RunID: r.Run.ID, GPU: r.GPULabel(), Model: str(r.Model.ID), Quant: str(r.Model.Quantization),
+				Track: r.Configuration.Track, Protocol: r.Protocol.ID, Case: k.ID, Concurrency: concurrencyOf(k.Phase),
+				Input:  tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.InputTokens }),
+				Cached: tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.CachedTokens }),
+				Prompt: summary(r, k.Phase, k.ID, contract.MetricPromptTPS).Cell(1),
+				Decode: summary(r, k.Phase, k.ID, contract.MetricDecodeTPS).Cell(1),
+				TTFT:   summary(r, k.Phase, k.ID, contract.MetricTTFT).Cell(3),
+				Total:  summary(r, k.Phase, k.ID, contract.MetricTotal).Cell(3),
+				Capped: capped(r, k.Phase, k.ID), Sanity: fmt.Sprintf("%d/%d", r.Quality.Passed, r.Quality.Total),
 				Verification: run.Entry.Verification,
 			}
 			p.Rows = append(p.Rows, row)
@@ -178,28 +149,17 @@ func runPage(run *Run) runPageData {
 	d := runPageData{Run: run, R: run.Results}
 	r := run.Results
 	if r != nil {
-		type c struct {
-			phase, id string
-			conc      int
-		}
-		cases := []c{}
-		for _, id := range protocol.PerformanceCases() {
-			cases = append(cases, c{"performance", id, 1})
-		}
-		if r.Run.OptionalConcurrency {
-			cases = append(cases, c{"concurrency", protocol.CaseShortBurst, protocol.ConcurrencyClients})
-		}
-		for _, k := range cases {
+		for _, k := range charts.Cases(r) {
 			d.Cases = append(d.Cases, caseRow{
-				Phase: k.phase, Case: k.id, Concurrency: k.conc, Capped: capped(r, k.phase, k.id),
-				Input:       tokenRange(r, k.phase, k.id, func(t contract.Tokens) *int64 { return t.InputTokens }),
-				Cached:      tokenRange(r, k.phase, k.id, func(t contract.Tokens) *int64 { return t.CachedTokens }),
-				Read:        tokenRange(r, k.phase, k.id, func(t contract.Tokens) *int64 { return t.ReadTokens }),
-				Prompt:      cell(summary(r, k.phase, k.id, contract.MetricPromptTPS), 1),
-				Decode:      cell(summary(r, k.phase, k.id, contract.MetricDecodeTPS), 1),
-				TTFT:        cell(summary(r, k.phase, k.id, contract.MetricTTFT), 3),
-				FirstAnswer: cell(summary(r, k.phase, k.id, contract.MetricFirstAnswer), 3),
-				Total:       cell(summary(r, k.phase, k.id, contract.MetricTotal), 3),
+				Phase: k.Phase, Case: k.ID, Concurrency: concurrencyOf(k.Phase), Capped: capped(r, k.Phase, k.ID),
+				Input:       tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.InputTokens }),
+				Cached:      tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.CachedTokens }),
+				Read:        tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.ReadTokens }),
+				Prompt:      summary(r, k.Phase, k.ID, contract.MetricPromptTPS).Cell(1),
+				Decode:      summary(r, k.Phase, k.ID, contract.MetricDecodeTPS).Cell(1),
+				TTFT:        summary(r, k.Phase, k.ID, contract.MetricTTFT).Cell(3),
+				FirstAnswer: summary(r, k.Phase, k.ID, contract.MetricFirstAnswer).Cell(3),
+				Total:       summary(r, k.Phase, k.ID, contract.MetricTotal).Cell(3),
 			})
 		}
 		for _, q := range r.Requests {
@@ -234,4 +194,12 @@ func runPage(run *Run) runPageData {
 func sha256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// concurrencyOf is the concurrency of a phase's cases.
+func concurrencyOf(phase string) int {
+	if phase == string(protocol.PhaseConcurrency) {
+		return protocol.ConcurrencyClients
+	}
+	return 1
 }

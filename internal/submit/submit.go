@@ -86,21 +86,10 @@ func str(p *string, none string) string {
 	return *p
 }
 
-func gpu(r *contract.Results) string {
-	if len(r.Hardware.GPUs) == 0 {
-		return "unknown GPU"
-	}
-	n := r.Hardware.GPUs[0].Name
-	if len(r.Hardware.GPUs) > 1 {
-		n = fmt.Sprintf("%dx %s", len(r.Hardware.GPUs), n)
-	}
-	return n
-}
-
 // Title is the suggested pull-request title:
 // benchmark: <GPU> / <model> / <quant> / <protocol-id>.
 func Title(r *contract.Results) string {
-	return fmt.Sprintf("benchmark: %s / %s / %s / %s", gpu(r), str(r.Model.ID, "unknown model"),
+	return fmt.Sprintf("benchmark: %s / %s / %s / %s", r.GPULabel(), str(r.Model.ID, "unknown model"),
 		str(r.Model.Quantization, "quantization not declared"), r.Protocol.ID)
 }
 
@@ -119,7 +108,7 @@ func Body(r *contract.Results, folder string) string {
 	p("- Report: [%s/README.md](%s/README.md) ([results.json](%s/results.json), [outputs.jsonl](%s/outputs.jsonl))\n", report, report, report, report)
 	p("- Protocol: `%s` (draft: pilot data), corpus `%s`\n", r.Protocol.ID, r.Protocol.CorpusSHA256)
 	p("- Run `%s`, status **%s**, sanity **%d/%d**\n", r.Run.ID, r.Run.Status, r.Quality.Passed, r.Quality.Total)
-	p("- Hardware: %s; model %s; quantization %s; track `%s` (%s)\n", gpu(r), str(r.Model.ID, "unknown"),
+	p("- Hardware: %s; model %s; quantization %s; track `%s` (%s)\n", r.GPULabel(), str(r.Model.ID, "unknown"),
 		str(r.Model.Quantization, "not declared"), r.Configuration.Track, str(r.Configuration.TrackNotes, "no notes"))
 	p("- strata commit: %s\n\n", str(r.Software.StrataCommit, "none"))
 
