@@ -380,11 +380,10 @@ func (r *Repo) Check(e Entry, o Options) *Checked {
 		if v.Results.Protocol.ID != e.ProtocolID {
 			bad("protocol_id %q does not match the report's %q", e.ProtocolID, v.Results.Protocol.ID)
 		}
-		switch v.Results.Run.Status {
-		case contract.StatusNonconforming:
+		// A partial conforming run may be reviewed and listed (with its
+		// label); a nonconforming one stays outside the standard manifest.
+		if v.Results.Run.Status == contract.StatusNonconforming {
 			bad("the run is nonconforming: it stays outside the standard manifest")
-		case contract.StatusPartial:
-			bad("the run is partial: a partial run never appears as a complete result")
 		}
 	}
 	// Evidence changed after review needs another review.
@@ -500,6 +499,9 @@ func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, *Checked, error) {
 		ReviewedAt: o.Now.UTC().Format(time.RFC3339), Verification: EvidenceReviewed, ReproductionRunIDs: []string{},
 	}
 	c := r.Check(e, o.Options)
+	if c.OK() && c.Results != nil && c.Results.Run.Status == contract.StatusPartial {
+		c.Problems = append(c.Problems, "the run is partial: this helper approves complete runs only (a partial run is reviewed by hand and never appears as a complete result)")
+	}
 	if !c.OK() {
 		return nil, c, fmt.Errorf("%s cannot be approved:\n  %s", p, strings.Join(c.Problems, "\n  "))
 	}

@@ -1,6 +1,10 @@
 package manifest_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -114,5 +118,28 @@ func TestAdd(t *testing.T) {
 	back, err := manifest.ReadWorktreeManifest(s.Repo.Dir)
 	if err != nil || len(back.Entries) != len(m.Entries) {
 		t.Fatalf("round trip: %v", err)
+	}
+}
+
+// TestPartialEntryVerifies: a partial conforming run may be reviewed and
+// listed (the spec), so an entry for one verifies; only the helper refuses
+// to add it.
+func TestPartialEntryVerifies(t *testing.T) {
+	s := resulttest.BuildScenario(t, protocol.ID)
+	repo, err := manifest.Open(s.Repo.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	intro, err := repo.Introduced(s.Folders["partial"] + "/results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(s.Repo.Dir, s.Folders["partial"], "results.json"))
+	sum := sha256.Sum256(data)
+	e := manifest.Entry{RunID: s.RunIDs["partial"], ProtocolID: protocol.ID, ResultsPath: s.Folders["partial"] + "/results.json",
+		ResultsSHA256: hex.EncodeToString(sum[:]), EvidenceCommit: intro.Hash.String(), ReviewPR: "https://example.invalid/pr/1",
+		ReviewedBy: "m", ReviewedAt: "2026-11-02T10:00:00Z", Verification: manifest.EvidenceReviewed, ReproductionRunIDs: []string{}}
+	if c := repo.Check(e, opts(t, protocol.ID)); !c.OK() || c.Results.Run.Status != "partial" {
+		t.Errorf("partial entry: %v", c.Problems)
 	}
 }

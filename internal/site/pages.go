@@ -30,6 +30,9 @@ type Row struct {
 	Prompt, Decode, TTFT, Total                           string
 	Capped, Sanity                                        string
 	Verification                                          string
+	// Status is the run's outcome; a partial run keeps its label and is
+	// never shown as a complete result.
+	Status string
 }
 
 type indexPage struct {
@@ -102,7 +105,7 @@ func indexData(s *Site) indexPage {
 				TTFT:   summary(r, k.Phase, k.ID, contract.MetricTTFT).Cell(3),
 				Total:  summary(r, k.Phase, k.ID, contract.MetricTotal).Cell(3),
 				Capped: capped(r, k.Phase, k.ID), Sanity: fmt.Sprintf("%d/%d", r.Quality.Passed, r.Quality.Total),
-				Verification: run.Entry.Verification,
+				Verification: run.Entry.Verification, Status: r.Run.Status,
 			}
 			p.Rows = append(p.Rows, row)
 			sets["gpu"][row.GPU], sets["model"][row.Model], sets["quant"][row.Quant], sets["track"][row.Track] = true, true, true, true
