@@ -29,7 +29,9 @@ type harness struct {
 	optional bool
 	timeout  time.Duration
 	slots    int
-	ctx      context.Context
+	// decodeTPS slows the engine down where a test needs time to pass.
+	decodeTPS float64
+	ctx       context.Context
 	// before runs after the server started (to kill it, and so on).
 	url    string
 	facts  *result.Facts
@@ -76,7 +78,11 @@ func (h harness) run(t testing.TB) outcome {
 	if sc.Props == nil {
 		sc.Props = asLlama
 	}
-	cfg := simengine.Config{PromptTPS: 5e6, DecodeTPS: 2e5, ReasoningTokens: 300, Accuracy: 1, Slots: max(h.slots, 1),
+	decode := h.decodeTPS
+	if decode == 0 {
+		decode = 2e5
+	}
+	cfg := simengine.Config{PromptTPS: 5e6, DecodeTPS: decode, ReasoningTokens: 300, Accuracy: 1, Slots: max(h.slots, 1),
 		ContextTokens: 32768, ModelPath: "/srv/models/qwen/model-00001-of-00001.gguf", Bundle: b, Scenario: sc}
 	sim := simengine.New(cfg)
 	url, err := sim.Start("127.0.0.1:0")

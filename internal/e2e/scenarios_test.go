@@ -72,7 +72,9 @@ func TestCompleteRun(t *testing.T) {
 }
 
 func TestOptionalConcurrency(t *testing.T) {
-	o := harness{optional: true, slots: 1}.run(t)
+	// About 25 ms per request, so the queue behind one slot dominates
+	// any scheduling noise.
+	o := harness{optional: true, slots: 1, decodeTPS: 20000}.run(t)
 	o.mustBeValid(t)
 	r := o.res
 	if len(r.Requests) != 34 || len(r.ConcurrencyRounds) != 3 || r.Run.OptionalDurationS == nil {
@@ -100,7 +102,7 @@ func TestOptionalConcurrency(t *testing.T) {
 	for _, v := range ttfts {
 		maxT, minT = max(maxT, v), min(minT, v)
 	}
-	if maxT < 3*minT {
+	if maxT < 3*minT || maxT < 0.04 {
 		t.Errorf("queued requests should wait for the slot: TTFTs %v", ttfts)
 	}
 	if len(r.Summaries) != 20 {
