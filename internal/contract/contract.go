@@ -7,6 +7,8 @@ package contract
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/strata-bench/strata/internal/protocol"
 	"sort"
 	"strconv"
 	"strings"
@@ -115,21 +117,12 @@ type PathSHA struct {
 	SHA256 string `json:"sha256"`
 }
 
-// Sampling is configuration.sampling.
-type Sampling struct {
-	Temperature       float64 `json:"temperature"`
-	TopP              float64 `json:"top_p"`
-	TopK              int     `json:"top_k"`
-	MinP              float64 `json:"min_p"`
-	PresencePenalty   float64 `json:"presence_penalty"`
-	RepetitionPenalty float64 `json:"repetition_penalty"`
-	ReasoningEffort   string  `json:"reasoning_effort"`
-}
+// Sampling is configuration.sampling: the profile's settings, field for
+// field as internal/protocol defines them.
+type Sampling = protocol.Sampling
 
-type Kwargs struct {
-	EnableThinking   bool `json:"enable_thinking"`
-	PreserveThinking bool `json:"preserve_thinking"`
-}
+// Kwargs is configuration.chat_template_kwargs.
+type Kwargs = protocol.TemplateKwargs
 
 // Configuration objects that mirror engine options keep the engine's own
 // names, so they are raw JSON objects (or null).
@@ -148,6 +141,28 @@ type Configuration struct {
 	Template            *PathSHA        `json:"template"`
 	Sampling            Sampling        `json:"sampling"`
 	ChatTemplateKwargs  Kwargs          `json:"chat_template_kwargs"`
+}
+
+// EngineOption returns the field of an engine-option object by its
+// contract name, or nil for another name.
+func (c *Configuration) EngineOption(name string) *json.RawMessage {
+	switch name {
+	case "kv_cache":
+		return &c.KVCache
+	case "expert_cache":
+		return &c.ExpertCache
+	case "offloading":
+		return &c.Offloading
+	case "prefill":
+		return &c.Prefill
+	case "mtp":
+		return &c.MTP
+	case "calibration":
+		return &c.Calibration
+	case "experimental_options":
+		return &c.ExperimentalOptions
+	}
+	return nil
 }
 
 // EngineOptionObjects names the configuration objects that mirror engine

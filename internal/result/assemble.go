@@ -267,7 +267,7 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	kw := protocol.ProfileTemplateKwargs()
 	res.Configuration = contract.Configuration{
 		Track: id.Track, TrackNotes: id.TrackNotes, ContextTokens: srv.ContextSize, ServerCapacity: srv.Slots,
-		Sampling: contract.Sampling(s), ChatTemplateKwargs: contract.Kwargs(kw),
+		Sampling: s, ChatTemplateKwargs: kw,
 	}
 	if id.TrackNotes == nil {
 		missing.Add("/configuration/track_notes", "not declared: pass --track-notes with the setup choices (default track) or the modifications (custom track)")
@@ -285,22 +285,7 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 		if v == nil {
 			missing.Add("/configuration/"+name, opts.Missing[name])
 		}
-		switch name {
-		case "kv_cache":
-			res.Configuration.KVCache = v
-		case "expert_cache":
-			res.Configuration.ExpertCache = v
-		case "offloading":
-			res.Configuration.Offloading = v
-		case "prefill":
-			res.Configuration.Prefill = v
-		case "mtp":
-			res.Configuration.MTP = v
-		case "calibration":
-			res.Configuration.Calibration = v
-		case "experimental_options":
-			res.Configuration.ExperimentalOptions = v
-		}
+		*res.Configuration.EngineOption(name) = v
 	}
 	a := &Assembled{Config: nil, EngineLog: facts.EngineLog}
 	if srv.Template != "" {
