@@ -64,8 +64,11 @@ type Tokenizer struct {
 	added   map[byte][]AddedToken // by first byte, longest first
 	addedID map[string]int
 	re      *regexp2.Regexp
-	nfc     bool
-	size    int
+	// qwen2 is set when the pattern is exactly Qwen2Pattern, which
+	// qwen2Split matches without the regex engine.
+	qwen2 bool
+	nfc   bool
+	size  int
 
 	mu    sync.Mutex
 	cache map[string][]int32 // pre-token -> ids; bounded, see encodePiece
@@ -95,6 +98,7 @@ func New(s Spec) (*Tokenizer, error) {
 		added:   map[byte][]AddedToken{},
 		addedID: map[string]int{},
 		re:      re,
+		qwen2:   s.Pattern == Qwen2Pattern,
 		nfc:     s.NFC,
 		size:    len(s.Vocab),
 		cache:   map[string][]int32{},
@@ -191,6 +195,15 @@ func (t *Tokenizer) encodeSegment(out []int, seg string) ([]int, error) {
 		seg = norm.NFC.String(seg)
 	}
 	runes := []rune(seg)
+	if t.qwen2 {
+		qwen2Split(runes, func(a, b int) { out = t.encodePiece(out, string(runes[a:b])) })
+		return out, nil
+	}
+	return t.encodeRegexp(out, runes)
+}
+
+// encodeRegexp splits with the pre-tokenizer regex (any pattern).
+func (t *Tokenizer) encodeRegexp(out []int, runes []rune) ([]int, error) {
 	m, err := t.re.FindRunesMatch(runes)
 	pos := 0 // rune index of the end of the last match
 	for {
