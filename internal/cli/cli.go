@@ -34,6 +34,8 @@ type Env struct {
 	// Environ is the environment handed to an engine the runner starts
 	// (nil: this process's).
 	Environ func() []string
+	// CacheDir holds strata's caches ("": the user cache folder).
+	CacheDir string
 }
 
 func (e Env) environ() []string {

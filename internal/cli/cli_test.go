@@ -38,8 +38,9 @@ func runIn(t testing.TB, dir string, stdin string, args ...string) cliResult {
 	t.Helper()
 	var out, errb bytes.Buffer
 	env := Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Dir: dir,
-		Getenv:  func(string) string { return "" },
-		Environ: func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") }}
+		Getenv:   func(string) string { return "" },
+		Environ:  func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") },
+		CacheDir: t.TempDir()}
 	code := Run(context.Background(), args, env)
 	return cliResult{code, out.String(), errb.String()}
 }

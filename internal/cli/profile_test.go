@@ -199,7 +199,7 @@ func TestPlantedSecretsNeverReachTheFolder(t *testing.T) {
 	var out, errb strings.Builder
 	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Dir: work,
 		Getenv:  func(k string) string { return map[string]string{"STRATA_TEST_KEY": "my-private-server-key-42"}[k] },
-		Environ: func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") }}
+		Environ: func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") }, CacheDir: t.TempDir()}
 	if code := Run(t.Context(), []string{"bench", "run", "--profile", "fake"}, env); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}

@@ -394,6 +394,9 @@ func gatherFacts(ctx context.Context, c *client.Client, prof *engine.Profile, st
 		}
 	}
 	cachePath, err := modelfiles.DefaultCachePath()
+	if env.CacheDir != "" {
+		cachePath, err = filepath.Join(env.CacheDir, "model-hashes.json"), nil
+	}
 	if err == nil {
 		if in.Cache, err = modelfiles.OpenCache(cachePath); err != nil {
 			fmt.Fprintf(stderr, "warning: %v (hashing without a cache)\n", err)

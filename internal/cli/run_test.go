@@ -115,7 +115,7 @@ func TestRunInterrupted(t *testing.T) {
 	time.AfterFunc(2*time.Second, cancel)
 	var out, errb bytes.Buffer
 	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Dir: work, Getenv: func(string) string { return "" },
-		Environ: func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") }}
+		Environ: func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") }, CacheDir: t.TempDir()}
 	code := Run(ctx, []string{"bench", "run", "--simulate"}, env)
 	if code != ExitFailed || !strings.Contains(errb.String(), "interrupted") {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
