@@ -1,10 +1,16 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/resulttest"
@@ -75,4 +81,61 @@ func TestManifestAdd(t *testing.T) {
 	if r.code != ExitUsage {
 		t.Errorf("missing flags: exit %d", r.code)
 	}
+}
+
+// TestSiteServe previews the site on loopback until the context ends.
+func TestSiteServe(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out syncBuffer
+	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: io.Discard, Dir: t.TempDir(), Getenv: func(string) string { return "" }}
+	done := make(chan int)
+	go func() {
+		done <- Run(ctx, []string{"bench", "site", "--repo", testRepo(t), "--out", filepath.Join(t.TempDir(), "site"),
+			"--activate", protocol.ID, "--serve", "--addr", "127.0.0.1:0"}, env)
+	}()
+	var url string
+	for i := 0; i < 100 && url == ""; i++ {
+		time.Sleep(50 * time.Millisecond)
+		if _, rest, ok := strings.Cut(out.String(), "serving "); ok {
+			url, _, _ = strings.Cut(rest, " ")
+		}
+	}
+	if url == "" {
+		t.Fatalf("no serving line: %q", out.String())
+	}
+	resp, err := http.Get(url + "index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "Approved results") {
+		t.Errorf("GET index: %d", resp.StatusCode)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	if r := runIn(t, t.TempDir(), "", "bench", "site", "--repo", testRepo(t), "--out", filepath.Join(t.TempDir(), "s"), "--serve", "--addr", "0.0.0.0:0"); r.code != ExitUsage {
+		t.Errorf("a non-loopback preview address: exit %d", r.code)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
