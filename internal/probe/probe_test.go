@@ -16,16 +16,20 @@ type recorded map[string]string
 
 func (r recorded) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	key := strings.Join(append([]string{name}, args...), " ")
-	for prefix, file := range r {
-		if strings.HasPrefix(key, prefix) {
-			if file == "HANG" {
-				<-ctx.Done()
-				return nil, ctx.Err()
-			}
-			return os.ReadFile(filepath.Join("testdata", file))
+	best := ""
+	for prefix := range r { // the longest matching prefix, whatever the map order
+		if strings.HasPrefix(key, prefix) && len(prefix) > len(best) {
+			best = prefix
 		}
 	}
-	return nil, errors.New(name + ": " + ErrNotFound.Error())
+	if best == "" {
+		return nil, errors.New(name + ": " + ErrNotFound.Error())
+	}
+	if file := r[best]; file != "HANG" {
+		return os.ReadFile(filepath.Join("testdata", file))
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
 }
 
 var linuxRoot = fstest.MapFS{
