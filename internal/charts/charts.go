@@ -127,24 +127,13 @@ func Cases(r *contract.Results) []Case {
 	return out
 }
 
-// Find returns a result's summary.
-func Find(r *contract.Results, phase, caseID, metric string) *contract.Summary {
-	for i := range r.Summaries {
-		s := &r.Summaries[i]
-		if s.Phase == phase && s.CaseID == caseID && s.Metric == metric {
-			return s
-		}
-	}
-	return nil
-}
-
 // ForRun returns the three charts of one run, named by metric.
 func ForRun(r *contract.Results) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, m := range Metrics() {
 		c := Chart{Title: m.Title, Unit: contract.Unit(m.Metric)}
 		for _, k := range Cases(r) {
-			c.Bars = append(c.Bars, Bar{Label: k.Label, Stat: Find(r, k.Phase, k.ID, m.Metric)})
+			c.Bars = append(c.Bars, Bar{Label: k.Label, Stat: r.Summary(k.Phase, k.ID, m.Metric)})
 		}
 		b, err := SVG(c)
 		if err != nil {

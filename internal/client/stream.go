@@ -351,6 +351,10 @@ type chunk struct {
 // parseChunk reads one chunk with a validating token decoder (duplicate
 // names are rejected, like everything malformed). Only the fields the
 // protocol reads are decoded; the rest is validated and skipped.
+//
+// The object loops below are written out on purpose: a shared helper taking
+// a callback made the closures escape: twelve allocations per chunk instead of
+// two, on the path the client-overhead benchmark measures.
 func (s *streamState) parseChunk(data []byte) (chunk, error) {
 	var c chunk
 	s.rd.Reset(data)

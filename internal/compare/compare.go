@@ -134,7 +134,7 @@ func New(base, cand *contract.Results) (*Comparison, error) {
 	for _, k := range keys {
 		var b0, c0 *contract.Summary
 		for _, m := range contract.SummaryMetrics() {
-			b, cd := charts.Find(base, k.phase, k.id, m), charts.Find(cand, k.phase, k.id, m)
+			b, cd := base.Summary(k.phase, k.id, m), cand.Summary(k.phase, k.id, m)
 			b0, c0 = b, cd
 			c.Rows = append(c.Rows, Row{Phase: k.phase, Case: k.id, Concurrency: k.conc, Metric: m, Base: b, Cand: cd})
 		}
@@ -269,8 +269,8 @@ func (c *Comparison) Charts() (map[string][]byte, error) {
 		ch := charts.Chart{Title: m.Title + ": baseline vs candidate", Unit: contract.Unit(m.Metric)}
 		for _, k := range charts.Cases(c.Base) {
 			ch.Bars = append(ch.Bars,
-				charts.Bar{Label: k.Label + " (baseline)", Stat: charts.Find(c.Base, k.Phase, k.ID, m.Metric), Series: 0},
-				charts.Bar{Label: k.Label + " (candidate)", Stat: charts.Find(c.Cand, k.Phase, k.ID, m.Metric), Series: 1})
+				charts.Bar{Label: k.Label + " (baseline)", Stat: c.Base.Summary(k.Phase, k.ID, m.Metric), Series: 0},
+				charts.Bar{Label: k.Label + " (candidate)", Stat: c.Cand.Summary(k.Phase, k.ID, m.Metric), Series: 1})
 		}
 		b, err := charts.SVG(ch)
 		if err != nil {

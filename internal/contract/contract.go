@@ -444,3 +444,14 @@ func (r *Results) GPULabel() string {
 	}
 	return fmt.Sprintf("%dx %s", len(r.Hardware.GPUs), r.Hardware.GPUs[0].Name)
 }
+
+// Summary returns the summary of a phase, case and metric, or nil.
+func (r *Results) Summary(phase, caseID, metric string) *Summary {
+	for i := range r.Summaries {
+		s := &r.Summaries[i]
+		if s.Phase == phase && s.CaseID == caseID && s.Metric == metric {
+			return s
+		}
+	}
+	return nil
+}

@@ -36,16 +36,6 @@ func sval(v *string) string {
 	return *v
 }
 
-func findSummary(r *contract.Results, phase, caseID, metric string) *contract.Summary {
-	for i := range r.Summaries {
-		s := &r.Summaries[i]
-		if s.Phase == phase && s.CaseID == caseID && s.Metric == metric {
-			return s
-		}
-	}
-	return nil
-}
-
 type statusReasons struct {
 	StatusReasons struct {
 		Nonconforming []string `json:"nonconforming"`
@@ -150,15 +140,15 @@ func WriteReadme(w io.Writer, r *contract.Results) {
 				}
 			}
 		}
-		prompt := findSummary(r, "performance", c, contract.MetricPromptTPS).Cell(1)
+		prompt := r.Summary("performance", c, contract.MetricPromptTPS).Cell(1)
 		if c == protocol.CaseShort {
 			prompt = "left out (fixed cost)"
 		}
 		p("| %s | %d/%d | %s | %s | %s | %s | %s |\n", c, capped, n, prompt,
-			findSummary(r, "performance", c, contract.MetricDecodeTPS).Cell(1),
-			findSummary(r, "performance", c, contract.MetricTTFT).Cell(3),
-			findSummary(r, "performance", c, contract.MetricFirstAnswer).Cell(3),
-			findSummary(r, "performance", c, contract.MetricTotal).Cell(3))
+			r.Summary("performance", c, contract.MetricDecodeTPS).Cell(1),
+			r.Summary("performance", c, contract.MetricTTFT).Cell(3),
+			r.Summary("performance", c, contract.MetricFirstAnswer).Cell(3),
+			r.Summary("performance", c, contract.MetricTotal).Cell(3))
 	}
 	p("\n### Prompt cache\n\nReused (cached) versus freshly read prompt tokens per request. Shared template-prefix reuse is allowed; cached tokens above the fixture's shared prefix + %d mean the user payload came from the cache, and such a request is left out of the speed summaries.\n\n", protocol.CacheBoundaryAllowance)
 	p("| Request | Input | Cached (reused) | Read (fresh) |\n| --- | --- | --- | --- |\n")
@@ -176,9 +166,9 @@ func WriteReadme(w io.Writer, r *contract.Results) {
 			p("| %d | %s | %s | %s | %d |\n", rd.Round, fnum(rd.WallS, 3), inum(rd.OutputTokens), fnum(rd.AggregateTPS, 1), rd.Failed)
 		}
 		p("\nPer request (short-burst): decode %s tok/s, TTFT %s s, total %s s.\n",
-			findSummary(r, "concurrency", protocol.CaseShortBurst, contract.MetricDecodeTPS).Cell(1),
-			findSummary(r, "concurrency", protocol.CaseShortBurst, contract.MetricTTFT).Cell(3),
-			findSummary(r, "concurrency", protocol.CaseShortBurst, contract.MetricTotal).Cell(3))
+			r.Summary("concurrency", protocol.CaseShortBurst, contract.MetricDecodeTPS).Cell(1),
+			r.Summary("concurrency", protocol.CaseShortBurst, contract.MetricTTFT).Cell(3),
+			r.Summary("concurrency", protocol.CaseShortBurst, contract.MetricTotal).Cell(3))
 	}
 
 	q := r.Quality

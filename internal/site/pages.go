@@ -49,16 +49,6 @@ func str(p *string) string {
 	return *p
 }
 
-func summary(r *contract.Results, phase, caseID, metric string) *contract.Summary {
-	for i := range r.Summaries {
-		s := &r.Summaries[i]
-		if s.Phase == phase && s.CaseID == caseID && s.Metric == metric {
-			return s
-		}
-	}
-	return nil
-}
-
 // tokenRange is "median (min–max)" of a token count over a case's requests.
 func tokenRange(r *contract.Results, phase, caseID string, get func(contract.Tokens) *int64) string {
 	var xs []float64
@@ -100,10 +90,10 @@ func indexData(s *Site) indexPage {
 				Track: r.Configuration.Track, Protocol: r.Protocol.ID, Case: k.ID, Concurrency: concurrencyOf(k.Phase),
 				Input:  tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.InputTokens }),
 				Cached: tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.CachedTokens }),
-				Prompt: summary(r, k.Phase, k.ID, contract.MetricPromptTPS).Cell(1),
-				Decode: summary(r, k.Phase, k.ID, contract.MetricDecodeTPS).Cell(1),
-				TTFT:   summary(r, k.Phase, k.ID, contract.MetricTTFT).Cell(3),
-				Total:  summary(r, k.Phase, k.ID, contract.MetricTotal).Cell(3),
+				Prompt: r.Summary(k.Phase, k.ID, contract.MetricPromptTPS).Cell(1),
+				Decode: r.Summary(k.Phase, k.ID, contract.MetricDecodeTPS).Cell(1),
+				TTFT:   r.Summary(k.Phase, k.ID, contract.MetricTTFT).Cell(3),
+				Total:  r.Summary(k.Phase, k.ID, contract.MetricTotal).Cell(3),
 				Capped: capped(r, k.Phase, k.ID), Sanity: fmt.Sprintf("%d/%d", r.Quality.Passed, r.Quality.Total),
 				Verification: run.Entry.Verification, Status: r.Run.Status,
 			}
@@ -158,11 +148,11 @@ func runPage(run *Run) runPageData {
 				Input:       tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.InputTokens }),
 				Cached:      tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.CachedTokens }),
 				Read:        tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.ReadTokens }),
-				Prompt:      summary(r, k.Phase, k.ID, contract.MetricPromptTPS).Cell(1),
-				Decode:      summary(r, k.Phase, k.ID, contract.MetricDecodeTPS).Cell(1),
-				TTFT:        summary(r, k.Phase, k.ID, contract.MetricTTFT).Cell(3),
-				FirstAnswer: summary(r, k.Phase, k.ID, contract.MetricFirstAnswer).Cell(3),
-				Total:       summary(r, k.Phase, k.ID, contract.MetricTotal).Cell(3),
+				Prompt:      r.Summary(k.Phase, k.ID, contract.MetricPromptTPS).Cell(1),
+				Decode:      r.Summary(k.Phase, k.ID, contract.MetricDecodeTPS).Cell(1),
+				TTFT:        r.Summary(k.Phase, k.ID, contract.MetricTTFT).Cell(3),
+				FirstAnswer: r.Summary(k.Phase, k.ID, contract.MetricFirstAnswer).Cell(3),
+				Total:       r.Summary(k.Phase, k.ID, contract.MetricTotal).Cell(3),
 			})
 		}
 		for _, q := range r.Requests {
