@@ -130,7 +130,7 @@ a result folder that anyone can re-validate.`,
 		RunE:  groupRunE,
 	}
 	profile.AddCommand(newProfileCheck(env))
-	bench.AddCommand(newRun(env), newReport(env), corpus, newProfiles(env), profile, newManifest(env), newSite(env), newSubmit(env), newCompare(env))
+	bench.AddCommand(newRun(env), newCheck(env), newReport(env), corpus, newProfiles(env), profile, newManifest(env), newSite(env), newSubmit(env), newCompare(env))
 	engine := &cobra.Command{
 		Use:   "engine",
 		Short: "Engine commands: the simulated llama-server-compatible engine",

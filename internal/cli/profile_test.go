@@ -126,13 +126,22 @@ func TestProfileAlreadyServing(t *testing.T) {
 		Engine struct {
 			StartedByRunner bool `json:"started_by_runner"`
 			Served          struct {
-				Answered *int64 `json:"Answered"`
+				Answered *int64 `json:"requests_answered"`
 			} `json:"served_before_run"`
 		} `json:"engine"`
 	}
 	json.Unmarshal(res.Extensions, &ext)
 	if ext.Engine.StartedByRunner || ext.Engine.Served.Answered == nil || *ext.Engine.Served.Answered != 0 {
 		t.Errorf("engine extension %s", res.Extensions)
+	}
+	// The message says what /metrics showed, and the folder strata wrote
+	// passes its own report.
+	if !strings.Contains(r.stderr, "it had answered no request before this run") || strings.Contains(r.stderr, "not freshly loaded") {
+		t.Errorf("stderr %s", r.stderr)
+	}
+	_, dir := readResults(t, work)
+	if rep := runIn(t, work, "", "bench", "report", "-q", dir); rep.code != 0 {
+		t.Errorf("report of a run against an engine that served before: %s", rep.stdout)
 	}
 }
 
@@ -221,5 +230,44 @@ func TestPlantedSecretsNeverReachTheFolder(t *testing.T) {
 	}
 	if !logSeen {
 		t.Error("the engine log was not kept (redacted) as an artifact")
+	}
+}
+
+// TestProfileOldBuildServerBudget: the simulator speaking as llama.cpp
+// b9928 (which ignores the per-request reasoning budget), started by a
+// profile with --reasoning-budget 16: the runner sees the budget in the
+// command line, cannot override it, and the run is nonconforming naming it.
+// Its reasoning really is cut at 16 tokens.
+func TestProfileOldBuildServerBudget(t *testing.T) {
+	port := freeTestPort(t)
+	work := simProfile(t, port, "--dialect", "llama.cpp", "--build", "9928", "--reasoning-budget", "16")
+	r := runIn(t, work, "", "bench", "run", "--profile", "fake")
+	if r.code != 0 || !strings.Contains(r.stderr, "warning: the run will be nonconforming: the server sets a reasoning budget, --reasoning-budget 16") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	res, dir := readResults(t, work)
+	var ext struct {
+		Reasons struct {
+			Nonconforming []string `json:"nonconforming"`
+		} `json:"status_reasons"`
+	}
+	json.Unmarshal(res.Extensions, &ext)
+	found := false
+	for _, s := range ext.Reasons.Nonconforming {
+		found = found || strings.Contains(s, "--reasoning-budget 16") && strings.Contains(s, "b9928 ignores the per-request reasoning_budget_tokens")
+	}
+	if res.Run.Status != contract.StatusNonconforming || !found {
+		t.Errorf("status %s, reasons %q", res.Run.Status, ext.Reasons.Nonconforming)
+	}
+	out, _ := os.ReadFile(filepath.Join(dir, "outputs.jsonl"))
+	var line struct {
+		Reasoning string `json:"reasoning"`
+	}
+	json.Unmarshal(out[:strings.IndexByte(string(out), '\n')], &line)
+	if n := len(strings.Fields(line.Reasoning)); n == 0 || n > 16 {
+		t.Errorf("the server budget of 16 should cut the warm-up's reasoning to at most 16 tokens: %q", line.Reasoning)
+	}
+	if rep := runIn(t, work, "", "bench", "report", "-q", dir); rep.code != 0 {
+		t.Errorf("report: %s", rep.stdout)
 	}
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,15 +10,21 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/engine"
+	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/localproc"
 	"github.com/strata-bench/strata/internal/modelfiles"
+	"github.com/strata-bench/strata/internal/preflight"
 	"github.com/strata-bench/strata/internal/probe"
 	"github.com/strata-bench/strata/internal/provenance"
 	"github.com/strata-bench/strata/internal/redact"
@@ -86,7 +91,7 @@ nonconforming: its numbers are synthetic.`,
 	f := cmd.Flags()
 	f.StringVar(&o.url, "url", "", "base URL of a server that is already running (loopback for a standard result)")
 	f.BoolVar(&o.simulate, "simulate", false, "run against strata's simulated engine: the built-in profile \"simulator\" (results are synthetic and nonconforming)")
-	f.StringVar(&o.profile, "profile", "", "engine profile: ./profiles/NAME.toml or the user config folder's strata/profiles/NAME.toml")
+	f.StringVar(&o.profile, "profile", "", "engine profile: NAME (./profiles/NAME.toml, then the user config folder's strata/profiles/NAME.toml) or a path to a .toml file")
 	f.BoolVar(&o.noStart, "no-start", false, "never start an engine: use the one serving at the profile's URL or fail")
 	f.BoolVar(&o.rehash, "rehash", false, "hash every model file again instead of trusting the hash cache")
 	f.BoolVar(&o.optional, "optional-concurrency", false, "add the optional concurrency stage (3 rounds of 4 requests)")
@@ -124,6 +129,113 @@ func runBench(ctx context.Context, cmd *cobra.Command, env Env, o runOptions) er
 			return usagef("--%s is refused: it would change the workload, and the protocol's workload is fixed (a different workload is a different protocol ID)", name)
 		}
 	}
+	to := targetOptions{url: o.url, profile: o.profile, simulate: o.simulate, noStart: o.noStart, apiKeyEnv: o.apiKeyEnv}
+	if err := to.validate(); err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	prof, cleanup, err := to.loadProfile(env)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	id, err := identity(cmd, o, prof)
+	if err != nil {
+		return err
+	}
+	// The fixtures are checked before anything is sent.
+	bundle, err := prompts.Bundle()
+	if err != nil {
+		return fmt.Errorf("refusing to run: %w", err)
+	}
+	t, err := connect(ctx, env, to, prof, stderr)
+	if err != nil {
+		return err
+	}
+	defer t.stop()
+	srv := runner.ProbeServer(ctx, t.client)
+	view, lp := t.engineView(env)
+	fmt.Fprintf(stderr, "engine: %s (%s)\n", srv.Dialect.Name(), srv.Dialect.IdentifiedBy)
+
+	// Provenance first: probing the machine and hashing the model files
+	// come before the warm-up and outside required_duration_s.
+	facts := gatherFacts(ctx, t, srv, view, lp, o.rehash, env, stderr)
+	facts.Engine = view
+	budget := srv.Dialect.CheckBudget(view)
+	switch {
+	case budget.Nonconforming != "":
+		fmt.Fprintf(stderr, "warning: the run will be nonconforming: %s\n", budget.Nonconforming)
+	case budget.State == "not verifiable":
+		fmt.Fprintf(stderr, "note: the reasoning budget is not verifiable: %s\n", budget.Detail)
+	}
+
+	// Preflight: the engine's own template and tokenizer against the bundle.
+	pf, err := preflightCheck(ctx, t.client, srv, bundle, nil)
+	if err != nil {
+		return err
+	}
+	facts.Extensions["preflight"] = pf
+	reportPreflight(stderr, pf, false)
+
+	progress := newProgress(stderr)
+	rec := runner.Run(ctx, runner.Config{Client: t.client, Bundle: bundle, Optional: o.optional, Progress: progress, Server: &srv})
+	progress.finish()
+	t.stop()
+
+	engineInfo := map[string]any{"url": "loopback", "started_by_runner": t.proc != nil}
+	if prof != nil {
+		engineInfo["profile"] = prof.Name
+		facts.EngineConfig = map[string]any{"profile": prof.Sanitized()}
+		if t.proc != nil {
+			facts.EngineConfig["started_command"] = prof.Command
+			facts.EngineLog = t.proc.Log()
+		}
+	}
+	if lp != nil {
+		engineInfo["local_process"] = map[string]any{"found_by": view.Where, "program": filepath.Base(lp.Program)}
+	}
+	if t.served != nil {
+		engineInfo["served_before_run"] = t.served
+	}
+	facts.Extensions["engine"] = engineInfo
+	id.Command = commandLine(cmd)
+	maxShared := map[string]int{}
+	for rid, f := range bundle.Fixtures {
+		maxShared[rid] = f.MaxSharedPrefixTokens
+	}
+	a, err := result.Assemble(rec, id, facts, maxShared)
+	if err != nil {
+		return fmt.Errorf("assemble the result: %w", err)
+	}
+	m := redact.Local()
+	if t.apiKey != "" {
+		m.Secrets = append(m.Secrets, t.apiKey)
+	}
+	root := result.ResultsRoot(env.Dir)
+	if o.resultsDir != "" {
+		root = env.Path(o.resultsDir)
+	}
+	dir, err := result.Write(root, a, redact.New(m))
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	r := &a.Results
+	fmt.Fprintf(w, "result: %s\n", dir)
+	fmt.Fprintf(w, "status: %s; sanity %d/%d; requests %d\n", r.Run.Status, r.Quality.Passed, r.Quality.Total, len(r.Requests))
+	if ctx.Err() != nil {
+		return errors.New("the run was interrupted; the partial result above was written")
+	}
+	return nil
+}
+
+// targetOptions say which server a command works against.
+type targetOptions struct {
+	url, profile, apiKeyEnv string
+	simulate, noStart       bool
+}
+
+func (o *targetOptions) validate() error {
 	targets := 0
 	for _, set := range []bool{o.url != "", o.simulate, o.profile != ""} {
 		if set {
@@ -142,127 +254,183 @@ func runBench(ctx context.Context, cmd *cobra.Command, env Env, o runOptions) er
 	if o.simulate {
 		o.profile = engine.SimulatorName
 	}
-	stderr := cmd.ErrOrStderr()
-	exe, _ := os.Executable()
+	return nil
+}
 
-	// The profile, if any.
-	var prof *engine.Profile
+// loadProfile reads the profile, if any (the simulator's is built in, with
+// a temporary model folder that cleanup removes).
+func (o *targetOptions) loadProfile(env Env) (*engine.Profile, func(), error) {
+	nothing := func() {}
 	switch o.profile {
 	case "":
+		return nil, nothing, nil
 	case engine.SimulatorName:
+		exe, _ := os.Executable()
 		port, err := freePort()
 		if err != nil {
-			return err
+			return nil, nothing, err
 		}
 		modelDir, err := os.MkdirTemp("", "strata-simulator-")
 		if err != nil {
-			return err
+			return nil, nothing, err
 		}
-		defer os.RemoveAll(modelDir)
-		prof = engine.Simulator(exe, port, modelDir)
-	default:
-		var err error
-		if prof, err = engine.Load(o.profile, env.Dir); err != nil {
-			return err
-		}
-		if errs := prof.Check(); len(errs) > 0 {
-			return fmt.Errorf("profile %s (%s) is not usable:\n  %s", prof.Name, prof.Path, joinErrs(errs))
-		}
+		return engine.Simulator(exe, port, modelDir), func() { os.RemoveAll(modelDir) }, nil
 	}
-	id, err := identity(cmd, o, prof)
+	prof, err := engine.Load(o.profile, env.Dir)
 	if err != nil {
-		return err
+		return nil, nothing, err
 	}
-	// The fixtures are checked before anything is sent.
-	bundle, err := prompts.Bundle()
-	if err != nil {
-		return fmt.Errorf("refusing to run: %w", err)
+	if errs := prof.Check(); len(errs) > 0 {
+		return nil, nothing, fmt.Errorf("profile %s (%s) is not usable:\n  %s", prof.Name, prof.Path, joinErrs(errs))
 	}
-	base := o.url
+	if prof.Workdir == "" {
+		// The engine starts in strata's working folder; saying so makes the
+		// engine's relative paths resolvable.
+		prof.Workdir = env.Dir
+	}
+	return prof, nothing, nil
+}
+
+// target is a server a command works against, and the engine process if
+// this command started it.
+type target struct {
+	client  *client.Client
+	baseURL string
+	apiKey  string
+	prof    *engine.Profile
+	proc    *engine.Process
+	served  *engine.ServedBefore
+	environ []string
+	stopped bool
+	stderr  io.Writer
+}
+
+// connect makes sure an engine serves at the target's URL: one already
+// serving is used and left running; otherwise the profile's engine is
+// started (unless --no-start).
+func connect(ctx context.Context, env Env, o targetOptions, prof *engine.Profile, stderr io.Writer) (*target, error) {
+	t := &target{baseURL: o.url, prof: prof, stderr: stderr}
 	keyEnv := o.apiKeyEnv
 	if prof != nil {
-		base = prof.URL
+		t.baseURL = prof.URL
 		if keyEnv == "" {
 			keyEnv = prof.APIKeyEnv
 		}
 	}
-	apiKey := ""
 	if keyEnv != "" {
-		if apiKey = env.Getenv(keyEnv); apiKey == "" {
-			return usagef("api key variable %s is empty or unset", keyEnv)
+		if t.apiKey = env.Getenv(keyEnv); t.apiKey == "" {
+			return nil, usagef("api key variable %s is empty or unset", keyEnv)
 		}
 	}
-	c := client.New(client.Options{BaseURL: base, APIKey: apiKey})
-
-	// An engine already serving is used and left running; otherwise the
-	// profile's engine is started (unless --no-start), and stopped after.
-	served, proc, err := engineUp(ctx, c, prof, o.noStart, env, stderr)
+	t.client = client.New(client.Options{BaseURL: t.baseURL, APIKey: t.apiKey})
+	t.environ = env.environ()
+	var err error
+	t.served, t.proc, err = engineUp(ctx, t.client, prof, o.noStart, t.environ, stderr)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	stopped := false
-	stop := func() {
-		if proc != nil && !stopped {
-			stopped = true
-			if err := proc.Stop(10 * time.Second); err != nil {
-				fmt.Fprintf(stderr, "warning: %v\n", err)
-			}
+	return t, nil
+}
+
+// stop ends the engine this command started (once).
+func (t *target) stop() {
+	if t.proc != nil && !t.stopped {
+		t.stopped = true
+		if err := t.proc.Stop(10 * time.Second); err != nil {
+			fmt.Fprintf(t.stderr, "warning: %v\n", err)
 		}
 	}
-	defer stop()
+}
 
-	// Provenance first: probing the machine and hashing the model files
-	// come before the warm-up and outside required_duration_s.
-	facts := gatherFacts(ctx, c, prof, proc != nil, o.rehash, env, exe, stderr)
-
-	progress := newProgress(stderr)
-	rec := runner.Run(ctx, runner.Config{Client: c, Bundle: bundle, Optional: o.optional, Progress: progress})
-	progress.finish()
-	stop()
-
-	engineInfo := map[string]any{"url": "loopback", "started_by_runner": proc != nil}
-	if prof != nil {
-		engineInfo["profile"] = prof.Name
-		facts.EngineConfig = map[string]any{"profile": prof.Sanitized()}
-		if proc != nil {
-			facts.EngineConfig["started_command"] = prof.Command
-			facts.EngineLog = proc.Log()
-			facts.EngineArgs = append([]string{}, prof.Command[1:]...)
+// engineView is what the runner can see of the engine process: the command
+// and environment it started, or the local process listening on the URL's
+// port (Linux /proc), or nothing.
+func (t *target) engineView(env Env) (dialect.EngineView, *localproc.Process) {
+	if t.proc != nil {
+		environ := append([]string{}, t.environ...)
+		for k, v := range t.prof.Env {
+			environ = append(environ, k+"="+v)
+		}
+		return dialect.EngineView{Args: append([]string{}, t.prof.Command[1:]...), Env: environ,
+			Where: "the command line and environment of the engine the runner started"}, nil
+	}
+	u, err := url.Parse(t.baseURL)
+	if err != nil || !isLoopbackHost(u.Hostname()) {
+		return dialect.EngineView{}, nil
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		port = 80
+		if u.Scheme == "https" {
+			port = 443
 		}
 	}
-	if served != nil {
-		engineInfo["served_before_run"] = served
-	}
-	facts.Extensions["engine"] = engineInfo
-	id.Command = commandLine(cmd)
-	maxShared := map[string]int{}
-	for rid, f := range bundle.Fixtures {
-		maxShared[rid] = f.MaxSharedPrefixTokens
-	}
-	a, err := result.Assemble(rec, id, facts, maxShared)
+	lp, err := localproc.Listening(os.DirFS("/"), port)
 	if err != nil {
-		return fmt.Errorf("assemble the result: %w", err)
+		return dialect.EngineView{}, nil
 	}
-	m := redact.Local()
-	if apiKey != "" {
-		m.Secrets = append(m.Secrets, apiKey)
+	v := dialect.EngineView{Args: lp.Args, Env: lp.Env,
+		Where: fmt.Sprintf("the command line and environment of process %d, which listens on port %d (/proc)", lp.PID, port)}
+	if lp.EnvErr != nil {
+		v.EnvUnreadable = lp.EnvErr.Error()
 	}
-	root := result.ResultsRoot(env.Dir)
-	if o.resultsDir != "" {
-		root = env.Path(o.resultsDir)
+	return v, lp
+}
+
+func isLoopbackHost(h string) bool {
+	if h == "localhost" {
+		return true
 	}
-	dir, err := result.Write(root, a, redact.New(m))
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// preflightCheck runs the preflight. progress, when set, gets each line.
+func preflightCheck(ctx context.Context, c *client.Client, srv runner.ServerInfo, bundle *fixtures.Bundle, progress func(string)) (*preflight.Result, error) {
+	src, sum, err := prompts.Template(bundle)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("refusing to run: %w", err)
 	}
-	w := cmd.OutOrStdout()
-	r := &a.Results
-	fmt.Fprintf(w, "result: %s\n", dir)
-	fmt.Fprintf(w, "status: %s; sanity %d/%d; requests %d\n", r.Run.Status, r.Quality.Passed, r.Quality.Total, len(r.Requests))
-	if ctx.Err() != nil {
-		return errors.New("the run was interrupted; the partial result above was written")
+	tmpl, err := chattemplate.Parse(string(src))
+	if err != nil {
+		return nil, fmt.Errorf("the bundle's chat template: %w", err)
 	}
-	return nil
+	in := preflight.Input{Client: c, Dialect: srv.Dialect, Bundle: bundle, Template: tmpl, TemplateSHA256: sum, EngineTemplate: srv.Template,
+		ContextTokens: srv.ContextSize}
+	if progress != nil {
+		in.Progress = func(_, _ int, f preflight.Fixture) { progress(f.Line()) }
+	}
+	return preflight.Check(ctx, in), nil
+}
+
+// reportPreflight prints what matters of a preflight before the warm-up:
+// everything when it failed, one line when it agrees.
+func reportPreflight(w io.Writer, pf *preflight.Result, verbose bool) {
+	if pf.Context != nil {
+		for _, l := range pf.Context.Warnings() {
+			fmt.Fprintf(w, "warning: %s\n", l)
+		}
+	}
+	if pf.OK() && !verbose {
+		fmt.Fprintf(w, "preflight: the engine's template and tokenizer agree with the bundle on all %d fixtures\n", len(pf.Fixtures))
+		return
+	}
+	if !pf.Verifiable {
+		fmt.Fprintf(w, "preflight not verifiable: %s\n", pf.Reason)
+		return
+	}
+	fmt.Fprintln(w, "preflight: the engine's own template and tokenizer DIFFER from the bundle:")
+	for _, f := range pf.Fixtures {
+		if !f.Agree {
+			fmt.Fprintf(w, "  %s\n", f.Line())
+		}
+	}
+	for _, l := range pf.Summary() {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+	for _, l := range pf.LengthProblems() {
+		fmt.Fprintf(w, "warning: the run will be nonconforming: %s\n", l)
+	}
 }
 
 func joinErrs(errs []error) string {
@@ -283,7 +451,7 @@ func freePort() (int, error) {
 }
 
 // engineUp makes sure an engine serves at the client's URL.
-func engineUp(ctx context.Context, c *client.Client, prof *engine.Profile, noStart bool, env Env, stderr io.Writer) (*engine.ServedBefore, *engine.Process, error) {
+func engineUp(ctx context.Context, c *client.Client, prof *engine.Profile, noStart bool, environ []string, stderr io.Writer) (*engine.ServedBefore, *engine.Process, error) {
 	health := func(ctx context.Context) (int, error) {
 		s, _, err := c.Get(ctx, "/health", 2*time.Second)
 		return s, err
@@ -302,7 +470,7 @@ func engineUp(ctx context.Context, c *client.Client, prof *engine.Profile, noSta
 		_, metrics, merr := c.Get(ctx, "/metrics", 5*time.Second)
 		_, slots, _ := c.Get(ctx, "/slots", 5*time.Second)
 		sb := engine.CountServed(metrics, merr, slots)
-		fmt.Fprintf(stderr, "using the engine already serving at %s (left running; not freshly loaded)\n", c.BaseURL())
+		fmt.Fprintf(stderr, "using the engine already serving at %s (left running; %s)\n", c.BaseURL(), sb.Summary())
 		return &sb, nil, nil
 	}
 	if prof == nil {
@@ -315,7 +483,7 @@ func engineUp(ctx context.Context, c *client.Client, prof *engine.Profile, noSta
 		return nil, nil, fmt.Errorf("nothing serves at %s, and profile %s has no command to start one", c.BaseURL(), prof.Name)
 	}
 	fmt.Fprintf(stderr, "starting the %s engine: %s\n", prof.Name, strings.Join(prof.Command, " "))
-	proc, err := engine.Start(prof, env.environ())
+	proc, err := engine.Start(prof, environ)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -373,25 +541,35 @@ func identity(cmd *cobra.Command, o runOptions, p *engine.Profile) (result.Ident
 }
 
 // gatherFacts probes the machine and hashes the model files, with progress.
-func gatherFacts(ctx context.Context, c *client.Client, prof *engine.Profile, started, rehash bool, env Env, exe string, stderr io.Writer) result.Facts {
+// Relative model paths resolve against the engine's own working folder: the
+// profile's workdir for an engine the runner started, the local process's
+// for one it found listening on the port.
+func gatherFacts(ctx context.Context, t *target, srv runner.ServerInfo, view dialect.EngineView, lp *localproc.Process, rehash bool, env Env, stderr io.Writer) result.Facts {
+	exe, _ := os.Executable()
 	in := provenance.Inputs{Workdir: env.Dir, Executable: exe, Runner: probe.Exec{Timeout: 5 * time.Second},
-		Root: os.DirFS("/"), GOOS: runtime.GOOS, ModelDir: env.Dir, Rehash: rehash}
-	if _, body, err := c.Get(ctx, "/props", 10*time.Second); err == nil {
-		var p struct {
-			ModelPath string `json:"model_path"`
+		Root: os.DirFS("/"), GOOS: runtime.GOOS, ModelDir: env.Dir, EngineDir: env.Dir, Rehash: rehash,
+		ModelPath: srv.ModelPath, EngineArgs: view.Args}
+	relative := srv.ModelPath != "" && !filepath.IsAbs(srv.ModelPath)
+	switch {
+	case t.prof != nil:
+		in.ModelGlobs = t.prof.ModelFiles
+		if len(t.prof.Command) > 0 {
+			in.EngineArgs = t.prof.Command[1:]
 		}
-		if json.Unmarshal(body, &p) == nil {
-			in.ModelPath = p.ModelPath
+		if t.prof.Path != "built-in" {
+			in.ModelDir = filepath.Dir(t.prof.Path)
 		}
-	}
-	if prof != nil {
-		in.ModelGlobs = prof.ModelFiles
-		if len(prof.Command) > 0 {
-			in.EngineArgs = prof.Command[1:]
+		in.EngineDir = t.prof.Workdir
+		if relative {
+			in.ModelPathNote = "the server's model_path is relative; it was resolved against the profile's engine working folder"
 		}
-		if prof.Path != "built-in" {
-			in.ModelDir = filepath.Dir(prof.Path)
+	case lp != nil:
+		in.EngineDir = lp.Cwd
+		if relative {
+			in.ModelPathNote = fmt.Sprintf("the server's model_path is relative; it was resolved against the working folder of process %d, found by its listening port (/proc)", lp.PID)
 		}
+	case relative:
+		in.ModelPathNote = "the server's model_path is relative and the server's working folder is unknown (no local process listens on its port), so it was resolved against strata's working folder"
 	}
 	cachePath, err := modelfiles.DefaultCachePath()
 	if env.CacheDir != "" {

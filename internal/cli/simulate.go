@@ -13,18 +13,23 @@ import (
 func newSimulate(env Env) *cobra.Command {
 	cfg := simengine.DefaultConfig()
 	var host, scenario, modelDir, banner string
-	var port int
+	var port, budget int
 	cmd := &cobra.Command{
 		Use:   "simulate [--port N] [--scenario FILE] [flags]",
 		Short: "Serve a simulated llama-server-compatible engine on loopback",
 		Long: `Serve a simulated engine with llama.cpp's server API (/health, /props,
 /v1/models, /slots, streaming /v1/chat/completions with llama.cpp's chunk shapes,
-usage and timings). By default it models a plausible engine; --scenario scripts
-each request's behaviour and faults by request ID (see internal/simengine), and
-can replay real llama-server captures. It says it is a simulator in /props, so a
-run against it is always nonconforming. Stop it with Ctrl-C.`,
+usage and timings, and /apply-template and /tokenize for the preflight). By
+default it models a plausible engine; --scenario scripts each request's
+behaviour and faults by request ID (see internal/simengine), and can replay real
+llama-server captures. --dialect and --build choose the engine it speaks as
+(llama.cpp b10470 by default; "strata-server" serves GET /v1/status), each with
+that engine's reading of the reasoning budget, and --reasoning-budget sets a
+server-level budget as llama-server's does. It says it is a simulator in /props,
+so a run against it is always nonconforming. Stop it with Ctrl-C.`,
 		Example: `  strata engine simulate --port 8080 &
-  strata bench run --url http://127.0.0.1:8080`,
+  strata bench run --url http://127.0.0.1:8080
+  strata engine simulate --port 8081 --dialect llama.cpp --build 9928 --reasoning-budget 16`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
@@ -39,6 +44,28 @@ run against it is always nonconforming. Stop it with Ctrl-C.`,
 			if cfg.Accuracy < 0 || cfg.Accuracy > 1 {
 				return usagef("--accuracy must be between 0 and 1")
 			}
+			switch cfg.Dialect {
+			case simengine.DialectLlamaCpp, simengine.DialectStrata, simengine.DialectUnknown:
+			default:
+				return usagef("--dialect %q: expected %s, %s or %s", cfg.Dialect, simengine.DialectLlamaCpp, simengine.DialectStrata, simengine.DialectUnknown)
+			}
+			if cfg.Build <= 0 {
+				return usagef("--build %d: expected a positive llama.cpp build number", cfg.Build)
+			}
+			// As llama-server: the flag, else LLAMA_ARG_THINK_BUDGET.
+			if !cmd.Flags().Changed("reasoning-budget") {
+				if v := env.Getenv("LLAMA_ARG_THINK_BUDGET"); v != "" {
+					n, err := strconv.Atoi(v)
+					if err != nil {
+						return usagef("LLAMA_ARG_THINK_BUDGET=%q: expected an integer", v)
+					}
+					budget = n
+				}
+			}
+			if budget < -1 {
+				return usagef("--reasoning-budget %d: expected -1 (unrestricted) or a token count", budget)
+			}
+			cfg.ReasoningBudget = &budget
 			if scenario != "" {
 				s, err := simengine.LoadScenario(env.Path(scenario))
 				if err != nil {
@@ -58,6 +85,11 @@ run against it is always nonconforming. Stop it with Ctrl-C.`,
 				return err
 			}
 			cfg.Bundle = b
+			tmpl, _, err := prompts.Template(b)
+			if err != nil {
+				return err
+			}
+			cfg.Template = string(tmpl)
 			srv := simengine.New(cfg)
 			return srv.Serve(cmd.Context(), net.JoinHostPort(host, strconv.Itoa(port)), func(url string) {
 				if banner != "" {
@@ -79,6 +111,9 @@ run against it is always nonconforming. Stop it with Ctrl-C.`,
 	f.IntVar(&cfg.ContextTokens, "context", cfg.ContextTokens, "per-slot context size reported in /props")
 	f.DurationVar(&cfg.LoadTime, "load-time", cfg.LoadTime, "how long /health answers 503 (loading)")
 	f.StringVar(&cfg.ModelPath, "model-path", cfg.ModelPath, "model path reported by /props")
+	f.StringVar(&cfg.Dialect, "dialect", cfg.Dialect, `the engine to speak as: "llama.cpp" (of --build), "strata-server" (GET /v1/status) or "unknown"`)
+	f.IntVar(&cfg.Build, "build", cfg.Build, "the llama.cpp build number to speak as (per-request reasoning budgets arrived in b9982)")
+	f.IntVar(&budget, "reasoning-budget", -1, "server-level reasoning budget, as llama-server's (-1 unrestricted; env LLAMA_ARG_THINK_BUDGET)")
 	f.StringVar(&modelDir, "model-dir", "", "write a small stand-in GGUF here and report it as the model")
 	f.StringVar(&banner, "banner", "", "a line printed at start (tests plant text in the engine log with it)")
 	_ = f.MarkHidden("banner")

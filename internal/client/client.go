@@ -165,11 +165,28 @@ func classify(reqCtx, parent context.Context, err error, timeout time.Duration) 
 // Get fetches a small JSON endpoint (health, props, slots, models) with a
 // short timeout. It returns the status and body; an error means no answer.
 func (c *Client) Get(ctx context.Context, path string, timeout time.Duration) (int, []byte, error) {
+	return c.small(ctx, http.MethodGet, path, nil, timeout)
+}
+
+// Post sends a small JSON request (the preflight's /apply-template and
+// /tokenize) with a short timeout and returns the status and body.
+func (c *Client) Post(ctx context.Context, path string, body []byte, timeout time.Duration) (int, []byte, error) {
+	return c.small(ctx, http.MethodPost, path, body, timeout)
+}
+
+func (c *Client) small(ctx context.Context, method, path string, body []byte, timeout time.Duration) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
 		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	c.authorize(req)
 	resp, err := c.http.Do(req)

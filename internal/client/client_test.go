@@ -6,12 +6,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/strata-bench/strata/internal/fixtures"
 )
 
 const okStream = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"READY\"}}]}\n\n" +
@@ -89,26 +86,5 @@ func TestBearerToken(t *testing.T) {
 	New(Options{BaseURL: srv.URL, APIKey: "sk-test-123456789"}).Chat(context.Background(), []byte(`{}`), nil)
 	if got != "Bearer sk-test-123456789" {
 		t.Errorf("Authorization %q", got)
-	}
-}
-
-func TestBody(t *testing.T) {
-	choice := "auto"
-	f := &fixtures.Fixture{RequestID: "sanity-T1", Seed: 1, MaxTokens: 2048,
-		Messages:   []fixtures.Message{{Role: "user", Content: "[case sanity-T1]\nUse lookup_record to look up record A-17."}},
-		Tools:      []byte(`[{"type": "function", "function": {"name": "lookup_record"}}]`),
-		ToolChoice: &choice}
-	b, err := Body(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `{"messages": [{"role":"user","content":"[case sanity-T1]\nUse lookup_record to look up record A-17."}], "stream": true, "stream_options": {"include_usage": true}, "temperature": 1.0, "top_p": 0.95, "top_k": 20, "min_p": 0.0, "presence_penalty": 0.0, "repetition_penalty": 1.0, "seed": 1, "max_tokens": 2048, "chat_template_kwargs": {"enable_thinking": true, "preserve_thinking": true}, "reasoning_effort": "xhigh", "reasoning_budget_tokens": 0, "tools": [{"type":"function","function":{"name":"lookup_record"}}], "tool_choice": "auto"}`
-	if string(b) != want {
-		t.Errorf("body\n got %s\nwant %s", b, want)
-	}
-	f.Tools, f.ToolChoice = []byte("null"), nil
-	b, _ = Body(f)
-	if strings.Contains(string(b), "tools") || strings.Contains(string(b), "system") {
-		t.Errorf("no tools and no system prompt outside T1-T4: %s", b)
 	}
 }

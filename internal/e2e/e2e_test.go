@@ -13,6 +13,7 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
@@ -36,6 +37,10 @@ type harness struct {
 	url    string
 	facts  *result.Facts
 	engine *simengine.Server
+	// sim adjusts the simulator's configuration (its dialect, say).
+	sim func(*simengine.Config)
+	// view is what the runner could see of the engine process.
+	view dialect.EngineView
 }
 
 type outcome struct {
@@ -84,6 +89,9 @@ func (h harness) run(t testing.TB) outcome {
 	}
 	cfg := simengine.Config{PromptTPS: 5e6, DecodeTPS: decode, ReasoningTokens: 300, Accuracy: 1, Slots: max(h.slots, 1),
 		ContextTokens: 32768, ModelPath: "/srv/models/qwen/model-00001-of-00001.gguf", Bundle: b, Scenario: sc}
+	if h.sim != nil {
+		h.sim(&cfg)
+	}
 	sim := simengine.New(cfg)
 	url, err := sim.Start("127.0.0.1:0")
 	if err != nil {
@@ -103,6 +111,7 @@ func (h harness) run(t testing.TB) outcome {
 	if h.facts != nil {
 		facts = *h.facts
 	}
+	facts.Engine = h.view
 	maxShared := map[string]int{}
 	for id, f := range b.Fixtures {
 		maxShared[id] = f.MaxSharedPrefixTokens

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -241,5 +242,25 @@ func TestCountServed(t *testing.T) {
 	}
 	if s := CountServed(nil, errors.New("404"), busy); s.Answered != nil || !strings.Contains(s.Reason, "/slots") {
 		t.Errorf("slots only: %+v", s)
+	}
+	// In results.json: snake_case keys and no nulls (an unknown count is
+	// left out, its reason is there instead).
+	for _, c := range []struct {
+		s    ServedBefore
+		want string
+	}{
+		{CountServed(after, nil, busy), `"reason":"llama.cpp's /metrics counts tokens`},
+		{CountServed(fresh, nil, idle), `"requests_answered":0,"metrics":{`},
+	} {
+		b, _ := json.Marshal(c.s)
+		if !strings.Contains(string(b), c.want) || strings.Contains(string(b), "null") || strings.ContainsAny(string(b[:3]), "ABCDEFGHIJKLMNOPQRSTUVWXYZ") {
+			t.Errorf("JSON %s, want %s", b, c.want)
+		}
+	}
+	if got := CountServed(after, nil, busy).Summary(); !strings.Contains(got, "at least one request") {
+		t.Errorf("summary %q", got)
+	}
+	if got := CountServed(fresh, nil, idle).Summary(); got != "it had answered no request before this run" {
+		t.Errorf("summary %q", got)
 	}
 }

@@ -166,10 +166,21 @@ func (p *Process) Stop(grace time.Duration) error {
 // ServedBefore is what an already-serving engine says of its past work.
 type ServedBefore struct {
 	// Answered is the number of requests answered before the run, or nil
-	// when the engine does not say (Reason).
-	Answered *int64
-	Reason   string
-	Evidence map[string]float64
+	// when the engine does not say (Reason says why).
+	Answered *int64             `json:"requests_answered,omitempty"`
+	Reason   string             `json:"reason,omitempty"`
+	Evidence map[string]float64 `json:"metrics"`
+}
+
+// Summary says in a few words what the engine had done before the run.
+func (s ServedBefore) Summary() string {
+	switch {
+	case s.Answered != nil && *s.Answered == 0:
+		return "it had answered no request before this run"
+	case s.Answered != nil:
+		return fmt.Sprintf("not freshly loaded: it had answered %d request(s) before this run", *s.Answered)
+	}
+	return s.Reason
 }
 
 // CountServed reads an already-serving engine's /metrics (or /slots) for

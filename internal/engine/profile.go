@@ -91,10 +91,21 @@ func Simulator(exe string, port int, modelDir string) *Profile {
 	}
 }
 
-// Load finds and reads profile name.
+// Load finds and reads profile name: a plain name is looked up in Dirs, a
+// path to a .toml file (relative to workdir) is read as it is.
 func Load(name, workdir string) (*Profile, error) {
+	if strings.HasSuffix(name, ".toml") {
+		p := name
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(workdir, p)
+		}
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("profile file %s: %w", name, err)
+		}
+		return Read(p)
+	}
 	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
-		return nil, fmt.Errorf("profile name %q: expected a plain name such as \"llama-3060\"", name)
+		return nil, fmt.Errorf("profile name %q: expected a plain name such as \"llama-3060\" or a path to a .toml file", name)
 	}
 	for _, d := range Dirs(workdir) {
 		p := filepath.Join(d, name+".toml")

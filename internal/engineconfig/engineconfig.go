@@ -19,9 +19,11 @@ type Sources struct {
 	Props  json.RawMessage
 	Slots  json.RawMessage
 	Status json.RawMessage // GET /v1/status, when the server has it
-	// Args are the engine's arguments when the runner started it (nil:
-	// unknown).
-	Args []string
+	// Args are the engine's arguments when the runner started it or could
+	// read them from the local process (nil: unknown); ArgsFrom says where
+	// they were read.
+	Args     []string
+	ArgsFrom string
 	// Engine is "llama.cpp", "strata-simulator" or "" (unknown).
 	Engine string
 }
@@ -159,7 +161,11 @@ func Capture(s Sources) Options {
 		o.Objects[name] = json.RawMessage("{}")
 	}
 	if s.Args != nil {
-		o.Source = "the arguments of the llama-server command the runner started, /props and /slots"
+		from := s.ArgsFrom
+		if from == "" {
+			from = "the llama-server command the runner started"
+		}
+		o.Source = "the arguments of " + from + ", /props and /slots"
 		parsed := ParseLlamaArgs(s.Args)
 		for _, name := range []string{"kv_cache", "offloading", "prefill", "mtp"} {
 			o.Objects[name] = raw(parsed[name])

@@ -69,14 +69,25 @@ func FromArgs(args []string) []string {
 	return out
 }
 
-// Find collects the candidates: the server's model_path, the engine's
-// arguments and the profile's globs, each expanded to all shards, resolved
-// against dir, without duplicates.
-func Find(modelPath string, engineArgs, globs []string, dir string) ([]Candidate, []string) {
+// Sources say where model files are named: the server's model_path and the
+// engine's arguments (relative paths resolve against the engine's working
+// folder, as the engine itself resolved them), and the profile's globs
+// (relative to the profile's folder).
+type Sources struct {
+	ModelPath  string
+	EngineArgs []string
+	EngineDir  string
+	Globs      []string
+	GlobDir    string
+}
+
+// Find collects the candidates, each expanded to all shards, without
+// duplicates.
+func Find(src Sources) ([]Candidate, []string) {
 	seen := map[string]bool{}
 	var out []Candidate
 	problems := []string{}
-	add := func(p, from string) {
+	add := func(p, dir, from string) {
 		if p == "" {
 			return
 		}
@@ -90,14 +101,14 @@ func Find(modelPath string, engineArgs, globs []string, dir string) ([]Candidate
 			}
 		}
 	}
-	add(modelPath, "the server's model_path (/props)")
-	for _, a := range FromArgs(engineArgs) {
-		add(a, "the engine's arguments")
+	add(src.ModelPath, src.EngineDir, "the server's model_path (/props)")
+	for _, a := range FromArgs(src.EngineArgs) {
+		add(a, src.EngineDir, "the engine's arguments")
 	}
-	for _, g := range globs {
+	for _, g := range src.Globs {
 		pattern := g
 		if !filepath.IsAbs(pattern) {
-			pattern = filepath.Join(dir, pattern)
+			pattern = filepath.Join(src.GlobDir, pattern)
 		}
 		matches, err := filepath.Glob(pattern)
 		if err != nil || len(matches) == 0 {
@@ -106,7 +117,7 @@ func Find(modelPath string, engineArgs, globs []string, dir string) ([]Candidate
 		}
 		sort.Strings(matches)
 		for _, m := range matches {
-			add(m, "the profile's model_files")
+			add(m, src.GlobDir, "the profile's model_files")
 		}
 	}
 	return out, problems

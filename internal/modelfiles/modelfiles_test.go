@@ -32,9 +32,9 @@ func TestFindAndHash(t *testing.T) {
 		os.MkdirAll(filepath.Dir(filepath.Join(dir, n)), 0o755)
 		os.WriteFile(filepath.Join(dir, n), []byte(c), 0o644)
 	}
-	cands, problems := Find(filepath.Join(dir, "pack/q-00001-of-00002.gguf"),
-		[]string{"-m", "pack/q-00002-of-00002.gguf", "--model-draft=draft.gguf", "-c", "4096"},
-		[]string{"*.bin", "nothing-*.gguf"}, dir)
+	cands, problems := Find(Sources{ModelPath: filepath.Join(dir, "pack/q-00001-of-00002.gguf"),
+		EngineArgs: []string{"-m", "pack/q-00002-of-00002.gguf", "--model-draft=draft.gguf", "-c", "4096"}, EngineDir: dir,
+		Globs: []string{"*.bin", "nothing-*.gguf"}, GlobDir: dir})
 	if len(cands) != 4 || len(problems) != 1 {
 		t.Fatalf("candidates %+v problems %v", cands, problems)
 	}

@@ -27,16 +27,20 @@ type Inputs struct {
 	Runner              probe.Runner
 	Root                fs.FS
 	GOOS                string
-	// ModelPath is the server's /props model_path; EngineArgs the command
-	// the runner started (nil otherwise); ModelGlobs the profile's
-	// model_files, relative to ModelDir.
-	ModelPath  string
-	EngineArgs []string
-	ModelGlobs []string
-	ModelDir   string
-	Cache      *modelfiles.Cache
-	Rehash     bool
-	Progress   func(done, total int64)
+	// ModelPath is the server's /props model_path and EngineArgs the
+	// engine's arguments (nil: unknown), both relative to EngineDir, the
+	// engine's working folder; ModelPathNote says how a relative
+	// model_path was resolved. ModelGlobs are the profile's model_files,
+	// relative to ModelDir.
+	ModelPath     string
+	ModelPathNote string
+	EngineArgs    []string
+	EngineDir     string
+	ModelGlobs    []string
+	ModelDir      string
+	Cache         *modelfiles.Cache
+	Rehash        bool
+	Progress      func(done, total int64)
 }
 
 // Gather collects the facts.
@@ -53,7 +57,13 @@ func Gather(ctx context.Context, in Inputs) result.Facts {
 			f.Missing[p] = inst.Reason
 		}
 	}
-	f.Extensions["install"] = map[string]string{"commit_source": inst.Source, "build_kind": inst.Kind}
+	install := map[string]string{"build_kind": inst.Kind}
+	if inst.Source != "" {
+		install["commit_source"] = inst.Source
+	} else {
+		install["no_commit"] = inst.Reason
+	}
+	f.Extensions["install"] = install
 
 	// The machine.
 	pf := probe.Probe(ctx, in.Runner, in.Root, in.GOOS)
@@ -64,7 +74,8 @@ func Gather(ctx context.Context, in Inputs) result.Facts {
 	f.Extensions["machine_sources"] = pf.Sources
 
 	// The model files.
-	cands, problems := modelfiles.Find(in.ModelPath, in.EngineArgs, in.ModelGlobs, in.ModelDir)
+	cands, problems := modelfiles.Find(modelfiles.Sources{ModelPath: in.ModelPath, EngineArgs: in.EngineArgs, EngineDir: in.EngineDir,
+		Globs: in.ModelGlobs, GlobDir: in.ModelDir})
 	if len(cands) == 0 {
 		reason := "no model file was found: the server named no model_path and the profile names none"
 		if len(problems) > 0 {
@@ -95,10 +106,14 @@ func Gather(ctx context.Context, in Inputs) result.Facts {
 		f.ModelFiles = append(f.ModelFiles, mf)
 		detail = append(detail, d)
 	}
-	f.Extensions["model_hashing"] = map[string]any{
+	hashing := map[string]any{
 		"duration_s": took.Seconds(), "files": detail, "problems": problems,
 		"note": "hashing runs before the warm-up and is not part of required_duration_s",
 	}
+	if in.ModelPathNote != "" {
+		hashing["model_path_resolved"] = in.ModelPathNote
+	}
+	f.Extensions["model_hashing"] = hashing
 	// GGUF metadata of the first readable file: hints with their sources,
 	// never the operator-declared fields.
 	for _, h := range hashed {

@@ -115,7 +115,11 @@ var patterns = []struct {
 }{
 	// Keys and tokens first: they may contain anything below.
 	{regexp.MustCompile(`(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}`), "$1 " + Secret},
-	{regexp.MustCompile(`(?i)((?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|secret|password|passwd|token)["']?\s*[:=]\s*["']?)[^\s"',;&]{6,}`), "${1}" + Secret},
+	{regexp.MustCompile(`(?i)((?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|secret|password|passwd)["']?\s*[:=]\s*["']?)[^\s"',;&]{6,}`), "${1}" + Secret},
+	// A bare "token" key is also how engines log vocabulary ids ("EOG token
+	// = 151645 '<|im_end|>'"): only a value made of key characters with a
+	// letter in it is a secret there.
+	{regexp.MustCompile(`(?i)(\btoken["']?\s*[:=]\s*["']?)([A-Za-z0-9._~+/=-]*[A-Za-z][A-Za-z0-9._~+/=-]*)`), "${1}" + Secret},
 	{regexp.MustCompile(`\b(?:sk|pk|rk)-(?:proj-|live-|test-|ant-)?[A-Za-z0-9_-]{16,}\b`), Secret},
 	{regexp.MustCompile(`\bhf_[A-Za-z0-9]{20,}\b`), Secret},
 	{regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}\b`), Secret},

@@ -40,6 +40,9 @@ func TestString(t *testing.T) {
 		"http://127.0.0.1:8080/v1/chat/completions", "GET /v1/models answered", "build b9928-81ff7ab",
 		"usage.prompt_tokens", "timings.prompt_ms / 1000", "max_tokens: 512", "[case sanity-T1]",
 		"record000001: alpha beta gamma", "root", "localhost",
+		// A real llama-server log (b10470): vocabulary ids are not secrets.
+		"load: control-looking token: 128247 '</s>' was not control-type; this is probably a bug in the model.",
+		"print_info: EOG token        = 151645 '<|im_end|>'", "print_info: BOS token        = 151643 '<|endoftext|>'",
 	} {
 		if got := r.String(keep); got != keep {
 			t.Errorf("String(%q) = %q: must stay", keep, got)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/engineconfig"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/measure"
@@ -52,16 +53,19 @@ type Identity struct {
 // Facts are the machine and install facts gathered before the run. Each
 // nil value carries its reason in Missing (absolute JSON Pointers).
 type Facts struct {
-	Hardware      contract.Hardware
-	OS            *contract.NameVersion
-	Drivers       []contract.NameVersion
-	Runtime       []contract.NameVersion
-	StrataCommit  *string
-	RunnerCommit  *string
-	BuildKind     *string
-	ModelFiles    []contract.ModelFile
-	EngineLog     []byte   // nil when the runner did not start the engine
-	EngineArgs    []string // the started engine's arguments (nil: not started by the runner)
+	Hardware     contract.Hardware
+	OS           *contract.NameVersion
+	Drivers      []contract.NameVersion
+	Runtime      []contract.NameVersion
+	StrataCommit *string
+	RunnerCommit *string
+	BuildKind    *string
+	ModelFiles   []contract.ModelFile
+	EngineLog    []byte // nil when the runner did not start the engine
+	// Engine is what the runner could see of the engine process: the
+	// arguments and environment of the command it started (or of the local
+	// process serving the port); nil Args when it could see nothing.
+	Engine        dialect.EngineView
 	EngineConfig  map[string]any
 	Extensions    map[string]any
 	Missing       map[string]string
@@ -116,7 +120,7 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 		}
 	}
 	for i, e := range rec.Requests {
-		r, o, m := requestRecord(i, e)
+		r, o, m := RequestRecord(i, e)
 		for k, v := range m {
 			missing.Add(k, v)
 		}
@@ -179,11 +183,15 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	res.Quality = Quality(reqs)
 
 	// Run.
+	var skipped []string
 	for _, r := range reqs {
 		if r.Status == contract.Skipped && r.Phase != string(protocol.PhaseConcurrency) {
-			partial = append(partial, "required work was skipped: "+r.ID)
-			break
+			skipped = append(skipped, r.ID)
 		}
+	}
+	if len(skipped) > 0 {
+		partial = append(partial, fmt.Sprintf("required work was skipped: %d of the %d required requests (%s)",
+			len(skipped), len(protocol.Schedule(false)), strings.Join(skipped, ", ")))
 	}
 	if rec.Interrupted {
 		partial = append(partial, "the run was interrupted")
@@ -216,9 +224,14 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 		missing.Add("/software/runner_commit", "this install has no commit")
 	}
 	srv := rec.Server
-	if srv.BuildInfo != "" {
+	switch {
+	case srv.Dialect.Simulated:
+		// The simulator's own name, so no reader takes it for the engine it
+		// speaks as.
+		res.Software.EngineVersion = ptr(orElse(srv.SimulatorVersion, "strata-simulator") + " (speaking as " + srv.Dialect.Name() + ")")
+	case srv.BuildInfo != "":
 		res.Software.EngineVersion = ptr(srv.BuildInfo)
-	} else {
+	default:
 		missing.Add("/software/engine_version", "neither /props build_info nor /v1/status names the engine's version: "+orElse(srv.PropsErr, "fields absent"))
 	}
 
@@ -279,7 +292,7 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 		missing.Add("/configuration/server_capacity", "the server's /props has no total_slots: "+orElse(srv.PropsErr, "field absent"))
 	}
 	opts := engineconfig.Capture(engineconfig.Sources{Props: srv.Props, Slots: srv.SlotsRaw, Status: srv.StatusRaw,
-		Args: facts.EngineArgs, Engine: srv.Engine()})
+		Args: facts.Engine.Args, ArgsFrom: facts.Engine.Where, Engine: configEngine(srv.Dialect)})
 	for _, name := range contract.EngineOptionObjects() {
 		v := opts.Objects[name]
 		if v == nil {
@@ -308,6 +321,13 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	}
 	a.Config = append(a.Config, '\n')
 
+	// The reasoning budget: the spec's "no budget", said in the engine's
+	// words, and what the runner could see of a server-level one.
+	budget := srv.Dialect.CheckBudget(facts.Engine)
+	if budget.Nonconforming != "" {
+		nonconf = append(nonconf, budget.Nonconforming)
+	}
+
 	// Status, with the spec's precedence.
 	switch {
 	case len(nonconf) > 0:
@@ -320,7 +340,10 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	ext := map[string]any{
 		"status_reasons": map[string]any{"nonconforming": nonEmpty(nonconf), "partial": nonEmpty(partial)},
 		"fixtures":       map[string]any{"bundle": protocol.BundleName, "max_shared_prefix_tokens": maxShared},
-		"limitations":    limitations(rec),
+		"limitations":    limitations(rec, budget),
+		"engine_dialect": map[string]any{"dialect": srv.Dialect, "reasoning_budget": srv.Dialect.ReasoningBudget(), "budget_check": budget,
+			"setting_names": nonNilMap(srv.Dialect.SettingNames())},
+		"thinking":       thinkingEvidence(rec),
 		"cache_reuse":    reuseList(reuse),
 		"settings_check": settingsSummary(rec),
 	}
@@ -512,9 +535,10 @@ func Quality(reqs []contract.Request) contract.Quality {
 	return q
 }
 
-// requestRecord maps one executed request to its record, its outputs line,
-// and the reasons of its nulls (absolute pointers).
-func requestRecord(i int, e *runner.Executed) (contract.Request, contract.Output, map[string]string) {
+// RequestRecord maps one executed request (the i-th of the schedule) to its
+// record, its outputs line, and the reasons of its nulls (absolute
+// pointers).
+func RequestRecord(i int, e *runner.Executed) (contract.Request, contract.Output, map[string]string) {
 	req := e.Req
 	r := contract.Request{
 		ID: req.ID, Phase: string(req.Phase), CaseID: req.CaseID, Repetition: req.Repetition,
@@ -570,7 +594,7 @@ func requestRecord(i int, e *runner.Executed) (contract.Request, contract.Output
 		switch {
 		case out.FirstAnswer != nil:
 		case r.Status == contract.Truncated && out.TTFT != nil:
-			ev.FirstAnswerReason = "the response reached the output cap while still reasoning: no answer text or tool call arrived"
+			ev.FirstAnswerReason = truncatedReasoning(e.Outcome.Usage, req.Cap)
 		case r.Status == contract.Failed:
 			ev.FirstAnswerReason = "no answer text or tool call arrived before the request failed"
 		}
@@ -621,6 +645,16 @@ func requestRecord(i int, e *runner.Executed) (contract.Request, contract.Output
 	return r, o, miss
 }
 
+// truncatedReasoning is the first-answer reason of a request that stopped
+// with finish_reason length while still reasoning.
+func truncatedReasoning(usage json.RawMessage, limit int) string {
+	var u struct {
+		CompletionTokens *int64 `json:"completion_tokens"`
+	}
+	_ = json.Unmarshal(usage, &u)
+	return score.TruncationCause(u.CompletionTokens, limit) + " while still reasoning: no answer text or tool call arrived"
+}
+
 func errorText(o *client.Outcome) string {
 	if o.Error != nil {
 		return o.Error.Kind + ": " + o.Error.Message
@@ -629,7 +663,7 @@ func errorText(o *client.Outcome) string {
 }
 
 func scoreResponse(r contract.Request, out *client.Outcome, skip string) score.Response {
-	resp := score.Response{Status: score.Status(r.Status)}
+	resp := score.Response{Status: score.Status(r.Status), OutputTokens: r.Tokens.OutputTokens, Cap: r.MaxOutputTokens}
 	switch {
 	case out == nil:
 		resp.Reason = skip
@@ -645,9 +679,11 @@ func scoreResponse(r contract.Request, out *client.Outcome, skip string) score.R
 	return resp
 }
 
-// ScoreOutput re-scores a request from its outputs.jsonl line, as report does.
-func ScoreOutput(exp *fixtures.Expected, status string, o contract.Output) score.Verdict {
-	resp := score.Response{Status: score.Status(status)}
+// ScoreOutput re-scores a request from its record and its outputs.jsonl
+// line, as report does.
+func ScoreOutput(exp *fixtures.Expected, q *contract.Request, o contract.Output) score.Verdict {
+	status := q.Status
+	resp := score.Response{Status: score.Status(status), OutputTokens: q.Tokens.OutputTokens, Cap: q.MaxOutputTokens}
 	if o.Answer != nil {
 		resp.Answer = *o.Answer
 	}
@@ -700,17 +736,54 @@ func settingsSummary(rec *runner.Record) map[string]any {
 	return out
 }
 
-// limitations are the report's standing caveats for this run.
-func limitations(rec *runner.Record) []string {
+// limitations are the report's standing caveats for this run: the
+// protocol's own, then the identified engine's, then the budget check's.
+func limitations(rec *runner.Record, budget dialect.BudgetCheck) []string {
 	out := []string{
 		"The runner cannot see the server's repeat-stop and loop-recovery switches and does not claim to have disabled them.",
 		"The warmed expert cache stays enabled; these are not zero-cache or cold-model measurements. Shared template-prefix reuse is allowed and reported per request.",
 	}
-	if rec.Server.LlamaCpp {
-		out = append(out, "The engine is llama.cpp's server, which ignores repetition_penalty (it reads repeat_penalty), reasoning_effort and reasoning_budget_tokens: those settings are sent but not applied, and only repeat_penalty's resolved value can be verified.")
-	}
-	if rec.Server.Simulated {
-		out = append(out, "The server is strata's simulated engine: every number in this result is synthetic.")
-	}
+	out = append(out, rec.Server.Dialect.Limitations()...)
+	out = append(out, "Reasoning budget: "+budget.State+": "+budget.Detail+".")
 	return out
+}
+
+// configEngine names the engine for configuration capture.
+func configEngine(d dialect.Dialect) string {
+	switch {
+	case d.Simulated:
+		return "strata-simulator"
+	case d.Engine == dialect.LlamaCpp:
+		return "llama.cpp"
+	}
+	return ""
+}
+
+func nonNilMap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+// thinkingEvidence says, per dispatched request, whether reasoning arrived:
+// the evidence that thinking ran (the profile thinks, so a request without
+// any reasoning is worth a look).
+func thinkingEvidence(rec *runner.Record) map[string]any {
+	with, dispatched := 0, 0
+	without := []string{}
+	for _, e := range rec.Requests {
+		if e.Outcome == nil {
+			continue
+		}
+		dispatched++
+		if e.Outcome.Reasoning != "" {
+			with++
+		} else {
+			without = append(without, e.Req.ID)
+		}
+	}
+	return map[string]any{"enable_thinking": protocol.ProfileTemplateKwargs().EnableThinking, "requests_dispatched": dispatched,
+		"requests_with_reasoning": with, "requests_without_reasoning": without,
+		"source": "nonempty reasoning deltas (outputs.jsonl reasoning) per request"}
 }

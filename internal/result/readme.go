@@ -43,6 +43,37 @@ type statusReasons struct {
 	} `json:"status_reasons"`
 	Limitations []string `json:"limitations"`
 	Aborted     string   `json:"aborted"`
+	Dialect     struct {
+		Dialect struct {
+			Engine       string `json:"engine"`
+			Build        int    `json:"build"`
+			IdentifiedBy string `json:"identified_by"`
+		} `json:"dialect"`
+		Budget struct {
+			Field string `json:"field"`
+			Value *int   `json:"value"`
+		} `json:"reasoning_budget"`
+		Check struct {
+			State string `json:"state"`
+		} `json:"budget_check"`
+	} `json:"engine_dialect"`
+	Thinking *struct {
+		Dispatched int      `json:"requests_dispatched"`
+		With       int      `json:"requests_with_reasoning"`
+		Without    []string `json:"requests_without_reasoning"`
+	} `json:"thinking"`
+	Preflight *struct {
+		Verifiable     bool   `json:"verifiable"`
+		Reason         string `json:"reason"`
+		TemplateAgrees bool   `json:"template_agrees"`
+		EngineSHA      string `json:"engine_template_sha256"`
+		Agree          int    `json:"agree"`
+		Differ         int    `json:"differ"`
+		Fixtures       []struct {
+			RequestID string `json:"request_id"`
+			Agree     bool   `json:"agree"`
+		} `json:"fixtures"`
+	} `json:"preflight"`
 }
 
 func extensionsOf(r *contract.Results) statusReasons {
@@ -121,6 +152,7 @@ func WriteReadme(w io.Writer, r *contract.Results) {
 	if len(r.Hardware.BackgroundWorkloads) > 0 {
 		p("- Background workloads: %s\n", strings.Join(r.Hardware.BackgroundWorkloads, "; "))
 	}
+	writeEngineSection(p, ext)
 	p("\n## Requests\n\n| Stage | Planned | Attempted | Completed | Capped | Failed | Skipped |\n| --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, ph := range protocol.Phases() {
 		c := r.RequestCounts.Phase(string(ph))
@@ -160,7 +192,7 @@ func WriteReadme(w io.Writer, r *contract.Results) {
 	}
 	if r.Run.OptionalConcurrency {
 		p("\n## Optional concurrency (4 requests released together, 3 rounds)\n\n")
-		p("The server's configured capacity is %s slot(s); with fewer than four, requests queue, which is not four-way parallel decoding.\n\n", inum(r.Configuration.ServerCapacity))
+		p("%s\n\n", capacityNote(r.Configuration.ServerCapacity))
 		p("| Round | Wall s | Output tokens | Aggregate tok/s | Failed |\n| --- | --- | --- | --- | --- |\n")
 		for _, rd := range r.ConcurrencyRounds {
 			p("| %d | %s | %s | %s | %d |\n", rd.Round, fnum(rd.WallS, 3), inum(rd.OutputTokens), fnum(rd.AggregateTPS, 1), rd.Failed)
@@ -217,6 +249,63 @@ func WriteReadme(w io.Writer, r *contract.Results) {
 		p("| %s | [%s](%s) | `%s` |\n", a.Kind, a.Path, a.Path, a.SHA256)
 	}
 	p("\nRe-validate this folder with `strata bench report <folder>`.\n")
+}
+
+// writeEngineSection states the identified engine, how the reasoning budget
+// was said to it, the preflight, and the evidence that thinking ran.
+func writeEngineSection(p func(string, ...any), ext statusReasons) {
+	d := ext.Dialect
+	if d.Dialect.Engine == "" {
+		return
+	}
+	name := d.Dialect.Engine
+	if d.Dialect.Build > 0 {
+		name = fmt.Sprintf("%s b%d", name, d.Dialect.Build)
+	}
+	p("- Engine dialect: %s, identified by %s\n", name, d.Dialect.IdentifiedBy)
+	if d.Budget.Value != nil {
+		p("- Reasoning budget sent: `%s: %d`; check: %s\n", d.Budget.Field, *d.Budget.Value, d.Check.State)
+	}
+	if pf := ext.Preflight; pf != nil {
+		switch {
+		case !pf.Verifiable:
+			p("- Preflight (the engine's own template and tokenizer): not verifiable: %s\n", pf.Reason)
+		case pf.Differ == 0 && (pf.TemplateAgrees || pf.EngineSHA == ""):
+			p("- Preflight (the engine's own template and tokenizer): all %d fixtures agree with the bundle\n", pf.Agree)
+		default:
+			var ids []string
+			for _, f := range pf.Fixtures {
+				if !f.Agree {
+					ids = append(ids, f.RequestID)
+				}
+			}
+			tmpl := "the same template as the bundle"
+			if !pf.TemplateAgrees {
+				tmpl = "a template other than the bundle's"
+			}
+			p("- Preflight (the engine's own template and tokenizer): **%d of %d fixtures differ** (%s); the engine serves %s\n", pf.Differ, pf.Agree+pf.Differ, strings.Join(ids, ", "), tmpl)
+		}
+	}
+	if t := ext.Thinking; t != nil {
+		if len(t.Without) == 0 {
+			p("- Thinking: reasoning arrived on all %d dispatched requests\n", t.Dispatched)
+		} else {
+			p("- Thinking: **%d of %d dispatched requests produced no reasoning** (%s), although the profile thinks\n", len(t.Without), t.Dispatched, strings.Join(t.Without, ", "))
+		}
+	}
+}
+
+// capacityNote says what four clients released together meet on this
+// server: the spec asks that queueing never be described as four-way
+// parallel decoding.
+func capacityNote(slots *int64) string {
+	switch {
+	case slots == nil:
+		return "The server's configured capacity is not known, so whether the four requests queued or ran in parallel cannot be said."
+	case *slots < int64(protocol.ConcurrencyClients):
+		return fmt.Sprintf("The server's configured capacity is %d slot(s): with fewer than %d, the requests queue, which is not %d-way parallel decoding.", *slots, protocol.ConcurrencyClients, protocol.ConcurrencyClients)
+	}
+	return fmt.Sprintf("The server's configured capacity is %d slots, enough for the %d requests to be decoded together.", *slots, protocol.ConcurrencyClients)
 }
 
 func mdEscape(s string) string {

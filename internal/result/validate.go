@@ -18,6 +18,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
@@ -536,7 +537,7 @@ func (c *checker) checkQuality() {
 		if err != nil || !ok || f.Expected == nil {
 			continue
 		}
-		v := ScoreOutput(f.Expected, q.Status, o)
+		v := ScoreOutput(f.Expected, &r.Requests[i], o)
 		if v.Passed != q.Evaluation.Passed {
 			c.add(contract.Pointer("requests", i, "evaluation", "passed"),
 				"%s is stored as passed=%v, but re-scoring the saved output gives passed=%v (%s)", q.CaseID, q.Evaluation.Passed, v.Passed, v.Reason)
@@ -593,7 +594,7 @@ func (c *checker) checkStatus() {
 	if r.Configuration.Template == nil {
 		nonconf = append(nonconf, "the template is null")
 	}
-	if v := r.Software.EngineVersion; v != nil && strings.HasPrefix(*v, "strata-simulator") {
+	if v := r.Software.EngineVersion; v != nil && dialect.IsSimulatorVersion(*v) {
 		nonconf = append(nonconf, "the engine is strata's simulator")
 	}
 	reuse := c.reuse()

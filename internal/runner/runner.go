@@ -12,11 +12,11 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"regexp"
 	"sync"
 	"time"
 
 	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/protocol"
 )
@@ -70,6 +70,9 @@ type Config struct {
 	Progress Progress
 	// HealthTimeout bounds the one /health probe after a failure.
 	HealthTimeout time.Duration
+	// Server is what the server said of itself before the run (nil: Run
+	// asks it). Its dialect decides how every request is said.
+	Server *ServerInfo
 }
 
 // Run executes the schedule. It returns when every request has an outcome
@@ -81,11 +84,15 @@ func Run(ctx context.Context, cfg Config) *Record {
 		cfg.HealthTimeout = 10 * time.Second
 	}
 	rec := &Record{StartedAt: time.Now().UTC(), Optional: cfg.Optional}
-	rec.Server = probeServer(ctx, cfg.Client)
+	if cfg.Server != nil {
+		rec.Server = *cfg.Server
+	} else {
+		rec.Server = ProbeServer(ctx, cfg.Client)
+	}
 	if reason := remoteReason(cfg.Client.BaseURL()); reason != "" {
 		rec.Nonconforming = append(rec.Nonconforming, reason)
 	}
-	if rec.Server.Simulated {
+	if rec.Server.Dialect.Simulated {
 		rec.Nonconforming = append(rec.Nonconforming, "the server is strata's simulated engine, not a real inference engine: its numbers are made up")
 	}
 	for _, req := range protocol.Schedule(cfg.Optional) {
@@ -211,7 +218,7 @@ func (r *run) afterFailure(ctx context.Context, id string) {
 }
 
 func (r *run) send(ctx context.Context, e *Executed, i, n int) {
-	body, err := client.Body(e.Fixture)
+	body, err := r.rec.Server.Dialect.Body(e.Fixture)
 	if err != nil {
 		e.SkipReason = "could not build the request: " + err.Error()
 		return
@@ -316,19 +323,22 @@ func remoteReason(base string) string {
 
 // ServerInfo is what the server says about itself before the run.
 type ServerInfo struct {
-	Props       json.RawMessage
-	PropsErr    string
-	Models      json.RawMessage
-	ModelsErr   string
-	Health      int
-	Simulated   bool
-	BuildInfo   string
-	LlamaCpp    bool
-	Template    string
-	ModelPath   string
-	ModelAlias  string
-	Slots       *int64
-	ContextSize *int64
+	Props     json.RawMessage
+	PropsErr  string
+	Models    json.RawMessage
+	ModelsErr string
+	Health    int
+	BuildInfo string
+	// Dialect is the identified engine.
+	Dialect dialect.Dialect
+	// SimulatorVersion is the simulator's own version when the server is
+	// strata's simulator.
+	SimulatorVersion string
+	Template         string
+	ModelPath        string
+	ModelAlias       string
+	Slots            *int64
+	ContextSize      *int64
 	// VersionSource says where BuildInfo came from.
 	VersionSource string
 	// SlotsRaw and StatusRaw are /slots and /v1/status before the run
@@ -337,21 +347,9 @@ type ServerInfo struct {
 	StatusRaw json.RawMessage
 }
 
-// Engine names the kind of server for configuration capture.
-func (s ServerInfo) Engine() string {
-	switch {
-	case s.Simulated:
-		return "strata-simulator"
-	case s.LlamaCpp:
-		return "llama.cpp"
-	}
-	return ""
-}
-
-// llamaBuild is llama.cpp's build_info form, b<build>-<commit>.
-var llamaBuild = regexp.MustCompile(`^b\d+-[0-9a-f]{7,}$`)
-
-func probeServer(ctx context.Context, c *client.Client) ServerInfo {
+// ProbeServer asks the server about itself (/health, /props, /v1/models,
+// /slots, /v1/status) and identifies its dialect.
+func ProbeServer(ctx context.Context, c *client.Client) ServerInfo {
 	var s ServerInfo
 	if status, _, err := c.Get(ctx, "/health", 10*time.Second); err == nil {
 		s.Health = status
@@ -367,19 +365,19 @@ func probeServer(ctx context.Context, c *client.Client) ServerInfo {
 	default:
 		s.Props = body
 		var p struct {
-			BuildInfo       string `json:"build_info"`
-			ChatTemplate    string `json:"chat_template"`
-			ModelPath       string `json:"model_path"`
-			ModelAlias      string `json:"model_alias"`
-			TotalSlots      *int64 `json:"total_slots"`
-			StrataSimulator bool   `json:"strata_simulator"`
-			Default         struct {
+			BuildInfo    string `json:"build_info"`
+			ChatTemplate string `json:"chat_template"`
+			ModelPath    string `json:"model_path"`
+			ModelAlias   string `json:"model_alias"`
+			TotalSlots   *int64 `json:"total_slots"`
+			SimVersion   string `json:"strata_simulator_version"`
+			Default      struct {
 				NCtx *int64 `json:"n_ctx"`
 			} `json:"default_generation_settings"`
 		}
 		if json.Unmarshal(body, &p) == nil {
 			s.BuildInfo, s.Template, s.ModelPath, s.ModelAlias = p.BuildInfo, p.ChatTemplate, p.ModelPath, p.ModelAlias
-			s.Slots, s.ContextSize, s.Simulated = p.TotalSlots, p.Default.NCtx, p.StrataSimulator
+			s.Slots, s.ContextSize, s.SimulatorVersion = p.TotalSlots, p.Default.NCtx, p.SimVersion
 		}
 	}
 	status, body, err = c.Get(ctx, "/v1/models", 10*time.Second)
@@ -415,6 +413,6 @@ func probeServer(ctx context.Context, c *client.Client) ServerInfo {
 	} else {
 		s.VersionSource = "/props build_info"
 	}
-	s.LlamaCpp = llamaBuild.MatchString(s.BuildInfo) && !s.Simulated
+	s.Dialect = dialect.Identify(dialect.Evidence{Props: s.Props, Status: s.StatusRaw})
 	return s
 }

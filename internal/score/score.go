@@ -44,6 +44,23 @@ type Response struct {
 	Reason    string
 	Answer    string
 	ToolCalls []Call
+	// OutputTokens and Cap tell a length stop at the cap from one where the
+	// context filled first (nil: the count is unknown).
+	OutputTokens *int64
+	Cap          int
+}
+
+// TruncationCause says why a request ended with finish_reason "length":
+// llama.cpp reports the same reason when the context window fills before
+// the cap, and only a count below the cap tells the two apart.
+func TruncationCause(outputTokens *int64, limit int) string {
+	switch {
+	case outputTokens == nil:
+		return "the response stopped with finish_reason length (the cap, or a full context; the engine reported no output count)"
+	case limit > 0 && *outputTokens < int64(limit):
+		return fmt.Sprintf("the response stopped with finish_reason length after %d of the %d-token cap: the context window filled first", *outputTokens, limit)
+	}
+	return "the response reached the output cap (finish_reason length)"
 }
 
 // Verdict is one sanity case's evaluation.
@@ -68,7 +85,7 @@ func Evaluate(exp *fixtures.Expected, r Response) Verdict {
 		v.Reason = "request failed: " + r.Reason
 		return v
 	case Truncated:
-		v.Reason = "truncated: the response reached the output cap (finish_reason length) before completing"
+		v.Reason = "truncated: " + TruncationCause(r.OutputTokens, r.Cap) + " before completing"
 		return v
 	case Completed:
 	default:

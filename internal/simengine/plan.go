@@ -80,6 +80,9 @@ func (s *Server) plan(req *chatRequest, id string, fx *fixtures.Fixture, b Behav
 	if b.ReasoningTokens != nil {
 		nr = *b.ReasoningTokens
 	}
+	if budget := s.effectiveBudget(req); budget >= 0 && nr > budget {
+		nr = budget // the engine ends thinking when the budget is spent
+	}
 	p.reasoning = pieces(reasoningText, nr)
 	na := 120 + rng.IntN(40)
 	if b.AnswerTokens != nil {

@@ -69,6 +69,12 @@ type Scenario struct {
 	Props map[string]json.RawMessage `json:"props,omitempty"`
 	// NoSlots makes /slots answer 501, as a server without --slots does.
 	NoSlots bool `json:"no_slots,omitempty"`
+	// NoTemplateEndpoints makes /apply-template and /tokenize answer 404,
+	// as an engine without them does.
+	NoTemplateEndpoints bool `json:"no_template_endpoints,omitempty"`
+	// TokenizeSkew adds tokens to /tokenize's count of a bundle prompt, by
+	// request ID (a tokenizer that counts differently).
+	TokenizeSkew map[string]int `json:"tokenize_skew,omitempty"`
 }
 
 // LoadScenario reads a scenario file; unknown fields are an error.

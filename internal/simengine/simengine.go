@@ -31,7 +31,6 @@ import (
 
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/gguf"
-	"github.com/strata-bench/strata/internal/version"
 )
 
 // Config is the simulated engine's model.
@@ -56,6 +55,16 @@ type Config struct {
 	// Bundle supplies exact prompt token counts and expected answers.
 	Bundle   *fixtures.Bundle
 	Scenario *Scenario
+	// Dialect is the engine the simulator speaks as (DialectLlamaCpp with
+	// Build, DialectStrata or DialectUnknown); "" is llama.cpp DefaultBuild.
+	Dialect string
+	Build   int
+	// ReasoningBudget is the server-level budget, as llama-server's
+	// --reasoning-budget (nil or -1: unrestricted).
+	ReasoningBudget *int
+	// Template is the chat template served in /props and used by
+	// /apply-template (the bundle's; "" serves a minimal stand-in).
+	Template string
 }
 
 // WriteModel writes the simulator's stand-in model into dir: a small,
@@ -80,7 +89,8 @@ func WriteModel(dir string) (string, error) {
 // under a minute, slow enough to look like one.
 func DefaultConfig() Config {
 	return Config{PromptTPS: 20000, DecodeTPS: 900, ReasoningTokens: 300, Accuracy: 0.85, Slots: 1,
-		ContextTokens: 32768, LoadTime: 300 * time.Millisecond, ModelPath: "simulated-qwen3.gguf"}
+		ContextTokens: 32768, LoadTime: 300 * time.Millisecond, ModelPath: "simulated-qwen3.gguf",
+		Dialect: DialectLlamaCpp, Build: DefaultBuild}
 }
 
 // Server is a running simulated engine.
@@ -110,6 +120,13 @@ func New(cfg Config) *Server {
 	if cfg.Slots <= 0 {
 		cfg.Slots = 1
 	}
+	if cfg.Dialect == "" {
+		cfg.Dialect = DialectLlamaCpp
+	}
+	if cfg.Dialect == DialectLlamaCpp && cfg.Build == 0 {
+		cfg.Build = DefaultBuild
+	}
+
 	s := &Server{cfg: cfg, slots: make(chan int, cfg.Slots), last: map[int]slotState{}, seen: map[string]bool{}, dead: make(chan struct{})}
 	for i := 0; i < cfg.Slots; i++ {
 		s.slots <- i
@@ -172,6 +189,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /models", s.models)
 	mux.HandleFunc("GET /slots", s.slotsHandler)
 	mux.HandleFunc("GET /metrics", s.metrics)
+	mux.HandleFunc("GET /v1/status", s.status)
+	mux.HandleFunc("POST /apply-template", s.applyTemplate)
+	mux.HandleFunc("POST /tokenize", s.tokenize)
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("POST /chat/completions", s.chat)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -208,9 +228,6 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]string{"status": "ok"})
 }
 
-// BuildInfo is what the simulator reports as its engine version.
-func BuildInfo() string { return "strata-simulator-" + version.Version }
-
 func (s *Server) props(w http.ResponseWriter, r *http.Request) {
 	if s.loading() {
 		writeError(w, 503, "unavailable_error", "Loading model")
@@ -221,12 +238,15 @@ func (s *Server) props(w http.ResponseWriter, r *http.Request) {
 			"params": map[string]any{"seed": 4294967295, "temperature": 0.8, "top_k": 40, "top_p": 0.95, "min_p": 0.05, "n_predict": -1},
 			"n_ctx":  s.cfg.ContextTokens,
 		},
-		"total_slots":      s.cfg.Slots,
-		"model_alias":      s.cfg.ModelPath,
-		"model_path":       s.cfg.ModelPath,
-		"chat_template":    simTemplate,
-		"build_info":       BuildInfo(),
-		"strata_simulator": true,
+		"total_slots":              s.cfg.Slots,
+		"model_alias":              s.cfg.ModelPath,
+		"model_path":               s.cfg.ModelPath,
+		"chat_template":            s.template(),
+		"strata_simulator":         true,
+		"strata_simulator_version": Version(),
+	}
+	if s.cfg.Dialect != DialectStrata {
+		p["build_info"] = s.BuildInfo()
 	}
 	if sc := s.cfg.Scenario; sc != nil {
 		for k, v := range sc.Props {
@@ -294,6 +314,8 @@ type chatRequest struct {
 	PresencePenalty    *float64           `json:"presence_penalty"`
 	RepeatPenalty      *float64           `json:"repeat_penalty"`
 	Stream             bool               `json:"stream"`
+	ReasoningBudget    *int               `json:"reasoning_budget_tokens"`
+	ThinkingBudget     *int               `json:"thinking_budget_tokens"`
 	ChatTemplateKwargs map[string]any     `json:"chat_template_kwargs"`
 	StreamOptions      struct {
 		IncludeUsage bool `json:"include_usage"`
@@ -384,12 +406,13 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 
 // chunkWriter writes llama.cpp-shaped chunks.
 type chunkWriter struct {
-	w       http.ResponseWriter
-	fl      http.Flusher
-	id      string
-	model   string
-	created int64
-	err     error
+	w           http.ResponseWriter
+	fl          http.Flusher
+	id          string
+	model       string
+	fingerprint string
+	created     int64
+	err         error
 }
 
 func (c *chunkWriter) raw(s string) {
@@ -402,7 +425,7 @@ func (c *chunkWriter) raw(s string) {
 
 func (c *chunkWriter) chunk(choices any, extra map[string]any) {
 	m := map[string]any{"choices": choices, "created": c.created, "id": c.id, "model": c.model,
-		"system_fingerprint": BuildInfo(), "object": "chat.completion.chunk"}
+		"system_fingerprint": c.fingerprint, "object": "chat.completion.chunk"}
 	for k, v := range extra {
 		m[k] = v
 	}
@@ -477,7 +500,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(200)
 	fl.Flush()
-	cw := &chunkWriter{w: w, fl: fl, id: fmt.Sprintf("chatcmpl-sim%024d", task), model: s.cfg.ModelPath, created: time.Now().Unix()}
+	cw := &chunkWriter{w: w, fl: fl, id: fmt.Sprintf("chatcmpl-sim%024d", task), model: s.cfg.ModelPath, fingerprint: s.BuildInfo(), created: time.Now().Unix()}
 	if b.StallAfterMS > 0 && !sleepCtx(r.Context(), time.Duration(b.StallAfterMS)*time.Millisecond) {
 		return
 	}

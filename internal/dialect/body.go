@@ -1,9 +1,4 @@
-// Package client sends one chat-completion request the way the protocol
-// requires and records what came back: every SSE event with its monotonic
-// offset from dispatch, the deltas, the final usage and timings, and the
-// error if any. It derives nothing beyond the client-side latencies; token
-// accounting and verdicts are other packages' work.
-package client
+package dialect
 
 import (
 	"bytes"
@@ -16,19 +11,23 @@ import (
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
-// Body returns the exact JSON body for a fixture: its messages (and tools
-// with tool_choice for T1-T4), the profile's sampling values,
-// reasoning_effort, both thinking flags, reasoning_budget_tokens 0, the seed,
-// the cap as max_tokens, stream and stream_options.include_usage. Keys are
-// written in a fixed order and floats in Python's form (1.0, 0.0), as the
-// reference captures were sent.
-func Body(f *fixtures.Fixture) ([]byte, error) {
+// Body returns the exact JSON body of a fixture's request in this dialect:
+// its messages (and tools with tool_choice for T1-T4), the profile's
+// sampling values, reasoning_effort, both thinking flags, the reasoning
+// budget that means "none" on this engine, the seed, the cap as max_tokens,
+// stream and stream_options.include_usage. Where the engine reads a setting
+// under another name (llama.cpp's repeat_penalty), that name is sent too,
+// with the same value. Keys are written in a fixed order and floats in
+// Python's form (1.0, 0.0), as the reference captures were sent, so the
+// validator can rebuild the body and compare bytes.
+func (d Dialect) Body(f *fixtures.Fixture) ([]byte, error) {
 	msgs, err := json.Marshal(f.Messages)
 	if err != nil {
 		return nil, err
 	}
 	s := protocol.ProfileSampling()
 	kw := protocol.ProfileTemplateKwargs()
+	alias := d.SettingNames()
 	var b bytes.Buffer
 	field := func(name, value string) {
 		if b.Len() > 1 {
@@ -38,21 +37,28 @@ func Body(f *fixtures.Fixture) ([]byte, error) {
 		b.WriteString(": ")
 		b.WriteString(value)
 	}
+	setting := func(name, value string) {
+		field(name, value)
+		if other, ok := alias[name]; ok {
+			field(other, value)
+		}
+	}
 	b.WriteByte('{')
 	field("messages", string(msgs))
 	field("stream", "true")
 	field("stream_options", `{"include_usage": true}`)
-	field("temperature", floatLit(s.Temperature))
-	field("top_p", floatLit(s.TopP))
-	field("top_k", strconv.Itoa(s.TopK))
-	field("min_p", floatLit(s.MinP))
-	field("presence_penalty", floatLit(s.PresencePenalty))
-	field("repetition_penalty", floatLit(s.RepetitionPenalty))
+	setting("temperature", floatLit(s.Temperature))
+	setting("top_p", floatLit(s.TopP))
+	setting("top_k", strconv.Itoa(s.TopK))
+	setting("min_p", floatLit(s.MinP))
+	setting("presence_penalty", floatLit(s.PresencePenalty))
+	setting("repetition_penalty", floatLit(s.RepetitionPenalty))
 	field("seed", strconv.Itoa(f.Seed))
 	field("max_tokens", strconv.Itoa(f.MaxTokens))
 	field("chat_template_kwargs", fmt.Sprintf(`{"enable_thinking": %t, "preserve_thinking": %t}`, kw.EnableThinking, kw.PreserveThinking))
-	field("reasoning_effort", strconv.Quote(s.ReasoningEffort))
-	field("reasoning_budget_tokens", strconv.Itoa(protocol.ReasoningBudgetTokens))
+	setting("reasoning_effort", strconv.Quote(s.ReasoningEffort))
+	budget := d.ReasoningBudget()
+	field(budget.Field, strconv.Itoa(budget.Value))
 	if tools := bytes.TrimSpace(f.Tools); len(tools) > 0 && string(tools) != "null" {
 		var compact bytes.Buffer
 		if err := json.Compact(&compact, tools); err != nil {

@@ -1,0 +1,113 @@
+package dialect
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// EngineView is what the runner can see of the engine process: its
+// arguments and environment, and where they were read. A nil Args means the
+// runner cannot see the command line at all.
+type EngineView struct {
+	Args []string
+	Env  []string
+	// EnvUnreadable says why the environment could not be read ("" when it
+	// was, or when Args is nil too).
+	EnvUnreadable string
+	// Where names the source: "the profile's command line and environment",
+	// "/proc/<pid>/cmdline of the process listening on port 8080".
+	Where string
+}
+
+// Server-level reasoning budget settings of llama-server (common/arg.cpp:
+// "--reasoning-budget N", env LLAMA_ARG_THINK_BUDGET; -1 is unrestricted and
+// the default). A command-line argument wins over the variable.
+const (
+	llamaBudgetFlag = "--reasoning-budget"
+	llamaBudgetEnv  = "LLAMA_ARG_THINK_BUDGET"
+)
+
+// serverBudget finds the server's budget in the view: its value and a
+// phrase naming where it was set; ok is false when it is not set (the
+// default, unrestricted).
+func serverBudget(v EngineView) (value string, where string, ok bool) {
+	for i, a := range v.Args {
+		if a == llamaBudgetFlag && i+1 < len(v.Args) {
+			value, where, ok = v.Args[i+1], llamaBudgetFlag+" "+v.Args[i+1], true
+		} else if val, found := strings.CutPrefix(a, llamaBudgetFlag+"="); found {
+			value, where, ok = val, a, true
+		}
+	}
+	if ok {
+		return value, where, true
+	}
+	for _, kv := range v.Env {
+		if val, found := strings.CutPrefix(kv, llamaBudgetEnv+"="); found {
+			value, where, ok = val, llamaBudgetEnv+"="+val, true
+		}
+	}
+	return value, where, ok
+}
+
+// BudgetCheck is the verdict on the reasoning budget of a run.
+type BudgetCheck struct {
+	// State is "sent per request", "overridden per request", "unlimited",
+	// "limited" or "not verifiable".
+	State string `json:"state"`
+	// Server is the server-level budget strata saw ("" when not set or not
+	// visible) and where it was set.
+	Server string `json:"server_budget,omitempty"`
+	Detail string `json:"detail"`
+	// Nonconforming is set when a budget strata can see but not override
+	// would cut thinking short.
+	Nonconforming string `json:"-"`
+}
+
+// CheckBudget decides whether thinking runs without a custom budget on this
+// engine, from what the runner can see of the engine process.
+func (d Dialect) CheckBudget(v EngineView) BudgetCheck {
+	b := d.ReasoningBudget()
+	value, where, set := "", "", false
+	if v.Args != nil {
+		value, where, set = serverBudget(v)
+	}
+	seen := ""
+	if set {
+		seen = where + " (" + v.Where + ")"
+	}
+	switch {
+	case !b.Known:
+		return BudgetCheck{State: "not verifiable", Server: seen,
+			Detail: "the engine is not identified, so what reasoning_budget_tokens 0 means there, and whether the server sets its own budget, cannot be verified"}
+	case d.Engine == StrataServer:
+		return BudgetCheck{State: "sent per request", Server: seen,
+			Detail: "reasoning_budget_tokens 0 (no custom budget, in Strata's own words) is sent with every request"}
+	case b.PerRequest:
+		detail := fmt.Sprintf("every request carries reasoning_budget_tokens %d, which %s reads per request; it overrides any server budget and no cap reaches it", b.Value, d.Name())
+		if set {
+			detail += "; the server's own " + where + " is overridden"
+		}
+		return BudgetCheck{State: "overridden per request", Server: seen, Detail: detail}
+	}
+	// An engine that ignores the per-request field: only the server's budget
+	// applies, and strata can only check it.
+	if v.Args == nil {
+		return BudgetCheck{State: "not verifiable",
+			Detail: fmt.Sprintf("%s ignores reasoning_budget_tokens, so only the server's %s (or %s) applies, and the runner cannot see the server's command line: run with --profile, or on this machine, so the budget can be checked", d.Name(), llamaBudgetFlag, llamaBudgetEnv)}
+	}
+	if !set && v.EnvUnreadable != "" {
+		return BudgetCheck{State: "not verifiable",
+			Detail: fmt.Sprintf("%s ignores reasoning_budget_tokens, so only the server's %s or %s applies; the command line (%s) sets no %s, but the environment cannot be read (%s)", d.Name(), llamaBudgetFlag, llamaBudgetEnv, v.Where, llamaBudgetFlag, v.EnvUnreadable)}
+	}
+	if !set {
+		return BudgetCheck{State: "unlimited",
+			Detail: fmt.Sprintf("%s ignores reasoning_budget_tokens; the server sets no %s and no %s (%s), so its default, unrestricted (-1), applies", d.Name(), llamaBudgetFlag, llamaBudgetEnv, v.Where)}
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(value)); err == nil && n == -1 {
+		return BudgetCheck{State: "unlimited", Server: seen,
+			Detail: fmt.Sprintf("%s ignores reasoning_budget_tokens; the server's %s is unrestricted", d.Name(), where)}
+	}
+	reason := fmt.Sprintf("the server sets a reasoning budget, %s (%s), and %s ignores the per-request reasoning_budget_tokens, so thinking may be cut short: the spec requires custom reasoning budgets to be disabled", where, v.Where, d.Name())
+	return BudgetCheck{State: "limited", Server: seen, Detail: reason, Nonconforming: reason}
+}

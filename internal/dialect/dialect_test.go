@@ -1,0 +1,137 @@
+package dialect
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/strata-bench/strata/internal/fixtures"
+)
+
+func TestIdentify(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name          string
+		props, status string
+		engine        Engine
+		build         int
+		sim           bool
+	}{
+		{"llama.cpp b10470", `{"build_info":"b10470-34af94cd9"}`, "", LlamaCpp, 10470, false},
+		{"llama.cpp b9928", `{"build_info":"b9928-81ff7ab"}`, "", LlamaCpp, 9928, false},
+		{"simulator as llama.cpp", `{"build_info":"b9981-0123456","strata_simulator":true}`, "", LlamaCpp, 9981, true},
+		{"strata server wins over build_info", `{"build_info":"b10470-34af94cd9"}`, `{"version":"0.2.1"}`, StrataServer, 0, false},
+		{"not llama.cpp's form", `{"build_info":"v1.2.3"}`, "", Unknown, 0, false},
+		{"nothing", "", "", Unknown, 0, false},
+		{"status that is not an object", `{"build_info":"b10470-34af94cd9"}`, `[1]`, LlamaCpp, 10470, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := Identify(Evidence{Props: raw(c.props), Status: raw(c.status)})
+			if d.Engine != c.engine || d.Build != c.build || d.Simulated != c.sim || d.IdentifiedBy == "" {
+				t.Errorf("got %+v", d)
+			}
+		})
+	}
+}
+
+func raw(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
+}
+
+func tool() *fixtures.Fixture {
+	choice := "auto"
+	return &fixtures.Fixture{RequestID: "sanity-T1", Seed: 1, MaxTokens: 2048,
+		Messages:   []fixtures.Message{{Role: "user", Content: "[case sanity-T1]\nUse lookup_record to look up record A-17."}},
+		Tools:      []byte(`[{"type": "function", "function": {"name": "lookup_record"}}]`),
+		ToolChoice: &choice}
+}
+
+// TestBody: the exact bytes sent, per dialect. Strata's server and an
+// unknown engine get the spec's words; llama.cpp gets its own name for the
+// penalty and, from b9982, a budget no cap reaches instead of 0 (which ends
+// thinking there).
+func TestBody(t *testing.T) {
+	t.Parallel()
+	const head = `{"messages": [{"role":"user","content":"[case sanity-T1]\nUse lookup_record to look up record A-17."}], "stream": true, "stream_options": {"include_usage": true}, "temperature": 1.0, "top_p": 0.95, "top_k": 20, "min_p": 0.0, "presence_penalty": 0.0, "repetition_penalty": 1.0, `
+	const tail = `"tools": [{"type":"function","function":{"name":"lookup_record"}}], "tool_choice": "auto"}`
+	const mid = `"seed": 1, "max_tokens": 2048, "chat_template_kwargs": {"enable_thinking": true, "preserve_thinking": true}, "reasoning_effort": "xhigh", `
+	for _, c := range []struct {
+		d    Dialect
+		want string
+	}{
+		{Dialect{Engine: StrataServer}, head + mid + `"reasoning_budget_tokens": 0, ` + tail},
+		{Dialect{Engine: Unknown}, head + mid + `"reasoning_budget_tokens": 0, ` + tail},
+		{Dialect{Engine: LlamaCpp, Build: 10470}, head + `"repeat_penalty": 1.0, ` + mid + `"reasoning_budget_tokens": 2147483647, ` + tail},
+		{Dialect{Engine: LlamaCpp, Build: 9982}, head + `"repeat_penalty": 1.0, ` + mid + `"reasoning_budget_tokens": 2147483647, ` + tail},
+		{Dialect{Engine: LlamaCpp, Build: 9928}, head + `"repeat_penalty": 1.0, ` + mid + `"reasoning_budget_tokens": 2147483647, ` + tail},
+	} {
+		b, err := c.d.Body(tool())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != c.want {
+			t.Errorf("%s body\n got %s\nwant %s", c.d.Name(), b, c.want)
+		}
+	}
+	f := tool()
+	f.Tools, f.ToolChoice = []byte("null"), nil
+	b, _ := Dialect{Engine: LlamaCpp, Build: 10470}.Body(f)
+	if strings.Contains(string(b), "tools") || strings.Contains(string(b), "system") {
+		t.Errorf("no tools and no system prompt outside T1-T4: %s", b)
+	}
+}
+
+func TestCheckBudget(t *testing.T) {
+	t.Parallel()
+	old := Dialect{Engine: LlamaCpp, Build: 9928}
+	cur := Dialect{Engine: LlamaCpp, Build: 10470}
+	profile := func(args []string, env ...string) EngineView {
+		return EngineView{Args: args, Env: env, Where: "the profile's command line and environment"}
+	}
+	for _, c := range []struct {
+		name  string
+		d     Dialect
+		view  EngineView
+		state string
+		nonc  bool
+		says  string
+	}{
+		{"old build, budget in the profile", old, profile([]string{"-m", "x.gguf", "--reasoning-budget", "16"}), "limited", true, "--reasoning-budget 16"},
+		{"old build, budget as key=value", old, profile([]string{"--reasoning-budget=0"}), "limited", true, "--reasoning-budget=0"},
+		{"old build, budget in the environment", old, profile([]string{"-m", "x"}, "LLAMA_ARG_THINK_BUDGET=32"), "limited", true, "LLAMA_ARG_THINK_BUDGET=32"},
+		{"old build, the argument wins over the environment", old, profile([]string{"--reasoning-budget", "-1"}, "LLAMA_ARG_THINK_BUDGET=32"), "unlimited", false, "unrestricted"},
+		{"old build, no budget set", old, profile([]string{"-m", "x"}), "unlimited", false, "default"},
+		{"old build, command line not visible", old, EngineView{}, "not verifiable", false, "cannot see"},
+		{"old build, environment not readable", old, EngineView{Args: []string{"-m", "x"}, EnvUnreadable: "permission denied", Where: "/proc"}, "not verifiable", false, "permission denied"},
+		{"current build overrides the server", cur, profile([]string{"--reasoning-budget", "0"}), "overridden per request", false, "overridden"},
+		{"current build, nothing visible", cur, EngineView{}, "overridden per request", false, "2147483647"},
+		{"strata server", Dialect{Engine: StrataServer}, EngineView{}, "sent per request", false, "no custom budget"},
+		{"unknown engine", Dialect{Engine: Unknown}, profile(nil), "not verifiable", false, "not identified"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := c.d.CheckBudget(c.view)
+			if got.State != c.state || (got.Nonconforming != "") != c.nonc || !strings.Contains(got.Detail, c.says) {
+				t.Errorf("got %+v", got)
+			}
+		})
+	}
+}
+
+func TestLimitationsFollowTheBuild(t *testing.T) {
+	t.Parallel()
+	cur := strings.Join(Dialect{Engine: LlamaCpp, Build: 10470}.Limitations(), " ")
+	old := strings.Join(Dialect{Engine: LlamaCpp, Build: 9928}.Limitations(), " ")
+	if !strings.Contains(cur, "reads reasoning_budget_tokens per request") || strings.Contains(cur, "ignores reasoning_effort") {
+		t.Errorf("b10470: %s", cur)
+	}
+	if !strings.Contains(old, "ignores reasoning_effort and reasoning_budget_tokens") {
+		t.Errorf("b9928: %s", old)
+	}
+	sim := Dialect{Engine: LlamaCpp, Build: 10470, Simulated: true}.Limitations()
+	if !strings.Contains(sim[len(sim)-1], "simulated") {
+		t.Errorf("simulated: %v", sim)
+	}
+}

@@ -1,0 +1,133 @@
+package preflight
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/chattemplate"
+	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/simengine"
+)
+
+func setup(t *testing.T, sc *simengine.Scenario) (Input, *fixtures.Bundle) {
+	t.Helper()
+	b, err := prompts.Bundle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, sum, err := prompts.Template(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := chattemplate.Parse(string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := simengine.New(simengine.Config{PromptTPS: 1e6, DecodeTPS: 1e6, Bundle: b, Scenario: sc, Template: string(src), ContextTokens: 32768})
+	url, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	engineTemplate := string(src)
+	if sc != nil {
+		if raw, ok := sc.Props["chat_template"]; ok {
+			json.Unmarshal(raw, &engineTemplate)
+		}
+	}
+	return Input{Client: client.New(client.Options{BaseURL: url}), Dialect: dialect.Dialect{Engine: dialect.LlamaCpp, Build: 10470},
+		Bundle: b, Template: tmpl, TemplateSHA256: sum, EngineTemplate: engineTemplate}, b
+}
+
+func TestAgrees(t *testing.T) {
+	t.Parallel()
+	in, _ := setup(t, nil)
+	var lines []string
+	in.Progress = func(done, total int, f Fixture) { lines = append(lines, f.Line()) }
+	r := Check(context.Background(), in)
+	if !r.OK() || r.Agree != 34 || r.Differ != 0 || !r.TemplateAgrees || len(lines) != 34 {
+		t.Fatalf("%+v", r)
+	}
+	if lines[0] != "warmup                       agree  rendering agrees; 30 tokens" {
+		t.Errorf("line %q", lines[0])
+	}
+	if s := r.Summary(); !strings.Contains(s[1], "34 fixtures: 34 agree, 0 differ") {
+		t.Errorf("summary %v", s)
+	}
+}
+
+// TestTemplateDiffers: an engine that serves another template renders the
+// tool cases differently; the first differing byte is named.
+func TestTemplateDiffers(t *testing.T) {
+	t.Parallel()
+	b, _ := prompts.Bundle()
+	src, _, _ := prompts.Template(b)
+	// The same template with the tool block's heading changed.
+	other := strings.Replace(string(src), "# Tools", "# Functions", 1)
+	quoted, _ := json.Marshal(other)
+	in, _ := setup(t, &simengine.Scenario{Props: map[string]json.RawMessage{"chat_template": quoted}})
+	r := Check(context.Background(), in)
+	if r.OK() || r.TemplateAgrees || r.Differ != 4 {
+		t.Fatalf("agree %d differ %d template %v", r.Agree, r.Differ, r.TemplateAgrees)
+	}
+	for _, f := range r.Fixtures {
+		isTool := strings.HasPrefix(f.RequestID, "sanity-T")
+		if isTool == f.Agree || isTool && (f.FirstDifference == nil || !strings.Contains(f.Line(), "rendering differs at byte")) {
+			t.Errorf("%s", f.Line())
+		}
+	}
+	if s := r.Summary(); !strings.Contains(s[0], "DIFFERS") {
+		t.Errorf("summary %v", s)
+	}
+}
+
+// TestCountDiffers: a tokenizer that counts a 4K prompt 200 tokens longer
+// breaks the 2 % rule, which is said before the run.
+func TestCountDiffers(t *testing.T) {
+	t.Parallel()
+	in, _ := setup(t, &simengine.Scenario{TokenizeSkew: map[string]int{"performance-prompt-4k-r2": 200, "sanity-I1": -1}})
+	r := Check(context.Background(), in)
+	if r.OK() || r.Differ != 2 {
+		t.Fatalf("%+v", r.Summary())
+	}
+	probs := r.LengthProblems()
+	if len(probs) != 1 || !strings.Contains(probs[0], "performance-prompt-4k-r2: the engine counts 4289 tokens, not within 2% of 4096") {
+		t.Errorf("length problems %v", probs)
+	}
+	for _, f := range r.Fixtures {
+		if f.RequestID == "sanity-I1" && !strings.Contains(f.Line(), "frozen") {
+			t.Errorf("%s", f.Line())
+		}
+	}
+}
+
+func TestNotVerifiable(t *testing.T) {
+	t.Parallel()
+	in, _ := setup(t, &simengine.Scenario{NoTemplateEndpoints: true})
+	r := Check(context.Background(), in)
+	if r.OK() || r.Verifiable || !strings.Contains(r.Reason, "no POST /apply-template (HTTP 404)") || len(r.Fixtures) != 0 {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestFitContext(t *testing.T) {
+	t.Parallel()
+	b, _ := prompts.Bundle()
+	c := FitContext(b, 2048)
+	// The short sanity cases fit, but not with their 2,048-token cap.
+	if len(c.TooLong) != 10 || len(c.MayFill) != 8 || len(c.Warnings()) != 2 {
+		t.Errorf("2048: too long %v, may fill %v", c.TooLong, c.MayFill)
+	}
+	c = FitContext(b, 4200)
+	if len(c.TooLong) != 5 || strings.Join(c.MayFill, ",") != "performance-prompt-4k-r1,performance-prompt-4k-r2,performance-prompt-4k-r3,sanity-R1,sanity-R2" {
+		t.Errorf("4200: too long %v, may fill %v", c.TooLong, c.MayFill)
+	}
+	if c = FitContext(b, 20480); len(c.TooLong)+len(c.MayFill) != 0 || len(c.Warnings()) != 0 {
+		t.Errorf("20480 fits everything: %+v", c)
+	}
+}

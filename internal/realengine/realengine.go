@@ -1,0 +1,231 @@
+//go:build linux
+
+// Package realengine starts the real llama-server of
+// ../shared/engines/llama.cpp (upstream llama.cpp b10470, CPU) with one of
+// its tiny Qwen3 models, on a free loopback port, for tests. The simulator is
+// strata's model of an engine; this is an engine. When the package is
+// missing, a test skips locally and fails under CI=true.
+package realengine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/strata-bench/strata/internal/sharedpath"
+)
+
+// The three models (see the package's README for what each answers).
+const (
+	// Thinker writes "<think>Checking records</think>\n\nREADY" and stops.
+	Thinker = "tiny-qwen3-thinker.gguf"
+	// Scripted calls lookup_record {"id": "A-17"} when that tool is offered.
+	Scripted = "tiny-qwen3-scripted.gguf"
+	// Clean writes valid text until max_tokens.
+	Clean = "tiny-qwen3-clean.gguf"
+)
+
+// Dir is the engine package: ../shared/engines/llama.cpp.
+func Dir(tb testing.TB) string {
+	tb.Helper()
+	d := sharedpath.Path(tb, "engines", "llama.cpp")
+	if _, err := os.Stat(filepath.Join(d, "bin", "llama-server")); err != nil {
+		if os.Getenv("CI") == "true" {
+			tb.Fatalf("the real llama-server is missing (%v); CI needs ../shared/engines/llama.cpp", err)
+		}
+		tb.Skipf("the real llama-server is not here (%v): skipping the real-engine test", err)
+	}
+	return d
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// Binary returns an executable llama-server. The package may be laid out
+// read-only without the run bit; then a copy in a temporary folder is made
+// executable (once per test binary).
+func Binary(tb testing.TB) string {
+	tb.Helper()
+	src := filepath.Join(Dir(tb), "bin", "llama-server")
+	binOnce.Do(func() {
+		if st, err := os.Stat(src); err == nil && st.Mode()&0o111 != 0 {
+			binPath = src
+			return
+		}
+		dir, err := os.MkdirTemp("", "strata-llama-server-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		data, err := os.ReadFile(src)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, "llama-server"), data, 0o755)
+		}
+		binPath, binErr = filepath.Join(dir, "llama-server"), err
+	})
+	if binErr != nil {
+		tb.Fatalf("make llama-server executable: %v", binErr)
+	}
+	return binPath
+}
+
+// Model returns the absolute path of a model.
+func Model(tb testing.TB, name string) string {
+	tb.Helper()
+	return filepath.Join(Dir(tb), "models", name)
+}
+
+// Options shape a server.
+type Options struct {
+	Model string // a model name (Thinker, ...) or a path
+	// Slots and Context are -np and -c (defaults 1 and 20480).
+	Slots, Context int
+	// Args are added to the command line (e.g. --reasoning-budget 0).
+	Args []string
+	// Dir is the working folder ("" the model's folder).
+	Dir string
+	// RelativeModel passes -m relative to Dir, as a user who started the
+	// server in the models folder would.
+	RelativeModel bool
+}
+
+// Server is a running llama-server.
+type Server struct {
+	URL  string
+	Port int
+	cmd  *exec.Cmd
+	log  *bytes.Buffer
+	mu   sync.Mutex
+	done chan struct{}
+}
+
+// Command is the command line Start would run for o on port (for a profile
+// that starts the engine itself).
+func Command(tb testing.TB, o Options, port int) []string {
+	tb.Helper()
+	model := o.Model
+	if !filepath.IsAbs(model) {
+		model = Model(tb, model)
+	}
+	if o.RelativeModel {
+		dir := o.Dir
+		if dir == "" {
+			dir = filepath.Dir(model)
+		}
+		rel, err := filepath.Rel(dir, model)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		model = rel
+	}
+	slots, ctx := o.Slots, o.Context
+	if slots == 0 {
+		slots = 1
+	}
+	if ctx == 0 {
+		ctx = 20480
+	}
+	args := []string{Binary(tb), "-m", model, "--host", "127.0.0.1", "--port", fmt.Sprint(port),
+		"-c", fmt.Sprint(ctx), "--jinja", "--reasoning-format", "deepseek", "-np", fmt.Sprint(slots),
+		"--metrics", "--slots", "-t", "2"}
+	return append(args, o.Args...)
+}
+
+// FreePort returns a free loopback port.
+func FreePort(tb testing.TB) int {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// Start starts a server and waits until /health answers 200. It is killed
+// when the test ends.
+func Start(tb testing.TB, o Options) *Server {
+	tb.Helper()
+	port := FreePort(tb)
+	argv := Command(tb, o, port)
+	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Port: port, log: &bytes.Buffer{}, done: make(chan struct{})}
+	s.cmd = exec.Command(argv[0], argv[1:]...)
+	s.cmd.Dir = o.Dir
+	if s.cmd.Dir == "" {
+		s.cmd.Dir = filepath.Dir(Model(tb, Thinker))
+	}
+	s.cmd.Stdout, s.cmd.Stderr = lockedWriter{s}, lockedWriter{s}
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := s.cmd.Start(); err != nil {
+		tb.Fatalf("start llama-server: %v", err)
+	}
+	go func() { _ = s.cmd.Wait(); close(s.done) }()
+	tb.Cleanup(s.Kill)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := s.waitHealthy(ctx); err != nil {
+		s.Kill()
+		tb.Fatalf("llama-server did not become healthy: %v\n%s", err, s.Log())
+	}
+	return s
+}
+
+type lockedWriter struct{ s *Server }
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	return w.s.log.Write(p)
+}
+
+// Log is what the server printed so far.
+func (s *Server) Log() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log.String()
+}
+
+func (s *Server) waitHealthy(ctx context.Context) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/health", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return nil
+			}
+		}
+		select {
+		case <-s.done:
+			return fmt.Errorf("the server exited")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// Kill ends the server at once (SIGKILL to its process group) and waits.
+func (s *Server) Kill() {
+	if s.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.done
+}

@@ -1,0 +1,440 @@
+//go:build linux
+
+package realengine
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/cli"
+	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/result"
+	"github.com/strata-bench/strata/internal/runner"
+)
+
+// repoRoot is the checkout: runs started there find the install's commit
+// (git HEAD), as `go run ./cmd/strata` in a checkout does.
+func repoRoot(t testing.TB) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// strata runs the CLI in process in dir. stderr, when set, also sees what
+// the command writes to its stderr as it writes it.
+func strata(t testing.TB, dir string, stderr func(string), args ...string) cliResult {
+	t.Helper()
+	var out bytes.Buffer
+	errw := &watchWriter{fn: stderr}
+	env := cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: errw, Dir: dir,
+		Getenv: func(string) string { return "" }, Environ: os.Environ, CacheDir: t.TempDir()}
+	code := cli.Run(context.Background(), args, env)
+	return cliResult{code, out.String(), errw.String()}
+}
+
+// watchWriter keeps what is written and hands each complete line to fn.
+type watchWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	line []byte
+	fn   func(string)
+}
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	for _, c := range p {
+		if c == '\n' || c == '\r' {
+			if w.fn != nil && len(w.line) > 0 {
+				w.fn(string(w.line))
+			}
+			w.line = w.line[:0]
+			continue
+		}
+		w.line = append(w.line, c)
+	}
+	return len(p), nil
+}
+
+func (w *watchWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+type folder struct {
+	dir  string
+	res  contract.Results
+	outs map[string]contract.Output
+	ext  map[string]json.RawMessage
+}
+
+func readFolder(t testing.TB, root string) folder {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(root, "*-standard-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("result folders under %s: %v", root, dirs)
+	}
+	f := folder{dir: dirs[0], outs: map[string]contract.Output{}}
+	data, err := os.ReadFile(filepath.Join(f.dir, result.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &f.res); err != nil {
+		t.Fatal(err)
+	}
+	json.Unmarshal(f.res.Extensions, &f.ext)
+	file, err := os.Open(filepath.Join(f.dir, result.OutputsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	sc := bufio.NewScanner(file)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var o contract.Output
+		if err := json.Unmarshal(sc.Bytes(), &o); err != nil {
+			t.Fatal(err)
+		}
+		f.outs[o.RequestID] = o
+	}
+	return f
+}
+
+func (f folder) report(t testing.TB) {
+	t.Helper()
+	r := strata(t, t.TempDir(), nil, "bench", "report", "-q", f.dir)
+	if r.code != 0 {
+		t.Errorf("bench report: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// budgets are the reasoning budgets the run's request bodies carried.
+func (f folder) budgets(t testing.TB) map[int]int {
+	out := map[int]int{}
+	for id, o := range f.outs {
+		if string(o.Request) == "null" {
+			continue
+		}
+		var body map[string]json.RawMessage
+		if err := json.Unmarshal(o.Request, &body); err != nil {
+			t.Fatalf("%s: request body: %v", id, err)
+		}
+		var v int
+		if err := json.Unmarshal(body["reasoning_budget_tokens"], &v); err != nil {
+			t.Fatalf("%s: reasoning_budget_tokens: %v", id, err)
+		}
+		out[v]++
+	}
+	return out
+}
+
+// checkThinkerRun holds a whole run against the model that thinks to what
+// it must show: complete with a commit, the frozen counts, reasoning first
+// on every request, an answer, finish stop, and no budget that ends
+// thinking.
+func checkThinkerRun(t *testing.T, f folder, requests int) {
+	t.Helper()
+	r := f.res
+	if r.Run.Status != contract.StatusComplete || r.Software.StrataCommit == nil {
+		t.Errorf("status %s, commit %v; reasons %s", r.Run.Status, r.Software.StrataCommit, f.ext["status_reasons"])
+	}
+	b, _ := prompts.Bundle()
+	if len(r.Requests) != requests {
+		t.Fatalf("%d requests, want %d", len(r.Requests), requests)
+	}
+	for _, q := range r.Requests {
+		fx, _ := b.Fixture(q.ID)
+		switch {
+		case q.Tokens.InputTokens == nil || int(*q.Tokens.InputTokens) != fx.InputTokens:
+			t.Errorf("%s: input_tokens %v, frozen %d", q.ID, q.Tokens.InputTokens, fx.InputTokens)
+		case q.FirstDeltaKind == nil || *q.FirstDeltaKind != "reasoning":
+			t.Errorf("%s: first delta %v, want reasoning", q.ID, q.FirstDeltaKind)
+		case q.Timings.FirstAnswerS == nil || q.FinishReason == nil || *q.FinishReason != "stop" || q.Status != contract.Completed:
+			t.Errorf("%s: first answer %v, finish %v, status %s", q.ID, q.Timings.FirstAnswerS, q.FinishReason, q.Status)
+		}
+		if o := f.outs[q.ID]; o.Reasoning == nil || *o.Reasoning != "Checking records" {
+			t.Errorf("%s: reasoning %v", q.ID, o.Reasoning)
+		}
+	}
+	if got := f.budgets(t); len(got) != 1 || got[dialect.LlamaNoBudget] != requests {
+		t.Errorf("reasoning budgets sent: %v; every request to b10470 carries %d", got, dialect.LlamaNoBudget)
+	}
+	var thinking struct {
+		Without []string `json:"requests_without_reasoning"`
+	}
+	json.Unmarshal(f.ext["thinking"], &thinking)
+	if len(thinking.Without) != 0 {
+		t.Errorf("requests without reasoning: %v", thinking.Without)
+	}
+	f.report(t)
+}
+
+type span struct {
+	id         string
+	first, end float64
+}
+
+// spans are each concurrency request's first delta and end, on the round's
+// clock.
+func (f folder) spans(round int) []span {
+	var out []span
+	for _, q := range f.res.Requests {
+		if q.Round == nil || *q.Round != round {
+			continue
+		}
+		off := *f.outs[q.ID].RoundOffsetS
+		out = append(out, span{q.ID, off + *q.Timings.TTFTS, off + *q.Timings.TotalS})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].first < out[j].first })
+	return out
+}
+
+// TestProfileRun: the whole protocol with --profile against the thinker
+// on four slots, the server started with --reasoning-budget 0 (which this
+// build's per-request value overrides), the optional stage decoded
+// together; the engine is stopped after.
+func TestProfileRun(t *testing.T) {
+	port := FreePort(t)
+	argv := Command(t, Options{Model: Thinker, Slots: 4, Context: 4 * 20480, Args: []string{"--reasoning-budget", "0"}}, port)
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		quoted[i] = fmt.Sprintf("%q", a)
+	}
+	profile := filepath.Join(t.TempDir(), "thinker.toml")
+	os.WriteFile(profile, []byte(fmt.Sprintf("url = \"http://127.0.0.1:%d\"\ncommand = [%s]\nload_timeout = \"60s\"\n", port, strings.Join(quoted, ", "))), 0o644)
+	out := t.TempDir()
+	r := strata(t, repoRoot(t), nil, "bench", "run", "--profile", profile, "--optional-concurrency", "--results-dir", out,
+		"--background", "none", "--track-notes", "real-engine test")
+	if r.code != 0 || !strings.Contains(r.stderr, "starting the thinker engine") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
+		c.Close()
+		t.Error("the engine the runner started is still serving after the run")
+	}
+	f := readFolder(t, out)
+	checkThinkerRun(t, f, 34)
+	var d struct {
+		Check dialect.BudgetCheck `json:"budget_check"`
+	}
+	json.Unmarshal(f.ext["engine_dialect"], &d)
+	if d.Check.State != "overridden per request" || !strings.Contains(d.Check.Server, "--reasoning-budget 0") {
+		t.Errorf("budget check %+v", d.Check)
+	}
+	if len(f.res.Model.Files) != 1 || f.res.Model.Files[0].SHA256 == nil || *f.res.Model.Files[0].SHA256 != thinkerSHA {
+		t.Errorf("model files %+v", f.res.Model.Files)
+	}
+	var pf struct {
+		Agree, Differ int
+	}
+	json.Unmarshal(f.ext["preflight"], &pf)
+	if pf.Agree != 34 || pf.Differ != 0 {
+		t.Errorf("preflight in the result: %+v", pf)
+	}
+	parallel := 0
+	for round := 1; round <= protocol.ConcurrencyRounds; round++ {
+		s := f.spans(round)
+		if len(s) == 4 && s[3].first < s[0].end {
+			parallel++
+		}
+	}
+	if parallel == 0 {
+		t.Errorf("on four slots no round had all four requests streaming at once: %+v", f.spans(1))
+	}
+	readme, _ := os.ReadFile(filepath.Join(f.dir, result.ReadmeFile))
+	if !strings.Contains(string(readme), "capacity is 4 slots, enough for the 4 requests") {
+		t.Error("README misstates the four-slot capacity")
+	}
+}
+
+// thinkerSHA is the model file's SHA-256 from the package's SHA256SUMS.
+const thinkerSHA = "0a6781594a1e9724ea0d617bcd2fc7396b7617b512df1ea9cfa21322c6da6ec6"
+
+// TestURLRunSmallContext: a server the user started in its models folder
+// with a relative -m, one slot and -c 2048. The preflight agrees on every
+// fixture and warns, before the warm-up, that the 4K and 16K prompts do not
+// fit; those requests fail with the engine's 400 and the run is
+// nonconforming for it (never retried); strata finds the process by its
+// port to hash the model; the optional stage queues behind the one slot.
+func TestURLRunSmallContext(t *testing.T) {
+	srv := Start(t, Options{Model: Thinker, Context: 2048, RelativeModel: true})
+	chk := strata(t, t.TempDir(), nil, "bench", "check", "--url", srv.URL)
+	if chk.code != 0 || !strings.Contains(chk.stdout, "34 fixtures: 34 agree, 0 differ") || !strings.Contains(chk.stdout, "template: the engine's chat template is the bundle's") {
+		t.Fatalf("bench check: exit %d\n%s\n%s", chk.code, chk.stdout, chk.stderr)
+	}
+	out := t.TempDir()
+	r := strata(t, repoRoot(t), nil, "bench", "run", "--url", srv.URL, "--optional-concurrency", "--results-dir", out)
+	if r.code != 0 || !strings.Contains(r.stderr, "it had answered no request before this run") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	warn := strings.Index(r.stderr, "have prompts longer than the engine's per-slot context of 2048 tokens and will fail")
+	if warn < 0 || warn > strings.Index(r.stderr, "warmup") {
+		t.Errorf("no context warning before the warm-up:\n%s", r.stderr)
+	}
+	f := readFolder(t, out)
+	for _, q := range f.res.Requests {
+		long := strings.Contains(q.CaseID, "k") || strings.HasPrefix(q.CaseID, "R")
+		switch {
+		case long && (q.Status != contract.Failed || q.Error == nil || !strings.Contains(q.Error.Message, "HTTP 400")):
+			t.Errorf("%s: %s %+v", q.ID, q.Status, q.Error)
+		case !long && q.Status != contract.Completed:
+			t.Errorf("%s: %s", q.ID, q.Status)
+		}
+	}
+	if f.res.Run.Status != contract.StatusNonconforming || !strings.Contains(string(f.ext["status_reasons"]), "HTTP 400") {
+		t.Errorf("status %s: %s", f.res.Run.Status, f.ext["status_reasons"])
+	}
+	if len(f.res.Model.Files) != 1 || f.res.Model.Files[0].SHA256 == nil || *f.res.Model.Files[0].SHA256 != thinkerSHA {
+		t.Errorf("the relative model_path was not resolved and hashed: %+v", f.res.Model.Files)
+	}
+	var hashing struct {
+		Resolved string `json:"model_path_resolved"`
+	}
+	json.Unmarshal(f.ext["model_hashing"], &hashing)
+	if !strings.Contains(hashing.Resolved, "found by its listening port") {
+		t.Errorf("the result does not say how the relative model_path was resolved: %q", hashing.Resolved)
+	}
+	// One slot: the four requests of a round are served one after another.
+	for round := 1; round <= protocol.ConcurrencyRounds; round++ {
+		s := f.spans(round)
+		for i := 1; i < len(s); i++ {
+			if s[i].first < s[i-1].end-1e-3 {
+				t.Errorf("round %d on one slot: %s began streaming at %.4f s, before %s ended at %.4f s", round, s[i].id, s[i].first, s[i-1].id, s[i-1].end)
+			}
+		}
+	}
+	readme, _ := os.ReadFile(filepath.Join(f.dir, result.ReadmeFile))
+	if !strings.Contains(string(readme), "capacity is 1 slot(s): with fewer than 4, the requests queue") {
+		t.Error("README does not say the requests queued on one slot")
+	}
+	f.report(t)
+}
+
+// TestEngineKilledMidRun: the engine dies after the first performance
+// request; the next one fails, the rest are skipped, and the partial result
+// passes report.
+func TestEngineKilledMidRun(t *testing.T) {
+	srv := Start(t, Options{Model: Thinker})
+	out := t.TempDir()
+	var once sync.Once
+	r := strata(t, repoRoot(t), func(line string) {
+		if strings.Contains(line, "performance-short-r1: completed") {
+			once.Do(srv.Kill)
+		}
+	}, "bench", "run", "--url", srv.URL, "--results-dir", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	f := readFolder(t, out)
+	if f.res.Run.Status != contract.StatusPartial {
+		t.Errorf("status %s: %s", f.res.Run.Status, f.ext["status_reasons"])
+	}
+	byID := map[string]contract.Request{}
+	for _, q := range f.res.Requests {
+		byID[q.ID] = q
+	}
+	if q := byID["performance-prompt-4k-r1"]; q.Status != contract.Failed {
+		t.Errorf("the request after the kill: %s %+v", q.Status, q.Error)
+	}
+	skipped := 0
+	for _, q := range f.res.Requests {
+		if q.Status == contract.Skipped {
+			skipped++
+		}
+	}
+	if skipped != 19 || !strings.Contains(string(f.ext["status_reasons"]), "19 of the 22 required requests") {
+		t.Errorf("%d skipped; reasons %s", skipped, f.ext["status_reasons"])
+	}
+	f.report(t)
+}
+
+// one sends a single fixture's request to srv exactly as a run does and
+// returns its record.
+func one(t *testing.T, srv *Server, id string) (contract.Request, contract.Output) {
+	t.Helper()
+	b, _ := prompts.Bundle()
+	fx, err := b.Fixture(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.New(client.Options{BaseURL: srv.URL})
+	info := runner.ProbeServer(context.Background(), c)
+	body, err := info.Dialect.Body(fx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req protocol.Request
+	for i, q := range protocol.Schedule(false) {
+		if q.ID == id {
+			req = protocol.Schedule(false)[i]
+		}
+	}
+	e := &runner.Executed{Req: req, Fixture: fx, Body: body}
+	e.Outcome, e.Start, e.End = c.Chat(context.Background(), body, nil)
+	rec, o, _ := result.RequestRecord(0, e)
+	return rec, o
+}
+
+// TestToolCall: the scripted model answers T1 with one structured call to
+// lookup_record, which passes.
+func TestToolCall(t *testing.T) {
+	srv := Start(t, Options{Model: Scripted})
+	q, o := one(t, srv, "sanity-T1")
+	if q.Status != contract.Completed || *q.FinishReason != "tool_calls" || q.Evaluation == nil || !q.Evaluation.Passed {
+		t.Fatalf("T1: %s %v %+v; calls %+v", q.Status, q.FinishReason, q.Evaluation, o.ToolCalls)
+	}
+	if len(o.ToolCalls) != 1 || o.ToolCalls[0].Name != "lookup_record" || *q.FirstDeltaKind != "reasoning" {
+		t.Errorf("calls %+v, first delta %v", o.ToolCalls, q.FirstDeltaKind)
+	}
+}
+
+// TestContextFillsDuringGeneration: a 4K retrieval prompt with its
+// 2,048-token cap in a 4,200-token context stops with finish_reason length
+// well below the cap; it is truncated, and the verdict says the context
+// filled, not that the cap was reached.
+func TestContextFillsDuringGeneration(t *testing.T) {
+	srv := Start(t, Options{Model: Clean, Context: 4200})
+	q, _ := one(t, srv, "sanity-R1")
+	if q.Status != contract.Truncated || q.Tokens.OutputTokens == nil || *q.Tokens.OutputTokens >= 2048 {
+		t.Fatalf("R1: %s, output tokens %v", q.Status, q.Tokens.OutputTokens)
+	}
+	if !strings.Contains(q.Evaluation.Reason, "the context window filled first") || strings.Contains(q.Evaluation.Reason, "reached the output cap") {
+		t.Errorf("verdict reason %q", q.Evaluation.Reason)
+	}
+}
+
+func TestThinkerSHA(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(Model(t, Thinker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sha256.Sum256(data)
+	if hex.EncodeToString(s[:]) != thinkerSHA {
+		t.Fatal("the thinker model is not the one the package's SHA256SUMS names")
+	}
+}

@@ -1,0 +1,196 @@
+package simengine
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+
+	"github.com/strata-bench/strata/internal/chattemplate"
+	"github.com/strata-bench/strata/internal/corpus"
+	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/version"
+)
+
+// Dialects the simulator can speak, so the runner's dialect decisions have
+// fast tests: llama.cpp of a given build (the per-request reasoning budget
+// arrived in b9982), Strata's own server (GET /v1/status), and an engine
+// strata cannot identify.
+const (
+	DialectLlamaCpp = "llama.cpp"
+	DialectStrata   = "strata-server"
+	DialectUnknown  = "unknown"
+)
+
+// DefaultBuild is the llama.cpp build the simulator speaks as by default:
+// the one in ../shared/engines/llama.cpp.
+const DefaultBuild = 10470
+
+// Version is the simulator's own version string.
+func Version() string { return "strata-simulator-" + version.Version }
+
+// BuildInfo is what the simulator reports as its build: llama.cpp's
+// b<build>-<commit> form when it speaks as llama.cpp, its own name
+// otherwise.
+func (s *Server) BuildInfo() string {
+	if s.cfg.Dialect == DialectLlamaCpp {
+		return fmt.Sprintf("b%d-5151a7e", s.cfg.Build)
+	}
+	return Version()
+}
+
+// effectiveBudget is the reasoning budget the engine applies to a request
+// (-1: none), with each dialect's own reading of the request fields:
+//   - llama.cpp from b9982 reads reasoning_budget_tokens, else
+//     thinking_budget_tokens; absent or -1 defers to the server's
+//     --reasoning-budget, 0 ends thinking at once, N is the budget;
+//   - llama.cpp before b9982 ignores reasoning_budget_tokens (only
+//     thinking_budget_tokens and the server's budget apply);
+//   - Strata's server reads reasoning_budget_tokens with 0 as "no custom
+//     budget";
+//   - an unknown engine is simulated as the current llama.cpp.
+func (s *Server) effectiveBudget(req *chatRequest) int {
+	server := -1
+	if s.cfg.ReasoningBudget != nil {
+		server = *s.cfg.ReasoningBudget
+	}
+	pick := func(v *int) int {
+		if v == nil || *v == -1 {
+			return server
+		}
+		return *v
+	}
+	switch {
+	case s.cfg.Dialect == DialectStrata:
+		if req.ReasoningBudget == nil || *req.ReasoningBudget == 0 {
+			return server
+		}
+		return *req.ReasoningBudget
+	case s.cfg.Dialect == DialectLlamaCpp && s.cfg.Build < 9982:
+		return pick(req.ThinkingBudget)
+	}
+	if req.ReasoningBudget != nil {
+		return pick(req.ReasoningBudget)
+	}
+	return pick(req.ThinkingBudget)
+}
+
+// status serves Strata's GET /v1/status: the version and the configuration
+// objects (the simulator has none of those options).
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Dialect != DialectStrata {
+		writeError(w, 404, "not_found_error", "File Not Found")
+		return
+	}
+	cfg := map[string]any{}
+	for _, name := range []string{"kv_cache", "expert_cache", "offloading", "prefill", "mtp", "calibration", "experimental_options"} {
+		cfg[name] = map[string]any{}
+	}
+	writeJSON(w, 200, map[string]any{"version": "0.2.1", "engine_version": Version(), "model": s.cfg.ModelPath,
+		"slots": s.cfg.Slots, "configuration": cfg})
+}
+
+// template is the chat template the simulator serves: the scenario's
+// /props chat_template when it sets one, else the configured one.
+func (s *Server) template() string {
+	if sc := s.cfg.Scenario; sc != nil {
+		if raw, ok := sc.Props["chat_template"]; ok {
+			var t string
+			if json.Unmarshal(raw, &t) == nil {
+				return t
+			}
+		}
+	}
+	if s.cfg.Template != "" {
+		return s.cfg.Template
+	}
+	return simTemplate
+}
+
+// applyTemplate serves llama.cpp's POST /apply-template: the chat body is
+// rendered with the served template, as the chat endpoint would.
+func (s *Server) applyTemplate(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Scenario != nil && s.cfg.Scenario.NoTemplateEndpoints {
+		writeError(w, 404, "not_found_error", "File Not Found")
+		return
+	}
+	var req struct {
+		Messages json.RawMessage            `json:"messages"`
+		Tools    json.RawMessage            `json:"tools"`
+		Kwargs   map[string]json.RawMessage `json:"chat_template_kwargs"`
+		Effort   json.RawMessage            `json:"reasoning_effort"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
+		writeError(w, 400, "invalid_request_error", "'messages' is required")
+		return
+	}
+	t, err := chattemplate.Parse(s.template())
+	if err != nil {
+		writeError(w, 500, "server_error", err.Error())
+		return
+	}
+	in := corpus.PromptInput(req.Messages, nil)
+	if len(req.Tools) > 0 && string(req.Tools) != "null" {
+		in.Tools = req.Tools
+	}
+	in.Kwargs = map[string]json.RawMessage{}
+	for k, v := range req.Kwargs {
+		in.Kwargs[k] = v
+	}
+	if len(req.Effort) > 0 {
+		in.Kwargs["reasoning_effort"] = req.Effort
+	}
+	out, err := t.Render(in)
+	if err != nil {
+		writeError(w, 500, "server_error", err.Error())
+		return
+	}
+	writeJSON(w, 200, map[string]string{"prompt": out})
+}
+
+var contentMarker = regexp.MustCompile(`\[case ([A-Za-z0-9-]+)\]\n`)
+
+// tokenize serves llama.cpp's POST /tokenize with the simulator's counts:
+// a bundle prompt rendered exactly as the bundle's template renders it has
+// its frozen count (plus the scenario's skew); anything else an estimate.
+func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Scenario != nil && s.cfg.Scenario.NoTemplateEndpoints {
+		writeError(w, 404, "not_found_error", "File Not Found")
+		return
+	}
+	var req struct {
+		Content string `json:"content"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, 500, "server_error", "[json.exception.parse_error] "+err.Error())
+		return
+	}
+	n := estimateTokens(req.Content)
+	if m := contentMarker.FindStringSubmatch(req.Content); m != nil {
+		if f := s.fixture(m[1]); f != nil && s.rendersAs(f, req.Content) {
+			n = f.InputTokens
+			if sc := s.cfg.Scenario; sc != nil {
+				n += sc.TokenizeSkew[f.RequestID]
+			}
+		}
+	}
+	toks := make([]int, max(n, 0))
+	for i := range toks {
+		toks[i] = i % 151643
+	}
+	writeJSON(w, 200, map[string]any{"tokens": toks})
+}
+
+// rendersAs reports whether text is the fixture rendered with the bundle's
+// own template (the configured one): only then is the frozen count right.
+func (s *Server) rendersAs(f *fixtures.Fixture, text string) bool {
+	if s.cfg.Template == "" {
+		return false
+	}
+	t, err := chattemplate.Parse(s.cfg.Template)
+	if err != nil {
+		return false
+	}
+	want, err := corpus.Render(t, f)
+	return err == nil && want == text
+}
