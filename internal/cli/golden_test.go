@@ -59,7 +59,7 @@ func TestSubmitRefusesPrivateData(t *testing.T) {
 	b, _ := os.ReadFile(readme)
 	os.WriteFile(readme, append(b, []byte("\nContact me at alice@example.com from 192.168.3.4.\n")...), 0o644)
 	r := runIn(t, t.TempDir(), "", "bench", "submit", dir)
-	if r.code != ExitFailed || !strings.Contains(r.stdout, "private data: README.md: <email>: alice@example.com") || strings.Contains(r.stdout, "Title:") {
+	if r.code != ExitFailed || !strings.Contains(r.stdout, "private data: README.md: an e-mail address: alice@example.com") || strings.Contains(r.stdout, "Title:") {
 		t.Errorf("exit %d\n%s", r.code, r.stdout)
 	}
 }

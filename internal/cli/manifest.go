@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/strata-bench/strata/internal/display"
 	"net"
 	"net/http"
 	"strings"
@@ -66,16 +67,16 @@ failure names the entry and the reason; exit 1 if any.`,
 			bad := 0
 			for _, c := range repo.Verify(m, o) {
 				if c.OK() {
-					fmt.Fprintf(w, "ok      %s  %s\n", c.Entry.RunID, c.Entry.ResultsPath)
+					fmt.Fprintf(w, "ok      %s  %s\n", display.Line(c.Entry.RunID), display.Line(c.Entry.ResultsPath))
 					if len(c.ChangedAfter) > 0 {
 						fmt.Fprintf(w, "        note: changed on %s after review (%s); the reviewed version is the evidence\n", repo.Branch, strings.Join(c.ChangedAfter, ", "))
 					}
 					continue
 				}
 				bad++
-				fmt.Fprintf(w, "FAILED  %s  %s\n", c.Entry.RunID, c.Entry.ResultsPath)
+				fmt.Fprintf(w, "FAILED  %s  %s\n", display.Line(c.Entry.RunID), display.Line(c.Entry.ResultsPath))
 				for _, p := range c.Problems {
-					fmt.Fprintf(w, "        %s\n", p)
+					fmt.Fprintf(w, "        %s\n", display.Line(p))
 				}
 			}
 			fmt.Fprintf(w, "%d entr(ies), %d failed (branch %s at %s)\n", len(m.Entries), bad, repo.Branch, repo.Head()[:12])
@@ -183,7 +184,7 @@ reason. --serve previews the site on 127.0.0.1.`,
 			}
 			w := cmd.OutOrStdout()
 			for _, warn := range s.Warnings {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", warn)
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", display.Line(warn))
 			}
 			fmt.Fprintf(w, "site: %s (%d approved, %d other)\n", dir, len(s.Approved), len(s.Others))
 			if !serve {

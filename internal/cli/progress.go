@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/runner"
 )
@@ -87,7 +88,7 @@ func (p *progress) End(id string, e *runner.Executed) {
 	case o == nil:
 		status = "skipped"
 	case o.Error != nil:
-		status = "failed (" + o.Error.Kind + ": " + o.Error.Message + ")"
+		status = "failed (" + o.Error.Kind + ": " + display.Line(o.Error.Message) + ")"
 	case o.Finish() == "length":
 		status = "reached the cap"
 	default:

@@ -203,19 +203,21 @@ func runBench(ctx context.Context, cmd *cobra.Command, env Env, o runOptions) er
 	for rid, f := range bundle.Fixtures {
 		maxShared[rid] = f.MaxSharedPrefixTokens
 	}
+	m := redact.Local(env.Getenv)
+	if t.apiKey != "" {
+		m.Secrets = append(m.Secrets, t.apiKey)
+	}
+	red := result.Redactor(m, bundle)
+	result.RedactEvidence(rec, red)
 	a, err := result.Assemble(rec, id, facts, maxShared)
 	if err != nil {
 		return fmt.Errorf("assemble the result: %w", err)
-	}
-	m := redact.Local()
-	if t.apiKey != "" {
-		m.Secrets = append(m.Secrets, t.apiKey)
 	}
 	root := result.ResultsRoot(env.Dir)
 	if o.resultsDir != "" {
 		root = env.Path(o.resultsDir)
 	}
-	dir, err := result.Write(root, a, redact.New(m))
+	dir, err := result.Write(root, a, red)
 	if err != nil {
 		return err
 	}

@@ -99,7 +99,7 @@ func TestReportBadInput(t *testing.T) {
 		t.Errorf("legacy format: exit %d %q", r.code, r.stdout)
 	}
 	mustWrite(t, filepath.Join(dir, "html", "results.json"), `<html>`)
-	if r := runIn(t, dir, "", "bench", "report", "html"); r.code != ExitFailed || !strings.Contains(r.stdout, "not a JSON object") {
+	if r := runIn(t, dir, "", "bench", "report", "html"); r.code != ExitFailed || !strings.Contains(r.stdout, "results.json: is not strict JSON") {
 		t.Errorf("not JSON: exit %d %q", r.code, r.stdout)
 	}
 	if r := runIn(t, dir, "", "bench", "report"); r.code != ExitUsage {

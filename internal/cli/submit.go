@@ -40,7 +40,7 @@ uploaded. Exit 1 when a check fails (and no text is printed).`,
 				return err
 			}
 			w := cmd.OutOrStdout()
-			findings, err := submit.Scan(dir, redact.New(redact.Local()))
+			findings, err := submit.Scan(dir, result.Redactor(redact.Local(env.Getenv), b))
 			if err != nil {
 				return err
 			}

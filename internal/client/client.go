@@ -54,7 +54,10 @@ func New(o Options) *Client {
 		base:    strings.TrimRight(o.BaseURL, "/"),
 		apiKey:  o.APIKey,
 		timeout: timeout,
-		http:    &http.Client{Transport: tr},
+		// A redirect is never followed: the body and the key go only to
+		// the configured server, and a 3xx is an answer to record, not a
+		// detour (a 302 would turn the POST into a GET without a body).
+		http: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 	}
 }
 
@@ -100,6 +103,19 @@ func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string
 	defer resp.Body.Close()
 	o.HTTPStatus = resp.StatusCode
 	o.Events = append(o.Events, TimedEvent{T: since(), Kind: EvHeaders})
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		o.Error = &Error{Kind: ErrRedirect, Message: fmt.Sprintf("HTTP %d redirect to %q: strata never follows a redirect (the request and the key go only to the configured server)",
+			resp.StatusCode, resp.Header.Get("Location"))}
+		o.Total = since()
+		o.Events = append(o.Events, TimedEvent{T: o.Total, Kind: EvEnd})
+		return o, start, time.Now()
+	}
+	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		o.Error = &Error{Kind: ErrMalformed, Message: fmt.Sprintf("the answer came with Content-Encoding %q, which the client did not ask for (it sends no Accept-Encoding): the stream is not read", enc)}
+		o.Total = since()
+		o.Events = append(o.Events, TimedEvent{T: o.Total, Kind: EvEnd})
+		return o, start, time.Now()
+	}
 	if resp.StatusCode != http.StatusOK {
 		data, rerr := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		o.ErrorBody = clip(data)

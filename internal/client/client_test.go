@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -86,5 +87,59 @@ func TestBearerToken(t *testing.T) {
 	New(Options{BaseURL: srv.URL, APIKey: "sk-test-123456789"}).Chat(context.Background(), []byte(`{}`), nil)
 	if got != "Bearer sk-test-123456789" {
 		t.Errorf("Authorization %q", got)
+	}
+}
+
+// TestNeverFollowsRedirects: a 307 to another server (which would get the
+// POST body and the key) and a 302 (which would become a GET without a
+// body) both fail the request with the status and the Location recorded;
+// the other server hears nothing.
+func TestNeverFollowsRedirects(t *testing.T) {
+	t.Parallel()
+	var elsewhere sync.Mutex
+	hits := 0
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Lock()
+		hits++
+		elsewhere.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, okStream)
+	}))
+	defer other.Close()
+	for _, code := range []int{301, 302, 303, 307, 308} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, other.URL+r.URL.Path, code)
+		}))
+		c := New(Options{BaseURL: srv.URL, APIKey: "sk-test-123456789"})
+		o, _, _ := c.Chat(context.Background(), []byte(`{"messages":[]}`), nil)
+		if o.Error == nil || o.Error.Kind != ErrRedirect || o.HTTPStatus != code || !strings.Contains(o.Error.Message, other.URL) {
+			t.Errorf("%d: %+v (status %d)", code, o.Error, o.HTTPStatus)
+		}
+		if status, _, err := c.Get(context.Background(), "/props", time.Second); err != nil || status != code {
+			t.Errorf("%d: GET answered %d, %v", code, status, err)
+		}
+		srv.Close()
+	}
+	if hits != 0 {
+		t.Errorf("the other server got %d requests", hits)
+	}
+}
+
+// TestUnaskedContentEncoding: the client asks for no encoding; an answer
+// that comes gzip-encoded anyway fails with that reason.
+func TestUnaskedContentEncoding(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Accept-Encoding") != "" {
+			t.Errorf("the client asked for %q", r.Header.Get("Accept-Encoding"))
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Content-Encoding", "gzip")
+		fmt.Fprint(w, okStream)
+	}))
+	defer srv.Close()
+	o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), []byte(`{}`), nil)
+	if o.Error == nil || !strings.Contains(o.Error.Message, `Content-Encoding "gzip"`) || o.Normal {
+		t.Errorf("%+v", o.Error)
 	}
 }

@@ -35,6 +35,7 @@ const (
 const (
 	ErrConnection     = "connection_error"
 	ErrHTTPStatus     = "http_status"
+	ErrRedirect       = "redirect"
 	ErrStreamError    = "stream_error"
 	ErrMalformed      = "malformed_stream"
 	ErrTruncated      = "truncated_stream"

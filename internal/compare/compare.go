@@ -15,6 +15,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/display"
 )
 
 // Row is one case and metric.
@@ -67,7 +68,7 @@ func files(r *contract.Results) string {
 func gpus(r *contract.Results) string {
 	var parts []string
 	for _, g := range r.Hardware.GPUs {
-		parts = append(parts, g.Name)
+		parts = append(parts, display.Line(g.Name))
 	}
 	return strings.Join(parts, " + ")
 }
@@ -77,7 +78,7 @@ func New(base, cand *contract.Results) (*Comparison, error) {
 	var refuse []string
 	check := func(what, a, b string) {
 		if a != b {
-			refuse = append(refuse, fmt.Sprintf("%s differ (%s vs %s)", what, a, b))
+			refuse = append(refuse, fmt.Sprintf("%s differ (%s vs %s)", what, display.Line(a), display.Line(b)))
 		}
 	}
 	check("protocol IDs", base.Protocol.ID, cand.Protocol.ID)
@@ -94,7 +95,7 @@ func New(base, cand *contract.Results) (*Comparison, error) {
 	c := &Comparison{Base: base, Cand: cand}
 	warn := func(what, a, b string) {
 		if a != b {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("%s differ: %s vs %s", what, a, b))
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s differ: %s vs %s", what, display.Line(a), display.Line(b)))
 		}
 	}
 	warn("GPUs", gpus(base), gpus(cand))

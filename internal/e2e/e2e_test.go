@@ -41,6 +41,9 @@ type harness struct {
 	sim func(*simengine.Config)
 	// view is what the runner could see of the engine process.
 	view dialect.EngineView
+	// machine, when set, is the machine the redactor protects (instead of
+	// this one).
+	machine *redact.Machine
 }
 
 type outcome struct {
@@ -116,11 +119,20 @@ func (h harness) run(t testing.TB) outcome {
 	for id, f := range b.Fixtures {
 		maxShared[id] = f.MaxSharedPrefixTokens
 	}
+	red0 := result.Redactor(redact.Local(os.Getenv), b)
+	if h.machine != nil {
+		red0 = result.Redactor(*h.machine, b)
+	}
+	result.RedactEvidence(rec, red0)
 	a, err := result.Assemble(rec, result.Identity{Track: "custom", Command: "strata bench run --url " + url}, facts, maxShared)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := result.Write(t.TempDir(), a, redact.New(redact.Local()))
+	red := result.Redactor(redact.Local(os.Getenv), b)
+	if h.machine != nil {
+		red = result.Redactor(*h.machine, b)
+	}
+	dir, err := result.Write(t.TempDir(), a, red)
 	if err != nil {
 		t.Fatal(err)
 	}

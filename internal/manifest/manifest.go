@@ -14,16 +14,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"testing/fstest"
 	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/strata-bench/strata/internal/atomicfile"
@@ -31,6 +35,7 @@ import (
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/jsonfmt"
 	"github.com/strata-bench/strata/internal/result"
+	"github.com/strata-bench/strata/internal/strictjson"
 )
 
 // Format and version of the manifest.
@@ -73,6 +78,9 @@ type Manifest struct {
 // Parse reads a manifest strictly: unknown keys, another format or version
 // are errors.
 func Parse(data []byte) (*Manifest, error) {
+	if err := strictjson.Check(data); err != nil {
+		return nil, fmt.Errorf("%s is not strict JSON: %w", Path, err)
+	}
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -273,19 +281,53 @@ func (o Options) activated(id string) bool {
 	return false
 }
 
-// Verify checks every entry.
+// Verify checks every entry, and that each reproduction run ID names
+// another approved entry of the manifest that itself verifies.
 func (r *Repo) Verify(m *Manifest, o Options) []*Checked {
 	var out []*Checked
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	for _, e := range m.Entries {
 		c := r.Check(e, o)
-		if seen[e.RunID] {
+		if _, dup := seen[e.RunID]; dup {
 			c.Problems = append(c.Problems, "the run ID appears in more than one entry")
 		}
-		seen[e.RunID] = true
+		seen[e.RunID] = len(out)
 		out = append(out, c)
 	}
+	for _, c := range out {
+		for _, id := range c.Entry.ReproductionRunIDs {
+			i, ok := seen[id]
+			switch {
+			case !ok:
+				c.Problems = append(c.Problems, fmt.Sprintf("reproduction run ID %q is not an entry of the approved manifest", id))
+			case id == c.Entry.RunID:
+				c.Problems = append(c.Problems, "a run cannot reproduce itself")
+			case len(out[i].Problems) > 0:
+				c.Problems = append(c.Problems, fmt.Sprintf("reproduction run %q does not verify", id))
+			}
+		}
+	}
 	return out
+}
+
+// badReviewPR says why a review link is not an https URL of a pull request
+// page ("" when it is): the site links it, and a javascript: or data: link
+// there would run on the site's origin.
+func badReviewPR(s string) string {
+	u, err := url.Parse(s)
+	switch {
+	case s == "":
+		return "is required"
+	case err != nil:
+		return "is not a URL: " + err.Error()
+	case u.Scheme != "https":
+		return "is not an https URL"
+	case u.Host == "" || u.User != nil:
+		return "has no plain host"
+	case strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
+		return "has spaces or control characters"
+	}
+	return ""
 }
 
 // Check verifies one entry at its evidence commit.
@@ -310,8 +352,11 @@ func (r *Repo) Check(e Entry, o Options) *Checked {
 	if _, err := time.Parse(time.RFC3339, e.ReviewedAt); err != nil || !strings.HasSuffix(e.ReviewedAt, "Z") {
 		bad("reviewed_at %q is not a UTC ISO 8601 time", e.ReviewedAt)
 	}
-	if e.ReviewPR == "" || e.ReviewedBy == "" {
-		bad("review_pr and reviewed_by are required")
+	if e.ReviewedBy == "" {
+		bad("reviewed_by is required")
+	}
+	if why := badReviewPR(e.ReviewPR); why != "" {
+		bad("review_pr %q %s", e.ReviewPR, why)
 	}
 	clean := path.Clean(e.ResultsPath)
 	if clean != e.ResultsPath || strings.HasPrefix(clean, "/") || strings.Contains(clean, "..") ||
@@ -344,31 +389,23 @@ func (r *Repo) Check(e Entry, o Options) *Checked {
 	// Extract the folder at the evidence commit and validate it strictly;
 	// the validator checks every referenced artifact's hash.
 	dir := path.Dir(e.ResultsPath)
-	files, err := r.folder(commit, dir)
+	files, links, err := r.folderFiles(commit, dir)
 	if err != nil {
 		bad("report folder at the evidence commit: %v", err)
 		return c
 	}
 	c.Files = files
-	tmp, err := os.MkdirTemp("", "strata-verify-")
-	if err != nil {
-		bad("%v", err)
-		return c
-	}
-	defer os.RemoveAll(tmp)
+	// The folder is validated from the git objects in memory; a symlink
+	// stays a symlink, which the validator refuses.
+	fsys := fstest.MapFS{}
 	for name, b := range files {
-		p := filepath.Join(tmp, filepath.FromSlash(name))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			bad("%v", err)
-			return c
+		mode := fs.FileMode(0o644)
+		if links[name] {
+			mode |= fs.ModeSymlink
 		}
+		fsys[name] = &fstest.MapFile{Data: b, Mode: mode}
 	}
-	v, err := result.Validate(tmp, o.Bundle)
-	if err != nil {
-		bad("validate: %v", err)
-		return c
-	}
+	v := result.ValidateFS(fsys, o.Bundle)
 	for _, x := range v.Violations {
 		bad("invalid report: %s", x)
 	}
@@ -399,17 +436,24 @@ func (r *Repo) Check(e Entry, o Options) *Checked {
 
 // folder returns the files under dir at a commit, by path relative to dir.
 func (r *Repo) folder(c *object.Commit, dir string) (map[string][]byte, error) {
+	files, _, err := r.folderFiles(c, dir)
+	return files, err
+}
+
+// folderFiles returns the files under dir at a commit, by path relative to
+// dir, and which of them are symbolic links.
+func (r *Repo) folderFiles(c *object.Commit, dir string) (map[string][]byte, map[string]bool, error) {
 	t, err := c.Tree()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sub, err := t.Tree(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, ErrNoFile)
+		return nil, nil, fmt.Errorf("%s: %w", dir, ErrNoFile)
 	}
-	out := map[string][]byte{}
+	out, links := map[string][]byte{}, map[string]bool{}
 	err = sub.Files().ForEach(func(f *object.File) error {
-		if f.Size > 512<<20 {
+		if f.Size > result.MaxOutputsBytes {
 			return fmt.Errorf("%s is larger than a result file can be", f.Name)
 		}
 		s, err := f.Contents()
@@ -417,9 +461,10 @@ func (r *Repo) folder(c *object.Commit, dir string) (map[string][]byte, error) {
 			return err
 		}
 		out[f.Name] = []byte(s)
+		links[f.Name] = f.Mode == filemode.Symlink
 		return nil
 	})
-	return out, err
+	return out, links, err
 }
 
 // Folders lists the result folders on the default branch with their
@@ -471,8 +516,11 @@ func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, *Checked, error) {
 	if !strings.HasSuffix(p, "/"+result.ResultsFile) {
 		p += "/" + result.ResultsFile
 	}
-	if o.ReviewPR == "" || o.ReviewedBy == "" {
-		return nil, nil, errors.New("--review-pr and --reviewed-by are required")
+	if o.ReviewedBy == "" {
+		return nil, nil, errors.New("--reviewed-by is required")
+	}
+	if why := badReviewPR(o.ReviewPR); why != "" {
+		return nil, nil, fmt.Errorf("--review-pr %q %s", o.ReviewPR, why)
 	}
 	intro, err := r.Introduced(p)
 	if err != nil {

@@ -7,6 +7,7 @@
 package modelfiles
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -35,20 +36,33 @@ type Candidate struct {
 
 var shardRE = regexp.MustCompile(`^(.*)-(\d{5})-of-(\d{5})\.gguf$`)
 
+// MaxShards bounds a split set: the largest packs come in a few dozen
+// shards, and a name claiming more (x-00001-of-99999.gguf) is refused
+// rather than expanded into as many file names.
+const MaxShards = 512
+
 // Shards expands a split GGUF name (x-00001-of-00004.gguf) into every shard
-// of the set; any other path is returned alone.
-func Shards(path string) []string {
+// of the set; any other path is returned alone. A set larger than MaxShards,
+// or a shard number past the count, is an error.
+func Shards(path string) ([]string, error) {
 	m := shardRE.FindStringSubmatch(path)
 	if m == nil {
-		return []string{path}
+		return []string{path}, nil
 	}
-	var n int
+	var i, n int
+	fmt.Sscanf(m[2], "%d", &i)
 	fmt.Sscanf(m[3], "%d", &n)
-	out := make([]string, 0, n)
-	for i := 1; i <= n; i++ {
-		out = append(out, fmt.Sprintf("%s-%05d-of-%s.gguf", m[1], i, m[3]))
+	switch {
+	case n < 1 || i < 1 || i > n:
+		return nil, fmt.Errorf("%s names shard %d of %d, which cannot exist", filepath.Base(path), i, n)
+	case n > MaxShards:
+		return nil, fmt.Errorf("%s names a set of %d shards, more than the %d strata expands", filepath.Base(path), n, MaxShards)
 	}
-	return out
+	out := make([]string, 0, n)
+	for k := 1; k <= n; k++ {
+		out = append(out, fmt.Sprintf("%s-%05d-of-%s.gguf", m[1], k, m[3]))
+	}
+	return out, nil
 }
 
 // modelFlags are llama-server arguments that name model files.
@@ -94,7 +108,12 @@ func Find(src Sources) ([]Candidate, []string) {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
-		for _, s := range Shards(filepath.Clean(p)) {
+		shards, err := Shards(filepath.Clean(p))
+		if err != nil {
+			problems = append(problems, "refused: "+err.Error()+" ("+from+")")
+			return
+		}
+		for _, s := range shards {
 			if !seen[s] {
 				seen[s] = true
 				out = append(out, Candidate{Path: s, From: from})
@@ -165,7 +184,11 @@ func Hash(ctx context.Context, cands []Candidate, o Options) ([]Hashed, time.Dur
 			continue
 		}
 		if !st.Mode().IsRegular() {
-			out[i].Err = fmt.Errorf("%s is not a regular file", out[i].Name)
+			out[i].Err = fmt.Errorf("%w: %s is not a regular file", ErrNotModel, out[i].Name)
+			continue
+		}
+		if err := checkMagic(c.Path); err != nil {
+			out[i].Err = err
 			continue
 		}
 		out[i].Size = st.Size()
@@ -233,6 +256,28 @@ func Hash(ctx context.Context, cands []Candidate, o Options) ([]Hashed, time.Dur
 	close(stop)
 	pwg.Wait()
 	return out, time.Since(start)
+}
+
+// ErrNotModel marks a file that is not a model file: it is never hashed,
+// recorded or cached.
+var ErrNotModel = errors.New("not a GGUF model file")
+
+// ggufMagic opens every GGUF file.
+var ggufMagic = []byte("GGUF")
+
+// checkMagic refuses a file that does not start with the GGUF magic: the
+// server names the file, and a hostile one could name /etc/passwd.
+func checkMagic(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	head := make([]byte, len(ggufMagic))
+	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head, ggufMagic) {
+		return fmt.Errorf("%w: %s does not start with the GGUF magic", ErrNotModel, filepath.Base(path))
+	}
+	return nil
 }
 
 func hashFile(ctx context.Context, path string, buf []byte, done *atomic.Int64) (string, error) {

@@ -4,29 +4,68 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
 
 func TestShards(t *testing.T) {
-	got := Shards("/m/Qwen3-IQ3_XXS-00002-of-00003.gguf")
+	t.Parallel()
+	got, err := Shards("/m/Qwen3-IQ3_XXS-00002-of-00003.gguf")
 	want := []string{"/m/Qwen3-IQ3_XXS-00001-of-00003.gguf", "/m/Qwen3-IQ3_XXS-00002-of-00003.gguf", "/m/Qwen3-IQ3_XXS-00003-of-00003.gguf"}
-	if !slices.Equal(got, want) {
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("%v %v", got, err)
+	}
+	if got, err := Shards("/m/single.gguf"); err != nil || !slices.Equal(got, []string{"/m/single.gguf"}) {
 		t.Errorf("%v", got)
 	}
-	if got := Shards("/m/single.gguf"); !slices.Equal(got, []string{"/m/single.gguf"}) {
-		t.Errorf("%v", got)
+	// A hostile server's name does not become 99,999 file names.
+	for _, bad := range []string{"/m/x-00001-of-99999.gguf", "/m/x-00003-of-00002.gguf", "/m/x-00000-of-00002.gguf"} {
+		if got, err := Shards(bad); err == nil || got != nil {
+			t.Errorf("%s: %d names, %v", bad, len(got), err)
+		}
+	}
+	if got, err := Shards(fmt.Sprintf("/m/x-00001-of-%05d.gguf", MaxShards)); err != nil || len(got) != MaxShards {
+		t.Errorf("the largest allowed set: %d, %v", len(got), err)
+	}
+}
+
+// TestOnlyModelFilesAreHashed: a file the server names that is not GGUF
+// (/etc/passwd, a text file named .gguf) is refused, never hashed and never
+// cached.
+func TestOnlyModelFilesAreHashed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "fake.gguf"), []byte("root:x:0:0:root:/root:/bin/bash\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "real.gguf"), []byte("GGUF\x03\x00\x00\x00"), 0o644)
+	cache, _ := OpenCache(filepath.Join(dir, "cache.json"))
+	res, _ := Hash(context.Background(), []Candidate{{Path: filepath.Join(dir, "fake.gguf")}, {Path: "/etc/passwd"}, {Path: filepath.Join(dir, "real.gguf")}}, Options{Cache: cache})
+	for _, r := range res[:2] {
+		if !errors.Is(r.Err, ErrNotModel) || r.SHA256 != "" {
+			t.Errorf("%s: %v %q", r.Name, r.Err, r.SHA256)
+		}
+	}
+	if res[2].Err != nil || res[2].SHA256 == "" {
+		t.Errorf("real: %+v", res[2])
+	}
+	if len(cache.entries) != 1 {
+		t.Errorf("the cache holds %d entries; only the model file belongs there", len(cache.entries))
+	}
+	if _, problems := Find(Sources{ModelPath: "/m/x-00001-of-99999.gguf"}); len(problems) != 1 || !strings.Contains(problems[0], "99999 shards") {
+		t.Errorf("problems %v", problems)
 	}
 }
 
 func TestFindAndHash(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
-		"pack/q-00001-of-00002.gguf": "shard one", "pack/q-00002-of-00002.gguf": "shard two",
-		"draft.gguf": "draft", "extra.bin": "x",
+		"pack/q-00001-of-00002.gguf": "GGUF shard one", "pack/q-00002-of-00002.gguf": "GGUF shard two",
+		"draft.gguf": "GGUF draft", "extra.bin": "GGUF x",
 	}
 	for n, c := range files {
 		os.MkdirAll(filepath.Dir(filepath.Join(dir, n)), 0o755)
@@ -55,7 +94,7 @@ func TestFindAndHash(t *testing.T) {
 	}
 	// Unchanged: from the cache. Changed: hashed again. --rehash: all again.
 	cache2, _ := OpenCache(cachePath)
-	os.WriteFile(filepath.Join(dir, "draft.gguf"), []byte("draft v2"), 0o644)
+	os.WriteFile(filepath.Join(dir, "draft.gguf"), []byte("GGUF draft v2"), 0o644)
 	future := time.Now().Add(time.Hour)
 	os.Chtimes(filepath.Join(dir, "draft.gguf"), future, future)
 	res, _ = Hash(context.Background(), cands, Options{Cache: cache2})
@@ -83,7 +122,7 @@ func mustRel(t *testing.T, dir, p string) string {
 func TestProgress(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "big.gguf")
-	os.WriteFile(p, make([]byte, 9<<20), 0o644)
+	os.WriteFile(p, append([]byte("GGUF"), make([]byte, 9<<20-4)...), 0o644)
 	var last [2]int64
 	Hash(context.Background(), []Candidate{{Path: p}}, Options{Progress: func(d, tot int64) { last = [2]int64{d, tot} }})
 	if last[0] != 9<<20 || last[1] != 9<<20 {

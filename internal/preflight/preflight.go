@@ -26,6 +26,7 @@ import (
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/corpus"
 	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/protocol"
 )
@@ -317,7 +318,7 @@ func (f Fixture) Line() string {
 	var parts []string
 	switch {
 	case f.Problem != "" && f.EngineTokens == nil && !f.RenderingAgrees && f.FirstDifference == nil:
-		return fmt.Sprintf("%-28s not checked: %s", f.RequestID, f.Problem)
+		return fmt.Sprintf("%-28s not checked: %s", f.RequestID, display.Line(f.Problem))
 	case f.RenderingAgrees:
 		parts = append(parts, "rendering agrees")
 	default:
@@ -325,7 +326,7 @@ func (f Fixture) Line() string {
 	}
 	switch {
 	case f.EngineTokens == nil:
-		parts = append(parts, "tokens not checked: "+f.Problem)
+		parts = append(parts, "tokens not checked: "+display.Line(f.Problem))
 	case *f.EngineTokens == f.FrozenTokens:
 		parts = append(parts, fmt.Sprintf("%d tokens", f.FrozenTokens))
 	default:
@@ -344,7 +345,7 @@ func (f Fixture) Line() string {
 // Summary is the closing lines for the terminal.
 func (r *Result) Summary() []string {
 	if !r.Verifiable {
-		return []string{"preflight not verifiable: " + r.Reason}
+		return []string{"preflight not verifiable: " + display.Line(r.Reason)}
 	}
 	var out []string
 	switch {

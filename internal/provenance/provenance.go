@@ -11,6 +11,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/strata-bench/strata/internal/contract"
@@ -44,6 +45,14 @@ type Inputs struct {
 }
 
 // Gather collects the facts.
+// refusal says in a few words why a named file is not a model file.
+func refusal(err error) string {
+	if errors.Is(err, os.ErrNotExist) {
+		return "no such file, and not named like a GGUF model file"
+	}
+	return err.Error()
+}
+
 func Gather(ctx context.Context, in Inputs) result.Facts {
 	f := result.Facts{Missing: map[string]string{}, Extensions: map[string]any{}}
 	// The install.
@@ -86,9 +95,17 @@ func Gather(ctx context.Context, in Inputs) result.Facts {
 		return f
 	}
 	hashed, took := modelfiles.Hash(ctx, cands, modelfiles.Options{Cache: in.Cache, Rehash: in.Rehash, Progress: in.Progress})
-	var detail []map[string]any
+	detail := []map[string]any{}
 	f.ModelFiles = []contract.ModelFile{}
-	for i, h := range hashed {
+	for _, h := range hashed {
+		// Only model files are recorded: a file the server names that is
+		// not GGUF (or, unreadable, is not even named like one) is refused
+		// with the reason, never hashed, cached or published.
+		if errors.Is(h.Err, modelfiles.ErrNotModel) || h.Err != nil && !strings.HasSuffix(strings.ToLower(h.Name), ".gguf") {
+			problems = append(problems, "refused "+h.From+": "+refusal(h.Err))
+			continue
+		}
+		i := len(f.ModelFiles)
 		mf := contract.ModelFile{Path: h.Name}
 		d := map[string]any{"path": h.Name, "found_in": h.From, "size_bytes": h.Size, "from_cache": h.FromCache}
 		if h.Err != nil {
@@ -106,6 +123,10 @@ func Gather(ctx context.Context, in Inputs) result.Facts {
 		f.ModelFiles = append(f.ModelFiles, mf)
 		detail = append(detail, d)
 	}
+	if len(f.ModelFiles) == 0 {
+		f.ModelFiles = nil
+		f.Missing["/model/files"] = "no model file was found to hash: " + strings.Join(problems, "; ")
+	}
 	hashing := map[string]any{
 		"duration_s": took.Seconds(), "files": detail, "problems": problems,
 		"note": "hashing runs before the warm-up and is not part of required_duration_s",
@@ -114,10 +135,13 @@ func Gather(ctx context.Context, in Inputs) result.Facts {
 		hashing["model_path_resolved"] = in.ModelPathNote
 	}
 	f.Extensions["model_hashing"] = hashing
+	if f.ModelFiles == nil {
+		return f
+	}
 	// GGUF metadata of the first readable file: hints with their sources,
 	// never the operator-declared fields.
 	for _, h := range hashed {
-		if h.Err != nil {
+		if h.Err != nil || h.SHA256 == "" {
 			continue
 		}
 		if g, err := gguf.Open(h.Path); err == nil {

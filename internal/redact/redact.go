@@ -1,9 +1,21 @@
 // Package redact sanitizes text and JSON before anything is written into a
 // result folder, which leaves the user's machine: home folders, the user and
-// host names, absolute folder paths, private and link-local addresses, MAC
-// and e-mail addresses, bearer tokens and API keys are replaced with stable
-// placeholders. Placeholders contain no quotes or backslashes, so redacting
-// JSON text keeps it valid JSON.
+// host names, machine paths, private and link-local addresses, MAC and
+// e-mail addresses, private key blocks, credentials and API keys are
+// replaced with stable placeholders. Placeholders contain no quotes or
+// backslashes, so redacting JSON text keeps it valid JSON, and no rule
+// matches a placeholder, so redacting twice changes nothing.
+//
+// It never damages evidence that is not private. Names match only as whole
+// words (or path segments), in any letter case; a name that is also a word
+// of strata's own text or of the protocol's fixtures ("build", "short",
+// "bench") is replaced only where it cannot be that word: in a path. The
+// caller also names the parts of a JSON document that are protocol-owned
+// (request IDs, enums, hashes, the request bodies built from the fixtures),
+// which are never rewritten.
+//
+// The submit scan uses the same rules (Find): one implementation decides
+// both what is replaced and what is reported.
 package redact
 
 import (
@@ -30,24 +42,28 @@ const (
 	Secret    = "<secret>"
 )
 
-// Redactor replaces private data. The zero value redacts only the generic
-// patterns; New adds this machine's names and any known secrets.
-type Redactor struct {
-	literals []literal
+// Finding is one piece of private data the redactor replaces: its
+// placeholder, what it is in plain words, and the text found.
+type Finding struct {
+	Kind  string
+	What  string
+	Match string
 }
 
-type literal struct{ from, to string }
+func (f Finding) String() string { return f.What + ": " + f.Match }
 
 // Machine describes what is private on this machine.
 type Machine struct {
 	HomeDirs []string
 	Users    []string
 	Hosts    []string
-	Secrets  []string
+	// Secrets are values known to be secret (the API key in use).
+	Secrets []string
 }
 
-// Local returns this machine's home folder, user and host names.
-func Local() Machine {
+// Local returns this machine's home folder, user and host names, from the
+// given environment lookup (USER, LOGNAME, USERNAME) and the OS.
+func Local(getenv func(string) string) Machine {
 	var m Machine
 	if h, err := os.UserHomeDir(); err == nil {
 		m.HomeDirs = append(m.HomeDirs, h)
@@ -64,147 +80,278 @@ func Local() Machine {
 			m.Hosts = append(m.Hosts, short)
 		}
 	}
-	for _, k := range []string{"USER", "LOGNAME", "USERNAME"} {
-		if v := os.Getenv(k); v != "" {
-			m.Users = append(m.Users, v)
+	if getenv != nil {
+		for _, k := range []string{"USER", "LOGNAME", "USERNAME"} {
+			if v := getenv(k); v != "" {
+				m.Users = append(m.Users, v)
+			}
 		}
 	}
 	return m
 }
 
-// New returns a redactor for m.
-func New(m Machine) *Redactor {
-	r := &Redactor{}
-	add := func(from, to string) {
-		if len(from) >= 3 && from != "/" && !isGenericName(from) {
-			r.literals = append(r.literals, literal{from, to})
-		}
-	}
+// Redactor replaces private data. The zero value (and nil) redacts the
+// generic patterns only; New adds a machine's names and known secrets.
+type Redactor struct {
+	secrets []string        // exact values, longest first
+	homes   *regexp.Regexp  // this machine's home folders, any case
+	names   *regexp.Regexp  // user and host names, whole words, any case
+	kinds   map[string]rule // lower-case name -> its placeholder and words
+	vocab   map[string]bool // words that are strata's or the protocol's own
+}
+
+// New returns a redactor for m. protect lists the words that are strata's
+// own or the protocol's (see Vocabulary): a name among them is only
+// replaced in a path.
+func New(m Machine, protect map[string]bool) *Redactor {
+	r := &Redactor{kinds: map[string]rule{}, vocab: protect}
 	for _, s := range m.Secrets {
-		if len(s) >= 6 {
-			r.literals = append(r.literals, literal{s, Secret})
+		if len(s) >= 4 {
+			r.secrets = append(r.secrets, s)
 		}
 	}
+	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
+	var homes []string
 	for _, h := range m.HomeDirs {
-		add(strings.TrimRight(h, "/\\"), Home)
+		h = strings.TrimRight(h, `/\`)
+		if len(h) > 1 {
+			homes = append(homes, regexp.QuoteMeta(h))
+		}
+	}
+	if len(homes) > 0 {
+		sortLongestFirst(homes)
+		r.homes = regexp.MustCompile(`(?i)(?:` + strings.Join(homes, "|") + `)\b`)
+	}
+	var names []string
+	add := func(name, to, what string) {
+		low := strings.ToLower(strings.TrimSpace(name))
+		if low == "" || isGenericName(low) {
+			return
+		}
+		if _, dup := r.kinds[low]; dup {
+			return
+		}
+		r.kinds[low] = rule{to: to, what: what}
+		names = append(names, regexp.QuoteMeta(low))
 	}
 	for _, h := range m.Hosts {
-		add(h, Host)
+		add(h, Host, "this machine's host name")
 	}
 	for _, u := range m.Users {
-		add(u, User)
+		add(u, User, "this machine's user name")
 	}
-	// Longest first, so a home folder goes before the user name inside it.
-	sort.SliceStable(r.literals, func(i, j int) bool { return len(r.literals[i].from) > len(r.literals[j].from) })
+	if len(names) > 0 {
+		sortLongestFirst(names)
+		// \b is an ASCII word boundary: "tom" never matches inside "custom",
+		// nor "build" inside "get_build_status".
+		r.names = regexp.MustCompile(`(?i)\b(?:` + strings.Join(names, "|") + `)\b`)
+	}
 	return r
 }
 
-// isGenericName keeps words that would wreck ordinary text from being
-// treated as a private name (a user called "root" or a host "localhost").
+func sortLongestFirst(s []string) {
+	sort.SliceStable(s, func(i, j int) bool { return len(s[i]) > len(s[j]) })
+}
+
+// isGenericName keeps account names that are words of every log (a user
+// called "root", a CI user "runner", a host "localhost") from being
+// treated as private.
 func isGenericName(s string) bool {
-	switch strings.ToLower(s) {
-	case "root", "localhost", "user", "admin", "runner", "debian", "ubuntu", "host", "strata", "model", "server":
+	switch s {
+	case "root", "localhost", "user", "admin", "runner", "debian", "ubuntu", "host", "strata", "model", "server", "nobody", "ci":
 		return true
 	}
 	return false
 }
 
-var patterns = []struct {
-	re *regexp.Regexp
-	to string
-}{
-	// Keys and tokens first: they may contain anything below.
-	{regexp.MustCompile(`(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}`), "$1 " + Secret},
-	{regexp.MustCompile(`(?i)((?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|secret|password|passwd)["']?\s*[:=]\s*["']?)[^\s"',;&]{6,}`), "${1}" + Secret},
-	// A bare "token" key is also how engines log vocabulary ids ("EOG token
-	// = 151645 '<|im_end|>'"): only a value made of key characters with a
-	// letter in it is a secret there.
-	{regexp.MustCompile(`(?i)(\btoken["']?\s*[:=]\s*["']?)([A-Za-z0-9._~+/=-]*[A-Za-z][A-Za-z0-9._~+/=-]*)`), "${1}" + Secret},
-	{regexp.MustCompile(`\b(?:sk|pk|rk)-(?:proj-|live-|test-|ant-)?[A-Za-z0-9_-]{16,}\b`), Secret},
-	{regexp.MustCompile(`\bhf_[A-Za-z0-9]{20,}\b`), Secret},
-	{regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}\b`), Secret},
-	{regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{30,}\b`), Secret},
-	{regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}\b`), Secret},
-	{regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`), Secret},
-	{regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b`), Secret},
-	// Home folders of any user, in Linux, macOS and Windows forms (also as
-	// escaped in JSON).
-	{regexp.MustCompile(`/home/[^/\s"'<>:;,]+`), Home},
-	{regexp.MustCompile(`/Users/[^/\s"'<>:;,]+`), Home},
-	{regexp.MustCompile(`/root\b`), Home},
-	{regexp.MustCompile(`(?i)\b[A-Z]:(?:\\{1,2}|/)Users(?:\\{1,2}|/)[^\\/\s"'<>:;,]+`), Home},
-	{regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`), Email},
-	{regexp.MustCompile(`(?i)\b(?:[0-9a-f]{2}[:-]){5}[0-9a-f]{2}\b`), MAC},
-	// Private, shared and link-local IPv4 (loopback stays: it is the
-	// protocol's own address).
-	{regexp.MustCompile(`\b(?:10(?:\.\d{1,3}){3}|192\.168(?:\.\d{1,3}){2}|172\.(?:1[6-9]|2\d|3[01])(?:\.\d{1,3}){2}|169\.254(?:\.\d{1,3}){2}|100\.(?:6[4-9]|[7-9]\d|1[01]\d|12[0-7])(?:\.\d{1,3}){2})\b`), PrivateIP},
-	// Link-local and unique-local IPv6.
-	{regexp.MustCompile(`(?i)\b(?:fe[89ab][0-9a-f]|f[cd][0-9a-f]{2})(?::[0-9a-f]{0,4}){2,7}(?:%[A-Za-z0-9]+)?`), PrivateIP},
-}
-
-// absDir matches the folder part of an absolute path that stands on its own
-// (after a quote, space, =, ( or the start of a line), so URLs keep their
-// paths while "/srv/models/x.gguf" becomes "<path>/x.gguf".
-var absDir = regexp.MustCompile(`(^|[\s"'=(\[,])((?:/[A-Za-z0-9._@+~-]+)+)/`)
-
-// absWinDir is the Windows form, including JSON's doubled backslashes.
-var absWinDir = regexp.MustCompile(`(?i)\b[A-Z]:(?:\\{1,2}[^\\/\s"'<>:;,|*?]+)+\\{1,2}`)
-
-// apiPath keeps HTTP API paths (/v1/chat/completions) out of path redaction.
-func apiPath(p string) bool {
-	return strings.HasPrefix(p, "/v1") || strings.HasPrefix(p, "/api")
-}
-
 // String redacts text.
-func (r *Redactor) String(s string) string {
-	if r != nil {
-		for _, l := range r.literals {
-			s = strings.ReplaceAll(s, l.from, l.to)
+func (r *Redactor) String(s string) string { return r.apply(s, nil) }
+
+// Bytes redacts bytes (text).
+func (r *Redactor) Bytes(b []byte) []byte { return []byte(r.String(string(b))) }
+
+// Find returns the private data r would replace in s, in plain words (for
+// tests and the submission scan).
+func (r *Redactor) Find(s string) []Finding {
+	var out []Finding
+	r.apply(s, func(f Finding) { out = append(out, f) })
+	return out
+}
+
+// apply runs every rule in order; found, when set, hears each replacement.
+func (r *Redactor) apply(s string, found func(Finding)) string {
+	if s == "" {
+		return s
+	}
+	note := func(kind, what, match string) {
+		if found != nil {
+			found(Finding{Kind: kind, What: what, Match: match})
 		}
 	}
-	for _, p := range patterns {
-		s = p.re.ReplaceAllString(s, p.to)
+	if r != nil {
+		for _, sec := range r.secrets {
+			if strings.Contains(s, sec) {
+				note(Secret, "a secret strata knows (the API key in use)", sec)
+				s = strings.ReplaceAll(s, sec, Secret)
+			}
+		}
+	}
+	s = providerKeys(s, note)
+	for _, ru := range secretRules {
+		s = ru.replace(s, note)
+	}
+	if r != nil && r.homes != nil {
+		s = r.homes.ReplaceAllStringFunc(s, func(m string) string {
+			note(Home, "this machine's home folder", m)
+			return Home
+		})
+	}
+	for _, ru := range pathRules {
+		s = ru.replace(s, note)
+	}
+	for _, ru := range addressRules[:2] { // e-mail addresses and private host names hold names
+		s = ru.replace(s, note)
+	}
+	if r != nil && r.names != nil {
+		s = r.names.ReplaceAllStringFunc(s, func(m string) string {
+			low := strings.ToLower(m)
+			if r.vocab[low] {
+				return m // a word of strata's own text, not the name
+			}
+			k := r.kinds[low]
+			note(k.to, k.what, m)
+			return k.to
+		})
+	}
+	for _, ru := range addressRules[2:] {
+		s = ru.replace(s, note)
 	}
 	s = absDir.ReplaceAllStringFunc(s, func(m string) string {
 		sub := absDir.FindStringSubmatch(m)
 		if apiPath(sub[2]) {
 			return m
 		}
+		note(Path, "an absolute folder path", sub[2])
 		return sub[1] + Path + "/"
 	})
-	s = absWinDir.ReplaceAllString(s, Path+`\`)
+	s = absWinDir.ReplaceAllStringFunc(s, func(m string) string {
+		note(Path, "an absolute Windows folder path", m)
+		return Path + `\`
+	})
 	return s
 }
 
-// Bytes redacts bytes (text or JSON).
-func (r *Redactor) Bytes(b []byte) []byte { return []byte(r.String(string(b))) }
-
-// Find returns the private data r would replace in s (for tests and the
-// submission scan), as "kind: match".
-func (r *Redactor) Find(s string) []string {
-	var out []string
-	if r != nil {
-		for _, l := range r.literals {
-			if strings.Contains(s, l.from) {
-				out = append(out, l.to+": "+l.from)
+// replace applies one rule.
+func (ru rule) replace(s string, note func(kind, what, match string)) string {
+	if ru.group == 0 {
+		return ru.re.ReplaceAllStringFunc(s, func(m string) string {
+			if ru.keep != nil && ru.keep(m) {
+				return m
 			}
+			note(ru.to, ru.what, m)
+			return ru.to
+		})
+	}
+	idx := ru.re.FindAllStringSubmatchIndex(s, -1)
+	if idx == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range idx {
+		lo, hi := m[2*ru.group], m[2*ru.group+1]
+		if lo < 0 || lo < last {
+			continue
 		}
-	}
-	for _, p := range patterns {
-		for _, m := range p.re.FindAllString(s, -1) {
-			out = append(out, p.to+": "+m)
+		private := s[lo:hi]
+		if ru.keep != nil && ru.keep(private) {
+			continue
 		}
+		note(ru.to, ru.what, private)
+		b.WriteString(s[last:lo])
+		b.WriteString(ru.to)
+		last = hi
 	}
-	for _, m := range absDir.FindAllStringSubmatch(s, -1) {
-		out = append(out, Path+": "+m[2])
+	if last == 0 {
+		return s
 	}
-	return out
+	b.WriteString(s[last:])
+	return b.String()
 }
 
-// JSON redacts the string values of a JSON document (names are the format's
-// own, never private, and JSON Pointers would look like paths). The output
-// is re-encoded compactly, or with two-space indentation when indent is set.
-func (r *Redactor) JSON(data []byte, indent bool) ([]byte, error) {
+// providerKeys applies the gitleaks rule set: a rule runs only when one of
+// its keywords is in the text, and a match stands only past its entropy
+// threshold and allowlists.
+func providerKeys(s string, note func(kind, what, match string)) string {
+	rules, global, err := providerRules()
+	if err != nil {
+		// The embedded rule set is checked by the tests; failing closed
+		// here would lose a run over a data file.
+		return s
+	}
+	low := strings.ToLower(s)
+	for _, k := range rules {
+		present := len(k.keywords) == 0
+		for _, kw := range k.keywords {
+			if strings.Contains(low, kw) {
+				present = true
+				break
+			}
+		}
+		if !present {
+			continue
+		}
+		idx := k.re.FindAllStringSubmatchIndex(s, -1)
+		if idx == nil {
+			continue
+		}
+		var b strings.Builder
+		last := 0
+		for _, m := range idx {
+			lo, hi := m[0], m[1]
+			switch {
+			case k.group > 0 && 2*k.group+1 < len(m):
+				lo, hi = m[2*k.group], m[2*k.group+1]
+			case k.group == 0 && len(m) > 2 && m[2] >= 0:
+				lo, hi = m[2], m[3] // gitleaks takes the first group as the secret
+			}
+			if lo < last || lo < 0 {
+				continue
+			}
+			secret, match := s[lo:hi], s[m[0]:m[1]]
+			if isPlaceholder(secret) || (k.entropy > 0 && shannon(secret) < k.entropy) {
+				continue
+			}
+			line := lineAround(s, m[0], m[1])
+			allowed := global.allowed(secret, match, line)
+			for _, a := range k.allow {
+				allowed = allowed || a.allowed(secret, match, line)
+			}
+			if allowed {
+				continue
+			}
+			note(Secret, k.description+" (gitleaks rule "+k.id+")", secret)
+			b.WriteString(s[last:lo])
+			b.WriteString(Secret)
+			last = hi
+		}
+		if last > 0 {
+			b.WriteString(s[last:])
+			s = b.String()
+		}
+	}
+	return s
+}
+
+// Skip says whether the JSON string at a path (object names and array
+// indexes as strings) is protocol-owned and must not be rewritten.
+type Skip func(path []string) bool
+
+// JSON redacts the string values of a JSON document (names are the
+// format's own, never private), except where skip says a value is
+// protocol-owned. The output is re-encoded compactly, or with two-space
+// indentation when indent is set.
+func (r *Redactor) JSON(data []byte, indent bool, skip Skip) ([]byte, error) {
 	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	var out bytes.Buffer
 	opts := []jsontext.Options{jsontext.EscapeForHTML(false), jsontext.EscapeForJS(false)}
@@ -213,7 +360,8 @@ func (r *Redactor) JSON(data []byte, indent bool) ([]byte, error) {
 	}
 	enc := jsontext.NewEncoder(&out, opts...)
 	for {
-		kind, n := dec.StackIndex(dec.StackDepth())
+		depth := dec.StackDepth()
+		kind, n := dec.StackIndex(depth)
 		isName := kind == '{' && n%2 == 0
 		tok, err := dec.ReadToken()
 		if err == io.EOF {
@@ -223,11 +371,23 @@ func (r *Redactor) JSON(data []byte, indent bool) ([]byte, error) {
 			return nil, err
 		}
 		if tok.Kind() == '"' && !isName {
-			tok = jsontext.String(r.String(tok.String()))
+			if skip == nil || !skip(ValuePath(dec)) {
+				tok = jsontext.String(r.String(tok.String()))
+			}
 		}
 		if err := enc.WriteToken(tok); err != nil {
 			return nil, err
 		}
 	}
 	return bytes.TrimRight(out.Bytes(), "\n"), nil
+}
+
+// ValuePath is the path (object names and array indexes) of the value a
+// decoder just read, from its JSON Pointer.
+func ValuePath(dec *jsontext.Decoder) []string {
+	var segs []string
+	for _, seg := range strings.Split(strings.TrimPrefix(string(dec.StackPointer()), "/"), "/") {
+		segs = append(segs, strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~"))
+	}
+	return segs
 }

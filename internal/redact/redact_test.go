@@ -2,58 +2,181 @@ package redact
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/strata-bench/strata/internal/redact/vocabgen"
+	"github.com/strata-bench/strata/internal/sharedpath"
 )
 
-func TestString(t *testing.T) {
-	r := New(Machine{HomeDirs: []string{"/home/alice"}, Users: []string{"alice"}, Hosts: []string{"gpu-box-7"}, Secrets: []string{"s3cr3t-profile-key"}})
-	cases := []struct{ in, gone, want string }{
-		{"model at /home/alice/models/q.gguf", "alice", "<home>/models/q.gguf"},
-		{"/Users/bob/Library/x", "bob", "<home>/Library/x"},
-		{`C:\Users\carol\models\q.gguf`, "carol", `<home>\models\q.gguf`},
-		{`"C:\\Users\\carol\\m.gguf"`, "carol", `<home>`},
-		{"host gpu-box-7 ready", "gpu-box-7", "host <host> ready"},
-		{"user alice logged in", "alice", "user <user> logged in"},
-		{"listening on 192.168.1.20:8080", "192.168.1.20", "<private-ip>:8080"},
-		{"peer 10.0.0.5 and 172.20.1.1 and 169.254.3.4", "10.0.0.5", "<private-ip>"},
-		{"addr fe80::1ff:fe23:4567:890a%eth0", "fe80::1ff", "<private-ip>"},
-		{"addr fd12:3456:789a::1", "fd12:3456", "<private-ip>"},
-		{"mac 00:1A:2b:3C:4d:5E", "00:1A", "<mac>"},
-		{"contact alice.smith@example.com", "example.com", "<email>"},
-		{"Authorization: Bearer abcdefghijklmnop1234", "abcdefghijklmnop1234", "Bearer <secret>"},
-		{"key sk-proj-ABCDEFGHIJKLMNOPQRSTUV123", "ABCDEFGHIJ", "<secret>"},
-		{"token hf_ABCDEFGHIJKLMNOPQRSTUVWXYZ", "hf_ABC", "<secret>"},
-		{"ghp_0123456789abcdefghijklmnopqrstuvwxyz", "ghp_", "<secret>"},
-		{`--api-key=supersecretvalue`, "supersecretvalue", "<secret>"},
-		{"profile key s3cr3t-profile-key", "s3cr3t-profile-key", "<secret>"},
-		{"-m /srv/ai/llm-models/tiny.gguf", "/srv/ai", "<path>/tiny.gguf"},
-	}
-	for _, c := range cases {
+// machine is the planted machine: a user, a short host name, a host in
+// another case, and a known key.
+var machine = Machine{HomeDirs: []string{"/home/alice"}, Users: []string{"alice"}, Hosts: []string{"WS-ALICE-01", "vm"},
+	Secrets: []string{"s3cr3t-profile-key"}}
+
+// planted are the private forms a security review planted, each with what
+// must be gone and the placeholder that stands instead.
+var planted = []struct{ in, gone, want string }{
+	{"model at /home/alice/models/q.gguf", "alice", "<home>/models/q.gguf"},
+	{"/Users/bob/Library/x", "bob", "<home>/Library/x"},
+	{`C:\Users\carol\models\q.gguf`, "carol", `<home>\models\q.gguf`},
+	{`"C:\\Users\\carol\\m.gguf"`, "carol", `<home>`},
+	{"see ~dave/models/q.gguf", "dave", "<home>/models/q.gguf"},
+	{"GET /files?path=%2Fhome%2Ferin%2Fq.gguf", "erin", "<home>"},
+	{`share \\fileserver\models\q.gguf`, "fileserver", "<path>"},
+	{"host ws-alice-01 ready", "ws-alice-01", "host <host> ready"},
+	{"host WS-ALICE-01 ready", "WS-ALICE-01", "host <host> ready"},
+	{"on vm ready", " vm ", "on <host> ready"},
+	{"user Alice logged in", "Alice", "user <user> logged in"},
+	{"user ALICE logged in", "ALICE", "user <user> logged in"},
+	{"peer planted-host.example.lan answered", "planted-host", "peer <host> answered"},
+	{"peer nas.local answered", "nas.local", "peer <host> answered"},
+	{"listening on 192.168.1.20:8080", "192.168.1.20", "<private-ip>:8080"},
+	{"peer 10.0.0.5 and 172.20.1.1 and 169.254.3.4", "10.0.0.5", "<private-ip>"},
+	{"addr fe80::1ff:fe23:4567:890a%eth0", "fe80::1ff", "<private-ip>"},
+	{"addr fe80::1ff:fe23:4567:890a%wlan-0 up", "-0", "<private-ip> up"},
+	{"addr fd12:3456:789a::1", "fd12:3456", "<private-ip>"},
+	{"mac 00:1A:2b:3C:4d:5E", "00:1A", "<mac>"},
+	{"mac 001a.2b3c.4d5e on port", "001a.2b3c", "mac <mac> on"},
+	{"contact alice.smith@example.com", "example.com", "<email>"},
+	{"Authorization: Bearer abcdefghijklmnop1234", "abcdefghijklmnop1234", "Bearer <secret>"},
+	{"Authorization: Bearer abc12", "abc12", "Bearer <secret>"},
+	{"key sk-proj-ABCDEFGHIJKLMNOPQRSTUV123", "ABCDEFGHIJ", "<secret>"},
+	{"token hf_ABCDEFGHIJKLMNOPQRSTUVWXYZ", "hf_ABC", "<secret>"},
+	{"ghp_R8m2kQv7Xz4Lp9Tw3Nb6Yc1Hd5Fg0Ja8Se2U", "ghp_R8m2", "<secret>"},
+	{"gitlab glpat-aB3dE5fG7hJ9kL1mN3pQ", "glpat-aB3", "<secret>"},
+	{"google AIzaSyDaGmWKa4JsXZ-HjGw7ISLn_3namBGewQe", "AIzaSy", "<secret>"},
+	{"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtn", "AWS_SECRET_ACCESS_KEY=<secret>"},
+	{"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtn", "<secret>"},
+	{"id AKIAIOSFODNN7EXAMPL3", "AKIAIOSFODNN7EXAMPL3", "<secret>"},
+	{"url http://bob:S3cr3tP4ss@10.0.0.5:8080/v1", "S3cr3tP4ss", "http://<secret>@<private-ip>:8080/v1"},
+	{"url http://bob:S3cr3tP4ss@127.0.0.1:8080/v1", "S3cr3tP4ss", "http://<secret>@127.0.0.1:8080/v1"},
+	{"url https://svc:hunter2@models.example.org/x", "hunter2", "https://<secret>@models.example.org/x"},
+	{`--api-key=supersecretvalue`, "supersecretvalue", "<secret>"},
+	{`--api-key supersecretvalue --port 8080`, "supersecretvalue", "--api-key <secret> --port 8080"},
+	{`password: hunter22`, "hunter22", "password: <secret>"},
+	{"profile key s3cr3t-profile-key", "s3cr3t-profile-key", "<secret>"},
+	{"-m /srv/ai/llm-models/tiny.gguf", "/srv/ai", "<path>/tiny.gguf"},
+	{"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACBq8n2eN3FzQ0p1QXZyYk5xcm5kMnFqZ1N5cWJ0V1BZWnpkcwAAAJg\n-----END OPENSSH PRIVATE KEY-----\nnext line",
+		"b3BlbnNz", "<secret>\nnext line"},
+	{"-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi\nZ1BjP5CE8SeQ3", "MIIEpAIB", "<secret>"},
+}
+
+func TestPlantedFormsAreReplaced(t *testing.T) {
+	t.Parallel()
+	r := New(machine, Vocabulary())
+	for _, c := range planted {
 		got := r.String(c.in)
 		if strings.Contains(got, c.gone) || !strings.Contains(got, c.want) {
 			t.Errorf("String(%q) = %q: want %q, without %q", c.in, got, c.want, c.gone)
 		}
-	}
-	// What must survive: loopback, API paths, versions, protocol text.
-	for _, keep := range []string{
-		"http://127.0.0.1:8080/v1/chat/completions", "GET /v1/models answered", "build b9928-81ff7ab",
-		"usage.prompt_tokens", "timings.prompt_ms / 1000", "max_tokens: 512", "[case sanity-T1]",
-		"record000001: alpha beta gamma", "root", "localhost",
-		// A real llama-server log (b10470): vocabulary ids are not secrets.
-		"load: control-looking token: 128247 '</s>' was not control-type; this is probably a bug in the model.",
-		"print_info: EOG token        = 151645 '<|im_end|>'", "print_info: BOS token        = 151643 '<|endoftext|>'",
-	} {
-		if got := r.String(keep); got != keep {
-			t.Errorf("String(%q) = %q: must stay", keep, got)
+		if len(r.Find(c.in)) == 0 {
+			t.Errorf("Find(%q) finds nothing", c.in)
+		}
+		if again := r.String(got); again != got {
+			t.Errorf("redacting twice changes %q to %q", got, again)
 		}
 	}
 }
 
-func TestJSONRedactsValuesNotNames(t *testing.T) {
-	r := New(Machine{Users: []string{"alice"}})
-	in := `{"missing": {"/software/strata_commit": "no commit in /home/alice/src"}, "alice": ["10.1.2.3", 3, null, true]}`
-	out, err := r.JSON([]byte(in), false)
+// TestHonestTextSurvives: what is not private stays byte for byte: strata's
+// protocol text, engine logs, versions, hashes, loopback, API paths, and
+// words that merely contain a name.
+func TestHonestTextSurvives(t *testing.T) {
+	t.Parallel()
+	r := New(Machine{Users: []string{"tom", "short", "build", "ben", "mark", "bench", "max", "eva", "alice"}, Hosts: []string{"vm"}}, Vocabulary())
+	for _, keep := range []string{
+		"http://127.0.0.1:8080/v1/chat/completions", "GET /v1/models answered", "build b9928-81ff7ab",
+		"usage.prompt_tokens", "timings.prompt_ms / 1000", "max_tokens: 512", "[case sanity-T1]",
+		"record000001: alpha beta gamma", "root", "localhost", "custom", "track custom",
+		"performance-short-r1", "get_build_status", `{"project":"Orion","build":17}`, "strata-standard-benchmark",
+		"strata bench run --simulate", "Median (min–max, n)", "evaluation", "benchmark", "Evaluate",
+		"server with /v1/status: configuration", "API_KEY=<secret>", "Authorization: Bearer <secret>",
+		"abababababababababababababababababababab", "a03b93a5e108a464e573b06ae7638dc4fa3f478b86f8ec807795c91e0513f514",
+		"2026-12-01T10:05:14.758515Z", "b10470-34af94cd9", "vm.max_map_count is a kernel setting", // vm is a word only as a word
+		// A real llama-server log (b10470): vocabulary ids are not secrets.
+		"load: control-looking token: 128247 '</s>' was not control-type; this is probably a bug in the model.",
+		"print_info: EOG token        = 151645 '<|im_end|>'", "print_info: BOS token        = 151643 '<|endoftext|>'",
+		"slot print_timing: id  0 | task 3 | prompt eval time =       4.80 ms /    30 tokens",
+	} {
+		got := r.String(keep)
+		if keep == "vm.max_map_count is a kernel setting" {
+			// "vm" is the host here, as a whole word; the rest stays.
+			if got != "<host>.max_map_count is a kernel setting" {
+				t.Errorf("String(%q) = %q", keep, got)
+			}
+			continue
+		}
+		if got != keep {
+			t.Errorf("String(%q) = %q: must stay", keep, got)
+		}
+		if f := r.Find(keep); len(f) != 0 {
+			t.Errorf("Find(%q) = %v: strata's own text is not private", keep, f)
+		}
+	}
+	// A name that is also a word of strata's text is still a name in a path.
+	if got := r.String("cache at /home/build/.cache and ~short/x"); got != "cache at <home>/.cache and <home>/x" {
+		t.Errorf("path segments: %q", got)
+	}
+	// A name that is no such word is one wherever it stands as a word.
+	if got := r.String("Tom and tom, not custom or tomato"); got != "<user> and <user>, not custom or tomato" {
+		t.Errorf("whole words: %q", got)
+	}
+}
+
+// TestReferenceTextsSurvive: the chat template and every fixture of the
+// bundle, and a real engine log, pass through unchanged.
+func TestReferenceTextsSurvive(t *testing.T) {
+	t.Parallel()
+	r := New(Machine{Users: []string{"build", "short", "tom", "mark"}}, Vocabulary())
+	var files []string
+	files = append(files, sharedpath.Path(t, "tokenizer", "qwen3", "chat_template.jinja"))
+	fx, _ := filepath.Glob(filepath.Join("..", "..", "bench", "prompts", "standard-v1", "*.json"))
+	files = append(files, fx...)
+	if len(fx) != 35 {
+		t.Fatalf("bundle files: %d", len(fx))
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.String(string(data)); got != string(data) {
+			i := 0
+			for i < len(got) && i < len(data) && got[i] == data[i] {
+				i++
+			}
+			t.Errorf("%s changed at byte %d: %q", filepath.Base(f), i, got[i:min(len(got), i+60)])
+		}
+	}
+}
+
+func TestFindSaysWhatInPlainWords(t *testing.T) {
+	t.Parallel()
+	r := New(machine, Vocabulary())
+	f := r.Find("key glpat-aB3dE5fG7hJ9kL1mN3pQ from /home/alice at 192.168.3.4")
+	var lines []string
+	for _, x := range f {
+		lines = append(lines, x.String())
+		if strings.Contains(x.What, "$") || strings.Contains(x.What, "<") {
+			t.Errorf("finding %q is not plain words", x.What)
+		}
+	}
+	joined := strings.Join(lines, "\n")
+	for _, want := range []string{"GitLab", ": glpat-aB3dE5fG7hJ9kL1mN3pQ", "home folder: /home/alice", "private IPv4 address: 192.168.3.4"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("findings lack %q:\n%s", want, joined)
+		}
+	}
+}
+
+func TestJSONRedactsValuesNotNamesAndSkipsOwned(t *testing.T) {
+	t.Parallel()
+	r := New(Machine{Users: []string{"alice"}}, Vocabulary())
+	in := `{"missing": {"/software/strata_commit": "no commit in /home/alice/src"}, "alice": ["10.1.2.3", 3, null, true], "id": "alice-10.1.2.3"}`
+	out, err := r.JSON([]byte(in), false, func(p []string) bool { return len(p) == 1 && p[0] == "id" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,23 +185,67 @@ func TestJSONRedactsValuesNotNames(t *testing.T) {
 		t.Fatalf("not JSON: %s", out)
 	}
 	s := string(out)
-	if !strings.Contains(s, `"/software/strata_commit"`) || !strings.Contains(s, `"alice":`) {
-		t.Errorf("names changed: %s", s)
+	if !strings.Contains(s, `"/software/strata_commit"`) || !strings.Contains(s, `"alice":`) || !strings.Contains(s, `"id":"alice-10.1.2.3"`) {
+		t.Errorf("names or owned values changed: %s", s)
 	}
-	if strings.Contains(s, "/home/alice") || strings.Contains(s, "10.1.2.3") {
+	if strings.Contains(s, "/home/alice") || strings.Contains(s, `"10.1.2.3"`) {
 		t.Errorf("values not redacted: %s", s)
+	}
+}
+
+// TestProviderRulesLoad: the embedded gitleaks rule set compiles, and only
+// the excluded generic rule is left out.
+func TestProviderRulesLoad(t *testing.T) {
+	t.Parallel()
+	rules, _, err := providerRules()
+	if err != nil || len(rules) < 200 {
+		t.Fatalf("%d rules, %v", len(rules), err)
+	}
+	for _, r := range rules {
+		if excludedRules[r.id] {
+			t.Errorf("rule %s is excluded", r.id)
+		}
+	}
+}
+
+// TestVocabularyIsCurrent: vocab.txt holds exactly the words of strata's
+// string literals (go generate ./internal/redact rewrites it).
+func TestVocabularyIsCurrent(t *testing.T) {
+	t.Parallel()
+	words, err := vocabgen.Words(filepath.Join("..", ".."), vocabgen.Folders...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(words, "\n") + "\n"; got != strataWords {
+		t.Error("internal/redact/vocab.txt is out of date: run go generate ./internal/redact")
 	}
 }
 
 func FuzzJSONStaysValid(f *testing.F) {
 	f.Add(`{"a":"/home/x/y","b":[1,"fe80::1"]}`)
+	f.Add(`["Bearer x","http://u:p@10.0.0.1/","glpat-aB3dE5fG7hJ9kL1mN3pQ"]`)
+	r := New(Machine{Users: []string{"alice"}, Hosts: []string{"vm"}}, Vocabulary())
 	f.Fuzz(func(t *testing.T, s string) {
 		if !json.Valid([]byte(s)) {
 			return
 		}
-		out, err := New(Machine{Users: []string{"alice"}}).JSON([]byte(s), true)
+		out, err := r.JSON([]byte(s), true, nil)
 		if err == nil && !json.Valid(out) {
 			t.Fatalf("invalid output %q for %q", out, s)
+		}
+	})
+}
+
+// FuzzIdempotent: redacting redacted text changes nothing.
+func FuzzIdempotent(f *testing.F) {
+	for _, c := range planted {
+		f.Add(c.in)
+	}
+	r := New(machine, Vocabulary())
+	f.Fuzz(func(t *testing.T, s string) {
+		once := r.String(s)
+		if twice := r.String(once); twice != once {
+			t.Fatalf("String(String(%q)) = %q, not %q", s, twice, once)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
@@ -33,7 +34,7 @@ func sval(v *string) string {
 	if v == nil || *v == "" {
 		return notMeasured
 	}
-	return *v
+	return mdEscape(*v)
 }
 
 type statusReasons struct {
@@ -102,18 +103,18 @@ func WriteReadme(w io.Writer, r *contract.Results) {
 	p("| Sanity | **%d/%d** passed |\n", r.Quality.Passed, r.Quality.Total)
 	p("| Corpus SHA-256 | `%s` |\n", r.Protocol.CorpusSHA256)
 	p("| strata commit | %s |\n", sval(r.Software.StrataCommit))
-	p("| Command | `%s` |\n\n", r.Run.Command)
+	p("| Command | `%s` |\n\n", strings.ReplaceAll(mdEscape(r.Run.Command), "`", "'"))
 	if len(ext.StatusReasons.Nonconforming) > 0 {
 		p("**Nonconforming.** This run is not a standard result:\n\n")
 		for _, s := range ext.StatusReasons.Nonconforming {
-			p("- %s\n", s)
+			p("- %s\n", mdEscape(s))
 		}
 		p("\n")
 	}
 	if len(ext.StatusReasons.Partial) > 0 {
 		p("**Partial.** Required work was not done:\n\n")
 		for _, s := range ext.StatusReasons.Partial {
-			p("- %s\n", s)
+			p("- %s\n", mdEscape(s))
 		}
 		p("\n")
 	}
@@ -127,7 +128,7 @@ func WriteReadme(w io.Writer, r *contract.Results) {
 		if g.MemoryBytes != nil {
 			mem = fmt.Sprintf("%.1f GiB", float64(*g.MemoryBytes)/(1<<30))
 		}
-		p("- GPU %d: %s, %s %s, power limit %s W\n", g.DeviceIndex, g.Name, mem, sval(g.MemoryKind), fnum(g.PowerLimitW, 0))
+		p("- GPU %d: %s, %s %s, power limit %s W\n", g.DeviceIndex, mdEscape(g.Name), mem, sval(g.MemoryKind), fnum(g.PowerLimitW, 0))
 	}
 	ram := notMeasured
 	if r.Hardware.RAMBytes != nil {
@@ -135,7 +136,7 @@ func WriteReadme(w io.Writer, r *contract.Results) {
 	}
 	p("- CPU: %s; RAM: %s\n", sval(r.Hardware.CPU), ram)
 	if r.Software.OS != nil {
-		p("- OS: %s %s\n", r.Software.OS.Name, sval(r.Software.OS.Version))
+		p("- OS: %s %s\n", mdEscape(r.Software.OS.Name), sval(r.Software.OS.Version))
 	} else {
 		p("- OS: %s\n", notMeasured)
 	}
@@ -145,12 +146,12 @@ func WriteReadme(w io.Writer, r *contract.Results) {
 		p("- Model files: %s\n", notMeasured)
 	}
 	for _, f := range r.Model.Files {
-		p("- Model file `%s`: SHA-256 %s\n", f.Path, sval(f.SHA256))
+		p("- Model file `%s`: SHA-256 %s\n", strings.ReplaceAll(mdEscape(f.Path), "`", "'"), sval(f.SHA256))
 	}
 	p("- Configuration: track `%s` (%s); context %s tokens per slot; server capacity %s\n",
-		r.Configuration.Track, sval(r.Configuration.TrackNotes), inum(r.Configuration.ContextTokens), inum(r.Configuration.ServerCapacity))
+		mdEscape(r.Configuration.Track), sval(r.Configuration.TrackNotes), inum(r.Configuration.ContextTokens), inum(r.Configuration.ServerCapacity))
 	if len(r.Hardware.BackgroundWorkloads) > 0 {
-		p("- Background workloads: %s\n", strings.Join(r.Hardware.BackgroundWorkloads, "; "))
+		p("- Background workloads: %s\n", mdEscape(strings.Join(r.Hardware.BackgroundWorkloads, "; ")))
 	}
 	writeEngineSection(p, ext)
 	p("\n## Requests\n\n| Stage | Planned | Attempted | Completed | Capped | Failed | Skipped |\n| --- | --- | --- | --- | --- | --- | --- |\n")
@@ -237,16 +238,16 @@ func WriteReadme(w io.Writer, r *contract.Results) {
 		p("%s\n", strings.Join(failures, "\n"))
 	}
 	if ext.Aborted != "" {
-		p("\nThe run stopped early: %s.\n", ext.Aborted)
+		p("\nThe run stopped early: %s.\n", mdEscape(ext.Aborted))
 	}
 	p("\n## Limitations\n\n")
 	for _, l := range ext.Limitations {
-		p("- %s\n", l)
+		p("- %s\n", mdEscape(l))
 	}
 	p("- Values written \"%s\" are null in results.json; `missing` there gives the reason for each (%d entries).\n", notMeasured, len(r.Missing))
 	p("\n## Evidence\n\n| Kind | File | SHA-256 |\n| --- | --- | --- |\n")
 	for _, a := range r.Artifacts {
-		p("| %s | [%s](%s) | `%s` |\n", a.Kind, a.Path, a.Path, a.SHA256)
+		p("| %s | [%s](%s) | `%s` |\n", mdEscape(a.Kind), mdEscape(a.Path), linkTarget(a.Path), mdEscape(a.SHA256))
 	}
 	p("\nRe-validate this folder with `strata bench report <folder>`.\n")
 }
@@ -262,7 +263,7 @@ func writeEngineSection(p func(string, ...any), ext statusReasons) {
 	if d.Dialect.Build > 0 {
 		name = fmt.Sprintf("%s b%d", name, d.Dialect.Build)
 	}
-	p("- Engine dialect: %s, identified by %s\n", name, d.Dialect.IdentifiedBy)
+	p("- Engine dialect: %s, identified by %s\n", mdEscape(name), mdEscape(d.Dialect.IdentifiedBy))
 	if d.Budget.Value != nil {
 		p("- Reasoning budget sent: `%s: %d`; check: %s\n", d.Budget.Field, *d.Budget.Value, d.Check.State)
 	}
@@ -308,10 +309,20 @@ func capacityNote(slots *int64) string {
 	return fmt.Sprintf("The server's configured capacity is %d slots, enough for the %d requests to be decoded together.", *slots, protocol.ConcurrencyClients)
 }
 
+// mdEscape makes a string from the run safe on one Markdown line: hidden
+// characters (ESC sequences, bidirectional overrides, newlines) become
+// visible escapes, and a table's | is escaped.
 func mdEscape(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	s = strings.ReplaceAll(s, "\n", " ")
-	return s
+	return strings.ReplaceAll(display.Line(s), "|", `\|`)
+}
+
+// linkTarget is a relative link to an artifact, with nothing in it that
+// Markdown or a browser would read as a scheme or markup.
+func linkTarget(p string) string {
+	if strings.ContainsAny(p, ":()<> \"'") || strings.IndexFunc(p, display.Hidden) >= 0 {
+		return "#"
+	}
+	return p
 }
 
 // ReadmeDiff rebuilds the README from results.json and lists where the

@@ -1,17 +1,19 @@
 package result
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
+	"unicode"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -19,10 +21,21 @@ import (
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/strictjson"
 	"github.com/strata-bench/strata/schema"
+)
+
+// Limits on the files of a result folder, checked before a byte is read:
+// strata never reads a submitted file of unbounded size.
+const (
+	MaxResultsBytes  = 32 << 20
+	MaxOutputsBytes  = 512 << 20
+	MaxArtifactBytes = 64 << 20
+	MaxReadmeBytes   = 4 << 20
 )
 
 // Violation is one broken rule, at a JSON Pointer of results.json (or a
@@ -32,12 +45,14 @@ type Violation struct {
 	Message string
 }
 
+// String is the violation on one line, with anything the folder's text
+// could do to a terminal escaped.
 func (v Violation) String() string {
 	p := v.Pointer
 	if p == "" {
 		p = "/"
 	}
-	return p + ": " + v.Message
+	return display.Line(p + ": " + v.Message)
 }
 
 // Validation is the outcome of checking a result folder.
@@ -47,12 +62,14 @@ type Validation struct {
 }
 
 type checker struct {
-	dir  string
+	fsys fs.FS
 	raw  []byte
 	res  *contract.Results
 	outs map[string]contract.Output
 	bad  []Violation
 	fx   *fixtures.Bundle
+	// noDialect is set once the missing dialect has been reported.
+	noDialect bool
 }
 
 func (c *checker) add(ptr, format string, a ...any) {
@@ -60,11 +77,15 @@ func (c *checker) add(ptr, format string, a ...any) {
 }
 
 // Validate checks a result folder strictly: the format and schema version,
-// the JSON Schema, exact types and no unknown keys, every null covered by
-// missing, request records against the protocol, count identities, metrics
-// recomputed from tokens and timings, summaries and rounds rebuilt from the
-// records, quality re-scored from outputs.jsonl, artifact hashes, and paths.
-// bundle supplies the fixtures' expectations and shared prefixes.
+// strict JSON (no duplicate names, valid UTF-8, bounded sizes, no
+// symlinks), the JSON Schema, exact types and no unknown keys, every null
+// covered by missing, request records against the protocol, the request
+// bodies against the fixtures and the profile, count identities, token
+// accounting and metrics re-derived from the raw usage and timings,
+// latencies against the client trace, timestamps, summaries and rounds
+// rebuilt from the records, verdicts and their reasons re-scored from
+// outputs.jsonl, artifact paths, hashes and unlisted files. bundle supplies
+// the fixtures.
 func Validate(dir string, bundle *fixtures.Bundle) (*Validation, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -73,17 +94,29 @@ func Validate(dir string, bundle *fixtures.Bundle) (*Validation, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("result folder %s: not a folder", dir)
 	}
-	c := &checker{dir: dir, fx: bundle}
-	c.raw, err = os.ReadFile(filepath.Join(dir, ResultsFile))
+	return ValidateFS(os.DirFS(dir), bundle), nil
+}
+
+// ValidateFS is Validate over a folder's files in fsys (its root is the
+// folder).
+func ValidateFS(fsys fs.FS, bundle *fixtures.Bundle) *Validation {
+	c := &checker{fsys: fsys, fx: bundle}
+	var err error
+	c.raw, err = strictjson.ReadFile(fsys, ResultsFile, MaxResultsBytes)
 	if err != nil {
 		c.add(ResultsFile, "cannot be read: %v", err)
-		return &Validation{Violations: c.bad}, nil
+		return &Validation{Violations: c.bad}
 	}
-	if !c.checkFormat() || !c.checkSchema() || !c.decode() {
-		return &Validation{Violations: c.bad}, nil
+	if err := strictjson.Check(c.raw); err != nil {
+		c.add(ResultsFile, "is not strict JSON: %v", err)
+		return &Validation{Violations: c.bad}
+	}
+	if !c.checkFormat() || !c.checkArtifactPaths() || !c.checkSchema() || !c.decode() {
+		return &Validation{Violations: c.bad}
 	}
 	c.checkNulls()
 	c.readOutputs()
+	c.checkIdentity()
 	c.checkRequests()
 	c.checkCounts()
 	c.checkSummaries()
@@ -92,7 +125,7 @@ func Validate(dir string, bundle *fixtures.Bundle) (*Validation, error) {
 	c.checkArtifacts()
 	c.checkStatus()
 	sort.SliceStable(c.bad, func(i, j int) bool { return c.bad[i].Pointer < c.bad[j].Pointer })
-	return &Validation{Results: c.res, Violations: c.bad}, nil
+	return &Validation{Results: c.res, Violations: c.bad}
 }
 
 // checkFormat rejects unknown formats and versions before anything else is
@@ -231,29 +264,28 @@ func (c *checker) checkNulls() {
 
 func (c *checker) readOutputs() {
 	c.outs = map[string]contract.Output{}
-	f, err := os.Open(filepath.Join(c.dir, OutputsFile))
+	data, err := strictjson.ReadFile(c.fsys, OutputsFile, MaxOutputsBytes)
 	if err != nil {
 		c.add(OutputsFile, "cannot be read: %v", err)
 		return
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 256<<20)
-	for n := 1; sc.Scan(); n++ {
+	for n, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+		where := fmt.Sprintf("%s:%d", OutputsFile, n+1)
+		if err := strictjson.Check(line); err != nil {
+			c.add(where, "is not strict JSON: %v", err)
+			continue
+		}
 		var o contract.Output
-		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&o); err != nil {
-			c.add(fmt.Sprintf("%s:%d", OutputsFile, n), "not a valid outputs line: %v", err)
+			c.add(where, "not a valid outputs line: %v", err)
 			continue
 		}
 		if _, dup := c.outs[o.RequestID]; dup {
-			c.add(fmt.Sprintf("%s:%d", OutputsFile, n), "a second line for %s", o.RequestID)
+			c.add(where, "a second line for %s", o.RequestID)
 		}
 		c.outs[o.RequestID] = o
-	}
-	if err := sc.Err(); err != nil {
-		c.add(OutputsFile, "read: %v", err)
 	}
 }
 
@@ -273,6 +305,16 @@ func eqF(a, b *float64) bool {
 func (c *checker) checkRequests() {
 	r := c.res
 	sched := protocol.Schedule(r.Run.OptionalConcurrency)
+	d, known := c.recordedDialect()
+	var started, warmup *time.Time
+	if t, err := time.Parse(timeLayout, r.Run.StartedAt); err == nil {
+		started = &t
+	}
+	if o, ok := c.outs[protocol.WarmupID()]; ok && o.DispatchedAt != nil {
+		if t, err := time.Parse(timeLayout, *o.DispatchedAt); err == nil {
+			warmup = &t
+		}
+	}
 	if len(r.Requests) != len(sched) {
 		c.add("/requests", "%d records; the schedule has %d (optional_concurrency %v)", len(r.Requests), len(sched), r.Run.OptionalConcurrency)
 	}
@@ -369,6 +411,9 @@ func (c *checker) checkRequests() {
 				c.add(p("status"), "is %s but outputs.jsonl says %s", q.Status, o.Status)
 			}
 			c.checkOutputTiming(p, q, o)
+			c.checkBody(p, q, o, d, known)
+			c.checkAccounting(p, q, o)
+			c.checkDispatch(p, q, o, started, warmup)
 		} else if c.outs != nil {
 			c.add(p(), "outputs.jsonl has no line for %s", q.ID)
 		}
@@ -538,20 +583,80 @@ func (c *checker) checkQuality() {
 			continue
 		}
 		v := ScoreOutput(f.Expected, &r.Requests[i], o)
-		if v.Passed != q.Evaluation.Passed {
+		switch {
+		case v.Passed != q.Evaluation.Passed:
 			c.add(contract.Pointer("requests", i, "evaluation", "passed"),
 				"%s is stored as passed=%v, but re-scoring the saved output gives passed=%v (%s)", q.CaseID, q.Evaluation.Passed, v.Passed, v.Reason)
+		case v.Reason != q.Evaluation.Reason:
+			c.add(contract.Pointer("requests", i, "evaluation", "reason"),
+				"%s says %q, but re-scoring the saved output says %q", q.CaseID, q.Evaluation.Reason, v.Reason)
 		}
 	}
 }
 
+// checkArtifactPaths runs before the schema, so a path that escapes the
+// folder is named in plain words: a relative, canonical file path inside
+// the folder (no absolute path, drive, backslash, "." or ".." element, no
+// control character), each listed once.
+func (c *checker) checkArtifactPaths() bool {
+	var head struct {
+		Artifacts []struct {
+			Path any `json:"path"`
+		} `json:"artifacts"`
+	}
+	if json.Unmarshal(c.raw, &head) != nil {
+		return true // the schema says what is wrong
+	}
+	ok := true
+	seen := map[string]int{}
+	for i, a := range head.Artifacts {
+		p, isString := a.Path.(string)
+		if !isString {
+			continue
+		}
+		ptr := contract.Pointer("artifacts", i, "path")
+		if why := badArtifactPath(p); why != "" {
+			c.add(ptr, "%q is not a file path inside the folder: %s", p, why)
+			ok = false
+			continue
+		}
+		if j, dup := seen[p]; dup {
+			c.add(ptr, "%q is listed twice (also /artifacts/%d)", p, j)
+			ok = false
+		}
+		seen[p] = i
+	}
+	return ok
+}
+
+func badArtifactPath(p string) string {
+	switch {
+	case p == "":
+		return "it is empty"
+	case strings.ContainsAny(p, "\\"):
+		return "it has a backslash"
+	case path.IsAbs(p) || len(p) > 1 && p[1] == ':':
+		return "it is absolute"
+	case strings.IndexFunc(p, unicode.IsControl) >= 0:
+		return "it has a control character"
+	case !fs.ValidPath(p) || path.Clean(p) != p:
+		return "it is not canonical (a \".\" or \"..\" element, a doubled or trailing slash)"
+	}
+	return ""
+}
+
 func (c *checker) checkArtifacts() {
 	r := c.res
-	kinds := map[string]bool{}
+	kinds := map[string]int{}
+	listed := map[string]bool{ResultsFile: true, ReadmeFile: true}
 	for i, a := range r.Artifacts {
 		p := contract.Pointer("artifacts", i)
-		kinds[a.Kind] = true
-		data, err := os.ReadFile(filepath.Join(c.dir, filepath.FromSlash(a.Path)))
+		kinds[a.Kind]++
+		listed[a.Path] = true
+		data, err := strictjson.ReadFile(c.fsys, a.Path, MaxArtifactBytes)
+		if a.Kind == contract.ArtifactOutputs {
+			data, err = strictjson.ReadFile(c.fsys, a.Path, MaxOutputsBytes)
+		}
 		if err != nil {
 			c.add(p, "%s cannot be read: %v", a.Path, err)
 			continue
@@ -560,11 +665,21 @@ func (c *checker) checkArtifacts() {
 			c.add(p+"/sha256", "%s hashes to %s, not %s (changed after the run)", a.Path, got, a.SHA256)
 		}
 	}
-	if !kinds[contract.ArtifactOutputs] {
+	switch {
+	case kinds[contract.ArtifactOutputs] == 0:
 		c.add("/artifacts", "no outputs artifact (outputs.jsonl)")
+	case kinds[contract.ArtifactOutputs] > 1:
+		c.add("/artifacts", "%d outputs artifacts; the folder has one outputs.jsonl", kinds[contract.ArtifactOutputs])
 	}
-	if !kinds[contract.ArtifactConfig] {
+	if kinds[contract.ArtifactConfig] == 0 {
 		c.add("/artifacts", "no config artifact (the sanitized configuration)")
+	}
+	outputsListed := false
+	for _, a := range r.Artifacts {
+		outputsListed = outputsListed || (a.Kind == contract.ArtifactOutputs && a.Path == OutputsFile)
+	}
+	if kinds[contract.ArtifactOutputs] > 0 && !outputsListed {
+		c.add("/artifacts", "the outputs artifact is not %s, the file the evidence is read from", OutputsFile)
 	}
 	if t := r.Configuration.Template; t != nil {
 		found := false
@@ -575,9 +690,20 @@ func (c *checker) checkArtifacts() {
 			c.add("/configuration/template", "points to %s, which is not an attached artifact with that hash", t.Path)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(c.dir, ReadmeFile)); err != nil {
-		c.add(ReadmeFile, "missing: the folder needs its plain report")
+	if _, err := strictjson.ReadFile(c.fsys, ReadmeFile, MaxReadmeBytes); err != nil {
+		c.add(ReadmeFile, "the folder needs its plain report: %v", err)
 	}
+	// Every file of the folder is evidence someone listed: an unlisted one
+	// (a stray copy, a page) is not part of the reviewed result.
+	_ = fs.WalkDir(c.fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || name == "." || d.IsDir() {
+			return nil
+		}
+		if !listed[name] {
+			c.add(name, "is in the folder, but no artifact lists it (list it as provenance with its SHA-256, or remove it)")
+		}
+		return nil
+	})
 }
 
 // checkStatus: the status follows the spec's precedence from what the

@@ -76,7 +76,7 @@ func Render(a *Assembled, red *redact.Redactor) (map[string][]byte, *contract.Re
 	for _, o := range a.Outputs {
 		line, err := json.Marshal(o)
 		if err == nil {
-			line, err = red.JSON(line, false)
+			line, err = red.JSON(line, false, contract.ProtocolOwned(OutputsFile))
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("outputs %s: %w", o.RequestID, err)
@@ -85,7 +85,7 @@ func Render(a *Assembled, red *redact.Redactor) (map[string][]byte, *contract.Re
 		out.WriteByte('\n')
 	}
 	files[OutputsFile] = out.Bytes()
-	cfg, err := red.JSON(a.Config, true)
+	cfg, err := red.JSON(a.Config, true, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("config: %w", err)
 	}
@@ -109,7 +109,7 @@ func Render(a *Assembled, red *redact.Redactor) (map[string][]byte, *contract.Re
 	}
 	data, err := MarshalResults(&res)
 	if err == nil {
-		data, err = red.JSON(data, true)
+		data, err = red.JSON(data, true, contract.ProtocolOwned(ResultsFile))
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("results.json: %w", err)
@@ -120,9 +120,11 @@ func Render(a *Assembled, red *redact.Redactor) (map[string][]byte, *contract.Re
 	if err := json.Unmarshal(data, &final); err != nil {
 		return nil, nil, fmt.Errorf("results.json after redaction: %w", err)
 	}
+	// The README is derived from the redacted results.json alone, so it is
+	// not redacted again (its own wording is strata's).
 	var readme bytes.Buffer
 	WriteReadme(&readme, &final)
-	files[ReadmeFile] = red.Bytes(readme.Bytes())
+	files[ReadmeFile] = readme.Bytes()
 	return files, &final, nil
 }
 

@@ -98,7 +98,7 @@ func Folder(tb testing.TB, root string, o Options) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	dir, err := result.Write(root, a, redact.New(redact.Machine{}))
+	dir, err := result.Write(root, a, result.Redactor(redact.Machine{}, b))
 	if err != nil {
 		tb.Fatal(err)
 	}

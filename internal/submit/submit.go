@@ -16,12 +16,14 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/redact"
 )
 
 // Scan looks for private data the redactor would replace in every file of
-// the folder: string values of JSON files (keys are the format's own), the
-// text of the others. It returns one line per finding.
+// the folder, with the writer's own rules: the string values of JSON files
+// (keys are the format's own) except the protocol-owned ones, and the text
+// of the others. It returns one line per finding, in plain words.
 func Scan(dir string, r *redact.Redactor) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -40,16 +42,17 @@ func Scan(dir string, r *redact.Redactor) ([]string, error) {
 		var texts []string
 		switch {
 		case strings.HasSuffix(e.Name(), ".json"), strings.HasSuffix(e.Name(), ".jsonl"):
-			texts = jsonStrings(data)
+			texts = jsonStrings(data, contract.ProtocolOwned(e.Name()))
 		default:
 			texts = []string{string(data)}
 		}
 		seen := map[string]bool{}
 		for _, t := range texts {
 			for _, f := range r.Find(t) {
-				if !seen[f] {
-					seen[f] = true
-					out = append(out, e.Name()+": "+f)
+				line := e.Name() + ": " + f.String()
+				if !seen[line] {
+					seen[line] = true
+					out = append(out, line)
 				}
 			}
 		}
@@ -58,8 +61,9 @@ func Scan(dir string, r *redact.Redactor) ([]string, error) {
 	return out, nil
 }
 
-// jsonStrings returns the string values of a JSON document or JSON Lines.
-func jsonStrings(data []byte) []string {
+// jsonStrings returns the string values of a JSON document or JSON Lines,
+// without those owned says are protocol-owned.
+func jsonStrings(data []byte, owned func([]string) bool) []string {
 	var out []string
 	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	for {
@@ -73,6 +77,9 @@ func jsonStrings(data []byte) []string {
 			return append(out, string(data)) // not JSON after all: scan it as text
 		}
 		if tok.Kind() == '"' && !isName {
+			if owned != nil && owned(redact.ValuePath(dec)) {
+				continue
+			}
 			out = append(out, tok.String())
 		}
 	}
@@ -83,13 +90,13 @@ func str(p *string, none string) string {
 	if p == nil || *p == "" {
 		return none
 	}
-	return *p
+	return display.Line(*p)
 }
 
 // Title is the suggested pull-request title:
 // benchmark: <GPU> / <model> / <quant> / <protocol-id>.
 func Title(r *contract.Results) string {
-	return fmt.Sprintf("benchmark: %s / %s / %s / %s", r.GPULabel(), str(r.Model.ID, "unknown model"),
+	return fmt.Sprintf("benchmark: %s / %s / %s / %s", display.Line(r.GPULabel()), str(r.Model.ID, "unknown model"),
 		str(r.Model.Quantization, "quantization not declared"), r.Protocol.ID)
 }
 

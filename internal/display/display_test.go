@@ -1,0 +1,19 @@
+package display
+
+import "testing"
+
+func TestLine(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want string }{
+		{"plain text – ünïcode 中文", "plain text – ünïcode 中文"},
+		{"\x1b[2J\x1b]0;pwned\x07title", `\u001b[2J\u001b]0;pwned\u0007title`},
+		{"line\r\nnext\tcol", `line\r\nnext\tcol`},
+		{"run-\u202eevil", `run-\u202eevil`},
+		{"bad \xff\xfe byte", `bad \xff\xfe byte`},
+		{"\u0085 next line (C1)", `\u0085 next line (C1)`},
+	} {
+		if got := Line(c.in); got != c.want {
+			t.Errorf("Line(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,71 @@
+// Package vocabgen lists the words of strata's own text: every word of
+// every string literal in the non-test Go source under the given folders.
+// The redactor treats a machine name that is one of these words ("build",
+// "short", "bench") as that word, not as the name, except in a path; the
+// list is generated (go generate ./internal/redact) and a test keeps it in
+// step with the source.
+package vocabgen
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+var word = regexp.MustCompile(`[A-Za-z0-9_]+`)
+
+// Words returns the sorted, lower-cased words of the string literals in the
+// .go files (tests excluded) below each folder of root.
+func Words(root string, folders ...string) ([]string, error) {
+	set := map[string]bool{}
+	for _, f := range folders {
+		err := filepath.WalkDir(filepath.Join(root, f), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return nil
+			}
+			file, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.SkipObjectResolution)
+			if err != nil {
+				return err
+			}
+			ast.Inspect(file, func(n ast.Node) bool {
+				lit, ok := n.(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				s, err := strconv.Unquote(lit.Value)
+				if err != nil {
+					return true
+				}
+				for _, w := range word.FindAllString(s, -1) {
+					set[strings.ToLower(w)] = true
+				}
+				return true
+			})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]string, 0, len(set))
+	for w := range set {
+		out = append(out, w)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Folders are the source folders whose text strata writes.
+var Folders = []string{"cmd", "internal", "bench"}

@@ -1,0 +1,60 @@
+package result
+
+import (
+	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/redact"
+	"github.com/strata-bench/strata/internal/runner"
+)
+
+// Vocabulary is the words a machine name must not be mistaken for:
+// strata's own text and every fixture of the bundle (its messages, tools
+// and expected answers), so a user called "build" never rewrites T4's
+// "build" argument and one called "short" never rewrites
+// performance-short-r1.
+func Vocabulary(b *fixtures.Bundle) map[string]bool {
+	var texts []string
+	if b != nil {
+		for id, f := range b.Fixtures {
+			texts = append(texts, id, string(f.Tools))
+			for _, m := range f.Messages {
+				texts = append(texts, m.Content)
+			}
+			if f.Expected != nil {
+				texts = append(texts, string(f.Expected.Value), f.Expected.Function, string(f.Expected.Arguments))
+			}
+		}
+	}
+	return redact.Vocabulary(texts...)
+}
+
+// Redactor is the redactor of a result folder: this machine's names and
+// secrets, with strata's and the bundle's words protected.
+func Redactor(m redact.Machine, b *fixtures.Bundle) *redact.Redactor {
+	return redact.New(m, Vocabulary(b))
+}
+
+// RedactEvidence redacts what the server sent (answers, reasoning, tool
+// calls, error messages and bodies, malformed lines) in the record itself,
+// before anything is derived from it: the verdicts and their reasons are
+// then functions of exactly the evidence outputs.jsonl keeps, and report
+// derives the same again.
+func RedactEvidence(rec *runner.Record, red *redact.Redactor) {
+	for _, e := range rec.Requests {
+		o := e.Outcome
+		if o == nil {
+			continue
+		}
+		o.Answer, o.Reasoning, o.ErrorBody = red.String(o.Answer), red.String(o.Reasoning), red.String(o.ErrorBody)
+		for i := range o.ToolCalls {
+			o.ToolCalls[i].Name = red.String(o.ToolCalls[i].Name)
+			o.ToolCalls[i].Arguments = red.String(o.ToolCalls[i].Arguments)
+			o.ToolCalls[i].ID = red.String(o.ToolCalls[i].ID)
+		}
+		for i := range o.Malformed {
+			o.Malformed[i] = red.String(o.Malformed[i])
+		}
+		if o.Error != nil {
+			o.Error.Message = red.String(o.Error.Message)
+		}
+	}
+}

@@ -1,0 +1,216 @@
+package result
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/display"
+	"github.com/strata-bench/strata/internal/measure"
+	"github.com/strata-bench/strata/internal/protocol"
+)
+
+// The workload is checked from the evidence: what was sent is what the
+// fixtures and the profile say, said in the dialect the result records;
+// every count, timer and source follows from the raw usage and timings kept
+// in outputs.jsonl; and the timestamps lie inside the run.
+
+// timeLayout is how strata writes UTC timestamps.
+const timeLayout = "2006-01-02T15:04:05.000000Z"
+
+var runIDForm = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$`)
+
+// checkIdentity: the run's ID and start are strata's own forms (UTC, no
+// control or bidirectional characters), and the recorded sampling and
+// template kwargs are exactly the profile's.
+func (c *checker) checkIdentity() {
+	r := c.res
+	started, err := time.Parse(timeLayout, r.Run.StartedAt)
+	switch {
+	case err != nil:
+		c.add("/run/started_at", "%q is not a UTC timestamp of the form %s", r.Run.StartedAt, timeLayout)
+	case !runIDForm.MatchString(r.Run.ID):
+		c.add("/run/id", "%q is not a run ID of the form <UTC start>-<6 hex digits>", r.Run.ID)
+	case !strings.HasPrefix(r.Run.ID, started.Format("20060102T150405Z")):
+		c.add("/run/id", "%q does not begin with the run's start %s", r.Run.ID, r.Run.StartedAt)
+	}
+	if r.Configuration.Sampling != protocol.ProfileSampling() {
+		c.add("/configuration/sampling", "is %+v; the profile requires %+v", r.Configuration.Sampling, protocol.ProfileSampling())
+	}
+	if r.Configuration.ChatTemplateKwargs != protocol.ProfileTemplateKwargs() {
+		c.add("/configuration/chat_template_kwargs", "is %+v; the profile requires %+v", r.Configuration.ChatTemplateKwargs, protocol.ProfileTemplateKwargs())
+	}
+	for _, f := range []struct{ ptr, v string }{{"/run/id", r.Run.ID}, {"/run/command", r.Run.Command}, {"/configuration/track", r.Configuration.Track}} {
+		if i := strings.IndexFunc(f.v, display.Hidden); i >= 0 {
+			c.add(f.ptr, "has the control or bidirectional character %U at byte %d", []rune(f.v[i:])[0], i)
+		}
+	}
+}
+
+// recordedDialect is the dialect the result says its bodies were built for.
+func (c *checker) recordedDialect() (dialect.Dialect, bool) {
+	var ext struct {
+		D *struct {
+			Dialect *dialect.Dialect `json:"dialect"`
+		} `json:"engine_dialect"`
+	}
+	if json.Unmarshal(c.res.Extensions, &ext) != nil || ext.D == nil || ext.D.Dialect == nil {
+		return dialect.Dialect{}, false
+	}
+	return *ext.D.Dialect, true
+}
+
+// checkBody: the exact body sent is the fixture and the profile's settings
+// in the recorded dialect, byte for byte after compaction (the writer
+// re-encodes JSON compactly, keeping number literals).
+func (c *checker) checkBody(p func(...any) string, q *contract.Request, o contract.Output, d dialect.Dialect, known bool) {
+	sent := bytes.TrimSpace(o.Request)
+	if len(sent) == 0 || string(sent) == "null" {
+		if q.Status != contract.Skipped {
+			c.add(p(), "outputs.jsonl has no request body for %s, which was dispatched", q.ID)
+		}
+		return
+	}
+	if q.Status == contract.Skipped {
+		c.add(p(), "outputs.jsonl has a request body for %s, which was skipped", q.ID)
+		return
+	}
+	if c.fx == nil {
+		return
+	}
+	if !known {
+		if !c.noDialect {
+			c.noDialect = true
+			c.add("/extensions/engine_dialect", "does not record the dialect the request bodies were built for, so they cannot be checked")
+		}
+		return
+	}
+	f, err := c.fx.Fixture(q.ID)
+	if err != nil {
+		return
+	}
+	want, err := d.Body(f)
+	if err != nil {
+		c.add(p(), "cannot rebuild the body of %s: %v", q.ID, err)
+		return
+	}
+	var a, b bytes.Buffer
+	if json.Compact(&a, want) != nil || json.Compact(&b, sent) != nil || !bytes.Equal(a.Bytes(), b.Bytes()) {
+		at := firstDiff(a.Bytes(), b.Bytes())
+		c.add(p(), "the body sent for %s (outputs.jsonl) is not the fixture with the profile's settings for %s: they differ at byte %d (%q, want %q)",
+			q.ID, d.Name(), at, around(b.Bytes(), at), around(a.Bytes(), at))
+	}
+}
+
+func firstDiff(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+func around(b []byte, at int) string {
+	lo, hi := max(0, at-12), min(len(b), at+20)
+	if lo >= hi {
+		return ""
+	}
+	return string(b[lo:hi])
+}
+
+// checkAccounting: the record's counts, engine timers, rates, sources and
+// note are what the protocol's source table gives for the raw usage and
+// timings in outputs.jsonl.
+func (c *checker) checkAccounting(p func(...any) string, q *contract.Request, o contract.Output) {
+	acc := measure.Account(measure.Evidence{Usage: o.Usage, Timings: o.Timings, TTFT: q.Timings.TTFTS,
+		FirstAnswer: q.Timings.FirstAnswerS, Total: q.Timings.TotalS, Status: q.Status})
+	eqI := func(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	eqS := func(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	for _, f := range []struct {
+		name      string
+		got, want *int64
+	}{
+		{"input_tokens", q.Tokens.InputTokens, acc.Tokens.InputTokens}, {"cached_tokens", q.Tokens.CachedTokens, acc.Tokens.CachedTokens},
+		{"read_tokens", q.Tokens.ReadTokens, acc.Tokens.ReadTokens}, {"output_tokens", q.Tokens.OutputTokens, acc.Tokens.OutputTokens},
+		{"decode_tokens", q.Tokens.DecodeTokens, acc.Tokens.DecodeTokens},
+	} {
+		if !eqI(f.got, f.want) {
+			c.add(p("tokens", f.name), "is %s; the raw usage and timings in outputs.jsonl give %s", showI(f.got), showI(f.want))
+		}
+	}
+	if !eqF(q.Timings.PromptS, acc.Timings.PromptS) {
+		c.add(p("timings", "prompt_s"), "is %s; timings.prompt_ms in outputs.jsonl gives %s", show(q.Timings.PromptS), show(acc.Timings.PromptS))
+	}
+	if !eqF(q.Timings.DecodeS, acc.Timings.DecodeS) {
+		c.add(p("timings", "decode_s"), "is %s; timings.predicted_ms in outputs.jsonl gives %s", show(q.Timings.DecodeS), show(acc.Timings.DecodeS))
+	}
+	for _, f := range []struct {
+		name      string
+		got, want *string
+	}{
+		{"input_tokens", q.Sources.InputTokens, acc.Sources.InputTokens}, {"cached_tokens", q.Sources.CachedTokens, acc.Sources.CachedTokens},
+		{"read_tokens", q.Sources.ReadTokens, acc.Sources.ReadTokens}, {"output_tokens", q.Sources.OutputTokens, acc.Sources.OutputTokens},
+		{"decode_tokens", q.Sources.DecodeTokens, acc.Sources.DecodeTokens}, {"engine_timings", q.Sources.EngineTimings, acc.Sources.EngineTimings},
+	} {
+		if !eqS(f.got, f.want) {
+			c.add(p("sources", f.name), "names %s; the evidence in outputs.jsonl gives %s", showS(f.got), showS(f.want))
+		}
+	}
+	if !eqS(q.TokenAccountingNote, acc.Note) {
+		c.add(p("token_accounting_note"), "is %s; the evidence gives %s", showS(q.TokenAccountingNote), showS(acc.Note))
+	}
+}
+
+func showI(v *int64) string {
+	if v == nil {
+		return "null"
+	}
+	return fmt.Sprint(*v)
+}
+
+func showS(v *string) string {
+	if v == nil {
+		return "null"
+	}
+	return fmt.Sprintf("%q", *v)
+}
+
+// checkDispatch: each dispatch is a UTC time inside the run: not before it
+// started, and a required request no later after the warm-up's dispatch
+// than the required stages lasted.
+func (c *checker) checkDispatch(p func(...any) string, q *contract.Request, o contract.Output, started, warmup *time.Time) {
+	if o.DispatchedAt == nil {
+		if q.Status != contract.Skipped {
+			c.add(p(), "outputs.jsonl has no dispatched_at for %s, which was dispatched", q.ID)
+		}
+		return
+	}
+	t, err := time.Parse(timeLayout, *o.DispatchedAt)
+	if err != nil {
+		c.add(p(), "outputs.jsonl dispatched_at %q of %s is not a UTC timestamp of the form %s", *o.DispatchedAt, q.ID, timeLayout)
+		return
+	}
+	if started != nil && t.Before(*started) {
+		c.add(p(), "%s was dispatched at %s, before the run started at %s", q.ID, *o.DispatchedAt, c.res.Run.StartedAt)
+	}
+	if warmup == nil || c.res.Run.RequiredDurationS == nil {
+		return
+	}
+	limit := *c.res.Run.RequiredDurationS + 1e-3
+	if q.Phase == string(protocol.PhaseConcurrency) {
+		limit += 60 // the settings check between the stages
+		if d := c.res.Run.OptionalDurationS; d != nil {
+			limit += *d
+		}
+	}
+	if off := t.Sub(*warmup).Seconds(); off > limit || off < -1e-3 {
+		c.add(p(), "%s was dispatched %.3f s after the warm-up, outside the run's %.3f s", q.ID, off, limit)
+	}
+}
