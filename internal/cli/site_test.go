@@ -113,6 +113,11 @@ func TestSiteServe(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), "Approved results") {
 		t.Errorf("GET index: %d", resp.StatusCode)
 	}
+	// The preview sends the site's headers (site.Handler; its own test
+	// covers them in full).
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("preview headers: %v", resp.Header)
+	}
 	cancel()
 	if code := <-done; code != 0 {
 		t.Errorf("exit %d", code)
