@@ -160,7 +160,11 @@ partial, nonconforming, legacy, unreviewed, unverifiable) is on its own page wit
 a conspicuous label; each run has a page with identity, per-case medians with
 ranges, the Capped column, sanity verdicts, concurrency rounds, evidence with
 hashes, and SVG charts. Entries that fail verification are listed with the
-reason. --serve previews the site on 127.0.0.1.`,
+reason. Of a result folder only its results.json, README.md and the artifacts
+results.json lists (with matching hashes) are published, each as text under its
+name plus .txt; every page carries a Content-Security-Policy that allows nothing
+inline. --serve previews the site on 127.0.0.1 with the same policy, nosniff, and
+text/plain for all evidence.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireFlag("out", out); err != nil {
@@ -211,7 +215,7 @@ func serveDir(ctx context.Context, dir, addr string, w interface{ Write([]byte) 
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: site.Handler(dir), ReadHeaderTimeout: 5 * time.Second}
 	fmt.Fprintf(w, "serving http://%s/ (Ctrl-C stops)\n", ln.Addr())
 	go func() { <-ctx.Done(); srv.Close() }()
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {

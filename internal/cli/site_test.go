@@ -43,7 +43,7 @@ func TestManifestVerifyOnTestRepository(t *testing.T) {
 func TestSiteOnTestRepository(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "site")
 	r := runIn(t, t.TempDir(), "", "bench", "site", "--repo", testRepo(t), "--out", out, "--activate", protocol.ID)
-	if r.code != 0 || !strings.Contains(r.stdout, "3 approved, 5 other") || strings.Count(r.stderr, "is not shown as approved") != 2 {
+	if r.code != 0 || !strings.Contains(r.stdout, "3 approved, 6 other") || strings.Count(r.stderr, "is not shown as approved") != 2 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	idx, _ := os.ReadFile(filepath.Join(out, "index.html"))
@@ -57,8 +57,18 @@ func TestSiteOnTestRepository(t *testing.T) {
 		}
 	}
 	runs, _ := filepath.Glob(filepath.Join(out, "runs", "*.html"))
-	if len(runs) != 8 {
+	if len(runs) != 9 {
 		t.Errorf("%d run pages", len(runs))
+	}
+	// Evidence is published as text only; the planted pages are not.
+	evidence, _ := filepath.Glob(filepath.Join(out, "runs", "*", "*"))
+	for _, f := range evidence {
+		if !strings.HasSuffix(f, ".txt") {
+			t.Errorf("%s: evidence not published as text", f)
+		}
+	}
+	if len(evidence) < 9 {
+		t.Errorf("%d evidence files", len(evidence))
 	}
 }
 
@@ -112,6 +122,11 @@ func TestSiteServe(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(string(body), "Approved results") {
 		t.Errorf("GET index: %d", resp.StatusCode)
+	}
+	// The preview sends the site's headers (site.Handler; its own test
+	// covers them in full).
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("preview headers: %v", resp.Header)
 	}
 	cancel()
 	if code := <-done; code != 0 {

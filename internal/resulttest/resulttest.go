@@ -34,6 +34,10 @@ type Options struct {
 	Quant   string
 	Track   string
 	Command string // the recorded command (tests plant markup here)
+	// TrackNotes and Model (the name the engine reports) are recorded when
+	// set; tests plant markup in them too.
+	TrackNotes string
+	Model      string
 	// DecodeTPS sets the simulated speed (different runs, different numbers).
 	DecodeTPS float64
 	Optional  bool
@@ -56,8 +60,11 @@ func Folder(tb testing.TB, root string, o Options) string {
 	if o.DecodeTPS == 0 {
 		o.DecodeTPS = 2e5
 	}
+	if o.Model == "" {
+		o.Model = "qwen3.8-flash-next-IQ3_XXS.gguf"
+	}
 	sim := simengine.New(simengine.Config{PromptTPS: 5e6, DecodeTPS: o.DecodeTPS, ReasoningTokens: 40, Accuracy: 0.85, Slots: 1,
-		ContextTokens: 32768, ModelPath: "qwen3.8-flash-next-IQ3_XXS.gguf", Bundle: b, Scenario: sc})
+		ContextTokens: 32768, ModelPath: o.Model, Bundle: b, Scenario: sc})
 	url, err := sim.Start("127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -89,6 +96,9 @@ func Folder(tb testing.TB, root string, o Options) string {
 	}
 	if o.Command != "" {
 		id.Command = o.Command
+	}
+	if o.TrackNotes != "" {
+		id.TrackNotes = &o.TrackNotes
 	}
 	maxShared := map[string]int{}
 	for rid, f := range b.Fixtures {

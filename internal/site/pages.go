@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"html/template"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -20,6 +21,7 @@ var funcs = template.FuncMap{
 	"deref":   func(p *float64) float64 { return *p },
 	"deref64": func(p *int64) int64 { return *p },
 	"page":    func(title, root string) map[string]string { return map[string]string{"Title": title, "Root": root} },
+	"csp":     func() string { return Policy },
 }
 
 // Row is one (run, case) line of the comparison table.
@@ -134,11 +136,14 @@ type verdict struct {
 	Case, Status, Verdict, Reason string
 }
 
+// fileLink is an evidence row; Href is empty for a listed artifact that is
+// not published (Withheld says why).
 type fileLink struct {
-	Kind, Name, Href, SHA256 string
+	Kind, Name, Href, SHA256, Withheld string
 }
 
-func runPage(run *Run) runPageData {
+// runPage is a run's page; evidence is run.Evidence().
+func runPage(run *Run, evidence []Evidence) runPageData {
 	d := runPageData{Run: run, R: run.Results}
 	r := run.Results
 	if r != nil {
@@ -172,14 +177,15 @@ func runPage(run *Run) runPageData {
 				d.Charts = append(d.Charts, template.HTML(cs[m.Metric]))
 			}
 		}
-		for _, a := range r.Artifacts {
-			d.Files = append(d.Files, fileLink{a.Kind, a.Path, run.Slug + "/" + a.Path, a.SHA256})
-		}
 	}
-	for _, name := range []string{"results.json", "README.md"} {
-		if data, ok := run.Files[name]; ok {
-			d.Files = append(d.Files, fileLink{"report", name, run.Slug + "/" + name, sha256Hex(data)})
+	for _, e := range evidence {
+		l := fileLink{Kind: e.Kind, Name: e.Name, SHA256: e.SHA256, Withheld: e.Withheld}
+		if e.Published() {
+			// The name is one path element (plainName); escaping it keeps
+			// a '?' or '#' in it part of the path.
+			l.Href = run.Slug + "/" + url.PathEscape(e.Name+TextSuffix)
 		}
+		d.Files = append(d.Files, l)
 	}
 	return d
 }

@@ -6,7 +6,10 @@
 // Comparison tables expose protocol, model, quantization, track, prompt
 // case, actual input lengths and cache counts, and concurrency; there is no
 // combined score and nothing is pooled. Every string from a submission is
-// escaped by html/template.
+// escaped by html/template, and every page carries a Content-Security-Policy
+// that allows nothing inline, so a string that ever slipped through would
+// still not run. Of a result folder the site publishes only the evidence it
+// means to (see Run.Evidence), each file as plain text.
 package site
 
 import (
@@ -23,6 +26,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/manifest"
@@ -41,6 +45,15 @@ const (
 	LabelUnverifiable  = "unverifiable"
 )
 
+// Policy is the Content-Security-Policy of every page: scripts, styles
+// and images only from the site itself, nothing inline, no <base>, no
+// forms.
+const Policy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'"
+
+// TextSuffix is added to the name of every published file, so that any
+// static host serves it as text/plain, whatever a submitter named it.
+const TextSuffix = ".txt"
+
 // Run is one result folder as the site shows it.
 type Run struct {
 	Slug    string
@@ -48,9 +61,96 @@ type Run struct {
 	Label   string
 	Reasons []string
 	Results *contract.Results // nil for legacy or unreadable folders
+	// Files are all the folder's files; only Evidence() of them is
+	// published.
 	Files   map[string][]byte
 	Entry   *manifest.Entry
 	Changed []string // files changed after review
+}
+
+// Evidence is one file a run page lists.
+type Evidence struct {
+	Kind, Name, SHA256 string
+	// Withheld says why a listed artifact is not published; it is empty
+	// for a published file.
+	Withheld string
+	data     []byte
+}
+
+// Published reports whether the site publishes the file.
+func (e Evidence) Published() bool { return e.Withheld == "" }
+
+// Evidence lists what the run page shows and the site publishes: the
+// artifacts results.json lists (published only with a kind of the format, a
+// plain file name, and bytes that hash to the listed SHA-256), then
+// results.json and README.md. A legacy or unreadable folder offers only its
+// README.md. Nothing else of a folder is ever published: a submitter's
+// other files never reach the site's origin.
+func (r *Run) Evidence() []Evidence {
+	var out []Evidence
+	published := map[string]bool{}
+	if r.Results != nil {
+		for _, a := range r.Results.Artifacts {
+			e := Evidence{Kind: a.Kind, Name: a.Path, SHA256: a.SHA256, Withheld: r.withhold(a)}
+			if e.Published() && published[strings.ToLower(a.Path)] {
+				// Without case too: on the file system of a Mac or Windows
+				// the second would overwrite the first.
+				e.Withheld = "another listed file has the same name"
+			}
+			if e.Published() {
+				e.data, published[strings.ToLower(a.Path)] = r.Files[a.Path], true
+			}
+			out = append(out, e)
+		}
+	}
+	reports := []string{result.ReadmeFile}
+	if r.Results != nil {
+		reports = []string{result.ResultsFile, result.ReadmeFile}
+	}
+	for _, name := range reports {
+		if data, ok := r.Files[name]; ok && !published[strings.ToLower(name)] {
+			out = append(out, Evidence{Kind: "report", Name: name, SHA256: sha256Hex(data), data: data})
+			published[strings.ToLower(name)] = true
+		}
+	}
+	return out
+}
+
+// withhold says why a listed artifact is not published ("" if it is).
+func (r *Run) withhold(a contract.Artifact) string {
+	switch a.Kind {
+	case contract.ArtifactConfig, contract.ArtifactEngineLog, contract.ArtifactOutputs, contract.ArtifactProvenance:
+	default:
+		return "not an artifact kind of the format"
+	}
+	if !plainName(a.Path) {
+		return "not a plain file name in the folder"
+	}
+	data, ok := r.Files[a.Path]
+	if !ok {
+		return "not in the folder"
+	}
+	if sha256Hex(data) != a.SHA256 {
+		return "its bytes do not hash to the listed SHA-256"
+	}
+	return ""
+}
+
+// plainName reports whether a listed path is one file name of the folder
+// itself that is safe to write anywhere: not hidden, no separator of any
+// system, no "..", no drive or stream colon, no control character, and
+// short enough for every file system once TextSuffix is added.
+func plainName(p string) bool {
+	if p == "" || len(p) > 200 || !utf8.ValidString(p) || strings.HasPrefix(p, ".") ||
+		strings.Contains(p, "..") || strings.ContainsAny(p, `/\:`) || filepath.IsAbs(p) {
+		return false
+	}
+	for _, c := range p {
+		if c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // Site is everything a build shows.
@@ -263,20 +363,33 @@ func render(s *Site, dir string) error {
 		return err
 	}
 	for _, r := range append(append([]*Run{}, s.Approved...), s.Others...) {
-		files := filepath.Join(dir, "runs", r.Slug)
-		if err := os.MkdirAll(files, 0o755); err != nil {
+		evidence := r.Evidence() // once: it hashes every listed file
+		if err := writeEvidence(filepath.Join(dir, "runs", r.Slug), evidence); err != nil {
+			return fmt.Errorf("evidence of %s: %w", r.Folder, err)
+		}
+		if err := write(filepath.Join("runs", r.Slug+".html"), "run.html", runPage(r, evidence)); err != nil {
 			return err
 		}
-		for name, data := range r.Files {
-			clean := path.Clean(name)
-			if strings.Contains(clean, "/") || strings.HasPrefix(clean, ".") {
-				continue // only the folder's own top-level files are evidence
-			}
-			if err := os.WriteFile(filepath.Join(files, clean), data, 0o644); err != nil {
+	}
+	return nil
+}
+
+// writeEvidence writes a run's published files into its folder, each under
+// its name plus TextSuffix: a static host then serves even an evil.html or
+// an evil.svg as text, never as a page, an image or a script.
+func writeEvidence(dir string, files []Evidence) error {
+	made := false
+	for _, e := range files {
+		if !e.Published() {
+			continue
+		}
+		if !made {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
 			}
+			made = true
 		}
-		if err := write(filepath.Join("runs", r.Slug+".html"), "run.html", runPage(r)); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, e.Name+TextSuffix), e.data, 0o644); err != nil {
 			return err
 		}
 	}

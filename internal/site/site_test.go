@@ -42,9 +42,11 @@ func TestSite(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("labels", func(t *testing.T) { collectLabels(t, s, c) })
-	t.Run("escaped markup", func(t *testing.T) { escapedMarkup(t, c, dir) })
+	t.Run("escaped markup", func(t *testing.T) { escapedMarkup(t, dir) })
+	t.Run("published files", func(t *testing.T) { publishedFiles(t, s, c, dir) })
 	t.Run("draft shows nothing", func(t *testing.T) { draftShowsNothing(t, repo) })
 	t.Run("browser", func(t *testing.T) { inBrowser(t, s, c, dir) })
+	t.Run("browser attack", func(t *testing.T) { attackInBrowser(t, s, c, dir) })
 }
 
 func collectLabels(t *testing.T, s *resulttest.Scenario, c *site.Site) {
@@ -66,7 +68,7 @@ func collectLabels(t *testing.T, s *resulttest.Scenario, c *site.Site) {
 	expect := map[string]string{
 		folder("partial"): site.LabelPartial, folder("nonconforming"): site.LabelUnverifiable,
 		folder("unreviewed"): site.LabelUnreviewed, folder("tampered"): site.LabelUnverifiable,
-		"2025-06-01-legacy-3060": site.LabelLegacy,
+		folder("legacy"): site.LabelLegacy, folder("hostile"): site.LabelUnreviewed,
 	}
 	for f, l := range expect {
 		if labels[f] != l {
@@ -86,14 +88,19 @@ func collectLabels(t *testing.T, s *resulttest.Scenario, c *site.Site) {
 	}
 }
 
-func escapedMarkup(t *testing.T, c *site.Site, dir string) {
-	for _, r := range c.Approved {
-		page, err := os.ReadFile(filepath.Join(dir, "runs", r.Slug+".html"))
+// escapedMarkup reads every page the site wrote.
+func escapedMarkup(t *testing.T, dir string) {
+	pages := sitePages(t, dir)
+	if len(pages) < 3 {
+		t.Fatalf("pages %v", pages)
+	}
+	for _, p := range pages {
+		page, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if strings.Contains(string(page), "<script>window.__pwned") || strings.Contains(string(page), `<img src=x`) {
-			t.Errorf("%s: submitted markup reached the page unescaped", r.Slug)
+			t.Errorf("%s: submitted markup reached the page unescaped", p)
 		}
 	}
 }
@@ -146,7 +153,7 @@ func chrome(t *testing.T) (context.Context, func()) {
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancelT := context.WithTimeout(ctx, 180*time.Second)
 	return ctx, func() { cancelT(); cancelC(); cancelA() }
 }
 
@@ -210,7 +217,7 @@ func inBrowser(t *testing.T, s *resulttest.Scenario, c *site.Site, dir string) {
 	open("/other.html", "#others")
 	labels := js[[]string](t, ctx, `[...document.querySelectorAll('#others .label')].map(l => l.textContent).sort()`)
 	shot("other")
-	if strings.Join(labels, ",") != "legacy,partial,unreviewed,unverifiable,unverifiable" {
+	if strings.Join(labels, ",") != "legacy,partial,unreviewed,unreviewed,unverifiable,unverifiable" {
 		t.Errorf("labels %v", labels)
 	}
 	// A run page shows its table and charts; planted markup never runs.
