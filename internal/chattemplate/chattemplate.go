@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/ardanlabs/jinja"
@@ -145,11 +146,104 @@ func (t *Template) Render(in Input) (string, error) {
 		}
 		vars["tools"] = tools
 	}
-	out, err := t.tmpl.RenderValues(vars)
+	budget := int64(rangeBudget)
+	vars["range"] = jinja.NewCallable("range", boundedRange(&budget))
+	out, err := renderBounded(t.tmpl, vars, renderTimeout)
 	if err != nil {
 		return "", fmt.Errorf("render template: %w", err)
 	}
 	return out, nil
+}
+
+// Rendering a template strata did not write is bounded: a chat template
+// renders a few messages, and one that loops a hundred thousand times in
+// a hundred thousand times, or never stops, fails with a clear error
+// instead of taking the machine's memory.
+const (
+	// rangeBudget is how many numbers range() may make in one render.
+	rangeBudget = 1 << 20
+	// renderTimeout bounds one render's wall time.
+	renderTimeout = 10 * time.Second
+	// maxOutput is the longest rendering accepted (a 16K-token prompt is
+	// about 60 KB).
+	maxOutput = 64 << 20
+)
+
+// ErrTooBig is returned for a template whose rendering exceeds its bounds.
+var ErrTooBig = errors.New("the template's rendering exceeds strata's bounds")
+
+// boundedRange is Jinja's range() with a budget shared by every call of
+// one render (the library's own has none).
+func boundedRange(budget *int64) func([]jinja.Value, map[string]jinja.Value) (jinja.Value, error) {
+	return func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
+		var start, stop, step int64 = 0, 0, 1
+		ints := make([]int64, len(args))
+		for i, a := range args {
+			if !a.IsInt() {
+				return jinja.Undefined(), fmt.Errorf("range: argument %d is not an integer", i+1)
+			}
+			ints[i] = a.AsInt()
+		}
+		switch len(ints) {
+		case 1:
+			stop = ints[0]
+		case 2:
+			start, stop = ints[0], ints[1]
+		case 3:
+			start, stop, step = ints[0], ints[1], ints[2]
+		default:
+			return jinja.Undefined(), fmt.Errorf("range: expected 1-3 arguments, got %d", len(args))
+		}
+		if step == 0 {
+			return jinja.Undefined(), errors.New("range: step must not be zero")
+		}
+		n := int64(0)
+		if step > 0 && stop > start {
+			n = (stop - start + step - 1) / step
+		} else if step < 0 && stop < start {
+			n = (start - stop - step - 1) / -step
+		}
+		if n > *budget {
+			return jinja.Undefined(), fmt.Errorf("%w: range() would make %d numbers, beyond the %d one render may make", ErrTooBig, n, rangeBudget)
+		}
+		*budget -= n
+		items := make([]jinja.Value, 0, n)
+		for i, v := int64(0), start; i < n; i, v = i+1, v+step {
+			items = append(items, jinja.NewInt(v))
+		}
+		return jinja.NewList(items), nil
+	}
+}
+
+// renderBounded renders in its own goroutine so a render that does not end
+// in time is abandoned with an error (the library takes no context), and a
+// panic inside the library is an error, not a crash.
+func renderBounded(t *jinja.Template, vars map[string]jinja.Value, timeout time.Duration) (string, error) {
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- result{err: fmt.Errorf("%w: the template engine failed (%v)", ErrTooBig, r)}
+			}
+		}()
+		out, err := t.RenderValues(vars)
+		done <- result{out, err}
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		if r.err == nil && len(r.out) > maxOutput {
+			return "", fmt.Errorf("%w: the rendering is %d bytes, beyond %d", ErrTooBig, len(r.out), maxOutput)
+		}
+		return r.out, r.err
+	case <-timer.C:
+		return "", fmt.Errorf("%w: the render did not finish within %s", ErrTooBig, timeout)
+	}
 }
 
 // fromJSON decodes one JSON value into template values, keeping object key

@@ -3,9 +3,11 @@ package chattemplate
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-bench/strata/internal/sharedpath"
 )
@@ -121,4 +123,46 @@ func TestPyFloatRepr(t *testing.T) {
 			t.Errorf("PyFloatRepr(%v) = %q, want %q", f, got, want)
 		}
 	}
+}
+
+// TestRenderIsBounded: a template that loops a hundred thousand times in a
+// hundred thousand times fails at once with a clear error instead of
+// growing for minutes; an ordinary range still works.
+func TestRenderIsBounded(t *testing.T) {
+	t.Parallel()
+	in := Input{Messages: json.RawMessage(`[{"role":"user","content":"hi"}]`), AddGenerationPrompt: true}
+	bomb, err := Parse(`{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := bomb.Render(in); !errors.Is(err, ErrTooBig) || time.Since(start) > 5*time.Second {
+		t.Fatalf("%v after %s", err, time.Since(start))
+	}
+	ok, _ := Parse(`{% for i in range(3) %}{{ i }}{% endfor %}{% for i in range(10, 0, -3) %}{{ i }}{% endfor %}`)
+	if out, err := ok.Render(in); err != nil || out != "01210741" {
+		t.Errorf("%q %v", out, err)
+	}
+}
+
+// FuzzRender: a chat template from the command line or a GGUF file is
+// outside input; parsing and rendering never panic or run unbounded.
+func FuzzRender(f *testing.F) {
+	qwen, err := os.ReadFile(sharedpath.Path(f, "tokenizer", "qwen3", "chat_template.jinja"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(qwen), `[{"role":"user","content":"hi"}]`)
+	f.Add(`{% for m in messages %}{{ m.content | tojson }}{% endfor %}`, `[{"role":"user","content":"a\u2028b"}]`)
+	f.Add(`{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}`, `[]`)
+	f.Fuzz(func(t *testing.T, src, messages string) {
+		if !json.Valid([]byte(messages)) {
+			return
+		}
+		tmpl, err := Parse(src)
+		if err != nil {
+			return
+		}
+		_, _ = tmpl.Render(Input{Messages: json.RawMessage(messages), AddGenerationPrompt: true})
+	})
 }

@@ -271,3 +271,59 @@ func TestProfileOldBuildServerBudget(t *testing.T) {
 		t.Errorf("report: %s", rep.stdout)
 	}
 }
+
+// TestRunAsUserBuild: the CLI takes the user name from the injected
+// environment (USER, LOGNAME); a user called "build" (a word of T4's
+// arguments and of strata's own text) leaves a folder that validates.
+func TestRunAsUserBuild(t *testing.T) {
+	port := freeTestPort(t)
+	work := simProfile(t, port)
+	var out, errb strings.Builder
+	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Dir: work,
+		Getenv:  func(k string) string { return map[string]string{"USER": "build", "LOGNAME": "short"}[k] },
+		Environ: func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") }, CacheDir: t.TempDir()}
+	if code := Run(t.Context(), []string{"bench", "run", "--profile", "fake"}, env); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	_, dir := readResults(t, work)
+	if rep := runIn(t, work, "", "bench", "report", "-q", dir); rep.code != 0 {
+		t.Errorf("report: %s", rep.stdout)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "outputs.jsonl"))
+	if strings.Contains(string(data), "<user>") {
+		t.Error("a protocol word was taken for the user's name")
+	}
+}
+
+// TestServerNamedFileIsNotHashed: a server whose model_path is /etc/passwd
+// (or a climb to it) gets a refusal, never a hash in results.json or an
+// entry in the hash cache; a split name claiming 99,999 shards is refused
+// without 99,999 lookups.
+func TestServerNamedFileIsNotHashed(t *testing.T) {
+	for _, modelPath := range []string{"/etc/passwd", "../../../../../../../../etc/passwd", "/srv/x-00001-of-99999.gguf"} {
+		port := freeTestPort(t)
+		work := t.TempDir()
+		exe, _ := os.Executable()
+		cmd, _ := json.Marshal([]string{exe, "engine", "simulate", "--port", fmt.Sprint(port), "--model-path", modelPath,
+			"--prompt-tps", "5000000", "--decode-tps", "200000", "--load-time", "100ms"})
+		mustWrite(t, filepath.Join(work, "profiles", "p.toml"), fmt.Sprintf("url = \"http://127.0.0.1:%d\"\ncommand = %s\n[env]\nSTRATA_TEST_AS_CLI = \"1\"\n", port, cmd))
+		cache := t.TempDir()
+		var out, errb strings.Builder
+		env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Dir: work, Getenv: func(string) string { return "" },
+			Environ: func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") }, CacheDir: cache}
+		if code := Run(t.Context(), []string{"bench", "run", "--profile", "p"}, env); code != 0 {
+			t.Fatalf("%s: exit %d\n%s", modelPath, code, errb.String())
+		}
+		res, dir := readResults(t, work)
+		data, _ := os.ReadFile(filepath.Join(dir, "results.json"))
+		if res.Model.Files != nil || strings.Contains(string(data), "root:x:0") || !strings.Contains(res.Missing["/model/files"], "refused") {
+			t.Errorf("%s: files %+v, missing %q", modelPath, res.Model.Files, res.Missing["/model/files"])
+		}
+		if c, _ := os.ReadFile(filepath.Join(cache, "model-hashes.json")); strings.Contains(string(c), "passwd") {
+			t.Errorf("%s entered the hash cache", modelPath)
+		}
+		if rep := runIn(t, work, "", "bench", "report", "-q", dir); rep.code != 0 {
+			t.Errorf("report: %s", rep.stdout)
+		}
+	}
+}

@@ -208,8 +208,7 @@ func runBench(ctx context.Context, cmd *cobra.Command, env Env, o runOptions) er
 		m.Secrets = append(m.Secrets, t.apiKey)
 	}
 	red := result.Redactor(m, bundle)
-	result.RedactEvidence(rec, red)
-	a, err := result.Assemble(rec, id, facts, maxShared)
+	a, err := result.Assemble(rec, id, facts, maxShared, red)
 	if err != nil {
 		return fmt.Errorf("assemble the result: %w", err)
 	}

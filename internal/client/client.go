@@ -118,7 +118,7 @@ func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string
 	}
 	if resp.StatusCode != http.StatusOK {
 		data, rerr := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		o.ErrorBody = clip(data)
+		o.ErrorBody = evidence(data)
 		msg := fmt.Sprintf("HTTP %d", resp.StatusCode)
 		if m := errorMessage(bytes.TrimSpace(data)); m != "" && len(data) > 0 {
 			msg += ": " + m
@@ -134,7 +134,7 @@ func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		o.ErrorBody = clip(data)
+		o.ErrorBody = evidence(data)
 		o.Error = &Error{Kind: ErrMalformed, Message: fmt.Sprintf("expected a text/event-stream answer, got Content-Type %q", ct)}
 		o.Total = since()
 		o.Events = append(o.Events, TimedEvent{T: o.Total, Kind: EvEnd})

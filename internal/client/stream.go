@@ -244,7 +244,7 @@ func (s *streamState) handle(data []byte) {
 	}
 	if c.errorValue != nil {
 		s.add(EvError)
-		s.o.ErrorBody = clip(c.errorValue)
+		s.o.ErrorBody = evidence(c.errorValue)
 		s.fail(ErrStreamError, errorMessage(c.errorValue))
 		return
 	}
@@ -318,16 +318,28 @@ func (s *streamState) handle(data []byte) {
 
 func ptr(f float64) *float64 { return &f }
 
-// errorMessage extracts error.message from an error event, or the raw text.
+// evidence keeps an error body whole (the caller read at most 64 KiB), as
+// valid UTF-8: it is evidence, and cutting it short would cut its JSON.
+func evidence(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD") }
+
+// errorMessage extracts the message of an error object ({"message", "code",
+// "type"}), also wrapped as an HTTP error body ({"error": {...}}), or the
+// raw text.
 func errorMessage(v []byte) string {
 	var e struct {
 		Message string `json:"message"`
 		Code    any    `json:"code"`
 		Type    string `json:"type"`
 	}
+	var wrapped struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(v, &wrapped) == nil && len(wrapped.Error) > 0 && wrapped.Error[0] == '{' {
+		v = wrapped.Error
+	}
 	if json.Unmarshal(v, &e) == nil && e.Message != "" {
-		if e.Code != nil {
-			return fmt.Sprintf("server error %v (%s): %s", e.Code, e.Type, e.Message)
+		if e.Type != "" {
+			return e.Type + ": " + e.Message
 		}
 		return e.Message
 	}

@@ -80,7 +80,7 @@ func TestCaptures(t *testing.T) {
 				if o.Error == nil || o.Error.Kind != c.errKind || o.Normal {
 					t.Fatalf("error %+v normal %v, want kind %s", o.Error, o.Normal, c.errKind)
 				}
-				if !strings.Contains(o.Error.Message, "server error 500") {
+				if !strings.Contains(o.Error.Message, "server_error: ") {
 					t.Errorf("the server's message is not kept: %q", o.Error.Message)
 				}
 				if o.FinishReason != nil || o.Usage != nil {

@@ -338,6 +338,10 @@ type Missing map[string]string
 // Add records why the value at pointer is null.
 func (m Missing) Add(pointer, reason string) { m[pointer] = reason }
 
+// pointerEscaper escapes a JSON Pointer token (RFC 6901); it is immutable
+// once built.
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
 // Pointer builds a JSON Pointer from reference tokens, escaping ~ and /.
 func Pointer(tokens ...any) string {
 	var b strings.Builder
@@ -347,7 +351,7 @@ func Pointer(tokens ...any) string {
 		case int:
 			b.WriteString(strconv.Itoa(v))
 		case string:
-			b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(v))
+			b.WriteString(pointerEscaper.Replace(v))
 		}
 	}
 	return b.String()

@@ -17,7 +17,10 @@ var resultsOwned = owned{
 	"model":         {"files": {"*": {"sha256": all}}},
 	"configuration": {"track": all, "template": all, "sampling": all, "chat_template_kwargs": all},
 	"requests": {"*": {"id": all, "phase": all, "case_id": all, "status": all, "finish_reason": all, "first_delta_kind": all,
-		"sources": all, "evaluation": {"category": all}, "error": {"kind": all}}},
+		// A verdict's reason is derived from the already redacted evidence;
+		// redacting it again (its answer quoted, escapes and all) could
+		// change it from what report derives.
+		"sources": all, "evaluation": {"category": all, "reason": all}, "error": {"kind": all}}},
 	"summaries": {"*": {"phase": all, "case_id": all, "metric": all, "unit": all, "included_request_ids": all,
 		"excluded": {"*": {"request_id": all}}}},
 	"concurrency_rounds": {"*": {"request_ids": all}},

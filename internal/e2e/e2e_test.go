@@ -44,6 +44,8 @@ type harness struct {
 	// machine, when set, is the machine the redactor protects (instead of
 	// this one).
 	machine *redact.Machine
+	// identity, when set, is what the operator declared.
+	identity *result.Identity
 }
 
 type outcome struct {
@@ -90,7 +92,8 @@ func (h harness) run(t testing.TB) outcome {
 	if decode == 0 {
 		decode = 2e5
 	}
-	cfg := simengine.Config{PromptTPS: 5e6, DecodeTPS: decode, ReasoningTokens: 300, Accuracy: 1, Slots: max(h.slots, 1),
+	tmpl, _, _ := prompts.Template(b)
+	cfg := simengine.Config{PromptTPS: 5e6, DecodeTPS: decode, ReasoningTokens: 300, Accuracy: 1, Slots: max(h.slots, 1), Template: string(tmpl),
 		ContextTokens: 32768, ModelPath: "/srv/models/qwen/model-00001-of-00001.gguf", Bundle: b, Scenario: sc}
 	if h.sim != nil {
 		h.sim(&cfg)
@@ -119,18 +122,17 @@ func (h harness) run(t testing.TB) outcome {
 	for id, f := range b.Fixtures {
 		maxShared[id] = f.MaxSharedPrefixTokens
 	}
-	red0 := result.Redactor(redact.Local(os.Getenv), b)
-	if h.machine != nil {
-		red0 = result.Redactor(*h.machine, b)
-	}
-	result.RedactEvidence(rec, red0)
-	a, err := result.Assemble(rec, result.Identity{Track: "custom", Command: "strata bench run --url " + url}, facts, maxShared)
-	if err != nil {
-		t.Fatal(err)
-	}
 	red := result.Redactor(redact.Local(os.Getenv), b)
 	if h.machine != nil {
 		red = result.Redactor(*h.machine, b)
+	}
+	id := result.Identity{Track: "custom", Command: "strata bench run --url " + url}
+	if h.identity != nil {
+		id = *h.identity
+	}
+	a, err := result.Assemble(rec, id, facts, maxShared, red)
+	if err != nil {
+		t.Fatal(err)
 	}
 	dir, err := result.Write(t.TempDir(), a, red)
 	if err != nil {

@@ -116,11 +116,31 @@ func Load(name, workdir string) (*Profile, error) {
 	return nil, fmt.Errorf("profile %q not found (looked for %s.toml in %s)", name, name, strings.Join(Dirs(workdir), " and "))
 }
 
+// MaxProfileBytes bounds a profile file: a profile is a few lines.
+const MaxProfileBytes = 1 << 20
+
 // Read parses a profile file. Unknown keys are an error, so a typo never
 // silently drops a setting.
 func Read(path string) (*Profile, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %w", path, err)
+	}
+	if st.Size() > MaxProfileBytes {
+		return nil, fmt.Errorf("profile %s: %d bytes, larger than a profile can be (%d)", path, st.Size(), MaxProfileBytes)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %w", path, err)
+	}
+	return Parse(data, path)
+}
+
+// Parse parses a profile's text; path names it in errors and resolves a
+// relative workdir.
+func Parse(data []byte, path string) (*Profile, error) {
 	var p Profile
-	md, err := toml.DecodeFile(path, &p)
+	md, err := toml.Decode(string(data), &p)
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: %w", path, err)
 	}

@@ -75,6 +75,54 @@ func TestVerify(t *testing.T) {
 	if c := repo.Check(e, opts(t, protocol.ID)); c.OK() {
 		t.Error("a path outside bench/results was accepted")
 	}
+	// A review link the site would run, or that is not a link at all.
+	good := byRun[s.RunIDs["approvedA4000"]].Entry
+	for _, pr := range []string{"javascript:window.__pwned=1", "http://example.invalid/pr/1", "https://user:pw@example.invalid/pr/1",
+		"data:text/html,<script>x</script>", "https://example.invalid/pr/1 extra", ""} {
+		e := good
+		e.ReviewPR = pr
+		if c := repo.Check(e, opts(t, protocol.ID)); c.OK() || !strings.Contains(strings.Join(c.Problems, " "), "review_pr") {
+			t.Errorf("review_pr %q: %v", pr, c.Problems)
+		}
+	}
+	// Reproduction run IDs must name approved entries that verify.
+	for _, c := range []struct {
+		ids  []string
+		says string
+	}{
+		{[]string{"20990101T000000Z-000000"}, "is not an entry of the approved manifest"},
+		{[]string{good.RunID}, "cannot reproduce itself"},
+		{[]string{s.RunIDs["tampered"]}, "does not verify"},
+	} {
+		m2 := *m
+		m2.Entries = append([]manifest.Entry{}, m.Entries...)
+		for i := range m2.Entries {
+			if m2.Entries[i].RunID == good.RunID {
+				m2.Entries[i].Verification = manifest.IndependentlyReproduced
+				m2.Entries[i].ReproductionRunIDs = c.ids
+			}
+		}
+		for _, ch := range repo.Verify(&m2, opts(t, protocol.ID)) {
+			if ch.Entry.RunID == good.RunID && (ch.OK() || !strings.Contains(strings.Join(ch.Problems, " "), c.says)) {
+				t.Errorf("reproduction %v: %v", c.ids, ch.Problems)
+			}
+		}
+	}
+}
+
+// TestParseIsStrict: a manifest with a duplicate name or invalid UTF-8 is
+// refused, naming where.
+func TestParseIsStrict(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ doc, says string }{
+		{`{"format":"strata-approved-benchmarks","schema_version":1,"entries":[],"entries":[{"run_id":"x"}]}`, "duplicate object name"},
+		{"{\"format\":\"strata-approved-benchmarks\",\"schema_version\":1,\"entries\":[{\"reviewed_by\":\"m\xffx\"}]}", "invalid UTF-8"},
+		{`{"format":"strata-approved-benchmarks","schema_version":1,"entries":[]} {}`, "data after"},
+	} {
+		if _, err := manifest.Parse([]byte(c.doc)); err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%q: %v", c.doc, err)
+		}
+	}
 }
 
 func TestAdd(t *testing.T) {

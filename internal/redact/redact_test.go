@@ -7,73 +7,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-bench/strata/internal/redact/plant"
 	"github.com/strata-bench/strata/internal/redact/vocabgen"
 	"github.com/strata-bench/strata/internal/sharedpath"
 )
 
-// machine is the planted machine: a user, a short host name, a host in
-// another case, and a known key.
-var machine = Machine{HomeDirs: []string{"/home/alice"}, Users: []string{"alice"}, Hosts: []string{"WS-ALICE-01", "vm"},
-	Secrets: []string{"s3cr3t-profile-key"}}
-
-// planted are the private forms a security review planted, each with what
-// must be gone and the placeholder that stands instead.
-var planted = []struct{ in, gone, want string }{
-	{"model at /home/alice/models/q.gguf", "alice", "<home>/models/q.gguf"},
-	{"/Users/bob/Library/x", "bob", "<home>/Library/x"},
-	{`C:\Users\carol\models\q.gguf`, "carol", `<home>\models\q.gguf`},
-	{`"C:\\Users\\carol\\m.gguf"`, "carol", `<home>`},
-	{"see ~dave/models/q.gguf", "dave", "<home>/models/q.gguf"},
-	{"GET /files?path=%2Fhome%2Ferin%2Fq.gguf", "erin", "<home>"},
-	{`share \\fileserver\models\q.gguf`, "fileserver", "<path>"},
-	{"host ws-alice-01 ready", "ws-alice-01", "host <host> ready"},
-	{"host WS-ALICE-01 ready", "WS-ALICE-01", "host <host> ready"},
-	{"on vm ready", " vm ", "on <host> ready"},
-	{"user Alice logged in", "Alice", "user <user> logged in"},
-	{"user ALICE logged in", "ALICE", "user <user> logged in"},
-	{"peer planted-host.example.lan answered", "planted-host", "peer <host> answered"},
-	{"peer nas.local answered", "nas.local", "peer <host> answered"},
-	{"listening on 192.168.1.20:8080", "192.168.1.20", "<private-ip>:8080"},
-	{"peer 10.0.0.5 and 172.20.1.1 and 169.254.3.4", "10.0.0.5", "<private-ip>"},
-	{"addr fe80::1ff:fe23:4567:890a%eth0", "fe80::1ff", "<private-ip>"},
-	{"addr fe80::1ff:fe23:4567:890a%wlan-0 up", "-0", "<private-ip> up"},
-	{"addr fd12:3456:789a::1", "fd12:3456", "<private-ip>"},
-	{"mac 00:1A:2b:3C:4d:5E", "00:1A", "<mac>"},
-	{"mac 001a.2b3c.4d5e on port", "001a.2b3c", "mac <mac> on"},
-	{"contact alice.smith@example.com", "example.com", "<email>"},
-	{"Authorization: Bearer abcdefghijklmnop1234", "abcdefghijklmnop1234", "Bearer <secret>"},
-	{"Authorization: Bearer abc12", "abc12", "Bearer <secret>"},
-	{"key sk-proj-ABCDEFGHIJKLMNOPQRSTUV123", "ABCDEFGHIJ", "<secret>"},
-	{"token hf_ABCDEFGHIJKLMNOPQRSTUVWXYZ", "hf_ABC", "<secret>"},
-	{"ghp_R8m2kQv7Xz4Lp9Tw3Nb6Yc1Hd5Fg0Ja8Se2U", "ghp_R8m2", "<secret>"},
-	{"gitlab glpat-aB3dE5fG7hJ9kL1mN3pQ", "glpat-aB3", "<secret>"},
-	{"google AIzaSyDaGmWKa4JsXZ-HjGw7ISLn_3namBGewQe", "AIzaSy", "<secret>"},
-	{"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtn", "AWS_SECRET_ACCESS_KEY=<secret>"},
-	{"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtn", "<secret>"},
-	{"id AKIAIOSFODNN7EXAMPL3", "AKIAIOSFODNN7EXAMPL3", "<secret>"},
-	{"url http://bob:S3cr3tP4ss@10.0.0.5:8080/v1", "S3cr3tP4ss", "http://<secret>@<private-ip>:8080/v1"},
-	{"url http://bob:S3cr3tP4ss@127.0.0.1:8080/v1", "S3cr3tP4ss", "http://<secret>@127.0.0.1:8080/v1"},
-	{"url https://svc:hunter2@models.example.org/x", "hunter2", "https://<secret>@models.example.org/x"},
-	{`--api-key=supersecretvalue`, "supersecretvalue", "<secret>"},
-	{`--api-key supersecretvalue --port 8080`, "supersecretvalue", "--api-key <secret> --port 8080"},
-	{`password: hunter22`, "hunter22", "password: <secret>"},
-	{"profile key s3cr3t-profile-key", "s3cr3t-profile-key", "<secret>"},
-	{"-m /srv/ai/llm-models/tiny.gguf", "/srv/ai", "<path>/tiny.gguf"},
-	{"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACBq8n2eN3FzQ0p1QXZyYk5xcm5kMnFqZ1N5cWJ0V1BZWnpkcwAAAJg\n-----END OPENSSH PRIVATE KEY-----\nnext line",
-		"b3BlbnNz", "<secret>\nnext line"},
-	{"-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi\nZ1BjP5CE8SeQ3", "MIIEpAIB", "<secret>"},
-}
+// machine is the planted machine.
+var machine = Machine{HomeDirs: plant.HomeDirs, Users: plant.Users, Hosts: plant.Hosts, Secrets: plant.Secrets}
 
 func TestPlantedFormsAreReplaced(t *testing.T) {
 	t.Parallel()
 	r := New(machine, Vocabulary())
-	for _, c := range planted {
-		got := r.String(c.in)
-		if strings.Contains(got, c.gone) || !strings.Contains(got, c.want) {
-			t.Errorf("String(%q) = %q: want %q, without %q", c.in, got, c.want, c.gone)
+	for _, c := range plant.Forms {
+		got := r.String(c.Text)
+		if strings.Contains(got, c.Private) || !strings.Contains(got, c.Want) {
+			t.Errorf("String(%q) = %q: want %q, without %q", c.Text, got, c.Want, c.Private)
 		}
-		if len(r.Find(c.in)) == 0 {
-			t.Errorf("Find(%q) finds nothing", c.in)
+		if len(r.Find(c.Text)) == 0 {
+			t.Errorf("Find(%q) finds nothing", c.Text)
 		}
 		if again := r.String(got); again != got {
 			t.Errorf("redacting twice changes %q to %q", got, again)
@@ -238,8 +189,8 @@ func FuzzJSONStaysValid(f *testing.F) {
 
 // FuzzIdempotent: redacting redacted text changes nothing.
 func FuzzIdempotent(f *testing.F) {
-	for _, c := range planted {
-		f.Add(c.in)
+	for _, c := range plant.Forms {
+		f.Add(c.Text)
 	}
 	r := New(machine, Vocabulary())
 	f.Fuzz(func(t *testing.T, s string) {

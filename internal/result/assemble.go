@@ -21,6 +21,7 @@ import (
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/runner"
 	"github.com/strata-bench/strata/internal/score"
 )
@@ -84,9 +85,15 @@ type Assembled struct {
 
 func ptr[T any](v T) *T { return &v }
 
-// Assemble builds the result contract from a run record. It is a pure
-// function of its inputs.
-func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string]int) (*Assembled, error) {
+// Assemble builds the result contract from a run record. It first redacts
+// what the server sent in the record itself (RedactEvidence), so every
+// verdict and reason is derived from exactly the evidence outputs.jsonl
+// keeps and report derives the same again; Write redacts the rest. red may
+// be nil (nothing is redacted).
+func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string]int, red *redact.Redactor) (*Assembled, error) {
+	if red != nil {
+		RedactEvidence(rec, red)
+	}
 	missing := contract.Missing{}
 	for k, v := range facts.Missing {
 		missing.Add(k, v)

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -64,6 +65,9 @@ type Validation struct {
 type checker struct {
 	fsys fs.FS
 	raw  []byte
+	// doc is results.json decoded once, generically (numbers as
+	// json.Number), for the format, the schema and the nulls.
+	doc  any
 	res  *contract.Results
 	outs map[string]contract.Output
 	bad  []Violation
@@ -111,6 +115,12 @@ func ValidateFS(fsys fs.FS, bundle *fixtures.Bundle) *Validation {
 		c.add(ResultsFile, "is not strict JSON: %v", err)
 		return &Validation{Violations: c.bad}
 	}
+	dec := json.NewDecoder(bytes.NewReader(c.raw))
+	dec.UseNumber()
+	if err := dec.Decode(&c.doc); err != nil {
+		c.add(ResultsFile, "does not decode: %v", err)
+		return &Validation{Violations: c.bad}
+	}
 	if !c.checkFormat() || !c.checkArtifactPaths() || !c.checkSchema() || !c.decode() {
 		return &Validation{Violations: c.bad}
 	}
@@ -131,18 +141,19 @@ func ValidateFS(fsys fs.FS, bundle *fixtures.Bundle) *Validation {
 // checkFormat rejects unknown formats and versions before anything else is
 // interpreted: a consumer must never combine them silently.
 func (c *checker) checkFormat() bool {
-	var head struct {
-		Format        any `json:"format"`
-		SchemaVersion any `json:"schema_version"`
-		Protocol      struct {
-			ID any `json:"id"`
-		} `json:"protocol"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(c.raw))
-	dec.UseNumber()
-	if err := dec.Decode(&head); err != nil {
-		c.add("", "results.json is not a JSON object: %v", err)
+	top, isObject := c.doc.(map[string]any)
+	if !isObject {
+		c.add("", "results.json is not a JSON object")
 		return false
+	}
+	var head struct {
+		Format        any
+		SchemaVersion any
+		Protocol      struct{ ID any }
+	}
+	head.Format, head.SchemaVersion = top["format"], top["schema_version"]
+	if p, ok := top["protocol"].(map[string]any); ok {
+		head.Protocol.ID = p["id"]
 	}
 	ok := true
 	if head.Format != protocol.ResultFormat {
@@ -160,28 +171,27 @@ func (c *checker) checkFormat() bool {
 	return ok
 }
 
-func (c *checker) checkSchema() bool {
+// resultsSchema is the compiled JSON Schema, compiled once: it is
+// immutable, and compiling it cost more than validating a folder.
+var resultsSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 	comp := jsonschema.NewCompiler()
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema.ResultsV1))
 	if err != nil {
-		c.add("", "internal: the schema does not parse: %v", err)
-		return false
+		return nil, fmt.Errorf("the schema does not parse: %w", err)
 	}
 	if err := comp.AddResource(schema.ResultsV1Name, doc); err != nil {
+		return nil, err
+	}
+	return comp.Compile(schema.ResultsV1Name)
+})
+
+func (c *checker) checkSchema() bool {
+	sch, err := resultsSchema()
+	if err != nil {
 		c.add("", "internal: %v", err)
 		return false
 	}
-	sch, err := comp.Compile(schema.ResultsV1Name)
-	if err != nil {
-		c.add("", "internal: the schema does not compile: %v", err)
-		return false
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(c.raw))
-	if err != nil {
-		c.add("", "results.json does not parse: %v", err)
-		return false
-	}
-	err = sch.Validate(inst)
+	err = sch.Validate(c.doc)
 	var ve *jsonschema.ValidationError
 	printer := message.NewPrinter(language.English)
 	if errors.As(err, &ve) {
@@ -226,10 +236,7 @@ func (c *checker) decode() bool {
 // checkNulls: every null has a reason in missing, and every entry of missing
 // points at a null.
 func (c *checker) checkNulls() {
-	var doc any
-	dec := json.NewDecoder(bytes.NewReader(c.raw))
-	dec.UseNumber()
-	_ = dec.Decode(&doc)
+	doc := c.doc
 	nulls := map[string]bool{}
 	var walk func(ptr string, v any)
 	walk = func(ptr string, v any) {
@@ -599,18 +606,13 @@ func (c *checker) checkQuality() {
 // the folder (no absolute path, drive, backslash, "." or ".." element, no
 // control character), each listed once.
 func (c *checker) checkArtifactPaths() bool {
-	var head struct {
-		Artifacts []struct {
-			Path any `json:"path"`
-		} `json:"artifacts"`
-	}
-	if json.Unmarshal(c.raw, &head) != nil {
-		return true // the schema says what is wrong
-	}
+	top, _ := c.doc.(map[string]any)
+	arts, _ := top["artifacts"].([]any)
 	ok := true
 	seen := map[string]int{}
-	for i, a := range head.Artifacts {
-		p, isString := a.Path.(string)
+	for i, a := range arts {
+		obj, _ := a.(map[string]any)
+		p, isString := obj["path"].(string)
 		if !isString {
 			continue
 		}

@@ -22,6 +22,7 @@ func TestUpdateResultFolders(t *testing.T) {
 		"candidate":     {GPU: "NVIDIA GeForce RTX 3060", Quant: "IQ3_XXS", DecodeTPS: 180000, Optional: true},
 		"partial":       {Kind: Partial, GPU: "NVIDIA RTX A4000", Quant: "Q4_K_M"},
 		"nonconforming": {Kind: Nonconforming, GPU: "AMD Radeon RX 7900 XTX", Quant: "Q4_K_M"},
+		"aborted":       {Kind: Aborted, GPU: "NVIDIA GeForce RTX 3060", Quant: "IQ3_XXS"},
 	} {
 		dir := Folder(t, t.TempDir(), o)
 		if err := os.MkdirAll(root, 0o755); err != nil {

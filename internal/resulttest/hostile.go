@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 )
 
@@ -35,15 +36,16 @@ func evilSVG(name string) []byte {
 }
 
 // plantRendered writes the files a browser renders into a result folder of
-// the work tree, none of them listed in its results.json, and returns their
-// names.
+// the work tree and lists each in its results.json as provenance with its
+// true hash (so the folder still validates, and the site must publish them
+// as text, never as pages), and returns their names.
 func (s *Scenario) plantRendered(tb testing.TB, role string) []string {
 	tb.Helper()
 	files := map[string][]byte{
 		"evil.html":  script(role + " evil.html"),
 		"evil.svg":   evilSVG(role + " evil.svg"),
 		"index.html": script(role + " index.html"),
-		// Listed nowhere, and named with markup.
+		// Named with markup.
 		NamePayload(role + "-unlisted"): script(role + " unlisted"),
 	}
 	var names []string
@@ -51,6 +53,14 @@ func (s *Scenario) plantRendered(tb testing.TB, role string) []string {
 		s.Repo.Write(tb, filepath.Join(s.Folders[role], name), data)
 		names = append(names, name)
 	}
+	sort.Strings(names)
+	editJSON(tb, filepath.Join(s.Repo.Dir, s.Folders[role], "results.json"), func(doc map[string]any) {
+		arts := list(doc["artifacts"])
+		for _, name := range names {
+			arts = append(arts, map[string]any{"kind": "provenance", "path": name, "sha256": sha256Hex(files[name])})
+		}
+		doc["artifacts"] = arts
+	})
 	return names
 }
 

@@ -25,6 +25,7 @@ const (
 	Complete      Kind = iota // a conforming, complete run (the engine looks like llama.cpp)
 	Partial                   // the engine dies mid-run
 	Nonconforming             // the simulator says what it is
+	Aborted                   // the warm-up fails: every later request is skipped (a small folder)
 )
 
 // Options shape a folder.
@@ -56,6 +57,8 @@ func Folder(tb testing.TB, root string, o Options) string {
 		sc.Requests = map[string]simengine.Behaviour{"sanity-R1": {Die: true}}
 	case Nonconforming:
 		sc.Props = nil
+	case Aborted:
+		sc.Requests = map[string]simengine.Behaviour{"warmup": {HTTPStatus: 500, ErrorMessage: "the backend is not ready"}}
 	}
 	if o.DecodeTPS == 0 {
 		o.DecodeTPS = 2e5
@@ -63,8 +66,12 @@ func Folder(tb testing.TB, root string, o Options) string {
 	if o.Model == "" {
 		o.Model = "qwen3.8-flash-next-IQ3_XXS.gguf"
 	}
+	tmpl, _, err := prompts.Template(b)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	sim := simengine.New(simengine.Config{PromptTPS: 5e6, DecodeTPS: o.DecodeTPS, ReasoningTokens: 40, Accuracy: 0.85, Slots: 1,
-		ContextTokens: 32768, ModelPath: o.Model, Bundle: b, Scenario: sc})
+		Template: string(tmpl), ContextTokens: 32768, ModelPath: o.Model, Bundle: b, Scenario: sc})
 	url, err := sim.Start("127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -104,11 +111,12 @@ func Folder(tb testing.TB, root string, o Options) string {
 	for rid, f := range b.Fixtures {
 		maxShared[rid] = f.MaxSharedPrefixTokens
 	}
-	a, err := result.Assemble(rec, id, facts, maxShared)
+	red := result.Redactor(redact.Machine{}, b)
+	a, err := result.Assemble(rec, id, facts, maxShared, red)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	dir, err := result.Write(root, a, result.Redactor(redact.Machine{}, b))
+	dir, err := result.Write(root, a, red)
 	if err != nil {
 		tb.Fatal(err)
 	}

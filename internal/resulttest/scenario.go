@@ -40,15 +40,16 @@ const Markup = `strata bench run <script>window.__pwned=1</script><img src=x one
 //	legacy report; c3 adds unreviewed, approvedMarkup, tampered and hostile;
 //	c4 adds bench/approved.json (approved3060@c1, approvedA4000@c2,
 //	approvedMarkup@c3, tampered with a wrong hash, nonconforming@c2); c5
-//	alters an approved artifact of approved3060 and an unlisted file of
-//	approvedMarkup.
+//	alters an approved artifact of approved3060 and a markup-named artifact
+//	of approvedMarkup.
 //
 // Submitted strings carry markup wherever a submitter controls them and
 // the folder stays what its role says: approvedMarkup still validates,
 // hostile (never approved) has markup in every field but the protocol ID
 // (a foreign one would make it a draft), partial in its status reasons,
-// legacy in its README. approvedMarkup, hostile and legacy also carry
-// files a browser would render or run.
+// legacy in its README. approvedMarkup (listed as provenance, so it still
+// validates), hostile and legacy also carry files a browser would render or
+// run.
 func BuildScenario(tb testing.TB, protocolID string) *Scenario {
 	tb.Helper()
 	s := &Scenario{Repo: NewRepo(tb), RunIDs: map[string]string{}, Folders: map[string]string{}, Commits: map[string]string{},
@@ -80,7 +81,7 @@ func BuildScenario(tb testing.TB, protocolID string) *Scenario {
 	// Markup wherever a valid result can carry it (the track is an enum).
 	add("approvedMarkup", Options{GPU: "NVIDIA GeForce RTX 3060 " + Payload("gpu"), Quant: "Q8_0 " + Payload("quantization"),
 		TrackNotes: Payload("track-notes"), Model: NamePayload("model-id"), Command: Markup})
-	s.Unpublishable["approvedMarkup"] = s.plantRendered(tb, "approvedMarkup")
+	s.ListedAsText["approvedMarkup"] = s.plantRendered(tb, "approvedMarkup")
 	add("tampered", Options{GPU: "NVIDIA GeForce RTX 3090", Quant: "IQ3_XXS"})
 	s.addHostile(tb, out)
 	s.Commits["c3"] = s.Repo.Commit(tb, "benchmark: four more")
@@ -94,7 +95,9 @@ func BuildScenario(tb testing.TB, protocolID string) *Scenario {
 		}
 	}
 	markup := entry("approvedMarkup", s.Commits["c3"])
-	markup["review_pr"], markup["reviewed_by"] = "javascript:window.__pwned='review-pr'", Payload("reviewed-by")
+	// An https link (anything else fails verification) that carries markup.
+	markup["review_pr"] = `https://example.invalid/pr/x?q="'><img/src=x/onerror=window.__pwned='review-pr'>`
+	markup["reviewed_by"] = Payload("reviewed-by")
 	tampered := entry("tampered", s.Commits["c3"])
 	tampered["results_sha256"] = strings.Repeat("0", 64)
 	m := map[string]any{"format": "strata-approved-benchmarks", "schema_version": 1, "entries": []any{

@@ -1,0 +1,70 @@
+// Package plant is test support: the private forms a security review
+// planted in strata's result folders, each with the private part that must
+// be gone and the placeholder that stands instead, and the machine they
+// belong to. The redactor's tests, the end-to-end tests and the submit
+// scan's tests share it, so every place text enters a folder is tried with
+// every form.
+package plant
+
+// Form is one planted form.
+type Form struct {
+	Text    string // the text planted
+	Private string // what must not survive
+	Want    string // what the redacted text contains instead
+}
+
+// The machine the forms are planted on: its home, user, host names (a
+// host in capitals and a two-letter one) and a known key.
+var (
+	HomeDirs = []string{"/home/alice"}
+	Users    = []string{"alice"}
+	Hosts    = []string{"WS-ALICE-01", "vm"}
+	Secrets  = []string{"s3cr3t-profile-key"}
+)
+
+// Forms are the private forms.
+var Forms = []Form{
+	{"model at /home/alice/models/q.gguf", "alice", "<home>/models/q.gguf"},
+	{"/Users/bob/Library/x", "bob", "<home>/Library/x"},
+	{`C:\Users\carol\models\q.gguf`, "carol", `<home>\models\q.gguf`},
+	{`"C:\\Users\\carol\\m.gguf"`, "carol", `<home>`},
+	{"see ~dave/models/q.gguf", "dave", "<home>/models/q.gguf"},
+	{"GET /files?path=%2Fhome%2Ferin%2Fq.gguf", "erin", "<home>"},
+	{`share \\fileserver\models\q.gguf`, "fileserver", "<path>"},
+	{"host ws-alice-01 ready", "ws-alice-01", "host <host> ready"},
+	{"host WS-ALICE-01 ready", "WS-ALICE-01", "host <host> ready"},
+	{"on vm ready", " vm ", "on <host> ready"},
+	{"user Alice logged in", "Alice", "user <user> logged in"},
+	{"user ALICE logged in", "ALICE", "user <user> logged in"},
+	{"peer planted-host.example.lan answered", "planted-host", "peer <host> answered"},
+	{"peer nas.local answered", "nas.local", "peer <host> answered"},
+	{"listening on 192.168.1.20:8080", "192.168.1.20", "<private-ip>:8080"},
+	{"peer 10.0.0.5 and 172.20.1.1 and 169.254.3.4", "10.0.0.5", "<private-ip>"},
+	{"addr fe80::1ff:fe23:4567:890a%eth0", "fe80::1ff", "<private-ip>"},
+	{"addr fe80::1ff:fe23:4567:890a%wlan-0 up", "wlan-0", "<private-ip> up"},
+	{"addr fd12:3456:789a::1", "fd12:3456", "<private-ip>"},
+	{"mac 00:1A:2b:3C:4d:5E", "00:1A", "<mac>"},
+	{"mac 001a.2b3c.4d5e on port", "001a.2b3c", "mac <mac> on"},
+	{"contact alice.smith@example.com", "example.com", "<email>"},
+	{"Authorization: Bearer abcdefghijklmnop1234", "abcdefghijklmnop1234", "Bearer <secret>"},
+	{"Authorization: Bearer abc12", "abc12", "Bearer <secret>"},
+	{"key sk-proj-ABCDEFGHIJKLMNOPQRSTUV123", "ABCDEFGHIJ", "<secret>"},
+	{"token hf_ABCDEFGHIJKLMNOPQRSTUVWXYZ", "hf_ABC", "<secret>"},
+	{"ghp_R8m2kQv7Xz4Lp9Tw3Nb6Yc1Hd5Fg0Ja8Se2U", "ghp_R8m2", "<secret>"},
+	{"gitlab glpat-aB3dE5fG7hJ9kL1mN3pQ", "glpat-aB3", "<secret>"},
+	{"google AIzaSyDaGmWKa4JsXZ-HjGw7ISLn_3namBGewQe", "AIzaSy", "<secret>"},
+	{"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtn", "AWS_SECRET_ACCESS_KEY=<secret>"},
+	{"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtn", "<secret>"},
+	{"id AKIAIOSFODNN7EXAMPL3", "AKIAIOSFODNN7EXAMPL3", "<secret>"},
+	{"url http://bob:S3cr3tP4ss@10.0.0.5:8080/v1", "S3cr3tP4ss", "http://<secret>@<private-ip>:8080/v1"},
+	{"url http://bob:S3cr3tP4ss@127.0.0.1:8080/v1", "S3cr3tP4ss", "http://<secret>@127.0.0.1:8080/v1"},
+	{"url https://svc:hunter2@models.example.org/x", "hunter2", "https://<secret>@models.example.org/x"},
+	{`--api-key=supersecretvalue`, "supersecretvalue", "<secret>"},
+	{`--api-key supersecretvalue --port 8080`, "supersecretvalue", "--api-key <secret> --port 8080"},
+	{`password: hunter22`, "hunter22", "password: <secret>"},
+	{"profile key s3cr3t-profile-key", "s3cr3t-profile-key", "<secret>"},
+	{"-m /srv/ai/llm-models/tiny.gguf", "/srv/ai", "<path>/tiny.gguf"},
+	{"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACBq8n2eN3FzQ0p1QXZyYk5xcm5kMnFqZ1N5cWJ0V1BZWnpkcwAAAJg\n-----END OPENSSH PRIVATE KEY-----\nnext line",
+		"b3BlbnNz", "<secret>\nnext line"},
+	{"-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi\nZ1BjP5CE8SeQ3", "MIIEpAIB", "<secret>"},
+}
