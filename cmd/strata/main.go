@@ -3,17 +3,9 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/strata-bench/strata/internal/cli"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Run(ctx, os.Args[1:], cli.OSEnv())
-	stop()
-	os.Exit(code)
-}
+func main() { os.Exit(cli.Main()) }

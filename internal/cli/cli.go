@@ -9,17 +9,20 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
 
 // Exit codes, named in one place.
 const (
-	ExitOK     = 0
-	ExitFailed = 1 // a check failed, or the work could not be done
-	ExitUsage  = 2 // bad flags or arguments
+	ExitOK          = 0
+	ExitFailed      = 1   // a check failed, or the work could not be done
+	ExitUsage       = 2   // bad flags or arguments
+	ExitInterrupted = 130 // a signal ended the work early (what was done is written)
 )
 
 // Env is the process state a command may touch. Nothing else in the command
@@ -36,6 +39,76 @@ type Env struct {
 	Environ func() []string
 	// CacheDir holds strata's caches ("": the user cache folder).
 	CacheDir string
+	// Signals delivers the signals that end a command early (SIGINT,
+	// SIGTERM, SIGHUP); nil when nothing is wired.
+	Signals <-chan os.Signal
+	// stopNow is closed on a second signal: stop waiting for anything
+	// graceful (an engine's shutdown) and write what there is.
+	stopNow <-chan struct{}
+}
+
+// signalled is the cause of a context a signal ended.
+type signalled struct{ sig os.Signal }
+
+func (s signalled) Error() string { return signalName(s.sig) }
+
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP (the terminal or the SSH session closed)"
+	}
+	return sig.String()
+}
+
+// withSignals ends ctx on the first signal (its cause names the signal)
+// and closes the returned channel on the second.
+func withSignals(ctx context.Context, sigs <-chan os.Signal) (context.Context, <-chan struct{}, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	now := make(chan struct{})
+	done := make(chan struct{})
+	if sigs != nil {
+		go func() {
+			n := 0
+			for {
+				select {
+				case sig := <-sigs:
+					n++
+					switch n {
+					case 1:
+						cancel(signalled{sig})
+					case 2:
+						close(now)
+					}
+				case <-done:
+					return
+				}
+			}
+		}()
+	}
+	return ctx, now, func() { close(done); cancel(nil) }
+}
+
+// interrupted marks work a signal ended early whose result was still
+// written (exit ExitInterrupted).
+type interrupted struct{ msg string }
+
+func (e interrupted) Error() string { return e.msg }
+
+// cacheDir is strata's cache folder: Env.CacheDir, else the user cache
+// folder's strata.
+func (e Env) cacheDir() (string, error) {
+	if e.CacheDir != "" {
+		return e.CacheDir, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("find the user cache folder: %w", err)
+	}
+	return filepath.Join(d, "strata"), nil
 }
 
 func (e Env) environ() []string {
@@ -43,6 +116,20 @@ func (e Env) environ() []string {
 		return e.Environ()
 	}
 	return os.Environ()
+}
+
+// Main is the program: the real process state, with SIGINT, SIGTERM and
+// SIGHUP (a closed terminal, a dropped SSH session) ending a command the
+// same way (the work in flight stops, the result is written), and a broken
+// pipe on stdout or stderr an error to ignore rather than a reason to die
+// mid-run. It returns the exit code.
+func Main() int {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Ignore(syscall.SIGPIPE)
+	env := OSEnv()
+	env.Signals = sigs
+	return Run(context.Background(), os.Args[1:], env)
 }
 
 // OSEnv returns the real process state.
@@ -76,6 +163,9 @@ func (e checkFailed) Error() string { return e.msg }
 // Run runs strata with args (without the program name) and returns the exit
 // code.
 func Run(ctx context.Context, args []string, env Env) int {
+	ctx, now, stop := withSignals(ctx, env.Signals)
+	defer stop()
+	env.stopNow = now
 	root := newRoot(env)
 	root.SetArgs(args)
 	root.SetIn(env.Stdin)
@@ -86,6 +176,11 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return ExitOK
 	}
 	fmt.Fprintf(env.Stderr, "strata: %v\n", err)
+	var ie interrupted
+	var sig signalled
+	if errors.As(err, &ie) || errors.As(context.Cause(ctx), &sig) {
+		return ExitInterrupted
+	}
 	var ue usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintln(env.Stderr, "Run 'strata --help' (or add --help to the command) for usage.")
@@ -130,7 +225,7 @@ a result folder that anyone can re-validate.`,
 		RunE:  groupRunE,
 	}
 	profile.AddCommand(newProfileCheck(env))
-	bench.AddCommand(newRun(env), newCheck(env), newReport(env), corpus, newProfiles(env), profile, newManifest(env), newSite(env), newSubmit(env), newCompare(env))
+	bench.AddCommand(newRun(env), newCheck(env), newRecover(env), newReport(env), corpus, newProfiles(env), profile, newManifest(env), newSite(env), newSubmit(env), newCompare(env))
 	engine := &cobra.Command{
 		Use:   "engine",
 		Short: "Engine commands: the simulated llama-server-compatible engine",

@@ -14,7 +14,7 @@ import (
 // as an engine (the simulator profile runs os.Executable()).
 func TestMain(m *testing.M) {
 	if os.Getenv("STRATA_TEST_AS_CLI") == "1" {
-		os.Exit(Run(context.Background(), os.Args[1:], OSEnv()))
+		os.Exit(Main())
 	}
 	os.Exit(m.Run())
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -20,8 +19,10 @@ import (
 	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/engine"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/journal"
 	"github.com/strata-bench/strata/internal/localproc"
 	"github.com/strata-bench/strata/internal/modelfiles"
 	"github.com/strata-bench/strata/internal/preflight"
@@ -60,8 +61,18 @@ can be changed (--concurrency, --repeat and --request-timeout are refused).
 The fixtures are the bundle embedded in this binary, checked byte for byte
 against its manifest before anything is sent. The result folder goes to
 bench/results/<UTC-date>-standard-<gpu>-<run-id>/ when the current folder has
-bench/results, otherwise to ./bench-results/. Ctrl-C ends the run: the request
-in flight fails, the rest are skipped, and the result is still written.
+bench/results, otherwise to ./bench-results/; that folder is checked (a
+writable directory with room) before anything is sent.
+
+Ctrl-C, SIGTERM and SIGHUP (a closed terminal, a dropped SSH session) end the
+run the same way: the request in flight fails, the rest are skipped, the result
+is written and names the signal, and strata exits 130. A second signal cuts the
+request in flight at once and stops the engine without its grace period; the
+result is still written. While the run goes, every finished request is synced
+to a journal beside the result folder; if strata is killed (SIGKILL, out of
+memory, a power loss), "strata bench recover" turns that journal into a partial
+result. An engine the runner started never outlives it (on Linux the kernel
+kills it when strata dies).
 
 Options that describe what the engine cannot tell the runner (--track,
 --track-notes, --model-revision, --source-revision, --tokenizer-revision,
@@ -134,6 +145,18 @@ func runBench(ctx context.Context, cmd *cobra.Command, env Env, o runOptions) er
 		return err
 	}
 	stderr := cmd.ErrOrStderr()
+	// Where the result goes is checked before anything else: a run whose
+	// folder cannot be written is not started.
+	root := result.ResultsRoot(env.Dir)
+	if o.resultsDir != "" {
+		root = env.Path(o.resultsDir)
+	}
+	if err := checkResultsRoot(root, o.resultsDir != ""); err != nil {
+		return err
+	}
+	for _, p := range journal.Pending(root) {
+		fmt.Fprintf(stderr, "note: %s holds the journal of a run that did not finish; `strata bench recover` turns it into a partial result\n", p)
+	}
 	prof, cleanup, err := to.loadProfile(env)
 	if err != nil {
 		return err
@@ -143,6 +166,7 @@ func runBench(ctx context.Context, cmd *cobra.Command, env Env, o runOptions) er
 	if err != nil {
 		return err
 	}
+	id.Command = commandLine(cmd)
 	// The fixtures are checked before anything is sent.
 	bundle, err := prompts.Bundle()
 	if err != nil {
@@ -155,7 +179,7 @@ func runBench(ctx context.Context, cmd *cobra.Command, env Env, o runOptions) er
 	defer t.stop()
 	srv := runner.ProbeServer(ctx, t.client)
 	view, lp := t.engineView(env)
-	fmt.Fprintf(stderr, "engine: %s (%s)\n", srv.Dialect.Name(), srv.Dialect.IdentifiedBy)
+	fmt.Fprintf(stderr, "engine: %s (%s)\n", srv.Dialect.Name(), display.Line(srv.Dialect.IdentifiedBy))
 
 	// Provenance first: probing the machine and hashing the model files
 	// come before the warm-up and outside required_duration_s.
@@ -176,59 +200,127 @@ func runBench(ctx context.Context, cmd *cobra.Command, env Env, o runOptions) er
 	}
 	facts.Extensions["preflight"] = pf
 	reportPreflight(stderr, pf, false)
-
-	progress := newProgress(stderr)
-	rec := runner.Run(ctx, runner.Config{Client: t.client, Bundle: bundle, Optional: o.optional, Progress: progress, Server: &srv})
-	progress.finish()
-	t.stop()
-
-	engineInfo := map[string]any{"url": "loopback", "started_by_runner": t.proc != nil}
+	facts.Extensions["engine"] = engineInfo(t, prof, view, lp)
 	if prof != nil {
-		engineInfo["profile"] = prof.Name
 		facts.EngineConfig = map[string]any{"profile": prof.Sanitized()}
 		if t.proc != nil {
 			facts.EngineConfig["started_command"] = prof.Command
-			facts.EngineLog = t.proc.Log()
 		}
 	}
-	if lp != nil {
-		engineInfo["local_process"] = map[string]any{"found_by": view.Where, "program": filepath.Base(lp.Program)}
-	}
-	if t.served != nil {
-		engineInfo["served_before_run"] = t.served
-	}
-	facts.Extensions["engine"] = engineInfo
-	id.Command = commandLine(cmd)
-	maxShared := map[string]int{}
-	for rid, f := range bundle.Fixtures {
-		maxShared[rid] = f.MaxSharedPrefixTokens
-	}
+
 	m := redact.Local(env.Getenv)
 	if t.apiKey != "" {
 		m.Secrets = append(m.Secrets, t.apiKey)
 	}
 	red := result.Redactor(m, bundle)
+	// The journal: each request's record on disk before the next is sent,
+	// so even a killed runner leaves its work recoverable.
+	started := time.Now().UTC()
+	runID := runner.NewID(started)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", root, err)
+	}
+	jw, err := journal.Create(root, journal.Header{RunID: runID, Folder: result.FolderName(started, facts.Hardware, runID), StartedAt: started,
+		Optional: o.optional, Identity: id, Facts: facts, Server: srv, Nonconforming: runner.StartReasons(t.baseURL, srv), EngineGroup: t.group()}, red)
+	if err != nil {
+		return err
+	}
+	defer jw.Close()
+
+	progress := newProgress(stderr)
+	rec := runner.Run(ctx, runner.Config{Client: t.client, Bundle: bundle, Optional: o.optional, Progress: progress, Server: &srv,
+		Journal: jw, ID: runID, StartedAt: started})
+	progress.finish()
+	if err := jw.Err(); err != nil {
+		fmt.Fprintf(stderr, "warning: the run's journal could not be kept (%v); the result is written from memory\n", err)
+	}
+	t.stop()
+	if t.proc != nil {
+		facts.EngineLog = t.proc.Log()
+	}
+	maxShared := map[string]int{}
+	for rid, f := range bundle.Fixtures {
+		maxShared[rid] = f.MaxSharedPrefixTokens
+	}
 	a, err := result.Assemble(rec, id, facts, maxShared, red)
 	if err != nil {
-		return fmt.Errorf("assemble the result: %w", err)
-	}
-	root := result.ResultsRoot(env.Dir)
-	if o.resultsDir != "" {
-		root = env.Path(o.resultsDir)
+		return fmt.Errorf("assemble the result (its journal stays in %s; `strata bench recover` retries): %w", jw.Dir(), err)
 	}
 	dir, err := result.Write(root, a, red)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (the run's journal stays in %s; `strata bench recover` writes the result from it)", err, jw.Dir())
+	}
+	if err := jw.Remove(); err != nil {
+		fmt.Fprintf(stderr, "warning: the pending folder %s was not removed: %v\n", jw.Dir(), err)
 	}
 	w := cmd.OutOrStdout()
 	r := &a.Results
 	fmt.Fprintf(w, "result: %s\n", dir)
 	fmt.Fprintf(w, "status: %s; sanity %d/%d; requests %d\n", r.Run.Status, r.Quality.Passed, r.Quality.Total, len(r.Requests))
 	if ctx.Err() != nil {
-		return errors.New("the run was interrupted; the partial result above was written")
+		return interrupted{fmt.Sprintf("the run was interrupted (%s); the partial result above was written", runner.Interruption(ctx))}
 	}
 	return nil
 }
+
+// engineInfo is extensions.engine: where the engine is and who started it.
+func engineInfo(t *target, prof *engine.Profile, view dialect.EngineView, lp *localproc.Process) map[string]any {
+	info := map[string]any{"url": "loopback", "started_by_runner": t.proc != nil}
+	if prof != nil {
+		info["profile"] = prof.Name
+	}
+	if lp != nil {
+		info["local_process"] = map[string]any{"found_by": view.Where, "program": filepath.Base(lp.Program)}
+	}
+	if t.served != nil {
+		info["served_before_run"] = t.served
+	}
+	return info
+}
+
+// checkResultsRoot makes sure a result can be written under root before
+// any work is spent: root (or, when it does not exist yet, its nearest
+// existing parent) is a writable folder with room for the evidence. A bad
+// --results-dir is a usage error.
+func checkResultsRoot(root string, flag bool) error {
+	name := root
+	if flag {
+		name = "--results-dir " + root
+	}
+	dir := root
+	for {
+		st, err := os.Stat(dir)
+		if err == nil {
+			if !st.IsDir() {
+				if flag {
+					return usagef("%s: %s is a file, not a folder for results", name, dir)
+				}
+				return fmt.Errorf("%s: %s is a file, not a folder for results", name, dir)
+			}
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return fmt.Errorf("%s: no folder of it exists", name)
+		}
+		dir = parent
+	}
+	probe, err := os.CreateTemp(dir, ".strata-write-check-")
+	if err != nil {
+		return fmt.Errorf("%s: %s is not writable: %w", name, dir, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	if free, ok := freeBytes(dir); ok && free < minFreeBytes {
+		return fmt.Errorf("%s: only %d MiB free on the file system of %s; a result needs up to %d MiB", name, free>>20, dir, minFreeBytes>>20)
+	}
+	return nil
+}
+
+// minFreeBytes is the room a result folder may need: its journal and its
+// files (a normal run writes about 1 MiB; outputs.jsonl is bounded at 512
+// MiB, but a bounded request fails long before).
+const minFreeBytes = 64 << 20
 
 // targetOptions say which server a command works against.
 type targetOptions struct {
@@ -271,11 +363,14 @@ func (o *targetOptions) loadProfile(env Env) (*engine.Profile, func(), error) {
 		if err != nil {
 			return nil, nothing, err
 		}
-		modelDir, err := os.MkdirTemp("", "strata-simulator-")
+		// The simulator's stand-in model lives in strata's cache folder, not
+		// a temporary one: a runner killed with SIGKILL leaves nothing behind,
+		// and the unchanged file comes from the hash cache next time.
+		modelDir, err := env.cacheDir()
 		if err != nil {
 			return nil, nothing, err
 		}
-		return engine.Simulator(exe, port, modelDir), func() { os.RemoveAll(modelDir) }, nil
+		return engine.Simulator(exe, port, filepath.Join(modelDir, "simulator")), nothing, nil
 	}
 	prof, err := engine.Load(o.profile, env.Dir)
 	if err != nil {
@@ -304,13 +399,14 @@ type target struct {
 	environ []string
 	stopped bool
 	stderr  io.Writer
+	stopNow <-chan struct{}
 }
 
 // connect makes sure an engine serves at the target's URL: one already
 // serving is used and left running; otherwise the profile's engine is
 // started (unless --no-start).
 func connect(ctx context.Context, env Env, o targetOptions, prof *engine.Profile, stderr io.Writer) (*target, error) {
-	t := &target{baseURL: o.url, prof: prof, stderr: stderr}
+	t := &target{baseURL: o.url, prof: prof, stderr: stderr, stopNow: env.stopNow}
 	keyEnv := o.apiKeyEnv
 	if prof != nil {
 		t.baseURL = prof.URL
@@ -337,10 +433,18 @@ func connect(ctx context.Context, env Env, o targetOptions, prof *engine.Profile
 func (t *target) stop() {
 	if t.proc != nil && !t.stopped {
 		t.stopped = true
-		if err := t.proc.Stop(10 * time.Second); err != nil {
+		if err := t.proc.Stop(10*time.Second, t.stopNow); err != nil {
 			fmt.Fprintf(t.stderr, "warning: %v\n", err)
 		}
 	}
+}
+
+// group is the process group of the engine the runner started, or 0.
+func (t *target) group() int {
+	if t.proc == nil {
+		return 0
+	}
+	return t.proc.Group()
 }
 
 // engineView is what the runner can see of the engine process: the command
@@ -489,7 +593,7 @@ func engineUp(ctx context.Context, c *client.Client, prof *engine.Profile, noSta
 		return nil, nil, err
 	}
 	if err := proc.WaitReady(ctx, health, loadTimeout(prof), func(s string) { fmt.Fprintf(stderr, "  %s\n", s) }); err != nil {
-		proc.Stop(5 * time.Second)
+		proc.Stop(5*time.Second, nil)
 		return nil, nil, fmt.Errorf("profile %s: %w", prof.Name, err)
 	}
 	fmt.Fprintf(stderr, "the engine is ready\n")
@@ -572,10 +676,8 @@ func gatherFacts(ctx context.Context, t *target, srv runner.ServerInfo, view dia
 	case relative:
 		in.ModelPathNote = "the server's model_path is relative and the server's working folder is unknown (no local process listens on its port), so it was resolved against strata's working folder"
 	}
-	cachePath, err := modelfiles.DefaultCachePath()
-	if env.CacheDir != "" {
-		cachePath, err = filepath.Join(env.CacheDir, "model-hashes.json"), nil
-	}
+	cacheDir, err := env.cacheDir()
+	cachePath := filepath.Join(cacheDir, "model-hashes.json")
 	if err == nil {
 		if in.Cache, err = modelfiles.OpenCache(cachePath); err != nil {
 			fmt.Fprintf(stderr, "warning: %v (hashing without a cache)\n", err)

@@ -3,9 +3,16 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -107,27 +114,123 @@ func TestReportBadInput(t *testing.T) {
 	}
 }
 
-// TestRunInterrupted: Ctrl-C (a cancelled context, as main wires SIGINT and
-// SIGTERM) ends the run, and the partial result is still written and valid.
+// trigger is a stderr that sends a signal once a line containing after is
+// written (the run is then between two requests, deterministically).
+type trigger struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	after string
+	sigs  chan os.Signal
+	sent  []os.Signal
+	fired bool
+}
+
+func (w *trigger) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if !w.fired && strings.Contains(w.buf.String(), w.after) {
+		w.fired = true
+		for _, s := range w.sent {
+			w.sigs <- s
+		}
+	}
+	return len(p), nil
+}
+
+func (w *trigger) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// TestRunInterrupted: SIGINT, SIGTERM and SIGHUP (an SSH drop) end a run the
+// same way: the request in flight fails, the rest are skipped, the partial
+// result is written and valid, it names the signal, and the exit code says
+// the run was interrupted. Two signals end it at once, still writing.
 func TestRunInterrupted(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		sigs []os.Signal
+		says string
+	}{
+		{"SIGINT", []os.Signal{os.Interrupt}, "SIGINT"},
+		{"SIGTERM", []os.Signal{syscall.SIGTERM}, "SIGTERM"},
+		{"SIGHUP", []os.Signal{syscall.SIGHUP}, "SIGHUP"},
+		{"SIGHUP twice", []os.Signal{syscall.SIGHUP, syscall.SIGHUP}, "SIGHUP"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			port := freeTestPort(t)
+			work := simProfile(t, port, "--decode-tps", "20000")
+			sigs := make(chan os.Signal, 4)
+			errb := &trigger{after: "performance-short-r1:", sigs: sigs, sent: c.sigs}
+			var out bytes.Buffer
+			env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: errb, Dir: work, Getenv: func(string) string { return "" },
+				Environ: func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") }, CacheDir: t.TempDir(), Signals: sigs}
+			code := Run(context.Background(), []string{"bench", "run", "--profile", "fake"}, env)
+			if code != ExitInterrupted || !strings.Contains(errb.String(), "interrupted ("+c.says) {
+				t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+			}
+			if _, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
+				t.Error("the engine the runner started outlived the run")
+			}
+			res, dir := readResults(t, work)
+			var ext struct {
+				Reasons struct {
+					Partial []string `json:"partial"`
+				} `json:"status_reasons"`
+			}
+			json.Unmarshal(res.Extensions, &ext)
+			// The simulator makes it nonconforming, which takes precedence;
+			// the interruption is still said.
+			if res.Run.Status != "nonconforming" || !strings.Contains(strings.Join(ext.Reasons.Partial, " "), "interrupted: "+c.says) {
+				t.Errorf("status %s, reasons %v", res.Run.Status, ext.Reasons.Partial)
+			}
+			rep := runIn(t, work, "", "bench", "report", dir)
+			if rep.code != 0 || !strings.Contains(rep.stdout, "skipped: the run was interrupted ("+c.says) {
+				t.Fatalf("report: exit %d %s", rep.code, rep.stdout)
+			}
+			if pend, _ := filepath.Glob(filepath.Join(work, "bench-results", ".*.pending")); len(pend) != 0 {
+				t.Errorf("the pending folder stayed: %v", pend)
+			}
+		})
+	}
+}
+
+// TestResultsDirChecksComeFirst: a --results-dir that is a file, or under
+// a folder strata cannot write, fails before anything reaches the server
+// (whose log stays empty), usage errors with exit 2.
+func TestResultsDirChecksComeFirst(t *testing.T) {
+	var mu sync.Mutex
+	var hits []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits = append(hits, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		w.WriteHeader(200)
+	}))
+	defer srv.Close()
 	work := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(2*time.Second, cancel)
-	var out, errb bytes.Buffer
-	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Dir: work, Getenv: func(string) string { return "" },
-		Environ: func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") }, CacheDir: t.TempDir()}
-	code := Run(ctx, []string{"bench", "run", "--simulate"}, env)
-	if code != ExitFailed || !strings.Contains(errb.String(), "interrupted") {
-		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	mustWrite(t, filepath.Join(work, "afile"), "not a folder")
+	r := runIn(t, work, "", "bench", "run", "--url", srv.URL, "--results-dir", "afile")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "--results-dir") || !strings.Contains(r.stderr, "is a file") {
+		t.Errorf("a file: exit %d %q", r.code, r.stderr)
 	}
-	dirs, _ := filepath.Glob(filepath.Join(work, "bench-results", "*"))
-	if len(dirs) != 1 {
-		t.Fatalf("result folders %v", dirs)
+	r = runIn(t, work, "", "bench", "run", "--url", srv.URL, "--results-dir", "afile/below")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "is a file") {
+		t.Errorf("under a file: exit %d %q", r.code, r.stderr)
 	}
-	// Nonconforming (the simulator) takes precedence over partial; the
-	// interruption is still stated, and the unsent requests are skipped.
-	rep := runIn(t, work, "", "bench", "report", dirs[0])
-	if rep.code != 0 || !strings.Contains(rep.stdout, "the run was interrupted") || !strings.Contains(rep.stdout, "skipped: the run was interrupted") {
-		t.Fatalf("report: exit %d %s", rep.code, rep.stdout)
+	if os.Geteuid() != 0 { // root writes anywhere
+		ro := filepath.Join(work, "ro")
+		os.MkdirAll(ro, 0o555)
+		r = runIn(t, work, "", "bench", "run", "--url", srv.URL, "--results-dir", "ro/results")
+		if r.code != ExitFailed || !strings.Contains(r.stderr, "is not writable") {
+			t.Errorf("read-only: exit %d %q", r.code, r.stderr)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(hits) != 0 {
+		t.Errorf("the server received %v", hits)
 	}
 }

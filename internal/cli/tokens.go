@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -54,7 +55,7 @@ variables instead (add_generation_prompt is false when they omit it).`,
 			if err != nil {
 				return err
 			}
-			text, err := promptText(env, msgPath, toolsPath, tmplPath, kwargs)
+			text, err := promptText(cmd.Context(), env, msgPath, toolsPath, tmplPath, kwargs)
 			if err != nil {
 				return err
 			}
@@ -71,11 +72,37 @@ variables instead (add_generation_prompt is false when they omit it).`,
 	return cmd
 }
 
+// maxStdin bounds the text tokens reads from stdin.
+const maxStdin = 256 << 20
+
+// readAll reads r to its end, at most limit bytes; a signal (ctx) ends the
+// wait at once, even while nothing arrives on a terminal.
+func readAll(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
+	type result struct {
+		data []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		data, err := io.ReadAll(io.LimitReader(r, limit+1))
+		done <- result{data, err}
+	}()
+	select {
+	case res := <-done:
+		if res.err == nil && int64(len(res.data)) > limit {
+			return nil, fmt.Errorf("more than %d MiB", limit>>20)
+		}
+		return res.data, res.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("stopped (%v)", context.Cause(ctx))
+	}
+}
+
 // promptText is the text to tokenize: stdin byte for byte, or the chat in
 // msgPath rendered with the template.
-func promptText(env Env, msgPath, toolsPath, tmplPath, kwargs string) (string, error) {
+func promptText(ctx context.Context, env Env, msgPath, toolsPath, tmplPath, kwargs string) (string, error) {
 	if msgPath == "" {
-		data, err := io.ReadAll(env.Stdin)
+		data, err := readAll(ctx, env.Stdin, maxStdin)
 		if err != nil {
 			return "", fmt.Errorf("read stdin: %w", err)
 		}

@@ -3,12 +3,16 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/strata-bench/strata/internal/sharedpath"
 	"github.com/strata-bench/strata/internal/tokenizer"
@@ -56,7 +60,7 @@ func TestTokensAgreesWithVectors(t *testing.T) {
 			t.Fatal(err)
 		}
 		env := Env{Stdin: strings.NewReader(v.Text)}
-		text, err := promptText(env, "", "", "", "")
+		text, err := promptText(context.Background(), env, "", "", "", "")
 		if err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
@@ -88,7 +92,7 @@ func TestTokensAgreesWithVectors(t *testing.T) {
 			t.Fatal(err)
 		}
 		env := Env{Dir: dir}
-		text, err := promptText(env, msgFile, "", tmplPath, "")
+		text, err := promptText(context.Background(), env, msgFile, "", tmplPath, "")
 		if err != nil {
 			t.Fatalf("%s: %v", v.Name, err)
 		}
@@ -141,5 +145,28 @@ func TestTokensCommand(t *testing.T) {
 	r = runIn(t, dir, "", "tokens", "--tokenizer", tokPath, "--template", tmplPath, "--messages", "bad.json")
 	if r.code != ExitFailed || !strings.Contains(r.stderr, "bad.json") {
 		t.Fatalf("bad messages: exit %d stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestTokensStopsOnASignal: waiting on a terminal's stdin, tokens ends at
+// the first signal with the interrupted exit code.
+func TestTokensStopsOnASignal(t *testing.T) {
+	t.Parallel()
+	tok := sharedpath.Path(t, "tokenizer", "qwen3", "tokenizer.json")
+	pr, pw := io.Pipe() // never written: a terminal nobody types into
+	defer pw.Close()
+	sigs := make(chan os.Signal, 1)
+	var out, errb bytes.Buffer
+	env := Env{Stdin: pr, Stdout: &out, Stderr: &errb, Dir: t.TempDir(), Getenv: func(string) string { return "" }, CacheDir: t.TempDir(), Signals: sigs}
+	code := make(chan int)
+	go func() { code <- Run(context.Background(), []string{"tokens", "--tokenizer", tok}, env) }()
+	sigs <- syscall.SIGTERM
+	select {
+	case c := <-code:
+		if c != ExitInterrupted || !strings.Contains(errb.String(), "SIGTERM") {
+			t.Errorf("exit %d, %s", c, errb.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("tokens did not stop on SIGTERM")
 	}
 }

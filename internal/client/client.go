@@ -161,7 +161,11 @@ var errTimeout = errors.New("request timeout")
 func classify(reqCtx, parent context.Context, err error, timeout time.Duration) *Error {
 	switch {
 	case parent.Err() != nil:
-		return &Error{Kind: ErrCancelled, Message: "the run was cancelled (interrupt) while the request was in flight"}
+		why := "an interrupt"
+		if cause := context.Cause(parent); cause != nil && cause != context.Canceled {
+			why = cause.Error()
+		}
+		return &Error{Kind: ErrCancelled, Message: "the run was interrupted (" + why + ") while the request was in flight"}
 	case errors.Is(context.Cause(reqCtx), errTimeout):
 		return &Error{Kind: ErrTimeout, Message: fmt.Sprintf("no complete answer within %s of dispatch; the connection was closed", timeout)}
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -141,5 +142,68 @@ func TestUnaskedContentEncoding(t *testing.T) {
 	o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), []byte(`{}`), nil)
 	if o.Error == nil || !strings.Contains(o.Error.Message, `Content-Encoding "gzip"`) || o.Normal {
 		t.Errorf("%+v", o.Error)
+	}
+}
+
+// hostile serves a stream built by next(i) until the client goes away.
+func hostile(t *testing.T, next func(i int) string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := 0; ; i++ {
+			if _, err := fmt.Fprint(w, next(i)); err != nil {
+				return
+			}
+			if i%256 == 0 {
+				w.(http.Flusher).Flush()
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestHostileStreamsAreBounded: a stream of data lines that never ends an
+// event, one of ten million tiny deltas, and one of endless content each
+// fail at their bound, quickly and with bounded memory, and the outcome
+// stays small enough to be evidence.
+func TestHostileStreamsAreBounded(t *testing.T) {
+	line := "data: " + strings.Repeat("x", 1000) + "\n"
+	for _, c := range []struct {
+		name string
+		next func(int) string
+		says string
+	}{
+		{"data lines without a blank line", func(int) string { return line }, "SSE event larger than the limit"},
+		{"tiny deltas without end", func(int) string { return "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"}}]}\n\n" }, "more than 65536 events"},
+		{"endless content", func(int) string {
+			return "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + strings.Repeat("y", 8000) + "\"}}]}\n\n"
+		}, "grew past 4194304 bytes"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := hostile(t, c.next)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), []byte(`{}`), nil)
+			runtime.ReadMemStats(&after)
+			if o.Error == nil || !strings.Contains(o.Error.Message, c.says) || o.Normal {
+				t.Fatalf("error %+v", o.Error)
+			}
+			if took := time.Since(start); took > 20*time.Second {
+				t.Errorf("took %s", took)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 256<<20 {
+				t.Errorf("allocated %d MiB reading one bounded stream", alloc>>20)
+			}
+			size := len(o.Answer) + len(o.Reasoning) + len(o.Events)*32
+			for _, m := range o.Malformed {
+				size += len(m)
+			}
+			if size > MaxTextBytes+MaxEvents*40 {
+				t.Errorf("the outcome holds %d bytes", size)
+			}
+		})
 	}
 }

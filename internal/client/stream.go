@@ -46,6 +46,21 @@ const (
 	ErrRead           = "read_error"
 	ErrAfterDone      = "data_after_done"
 	ErrInvalidRequest = "invalid_request"
+	ErrLimit          = "limit_exceeded"
+)
+
+// Bounds on what one request may bring back, so nothing a server sends can
+// exhaust the runner: a 2,048-token answer is about 8 KB in some 2,100
+// deltas. A request that reaches a bound fails with it, the connection is
+// closed, and what arrived until then stays evidence.
+const (
+	// MaxEvents is the most events (deltas, keep-alives) of one stream.
+	MaxEvents = 1 << 16
+	// MaxTextBytes is the most answer, reasoning and tool-call text of one
+	// request together.
+	MaxTextBytes = 4 << 20
+	// maxMalformed is how many malformed lines are kept as evidence.
+	maxMalformed = 16
 )
 
 // TimedEvent is one entry of the client trace: seconds since dispatch and
@@ -150,6 +165,8 @@ type streamState struct {
 	dec      *jsontext.Decoder
 	rd       bytes.Reader
 	onEvent  func(string)
+	text     int  // answer, reasoning and tool-call bytes so far
+	stop     bool // a bound was reached: read no further
 }
 
 func (s *streamState) add(kind string) float64 {
@@ -168,6 +185,19 @@ func (s *streamState) fail(kind, msg string) {
 	}
 }
 
+// malformed keeps a bad line as evidence (the first few).
+func (s *streamState) malformed(line string) {
+	if len(s.o.Malformed) < maxMalformed {
+		s.o.Malformed = append(s.o.Malformed, line)
+	}
+}
+
+// limit ends the stream at a bound.
+func (s *streamState) limit(msg string) {
+	s.o.Error = &Error{Kind: ErrLimit, Message: msg}
+	s.stop = true
+}
+
 // readStream consumes an SSE body. since returns seconds since dispatch on
 // the monotonic clock. It returns when the stream ends; a read error (the
 // timeout or a cancel closing the body) is returned for the caller to name.
@@ -182,13 +212,23 @@ func readStream(body io.Reader, o *Outcome, since func() float64, onEvent func(s
 			break
 		}
 		if err != nil {
-			if errors.Is(err, sse.ErrLineTooLong) || errors.Is(err, sse.ErrUnterminated) {
+			switch {
+			case errors.Is(err, sse.ErrLineTooLong) || errors.Is(err, sse.ErrEventTooLarge):
+				// A bound of the runner, not a fault of the framing.
 				s.add(EvMalformed)
-				o.Malformed = append(o.Malformed, err.Error())
+				s.malformed(err.Error())
+				s.fail(ErrLimit, err.Error()+"; the runner stopped reading the stream")
+			case errors.Is(err, sse.ErrUnterminated):
+				s.add(EvMalformed)
+				s.malformed(err.Error())
 				s.fail(ErrMalformed, err.Error())
-			} else {
+			default:
 				readErr = err
 			}
+			break
+		}
+		if len(o.Events) >= MaxEvents {
+			s.limit(fmt.Sprintf("the stream sent more than %d events; the runner stopped reading it", MaxEvents))
 			break
 		}
 		if ev.Kind == sse.Comment {
@@ -196,12 +236,15 @@ func readStream(body io.Reader, o *Outcome, since func() float64, onEvent func(s
 			continue
 		}
 		s.handle(ev.Data)
+		if s.stop {
+			break
+		}
 	}
 	o.Answer, o.Reasoning = s.answer.String(), s.reason.String()
 	for _, i := range s.order {
 		o.ToolCalls = append(o.ToolCalls, *s.tools[i])
 	}
-	if readErr == nil {
+	if readErr == nil && !s.stop {
 		switch {
 		case !s.doneSeen && o.FinishReason != nil:
 			s.fail(ErrTruncated, "the stream ended after the finish reason without data: [DONE]")
@@ -226,7 +269,7 @@ func readStream(body io.Reader, o *Outcome, since func() float64, onEvent func(s
 func (s *streamState) handle(data []byte) {
 	if s.doneSeen {
 		s.add(EvMalformed)
-		s.o.Malformed = append(s.o.Malformed, clip(data))
+		s.malformed(clip(data))
 		s.fail(ErrAfterDone, "data arrived after data: [DONE]")
 		return
 	}
@@ -238,7 +281,7 @@ func (s *streamState) handle(data []byte) {
 	c, err := s.parseChunk(data)
 	if err != nil {
 		s.add(EvMalformed)
-		s.o.Malformed = append(s.o.Malformed, clip(data))
+		s.malformed(clip(data))
 		s.fail(ErrMalformed, "a stream line is not a valid chunk: "+err.Error())
 		return
 	}
@@ -266,6 +309,15 @@ func (s *streamState) handle(data []byte) {
 		kind = EvUsage
 	}
 	t := s.add(kind)
+	n := len(c.reasoning) + len(c.content)
+	for _, d := range c.tools {
+		n += len(d.name) + len(d.args) + len(d.id)
+	}
+	if s.text+n > MaxTextBytes {
+		s.limit(fmt.Sprintf("the answer, reasoning and tool calls grew past %d bytes; the runner stopped reading the stream", MaxTextBytes))
+		return
+	}
+	s.text += n
 	s.reason.WriteString(c.reasoning)
 	s.answer.WriteString(c.content)
 	for _, d := range c.tools {

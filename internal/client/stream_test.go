@@ -194,7 +194,7 @@ func TestLongLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Error == nil || o.Error.Kind != ErrMalformed || !strings.Contains(o.Error.Message, "longer than the limit") {
+	if o.Error == nil || o.Error.Kind != ErrLimit || !strings.Contains(o.Error.Message, "longer than the limit") {
 		t.Fatalf("error %+v", o.Error)
 	}
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
@@ -196,7 +198,7 @@ func TestStreamFaults(t *testing.T) {
 		"performance-prompt-4k-r2":  "malformed_stream",
 		"performance-prompt-16k-r2": "malformed_stream",
 		"performance-short-r3":      "malformed_stream",
-		"performance-prompt-4k-r3":  "malformed_stream",
+		"performance-prompt-4k-r3":  "limit_exceeded",
 		"performance-prompt-16k-r3": "http_status",
 	}
 	for id, kind := range wants {
@@ -621,4 +623,58 @@ func TestNothingPrivateReachesTheFolder(t *testing.T) {
 	if id := o.res.Model.ID; id == nil || strings.Contains(*id, "/") || *id != "model-00001-of-00001.gguf" {
 		t.Errorf("model id %v: a machine path never reaches a result", id)
 	}
+}
+
+// TestHostileStreamsEndTheirRequest: a stream that never closes its event,
+// one of endless tiny deltas and one of endless content each fail their
+// request at a bound, with the heap bounded, the rest of the run goes on,
+// and the folder validates.
+func TestHostileStreamsEndTheirRequest(t *testing.T) {
+	sc := &simengine.Scenario{Requests: map[string]simengine.Behaviour{
+		"performance-short-r1":      {Flood: "lines"},
+		"performance-prompt-4k-r1":  {Flood: "deltas"},
+		"performance-prompt-16k-r1": {Flood: "content"},
+	}}
+	stop := make(chan struct{})
+	peak := make(chan uint64)
+	go func() {
+		var top uint64
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			top = max(top, m.HeapInuse)
+			select {
+			case <-stop:
+				peak <- top
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	o := harness{scenario: sc}.run(t)
+	close(stop)
+	heap := <-peak
+	o.mustBeValid(t)
+	for id, says := range map[string]string{
+		"performance-short-r1":      "SSE event larger than the limit",
+		"performance-prompt-4k-r1":  "more than 65536 events",
+		"performance-prompt-16k-r1": "grew past 4194304 bytes",
+	} {
+		q := o.req(t, id)
+		if q.Status != contract.Failed || q.Error == nil || q.Error.Kind != client.ErrLimit || !strings.Contains(q.Error.Message, says) {
+			t.Errorf("%s: %s %+v, want failed %s (%s)", id, q.Status, q.Error, client.ErrLimit, says)
+		}
+	}
+	if o.res.RequestCounts.Sanity.Completed != 12 {
+		t.Errorf("the run did not go on: sanity %+v", o.res.RequestCounts.Sanity)
+	}
+	// The bounds hold what one request may keep to about 10 MiB; the
+	// whole run (bundle, server and runner in this process) stays far
+	// below what the unbounded streams took (gigabytes).
+	if heap > 400<<20 {
+		t.Errorf("peak heap %d MiB", heap>>20)
+	}
+	t.Logf("peak heap in use: %d MiB", heap>>20)
 }

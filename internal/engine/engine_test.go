@@ -95,7 +95,7 @@ func TestStartWaitStop(t *testing.T) {
 	if len(states) == 0 {
 		t.Error("no progress shown while loading")
 	}
-	if err := p.Stop(5 * time.Second); err != nil {
+	if err := p.Stop(5*time.Second, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !p.Exited() {
@@ -136,7 +136,7 @@ func TestLoadTimeoutAndSIGKILL(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	start := time.Now()
-	if err := p.Stop(300 * time.Millisecond); err != nil {
+	if err := p.Stop(300*time.Millisecond, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !p.Exited() || time.Since(start) < 300*time.Millisecond {

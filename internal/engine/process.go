@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -64,6 +65,9 @@ func (p *Process) Tail(n int) string {
 // Log returns the captured output.
 func (p *Process) Log() []byte { return p.log.bytes() }
 
+// Group is the engine's process group (its own PID, as it leads it).
+func (p *Process) Group() int { return p.cmd.Process.Pid }
+
 // Start starts the profile's command in its own process group with its
 // output captured. Wait runs in a goroutine, so an engine that exits during
 // load is noticed at once.
@@ -80,14 +84,25 @@ func Start(p *Profile, environ []string) (*Process, error) {
 	cmd.SysProcAttr = sysProcAttr()
 	log := &logBuffer{limit: 32 << 20}
 	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the engine (%s): %w", p.Command[0], err)
-	}
 	proc := &Process{cmd: cmd, log: log, exited: make(chan struct{})}
+	// On Linux the engine gets SIGKILL when the thread that started it
+	// exits (the parent-death signal), so it never outlives a runner that
+	// is killed. That thread must live as long as the engine: this
+	// goroutine locks it, starts the engine and waits on it there.
+	started := make(chan error, 1)
 	go func() {
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
 		proc.err = cmd.Wait()
 		close(proc.exited)
 	}()
+	if err := <-started; err != nil {
+		return nil, fmt.Errorf("start the engine (%s): %w", p.Command[0], err)
+	}
 	return proc, nil
 }
 
@@ -143,8 +158,9 @@ func (p *Process) WaitReady(ctx context.Context, health Health, timeout time.Dur
 }
 
 // Stop ends the engine: SIGTERM to its process group, then SIGKILL after
-// grace. It waits for the process to exit.
-func (p *Process) Stop(grace time.Duration) error {
+// grace, or at once when now is closed (a second signal: the user wants
+// out). It waits for the process to exit.
+func (p *Process) Stop(grace time.Duration, now <-chan struct{}) error {
 	if p.Exited() {
 		return nil
 	}
@@ -153,6 +169,7 @@ func (p *Process) Stop(grace time.Duration) error {
 	case <-p.exited:
 		return nil
 	case <-time.After(grace):
+	case <-now:
 	}
 	_ = signalGroup(p.cmd, syscall.SIGKILL)
 	select {

@@ -56,8 +56,10 @@ type Evidence struct {
 	// timings are absent when they are (a failure, a skip).
 	Status       string
 	NoDataReason string
-	// FirstAnswerReason explains a missing first answer.
+	// FirstAnswerReason explains a missing first answer, and TotalReason a
+	// missing total of a dispatched request (one the runner lost).
 	FirstAnswerReason string
+	TotalReason       string
 }
 
 func i64(v int64) *int64     { return &v }
@@ -107,6 +109,20 @@ func number(m map[string]json.RawMessage, key string) (v float64, ok bool, bad s
 		return 0, false, fmt.Sprintf("%s (%s) is not a finite nonnegative number", key, raw)
 	}
 	return f, true, ""
+}
+
+// finite is false for NaN and ±Inf, which JSON cannot hold and the spec
+// forbids ("Do not divide by zero or publish NaN/infinity").
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// impliedCount is the token count an engine's rate and duration imply, if
+// that is a usable count (finite, and within what int64 holds exactly).
+func impliedCount(rate, ms float64) (int64, bool) {
+	n := math.Round(rate * ms / 1000)
+	if !finite(n) || n < 0 || n > 1<<53 {
+		return 0, false
+	}
+	return int64(n), true
 }
 
 // DecodeAgrees is the protocol's check of predicted_n against the rate the
@@ -223,21 +239,21 @@ func Account(ev Evidence) Accounting {
 	// decode_tokens: predicted_n when it agrees with the reported rate.
 	predN, predNOK, predNBad := count(timings, "predicted_n")
 	rate, rateOK, _ := number(timings, "predicted_per_second")
+	implied, impliedOK := impliedCount(rate, predMS)
 	switch {
+	case predNOK && rateOK && predOK && DecodeAgrees(predN, rate, predMS/1000):
+		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(predN), str(SrcPredictedN)
+	case predNOK && rateOK && predOK && impliedOK:
+		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(implied), str(SrcPredictedRate)
+		notes = append(notes, fmt.Sprintf("timings.predicted_n (%d) disagrees with predicted_per_second x predicted_ms/1000 (%.3f) beyond 0.05 x decode_s + 1; decode_tokens is the count the rate implies (%d); the raw timings are kept in outputs.jsonl",
+			predN, rate*predMS/1000, implied))
 	case predNOK && rateOK && predOK:
-		if DecodeAgrees(predN, rate, predMS/1000) {
-			a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(predN), str(SrcPredictedN)
-		} else {
-			implied := int64(math.Round(rate * predMS / 1000))
-			a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(implied), str(SrcPredictedRate)
-			notes = append(notes, fmt.Sprintf("timings.predicted_n (%d) disagrees with predicted_per_second x predicted_ms/1000 (%.3f) beyond 0.05 x decode_s + 1; decode_tokens is the count the rate implies (%d); the raw timings are kept in outputs.jsonl",
-				predN, rate*predMS/1000, implied))
-		}
+		miss("/tokens/decode_tokens", fmt.Sprintf("timings.predicted_n (%d) disagrees with predicted_per_second x predicted_ms/1000, and the count that implies is not a usable number", predN))
+		miss("/sources/decode_tokens", "no decode_tokens: the engine's decode count and rate disagree and the rate implies no usable count")
 	case predNOK:
 		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(predN), str(SrcPredictedNoChk)
 		notes = append(notes, "decode_tokens is timings.predicted_n, not cross-checked because the engine reported no predicted_per_second")
-	case rateOK && predOK:
-		implied := int64(math.Round(rate * predMS / 1000))
+	case rateOK && predOK && impliedOK:
 		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(implied), str(SrcPredictedRate)
 		notes = append(notes, fmt.Sprintf("timings.predicted_n is absent; decode_tokens is the count predicted_per_second x predicted_ms/1000 implies (%d)", implied))
 	default:
@@ -269,8 +285,12 @@ func Account(ev Evidence) Accounting {
 		miss("/timings/first_answer_s", r)
 	}
 	if ev.Total == nil {
-		miss("/timings/total_s", "the request was never dispatched: "+ev.NoDataReason)
-		miss("/sources/client_timings", "the request was never dispatched: "+ev.NoDataReason)
+		r := "the request was never dispatched: " + ev.NoDataReason
+		if ev.TotalReason != "" {
+			r = ev.TotalReason
+		}
+		miss("/timings/total_s", r)
+		miss("/sources/client_timings", r)
 	} else {
 		a.Sources.ClientTimings = str(SrcClientTimings)
 	}
@@ -282,6 +302,8 @@ func Account(ev Evidence) Accounting {
 		miss("/metrics/prompt_tps", "read_tokens is 0: the whole prompt came from the cache")
 	case *a.Timings.PromptS == 0:
 		miss("/metrics/prompt_tps", "the engine reported a prompt time of 0")
+	case !finite(float64(*a.Tokens.ReadTokens) / *a.Timings.PromptS):
+		miss("/metrics/prompt_tps", fmt.Sprintf("read_tokens / prompt_s is not a finite number (prompt_s %g): the engine's timer is not usable", *a.Timings.PromptS))
 	default:
 		a.Metrics.PromptTPS = f64(float64(*a.Tokens.ReadTokens) / *a.Timings.PromptS)
 	}
@@ -292,6 +314,8 @@ func Account(ev Evidence) Accounting {
 		miss("/metrics/decode_tps", "decode_tokens is 0")
 	case *a.Timings.DecodeS == 0:
 		miss("/metrics/decode_tps", "the engine reported a decode time of 0")
+	case !finite(float64(*a.Tokens.DecodeTokens) / *a.Timings.DecodeS):
+		miss("/metrics/decode_tps", fmt.Sprintf("decode_tokens / decode_s is not a finite number (decode_s %g): the engine's timer is not usable", *a.Timings.DecodeS))
 	default:
 		a.Metrics.DecodeTPS = f64(float64(*a.Tokens.DecodeTokens) / *a.Timings.DecodeS)
 	}

@@ -1,6 +1,8 @@
 package measure
 
 import (
+	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -172,7 +174,7 @@ func TestSummariesAndRounds(t *testing.T) {
 		t.Errorf("prompt-4k prompt_tps: %+v", p4)
 	}
 	rounds, missing := Rounds(reqs, map[string]RoundTiming{
-		"concurrency-r1-c1": {0, 2, true}, "concurrency-r1-c2": {0.001, 3.5, true}, "concurrency-r1-c3": {0.002, 1, true},
+		"concurrency-r1-c1": {Total: 2, Dispatched: true}, "concurrency-r1-c2": {Offset: 0.001, Total: 3.5, Dispatched: true}, "concurrency-r1-c3": {Offset: 0.002, Total: 1, Dispatched: true},
 	})
 	if len(rounds) != 1 || *rounds[0].WallS != 3.501 || *rounds[0].OutputTokens != 612 || rounds[0].Failed != 1 {
 		t.Fatalf("rounds %+v", rounds)
@@ -182,5 +184,33 @@ func TestSummariesAndRounds(t *testing.T) {
 	}
 	if len(missing) != 0 {
 		t.Errorf("missing %v", missing)
+	}
+}
+
+// TestNumbersStayFinite: engine timers that make a rate infinite (a prompt
+// time of 1e-320 ms, a rate of 1e308) give nulls with reasons, never a
+// value JSON cannot hold.
+func TestNumbersStayFinite(t *testing.T) {
+	t.Parallel()
+	for _, timings := range []string{
+		`{"prompt_n":30,"prompt_ms":1e-320,"predicted_n":5,"predicted_ms":1e-320,"predicted_per_second":300}`,
+		`{"prompt_n":30,"prompt_ms":5,"predicted_n":5,"predicted_ms":1e10,"predicted_per_second":1e308}`,
+	} {
+		a := Account(Evidence{Usage: json.RawMessage(`{"prompt_tokens":30,"completion_tokens":5}`), Timings: json.RawMessage(timings), Total: f64(1), Status: "completed"})
+		for _, v := range []*float64{a.Metrics.PromptTPS, a.Metrics.DecodeTPS, a.Timings.PromptS, a.Timings.DecodeS} {
+			if v != nil && (math.IsInf(*v, 0) || math.IsNaN(*v)) {
+				t.Errorf("%s: a non-finite value %v", timings, *v)
+			}
+		}
+		if d := a.Tokens.DecodeTokens; d != nil && *d < 0 {
+			t.Errorf("%s: decode_tokens %d", timings, *d)
+		}
+		if _, err := json.Marshal(a); err != nil {
+			t.Errorf("%s: %v", timings, err)
+		}
+	}
+	a := Account(Evidence{Usage: json.RawMessage(`{"prompt_tokens":30,"completion_tokens":5}`), Timings: json.RawMessage(`{"prompt_n":30,"prompt_ms":1e-320}`), Total: f64(1)})
+	if a.Metrics.PromptTPS != nil || !strings.Contains(a.Missing["/metrics/prompt_tps"], "not a finite number") {
+		t.Errorf("prompt_tps %v, reason %q", a.Metrics.PromptTPS, a.Missing["/metrics/prompt_tps"])
 	}
 }

@@ -125,8 +125,10 @@ func SummaryNullReason(s contract.Summary) string {
 type RoundTiming struct {
 	Offset float64
 	Total  float64
-	// Dispatched is false for a request that was never sent.
+	// Dispatched is false for a request that was never sent; EndUnknown is
+	// set for one the runner lost in flight (a recovered run).
 	Dispatched bool
+	EndUnknown bool
 }
 
 // Rounds computes concurrency_rounds: wall time from the first dispatch to
@@ -140,7 +142,7 @@ func Rounds(reqs []contract.Request, timing map[string]RoundTiming) ([]contract.
 		var total int64
 		countKnown, any := true, false
 		var end float64
-		dispatched := false
+		dispatched, endUnknown := false, false
 		for i := range reqs {
 			q := &reqs[i]
 			if q.Phase != string(protocol.PhaseConcurrency) || q.Round == nil || *q.Round != round {
@@ -152,6 +154,7 @@ func Rounds(reqs []contract.Request, timing map[string]RoundTiming) ([]contract.
 			}
 			if t, ok := timing[q.ID]; ok && t.Dispatched {
 				dispatched = true
+				endUnknown = endUnknown || t.EndUnknown
 				end = math.Max(end, t.Offset+t.Total)
 			}
 			if q.Status == contract.Completed || q.Status == contract.Truncated {
@@ -167,9 +170,12 @@ func Rounds(reqs []contract.Request, timing map[string]RoundTiming) ([]contract.
 			continue
 		}
 		idx := len(out)
-		if dispatched {
+		switch {
+		case endUnknown:
+			missing[contract.Pointer("concurrency_rounds", idx, "wall_s")] = "a request of this round was in flight when the runner stopped: the round's end is unknown"
+		case dispatched:
 			r.WallS = &end
-		} else {
+		default:
 			missing[contract.Pointer("concurrency_rounds", idx, "wall_s")] = "no request of this round was dispatched"
 		}
 		switch {

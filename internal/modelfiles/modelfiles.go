@@ -336,15 +336,6 @@ func OpenCache(path string) (*Cache, error) {
 	return c, nil
 }
 
-// DefaultCachePath is the cache file in the user cache folder.
-func DefaultCachePath() (string, error) {
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(d, "strata", "model-hashes.json"), nil
-}
-
 // Lookup returns a cached hash for an unchanged file.
 func (c *Cache) Lookup(path string, st os.FileInfo) (string, time.Time, bool) {
 	c.mu.Lock()

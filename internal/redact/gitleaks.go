@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"regexp/syntax"
+	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
+	ahocorasick "github.com/BobuSumisu/aho-corasick"
 	"github.com/BurntSushi/toml"
 )
 
@@ -62,8 +66,11 @@ type keyRule struct {
 	re              *regexp.Regexp
 	group           int
 	entropy         float64
-	keywords        []string
+	keywords        []int // indexes into providerSet.keywords
 	allow           []keyAllow
+	// reach is the longest text the rule can match, in bytes, or -1 when
+	// it has no bound: a bounded rule only runs near its keywords.
+	reach int
 }
 
 type keyAllow struct {
@@ -78,47 +85,65 @@ type keyAllow struct {
 // intent with an exact list of secret names.
 var excludedRules = map[string]bool{"generic-api-key": true}
 
-var (
-	keyRulesOnce sync.Once
-	keyRules     []keyRule
-	globalAllow  keyAllow
-	keyRulesErr  error
-)
+// providerSet is the compiled rule set: the rules, the global allowlist,
+// and every rule's keywords in one automaton, so one pass over a text
+// finds them all (as gitleaks does, with the same library).
+type providerSet struct {
+	rules    []keyRule
+	global   keyAllow
+	keywords []string
+	trie     *ahocorasick.Trie
+}
 
 // providerRules compiles the embedded rule set once; it is immutable after.
-func providerRules() ([]keyRule, keyAllow, error) {
-	keyRulesOnce.Do(func() {
-		var c glConfig
-		if _, err := toml.Decode(gitleaksTOML, &c); err != nil {
-			keyRulesErr = fmt.Errorf("gitleaks rules: %w", err)
-			return
+var providerRules = sync.OnceValues(func() (*providerSet, error) {
+	var c glConfig
+	if _, err := toml.Decode(gitleaksTOML, &c); err != nil {
+		return nil, fmt.Errorf("gitleaks rules: %w", err)
+	}
+	set := &providerSet{global: compileAllow(c.Allowlist)}
+	index := map[string]int{}
+	for _, r := range c.Rules {
+		// Rules about file paths (a .p12 file) or that only apply
+		// within other files' types do not fit text without a path.
+		if r.Regex == "" || r.Path != "" || excludedRules[r.ID] || len(r.Required) > 0 {
+			continue
 		}
-		globalAllow = compileAllow(c.Allowlist)
-		for _, r := range c.Rules {
-			// Rules about file paths (a .p12 file) or that only apply
-			// within other files' types do not fit text without a path.
-			if r.Regex == "" || r.Path != "" || excludedRules[r.ID] || len(r.Required) > 0 {
-				continue
-			}
-			re, err := regexp.Compile(r.Regex)
-			if err != nil {
-				keyRulesErr = fmt.Errorf("gitleaks rule %s: %w", r.ID, err)
-				return
-			}
-			k := keyRule{id: r.ID, description: r.Description, re: re, group: r.SecretGroup, entropy: r.Entropy}
-			for _, kw := range r.Keywords {
-				k.keywords = append(k.keywords, strings.ToLower(kw))
-			}
-			for _, a := range r.Allowlists {
-				if len(a.Paths) > 0 && strings.EqualFold(a.Condition, "AND") {
-					continue // needs a file path to hold
-				}
-				k.allow = append(k.allow, compileAllow(a))
-			}
-			keyRules = append(keyRules, k)
+		re, err := regexp.Compile(r.Regex)
+		if err != nil {
+			return nil, fmt.Errorf("gitleaks rule %s: %w", r.ID, err)
 		}
+		k := keyRule{id: r.ID, description: r.Description, re: re, group: r.SecretGroup, entropy: r.Entropy, reach: longestMatch(r.Regex)}
+		for _, kw := range r.Keywords {
+			kw = strings.ToLower(kw)
+			i, ok := index[kw]
+			if !ok {
+				i = len(set.keywords)
+				index[kw] = i
+				set.keywords = append(set.keywords, kw)
+			}
+			k.keywords = append(k.keywords, i)
+		}
+		for _, a := range r.Allowlists {
+			if len(a.Paths) > 0 && strings.EqualFold(a.Condition, "AND") {
+				continue // needs a file path to hold
+			}
+			k.allow = append(k.allow, compileAllow(a))
+		}
+		set.rules = append(set.rules, k)
+	}
+	set.trie = ahocorasick.NewTrieBuilder().AddStrings(set.keywords).Build()
+	return set, nil
+})
+
+// keywordHits is where each keyword starts in low, by keyword index.
+func (set *providerSet) keywordHits(low string) [][]int {
+	hits := make([][]int, len(set.keywords))
+	set.trie.Walk([]byte(low), func(end, n, pattern int64) bool {
+		hits[pattern] = append(hits[pattern], int(end-n+1))
+		return true
 	})
-	return keyRules, globalAllow, keyRulesErr
+	return hits
 }
 
 func compileAllow(a glAllow) keyAllow {
@@ -188,3 +213,173 @@ func lineAround(s string, start, end int) string {
 	}
 	return s[lo : end+hi]
 }
+
+// longestMatch is the most bytes a match of expr can span, or -1 when it
+// has no bound (a star, a plus, an open repeat) or does not parse.
+func longestMatch(expr string) int {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return -1
+	}
+	return spanOf(re.Simplify())
+}
+
+func spanOf(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(re.Rune) * utf8.UTFMax // a folded letter may be longer than its own form (K, the Kelvin sign)
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return utf8.UTFMax
+	case syntax.OpCapture, syntax.OpQuest:
+		return spanOf(re.Sub[0])
+	case syntax.OpRepeat:
+		one := spanOf(re.Sub[0])
+		if re.Max < 0 || one < 0 {
+			return -1
+		}
+		return one * re.Max
+	case syntax.OpConcat, syntax.OpAlternate:
+		total := 0
+		for _, sub := range re.Sub {
+			n := spanOf(sub)
+			if n < 0 {
+				return -1
+			}
+			if re.Op == syntax.OpConcat {
+				total += n
+			} else {
+				total = max(total, n)
+			}
+		}
+		return total
+	case syntax.OpStar, syntax.OpPlus:
+		return -1
+	}
+	return 0 // empty-width assertions
+}
+
+// windows are the stretches of a text of size n within reach of a keyword
+// of the rule: every match of a bounded rule that holds one of its
+// keywords lies inside one, and the rule's regexp (which backtracks on a
+// small input instead of stepping an automaton over megabytes) runs only
+// there.
+func (k keyRule) windows(set *providerSet, hits [][]int, s string, reach int) [][2]int {
+	var spans [][2]int
+	for _, kw := range k.keywords {
+		for _, at := range hits[kw] {
+			spans = append(spans, [2]int{max(0, at-reach), min(len(s), at+len(set.keywords[kw])+reach)})
+		}
+	}
+	if len(spans) == 0 {
+		return nil
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
+	// An unbounded match may run on past any reach: its window starts and
+	// ends where the text has a space, so it does not cut a key in the
+	// middle. Each stretch is walked once: a span that starts inside the
+	// window before it joins it.
+	widen := func(w [2]int, from int) [2]int {
+		if k.reach >= 0 {
+			return w
+		}
+		for w[0] > from && !isSpace(s[w[0]-1]) {
+			w[0]--
+		}
+		for w[1] < len(s) && !isSpace(s[w[1]]) {
+			w[1]++
+		}
+		return w
+	}
+	out := [][2]int{widen(spans[0], 0)}
+	for _, w := range spans[1:] {
+		last := &out[len(out)-1]
+		switch {
+		case w[1] <= last[1]:
+		case w[0] <= last[1]:
+			*last = widen([2]int{last[0], w[1]}, last[0])
+		default:
+			w = widen(w, last[1])
+			if w[0] <= last[1] {
+				last[1] = w[1]
+			} else {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+// unboundedReach is the first window around a keyword for a rule whose
+// matches have no bound (a JWT, a curl command line); the window doubles
+// while a match runs into its edge.
+const unboundedReach = 4096
+
+// findKeyed is the rule's matches in s (as FindAllStringSubmatchIndex),
+// found only near its keywords, as gitleaks runs a rule only on text that
+// holds one. A bounded rule's match that touches a window's edge holds no
+// keyword (one that does lies strictly inside) and, cut off there, may not
+// be what the whole text holds, so it is left out; for an unbounded rule
+// such a match widens the window until it ends inside or the window is the
+// whole text.
+func (k keyRule) findKeyed(set *providerSet, s string, hits [][]int) [][]int {
+	present := len(k.keywords) == 0
+	for _, kw := range k.keywords {
+		present = present || len(hits[kw]) > 0
+	}
+	if !present {
+		return nil
+	}
+	reach := k.reach
+	if reach < 0 {
+		reach = unboundedReach
+	}
+	if len(k.keywords) == 0 || len(s) <= 4*reach {
+		return k.re.FindAllStringSubmatchIndex(s, -1)
+	}
+	var out [][]int
+	last := 0 // where the previous window's last match ended
+	for _, w := range k.windows(set, hits, s, reach) {
+		lo, hi := max(w[0], last), w[1]
+		for grow := reach; ; grow *= 2 {
+			ms := k.re.FindAllStringSubmatchIndex(s[lo:hi], -1)
+			touches := false
+			for _, m := range ms {
+				touches = touches || (m[0] == 0 && lo > last) || (m[1] == hi-lo && hi < len(s))
+			}
+			if touches && k.reach < 0 {
+				lo, hi = max(last, lo-grow), min(len(s), hi+grow)
+				continue
+			}
+			for _, m := range ms {
+				if (m[0] == 0 && lo > last) || (m[1] == hi-lo && hi < len(s)) {
+					continue
+				}
+				for i := range m {
+					if m[i] >= 0 {
+						m[i] += lo
+					}
+				}
+				if m[0] >= last {
+					out = append(out, m)
+					last = m[1]
+				}
+			}
+			break
+		}
+	}
+	return out
+}
+
+// asciiLower is s with A–Z in lower case and every other byte as it is,
+// so offsets in it are offsets in s.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }

@@ -26,6 +26,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -95,7 +97,8 @@ func Local(getenv func(string) string) Machine {
 type Redactor struct {
 	secrets []string        // exact values, longest first
 	homes   *regexp.Regexp  // this machine's home folders, any case
-	names   *regexp.Regexp  // user and host names, whole words, any case
+	words   []string        // user and host names in ASCII, lower case, longest first
+	names   *regexp.Regexp  // the other user and host names, whole words, any case
 	kinds   map[string]rule // lower-case name -> its placeholder and words
 	vocab   map[string]bool // words that are strata's or the protocol's own
 }
@@ -132,7 +135,11 @@ func New(m Machine, protect map[string]bool) *Redactor {
 			return
 		}
 		r.kinds[low] = rule{to: to, what: what}
-		names = append(names, regexp.QuoteMeta(low))
+		if isASCII(low) {
+			r.words = append(r.words, low)
+		} else {
+			names = append(names, regexp.QuoteMeta(low))
+		}
 	}
 	for _, h := range m.Hosts {
 		add(h, Host, "this machine's host name")
@@ -140,11 +147,12 @@ func New(m Machine, protect map[string]bool) *Redactor {
 	for _, u := range m.Users {
 		add(u, User, "this machine's user name")
 	}
+	sortLongestFirst(r.words)
 	if len(names) > 0 {
 		sortLongestFirst(names)
 		// \b is an ASCII word boundary: "tom" never matches inside "custom",
 		// nor "build" inside "get_build_status".
-		r.names = regexp.MustCompile(`(?i)\b(?:` + strings.Join(names, "|") + `)\b`)
+		r.names = regexp.MustCompile(`(?i)(?:` + strings.Join(names, "|") + `)`)
 	}
 	return r
 }
@@ -197,8 +205,11 @@ func (r *Redactor) apply(s string, found func(Finding)) string {
 		}
 	}
 	s = providerKeys(s, note)
+	low := asciiLower(s) // for the rules' literal prefilters (stale after a replacement, which only removes text)
 	for _, ru := range secretRules {
-		s = ru.replace(s, note)
+		if ru.applies(low) {
+			s = ru.replace(s, note)
+		}
 	}
 	if r != nil && r.homes != nil {
 		s = r.homes.ReplaceAllStringFunc(s, func(m string) string {
@@ -207,24 +218,25 @@ func (r *Redactor) apply(s string, found func(Finding)) string {
 		})
 	}
 	for _, ru := range pathRules {
-		s = ru.replace(s, note)
+		if ru.applies(low) {
+			s = ru.replace(s, note)
+		}
 	}
 	for _, ru := range addressRules[:2] { // e-mail addresses and private host names hold names
-		s = ru.replace(s, note)
+		if ru.applies(low) {
+			s = ru.replace(s, note)
+		}
 	}
-	if r != nil && r.names != nil {
-		s = r.names.ReplaceAllStringFunc(s, func(m string) string {
-			low := strings.ToLower(m)
-			if r.vocab[low] {
-				return m // a word of strata's own text, not the name
-			}
-			k := r.kinds[low]
-			note(k.to, k.what, m)
-			return k.to
-		})
+	if r != nil {
+		s = r.replaceNames(s, note)
 	}
 	for _, ru := range addressRules[2:] {
-		s = ru.replace(s, note)
+		if ru.applies(low) {
+			s = ru.replace(s, note)
+		}
+	}
+	if !strings.ContainsAny(s, `/\`) {
+		return s
 	}
 	s = absDir.ReplaceAllStringFunc(s, func(m string) string {
 		sub := absDir.FindStringSubmatch(m)
@@ -239,6 +251,106 @@ func (r *Redactor) apply(s string, found func(Finding)) string {
 		return Path + `\`
 	})
 	return s
+}
+
+// replaceNames replaces the user and host names where they stand as whole
+// words, unless the word is one of
+// strata's own. ASCII names are found with strings.Index in the text's
+// ASCII lower case, which is many times faster than one regexp over
+// megabytes; names in other scripts take the regexp.
+func (r *Redactor) replaceNames(s string, note func(kind, what, match string)) string {
+	replace := func(m string) string {
+		low := strings.ToLower(m)
+		if r.vocab[low] {
+			return m // a word of strata's own text, not the name
+		}
+		k := r.kinds[low]
+		note(k.to, k.what, m)
+		return k.to
+	}
+	if len(r.words) > 0 {
+		low := asciiLower(s)
+		var spans [][2]int
+		for _, w := range r.words {
+			for from := 0; ; {
+				i := strings.Index(low[from:], w)
+				if i < 0 {
+					break
+				}
+				at, end := from+i, from+i+len(w)
+				if wholeWord(s, at, end) {
+					spans = append(spans, [2]int{at, end})
+				}
+				from = at + 1
+			}
+		}
+		if len(spans) > 0 {
+			// Leftmost first, and the longest name at one place, as the
+			// regexp's alternation of names sorted longest first.
+			sort.Slice(spans, func(i, j int) bool {
+				if spans[i][0] != spans[j][0] {
+					return spans[i][0] < spans[j][0]
+				}
+				return spans[i][1] > spans[j][1]
+			})
+			var b strings.Builder
+			last := 0
+			for _, sp := range spans {
+				if sp[0] < last {
+					continue
+				}
+				b.WriteString(s[last:sp[0]])
+				b.WriteString(replace(s[sp[0]:sp[1]]))
+				last = sp[1]
+			}
+			b.WriteString(s[last:])
+			s = b.String()
+		}
+	}
+	if r.names != nil {
+		// \b is ASCII only: the word boundary is checked on the runes.
+		var b strings.Builder
+		last := 0
+		for pos := 0; pos < len(s); {
+			loc := r.names.FindStringIndex(s[pos:])
+			if loc == nil {
+				break
+			}
+			at, end := pos+loc[0], pos+loc[1]
+			if !wholeWord(s, at, end) {
+				_, n := utf8.DecodeRuneInString(s[at:])
+				pos = at + n
+				continue
+			}
+			b.WriteString(s[last:at])
+			b.WriteString(replace(s[at:end]))
+			last, pos = end, end
+		}
+		if last > 0 {
+			b.WriteString(s[last:])
+			s = b.String()
+		}
+	}
+	return s
+}
+
+func isWordRune(c rune) bool { return c == '_' || unicode.IsLetter(c) || unicode.IsDigit(c) }
+
+// wholeWord reports whether s[at:end] stands as a word: no letter, digit
+// or underscore (in any script) right before or after it.
+func wholeWord(s string, at, end int) bool {
+	before, _ := utf8.DecodeLastRuneInString(s[:at])
+	after, _ := utf8.DecodeRuneInString(s[end:])
+	return (at == 0 || !isWordRune(before)) && (end == len(s) || !isWordRune(after))
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // replace applies one rule.
@@ -283,25 +395,15 @@ func (ru rule) replace(s string, note func(kind, what, match string)) string {
 // its keywords is in the text, and a match stands only past its entropy
 // threshold and allowlists.
 func providerKeys(s string, note func(kind, what, match string)) string {
-	rules, global, err := providerRules()
+	set, err := providerRules()
 	if err != nil {
 		// The embedded rule set is checked by the tests; failing closed
 		// here would lose a run over a data file.
 		return s
 	}
-	low := strings.ToLower(s)
-	for _, k := range rules {
-		present := len(k.keywords) == 0
-		for _, kw := range k.keywords {
-			if strings.Contains(low, kw) {
-				present = true
-				break
-			}
-		}
-		if !present {
-			continue
-		}
-		idx := k.re.FindAllStringSubmatchIndex(s, -1)
+	hits := set.keywordHits(asciiLower(s))
+	for _, k := range set.rules {
+		idx := k.findKeyed(set, s, hits)
 		if idx == nil {
 			continue
 		}
@@ -323,7 +425,7 @@ func providerKeys(s string, note func(kind, what, match string)) string {
 				continue
 			}
 			line := lineAround(s, m[0], m[1])
-			allowed := global.allowed(secret, match, line)
+			allowed := set.global.allowed(secret, match, line)
 			for _, a := range k.allow {
 				allowed = allowed || a.allowed(secret, match, line)
 			}
@@ -338,6 +440,7 @@ func providerKeys(s string, note func(kind, what, match string)) string {
 		if last > 0 {
 			b.WriteString(s[last:])
 			s = b.String()
+			hits = set.keywordHits(asciiLower(s)) // the offsets moved
 		}
 	}
 	return s

@@ -2,6 +2,8 @@ package redact
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +32,100 @@ func TestPlantedFormsAreReplaced(t *testing.T) {
 			t.Errorf("redacting twice changes %q to %q", got, again)
 		}
 	}
+}
+
+// TestLongTextsRedactAsShortOnes: in a long text the provider rules run only
+// near their keywords; every planted form is still found there, and the
+// text around it is left as it was.
+func TestLongTextsRedactAsShortOnes(t *testing.T) {
+	t.Parallel()
+	r := New(machine, Vocabulary())
+	pad := strings.Repeat("The quick brown fox jumps over the lazy dog; keys and tokens are words too.\n", 300)
+	for _, c := range plant.Forms {
+		if strings.Contains(c.Text, "BEGIN") && !strings.Contains(c.Text, "END") {
+			continue // a key block cut short runs to the end of the text
+		}
+		short := r.String(c.Text)
+		if got := r.String(pad + c.Text + "\n" + pad); got != pad+short+"\n"+pad {
+			t.Errorf("in a long text %q does not become %q", c.Text, short)
+		}
+	}
+}
+
+// TestWindowsHoldEveryKeyedMatch: for each bounded provider rule, the
+// windows around its keywords find what the whole text does.
+func TestWindowsHoldEveryKeyedMatch(t *testing.T) {
+	t.Parallel()
+	set, err := providerRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pad := strings.Repeat("lorem ipsum dolor sit amet\n", 150)
+	bounded := 0
+	for _, c := range plant.Forms {
+		s := pad + c.Text + "\n" + pad
+		hits := set.keywordHits(asciiLower(s))
+		for _, k := range set.rules {
+			if k.reach >= 0 {
+				bounded++
+			}
+			if !k.keywordIn(set, asciiLower(c.Text)) {
+				continue // gitleaks runs a rule only where its keyword is
+			}
+			whole := k.re.FindAllStringIndex(s, -1)
+			var keyed [][]int
+			for _, m := range k.findKeyed(set, s, hits) {
+				keyed = append(keyed, m[:2])
+			}
+			if fmt.Sprint(whole) != fmt.Sprint(keyed) {
+				t.Errorf("rule %s on %q: whole text %v, windows %v", k.id, c.Text, whole, keyed)
+			}
+		}
+	}
+	if bounded == 0 || bounded == len(set.rules)*len(plant.Forms) {
+		t.Fatalf("%d bounded rules: both kinds must be tried", bounded)
+	}
+}
+
+// TestLongSecretsWidenTheWindow: a match longer than the first window
+// around its keyword (a JWT with a large payload) is found whole.
+func TestLongSecretsWidenTheWindow(t *testing.T) {
+	t.Parallel()
+	pad := strings.Repeat("lorem ipsum dolor sit amet\n", 1000)
+	jwt := "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ" + strings.Repeat("zdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6", 400) + ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+	if got := New(Machine{}, nil).String(pad + "Authorization token " + jwt + "\n" + pad); strings.Contains(got, "SflKxwRJ") || strings.Contains(got, "zdWIiOiIx") {
+		t.Errorf("a long JWT survives: %q", got[len(pad):len(pad)+80])
+	}
+	set, err := providerRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := pad + "x " + jwt + "\n" + pad
+	for _, k := range set.rules {
+		if k.id != "jwt" {
+			continue
+		}
+		if k.reach >= 0 {
+			t.Fatalf("jwt reach %d: the rule is unbounded", k.reach)
+		}
+		whole := fmt.Sprint(k.re.FindAllStringSubmatchIndex(s, -1))
+		if keyed := fmt.Sprint(k.findKeyed(set, s, set.keywordHits(asciiLower(s)))); keyed != whole {
+			t.Errorf("jwt: windows %s, whole text %s", keyed, whole)
+		}
+		return
+	}
+	t.Fatal("no jwt rule")
+}
+
+// keywordIn is the plain form of the prefilter: a keyword of the rule is in
+// low (or the rule has none).
+func (k keyRule) keywordIn(set *providerSet, low string) bool {
+	for _, kw := range k.keywords {
+		if strings.Contains(low, set.keywords[kw]) {
+			return true
+		}
+	}
+	return len(k.keywords) == 0
 }
 
 // TestHonestTextSurvives: what is not private stays byte for byte: strata's
@@ -70,6 +166,10 @@ func TestHonestTextSurvives(t *testing.T) {
 	// A name that is also a word of strata's text is still a name in a path.
 	if got := r.String("cache at /home/build/.cache and ~short/x"); got != "cache at <home>/.cache and <home>/x" {
 		t.Errorf("path segments: %q", got)
+	}
+	// Names in other scripts are whole words too, in any case.
+	if got := New(Machine{Users: []string{"José", "tom"}, Hosts: []string{"ÆGIR-01"}}, nil).String("JOSÉ on ægir-01, not josély or tomé"); got != "<user> on <host>, not josély or tomé" {
+		t.Errorf("non-ASCII names: %q", got)
 	}
 	// A name that is no such word is one wherever it stands as a word.
 	if got := r.String("Tom and tom, not custom or tomato"); got != "<user> and <user>, not custom or tomato" {
@@ -148,11 +248,11 @@ func TestJSONRedactsValuesNotNamesAndSkipsOwned(t *testing.T) {
 // the excluded generic rule is left out.
 func TestProviderRulesLoad(t *testing.T) {
 	t.Parallel()
-	rules, _, err := providerRules()
-	if err != nil || len(rules) < 200 {
-		t.Fatalf("%d rules, %v", len(rules), err)
+	set, err := providerRules()
+	if err != nil || len(set.rules) < 200 {
+		t.Fatalf("rules: %v", err)
 	}
-	for _, r := range rules {
+	for _, r := range set.rules {
 		if excludedRules[r.id] {
 			t.Errorf("rule %s is excluded", r.id)
 		}
@@ -199,4 +299,32 @@ func FuzzIdempotent(f *testing.F) {
 			t.Fatalf("String(String(%q)) = %q, not %q", s, twice, once)
 		}
 	})
+}
+
+// BenchmarkAnswer4MiB is the redaction of the largest answer a request may
+// bring back (client.MaxTextBytes): prose, random base64 (where the
+// provider rules' short keywords turn up by chance), and text dense with
+// what the rules look for (a token, a path and a private address every
+// 128 bytes).
+func BenchmarkAnswer4MiB(b *testing.B) {
+	r := New(machine, Vocabulary())
+	const size = 4 << 20
+	rnd := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	random := make([]byte, size)
+	for i := range random {
+		random[i] = alphabet[rnd.IntN(len(alphabet))]
+	}
+	for _, c := range []struct{ name, text string }{
+		{"prose", strings.Repeat("The quick brown fox jumps over the lazy dog. It was 3.5 times faster than 10 dogs.\n", size/83)},
+		{"base64", string(random)},
+		{"dense", strings.Repeat("A hash table stores each value in an array slot chosen by hashing its key; token = 151645, see /srv/models/q.gguf and 10.0.0.5. ", size/128)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.text)))
+			for b.Loop() {
+				r.String(c.text)
+			}
+		})
+	}
 }

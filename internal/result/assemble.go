@@ -147,7 +147,7 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 		if e.Req.Phase == protocol.PhaseConcurrency && e.Outcome != nil {
 			off := e.Start.Sub(roundStart[e.Req.Round]).Seconds()
 			o.RoundOffsetS = ptr(off)
-			roundTiming[r.ID] = measure.RoundTiming{Offset: off, Total: e.Outcome.Total, Dispatched: true}
+			roundTiming[r.ID] = measure.RoundTiming{Offset: off, Total: e.Outcome.Total, Dispatched: true, EndUnknown: e.Lost}
 		}
 		reqs = append(reqs, r)
 		outs = append(outs, o)
@@ -201,10 +201,10 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 			len(skipped), len(protocol.Schedule(false)), strings.Join(skipped, ", ")))
 	}
 	if rec.Interrupted {
-		partial = append(partial, "the run was interrupted")
+		partial = append(partial, "the run was interrupted: "+orElse(rec.Interruption, "an interrupt"))
 	}
 	res.Run = contract.Run{
-		ID: runID(rec.StartedAt, rec), StartedAt: rec.StartedAt.UTC().Format("2006-01-02T15:04:05.000000Z"),
+		ID: rec.ID, StartedAt: rec.StartedAt.UTC().Format("2006-01-02T15:04:05.000000Z"),
 		OptionalConcurrency: rec.Optional, Command: id.Command,
 	}
 	res.Run.RequiredDurationS, res.Run.OptionalDurationS = durations(rec, missing)
@@ -440,13 +440,6 @@ func FolderName(started time.Time, hw contract.Hardware, runID string) string {
 	return started.UTC().Format("2006-01-02") + "-standard-" + gpu + "-" + runID
 }
 
-func runID(started time.Time, rec *runner.Record) string {
-	// The start time to the microsecond is unique per machine; the suffix
-	// separates runs started in the same microsecond elsewhere.
-	h := sha256.Sum256([]byte(started.Format(time.RFC3339Nano) + fmt.Sprintf("%p", rec)))
-	return started.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(h[:3])
-}
-
 // durations computes required_duration_s (warm-up dispatch to the end of the
 // last sanity request) and optional_duration_s (the concurrency stage).
 func durations(rec *runner.Record, missing contract.Missing) (*float64, *float64) {
@@ -598,6 +591,9 @@ func RequestRecord(i int, e *runner.Executed) (contract.Request, contract.Output
 		}
 		ev.Usage, ev.Timings = out.Usage, out.Timings
 		ev.TTFT, ev.FirstAnswer, ev.Total = out.TTFT, out.FirstAnswer, ptr(out.Total)
+		if e.Lost {
+			ev.Total, ev.TotalReason = nil, "the runner stopped while the request was in flight: its end was not recorded"
+		}
 		switch {
 		case out.FirstAnswer != nil:
 		case r.Status == contract.Truncated && out.TTFT != nil:

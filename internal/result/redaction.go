@@ -44,25 +44,32 @@ func Redactor(m redact.Machine, b *fixtures.Bundle) *redact.Redactor {
 func RedactEvidence(rec *runner.Record, red *redact.Redactor) {
 	rec.Aborted = red.String(rec.Aborted)
 	for _, e := range rec.Requests {
-		// A skip reason can quote a network error (a private resolver's
-		// address); it feeds the verdicts' reasons.
-		e.SkipReason = red.String(e.SkipReason)
-		o := e.Outcome
-		if o == nil {
-			continue
-		}
-		o.Answer, o.Reasoning, o.ErrorBody = red.String(o.Answer), red.String(o.Reasoning), redactRaw(red, o.ErrorBody)
-		for i := range o.ToolCalls {
-			o.ToolCalls[i].Name = red.String(o.ToolCalls[i].Name)
-			o.ToolCalls[i].Arguments = red.String(o.ToolCalls[i].Arguments)
-			o.ToolCalls[i].ID = red.String(o.ToolCalls[i].ID)
-		}
-		for i := range o.Malformed {
-			o.Malformed[i] = redactRaw(red, o.Malformed[i])
-		}
-		if o.Error != nil {
-			o.Error.Message = red.String(o.Error.Message)
-		}
+		RedactOutcome(e, red)
+	}
+}
+
+// RedactOutcome redacts one request's evidence (see RedactEvidence). It is
+// idempotent, so the journal can redact a request as it finishes and the
+// writer again at the end.
+func RedactOutcome(e *runner.Executed, red *redact.Redactor) {
+	// A skip reason can quote a network error (a private resolver's
+	// address); it feeds the verdicts' reasons.
+	e.SkipReason = red.String(e.SkipReason)
+	o := e.Outcome
+	if o == nil {
+		return
+	}
+	o.Answer, o.Reasoning, o.ErrorBody = red.String(o.Answer), red.String(o.Reasoning), redactRaw(red, o.ErrorBody)
+	for i := range o.ToolCalls {
+		o.ToolCalls[i].Name = red.String(o.ToolCalls[i].Name)
+		o.ToolCalls[i].Arguments = red.String(o.ToolCalls[i].Arguments)
+		o.ToolCalls[i].ID = red.String(o.ToolCalls[i].ID)
+	}
+	for i := range o.Malformed {
+		o.Malformed[i] = redactRaw(red, o.Malformed[i])
+	}
+	if o.Error != nil {
+		o.Error.Message = red.String(o.Error.Message)
 	}
 }
 

@@ -548,8 +548,12 @@ func (c *checker) checkRounds() {
 	timing := map[string]measure.RoundTiming{}
 	for _, q := range r.Requests {
 		o, ok := c.outs[q.ID]
-		if ok && q.Phase == string(protocol.PhaseConcurrency) && o.RoundOffsetS != nil && q.Timings.TotalS != nil {
+		switch {
+		case !ok || q.Phase != string(protocol.PhaseConcurrency) || o.RoundOffsetS == nil:
+		case q.Timings.TotalS != nil:
 			timing[q.ID] = measure.RoundTiming{Offset: *o.RoundOffsetS, Total: *q.Timings.TotalS, Dispatched: true}
+		default: // dispatched, its end lost (a recovered run)
+			timing[q.ID] = measure.RoundTiming{Offset: *o.RoundOffsetS, Dispatched: true, EndUnknown: true}
 		}
 	}
 	want, _ := measure.Rounds(r.Requests, timing)

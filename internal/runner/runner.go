@@ -8,6 +8,8 @@ package runner
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -37,15 +39,26 @@ type Executed struct {
 	DispatchedAt time.Time
 	// Settings is what the server revealed of the resolved settings.
 	Settings *SettingsCheck
+	// Lost is set for a request that was in flight when the runner stopped
+	// (a recovered run): its end was never recorded.
+	Lost bool
 }
 
 // Record is the raw record of a run.
 type Record struct {
+	// ID is the run's ID: its UTC start to the second and six random hex
+	// digits.
+	ID        string
 	StartedAt time.Time
-	Optional  bool
-	Requests  []*Executed
-	// Interrupted is set when the user cancelled the run.
-	Interrupted bool
+	// Origin is the monotonic instant request times are offsets from (the
+	// journal keeps offsets, so a recovered record has the same ones).
+	Origin   time.Time
+	Optional bool
+	Requests []*Executed
+	// Interrupted is set when the run ended early on a signal (or the
+	// runner stopped); Interruption says how.
+	Interrupted  bool
+	Interruption string
 	// Nonconforming lists every reason the run cannot be standard.
 	Nonconforming []string
 	// Aborted says why the rest of the run was skipped, if it was.
@@ -70,9 +83,40 @@ type Config struct {
 	Progress Progress
 	// HealthTimeout bounds the one /health probe after a failure.
 	HealthTimeout time.Duration
+	// Journal, when set, hears each request before it is dispatched and
+	// after it has finished (and its settings were checked), before the
+	// next one is sent.
+	Journal Journal
+	// ID and StartedAt, when set, are the run's (the caller wrote them to
+	// the journal's header); otherwise Run makes them.
+	ID        string
+	StartedAt time.Time
 	// Server is what the server said of itself before the run (nil: Run
 	// asks it). Its dialect decides how every request is said.
 	Server *ServerInfo
+}
+
+// Journal keeps a run's record as it goes, so a killed runner's work is
+// not lost. Its methods are called from the request's goroutine.
+type Journal interface {
+	Begin(rec *Record, e *Executed)
+	Done(rec *Record, e *Executed)
+}
+
+// NewID makes a run ID from its start: unique per machine to the second
+// with its random suffix.
+func NewID(started time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return started.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// Interruption names what ended a run early, from its context's cause.
+func Interruption(ctx context.Context) string {
+	if cause := context.Cause(ctx); cause != nil && cause != context.Canceled {
+		return cause.Error()
+	}
+	return "an interrupt"
 }
 
 // Run executes the schedule. It returns when every request has an outcome
@@ -83,18 +127,19 @@ func Run(ctx context.Context, cfg Config) *Record {
 	if cfg.HealthTimeout <= 0 {
 		cfg.HealthTimeout = 10 * time.Second
 	}
-	rec := &Record{StartedAt: time.Now().UTC(), Optional: cfg.Optional}
+	rec := &Record{ID: cfg.ID, StartedAt: cfg.StartedAt, Origin: time.Now(), Optional: cfg.Optional}
+	if rec.StartedAt.IsZero() {
+		rec.StartedAt = time.Now().UTC()
+	}
+	if rec.ID == "" {
+		rec.ID = NewID(rec.StartedAt)
+	}
 	if cfg.Server != nil {
 		rec.Server = *cfg.Server
 	} else {
 		rec.Server = ProbeServer(ctx, cfg.Client)
 	}
-	if reason := remoteReason(cfg.Client.BaseURL()); reason != "" {
-		rec.Nonconforming = append(rec.Nonconforming, reason)
-	}
-	if rec.Server.Dialect.Simulated {
-		rec.Nonconforming = append(rec.Nonconforming, "the server is strata's simulated engine, not a real inference engine: its numbers are made up")
-	}
+	rec.Nonconforming = StartReasons(cfg.Client.BaseURL(), rec.Server)
 	for _, req := range protocol.Schedule(cfg.Optional) {
 		f, err := cfg.Bundle.Fixture(req.ID)
 		e := &Executed{Req: req, Fixture: f}
@@ -106,7 +151,7 @@ func Run(ctx context.Context, cfg Config) *Record {
 	r := &run{cfg: cfg, rec: rec}
 	r.stages(ctx)
 	if ctx.Err() != nil {
-		rec.Interrupted = true
+		rec.Interrupted, rec.Interruption = true, Interruption(ctx)
 	}
 	return rec
 }
@@ -163,7 +208,7 @@ func (r *run) skipReason(ctx context.Context) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if ctx.Err() != nil && r.skipAll == "" {
-		r.skipAll = "the run was interrupted (Ctrl-C) before this request was sent"
+		r.skipAll = "the run was interrupted (" + Interruption(ctx) + ") before this request was sent"
 		r.rec.Aborted = r.skipAll
 	}
 	return r.skipAll
@@ -181,17 +226,17 @@ func (r *run) one(ctx context.Context, e *Executed, i, n int) {
 	}
 	r.send(ctx, e, i, n)
 	if ctx.Err() != nil {
+		if j := r.cfg.Journal; j != nil && e.Outcome != nil {
+			j.Done(r.rec, e)
+		}
 		return
 	}
-	if e.Outcome.HTTPStatus == 400 || e.Outcome.HTTPStatus == 422 {
-		r.addNonconforming(fmt.Sprintf("%s: the server refused the protocol's request with HTTP %d (%s); no retry with other settings",
-			e.Req.ID, e.Outcome.HTTPStatus, e.Outcome.Error.Message))
-	}
 	e.Settings = checkSettings(ctx, r.cfg.Client, []*Executed{e})
-	if e.Settings != nil {
-		for _, m := range e.Settings.Mismatches {
-			r.addNonconforming(fmt.Sprintf("%s: the server resolved %s", e.Req.ID, m))
-		}
+	for _, reason := range Nonconformities(e) {
+		r.addNonconforming(reason)
+	}
+	if j := r.cfg.Journal; j != nil {
+		j.Done(r.rec, e)
 	}
 	if e.Outcome.Failed() {
 		r.afterFailure(ctx, e.Req.ID)
@@ -201,7 +246,33 @@ func (r *run) one(ctx context.Context, e *Executed, i, n int) {
 func (r *run) addNonconforming(reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for _, have := range r.rec.Nonconforming {
+		if have == reason {
+			return // a round's settings check is shared by its requests
+		}
+	}
 	r.rec.Nonconforming = append(r.rec.Nonconforming, reason)
+}
+
+// Nonconformities are the reasons one finished request makes the run not
+// standard: a refused request (HTTP 400 or 422; never retried) and a
+// setting the server resolved otherwise. A recovered run derives them the
+// same way.
+func Nonconformities(e *Executed) []string {
+	var out []string
+	if o := e.Outcome; o != nil && (o.HTTPStatus == 400 || o.HTTPStatus == 422) {
+		msg := ""
+		if o.Error != nil {
+			msg = " (" + o.Error.Message + ")"
+		}
+		out = append(out, fmt.Sprintf("%s: the server refused the protocol's request with HTTP %d%s; no retry with other settings", e.Req.ID, o.HTTPStatus, msg))
+	}
+	if e.Settings != nil {
+		for _, m := range e.Settings.Mismatches {
+			out = append(out, "the server resolved "+m)
+		}
+	}
+	return out
 }
 
 // afterFailure asks /health once; a server that does not answer ends the run.
@@ -226,6 +297,10 @@ func (r *run) send(ctx context.Context, e *Executed, i, n int) {
 	e.Body = body
 	if p := r.cfg.Progress; p != nil {
 		p.Begin(e.Req.ID, i+1, n)
+	}
+	if j := r.cfg.Journal; j != nil {
+		e.DispatchedAt = time.Now().UTC()
+		j.Begin(r.rec, e)
 	}
 	e.DispatchedAt = time.Now().UTC()
 	onEvent := func(kind string) {
@@ -273,6 +348,13 @@ func (r *run) concurrency(ctx context.Context, list []*Executed) {
 		close(release)
 		wg.Wait()
 		if ctx.Err() != nil {
+			if j := r.cfg.Journal; j != nil {
+				for _, e := range batch {
+					if e.Outcome != nil {
+						j.Done(r.rec, e)
+					}
+				}
+			}
 			continue
 		}
 		var sent []*Executed
@@ -282,9 +364,6 @@ func (r *run) concurrency(ctx context.Context, list []*Executed) {
 				continue
 			}
 			sent = append(sent, e)
-			if e.Outcome.HTTPStatus == 400 || e.Outcome.HTTPStatus == 422 {
-				r.addNonconforming(fmt.Sprintf("%s: the server refused the protocol's request with HTTP %d", e.Req.ID, e.Outcome.HTTPStatus))
-			}
 			if e.Outcome.Failed() && failed == "" {
 				failed = e.Req.ID
 			}
@@ -292,16 +371,30 @@ func (r *run) concurrency(ctx context.Context, list []*Executed) {
 		check := checkSettings(ctx, r.cfg.Client, sent)
 		for _, e := range sent {
 			e.Settings = check
-		}
-		if check != nil {
-			for _, m := range check.Mismatches {
-				r.addNonconforming("concurrency round " + fmt.Sprint(round) + ": the server resolved " + m)
+			for _, reason := range Nonconformities(e) {
+				r.addNonconforming(reason)
+			}
+			if j := r.cfg.Journal; j != nil {
+				j.Done(r.rec, e)
 			}
 		}
 		if failed != "" {
 			r.afterFailure(ctx, failed)
 		}
 	}
+}
+
+// StartReasons are the reasons a run is not standard that are known before
+// its first request: a server off loopback, strata's simulator.
+func StartReasons(base string, srv ServerInfo) []string {
+	var out []string
+	if reason := remoteReason(base); reason != "" {
+		out = append(out, reason)
+	}
+	if srv.Dialect.Simulated {
+		out = append(out, "the server is strata's simulated engine, not a real inference engine: its numbers are made up")
+	}
+	return out
 }
 
 // remoteReason is non-empty when the server is not on loopback: standard

@@ -31,22 +31,27 @@ type Behaviour struct {
 	UsageOnFinish  bool `json:"usage_on_finish,omitempty"` // timings on the finish chunk, no usage chunk
 
 	// Stream faults.
-	HTTPStatus       int                        `json:"http_status,omitempty"` // answer this status with an error body
-	ErrorMessage     string                     `json:"error_message,omitempty"`
-	HTML             bool                       `json:"html,omitempty"`               // answer 200 with an HTML page
-	ErrorEventAfter  *int                       `json:"error_event_after,omitempty"`  // error event after N deltas, then EOF
-	CutAfter         *int                       `json:"cut_after,omitempty"`          // close the connection after N deltas
-	NoDone           bool                       `json:"no_done,omitempty"`            // finish and usage, but no [DONE]
-	MalformedAfter   *int                       `json:"malformed_after,omitempty"`    // a broken JSON line after N deltas
-	DuplicateKeys    bool                       `json:"duplicate_keys,omitempty"`     // the usage chunk repeats a key
-	InvalidUTF8After *int                       `json:"invalid_utf8_after,omitempty"` // raw invalid UTF-8 in a delta
-	LongLine         bool                       `json:"long_line,omitempty"`          // a data line over 1 MiB
-	EmptyDeltas      int                        `json:"empty_deltas,omitempty"`       // empty deltas before the first token
-	KeepAlives       int                        `json:"keep_alives,omitempty"`        // ":" comments before the first token
-	StallBeforeMS    int                        `json:"stall_before_ms,omitempty"`    // wait before headers (queueing)
-	StallAfterMS     int                        `json:"stall_after_headers_ms,omitempty"`
-	Die              bool                       `json:"die,omitempty"`         // stop the whole server mid-stream
-	SlotParams       map[string]json.RawMessage `json:"slot_params,omitempty"` // override what /slots reports
+	HTTPStatus       int    `json:"http_status,omitempty"` // answer this status with an error body
+	ErrorMessage     string `json:"error_message,omitempty"`
+	HTML             bool   `json:"html,omitempty"`               // answer 200 with an HTML page
+	ErrorEventAfter  *int   `json:"error_event_after,omitempty"`  // error event after N deltas, then EOF
+	CutAfter         *int   `json:"cut_after,omitempty"`          // close the connection after N deltas
+	NoDone           bool   `json:"no_done,omitempty"`            // finish and usage, but no [DONE]
+	MalformedAfter   *int   `json:"malformed_after,omitempty"`    // a broken JSON line after N deltas
+	DuplicateKeys    bool   `json:"duplicate_keys,omitempty"`     // the usage chunk repeats a key
+	InvalidUTF8After *int   `json:"invalid_utf8_after,omitempty"` // raw invalid UTF-8 in a delta
+	LongLine         bool   `json:"long_line,omitempty"`          // a data line over 1 MiB
+	EmptyDeltas      int    `json:"empty_deltas,omitempty"`       // empty deltas before the first token
+	KeepAlives       int    `json:"keep_alives,omitempty"`        // ":" comments before the first token
+	StallBeforeMS    int    `json:"stall_before_ms,omitempty"`    // wait before headers (queueing)
+	StallAfterMS     int    `json:"stall_after_headers_ms,omitempty"`
+	Die              bool   `json:"die,omitempty"` // stop the whole server mid-stream
+	// Flood sends a stream that never ends until the client leaves:
+	// "lines" (data lines with no blank line, one event that never closes),
+	// "deltas" (empty content deltas) or "content" (8,000 bytes of answer
+	// per delta).
+	Flood      string                     `json:"flood,omitempty"`
+	SlotParams map[string]json.RawMessage `json:"slot_params,omitempty"` // override what /slots reports
 	// Replay serves a recorded llama-server capture's body instead.
 	Replay string `json:"replay,omitempty"`
 }
@@ -88,6 +93,21 @@ func LoadScenario(path string) (*Scenario, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", path, err)
+	}
+	check := func(where string, b Behaviour) error {
+		switch b.Flood {
+		case "", "lines", "deltas", "content":
+			return nil
+		}
+		return fmt.Errorf("scenario %s: %s: flood %q: want lines, deltas or content", path, where, b.Flood)
+	}
+	if err := check("default", s.Default); err != nil {
+		return nil, err
+	}
+	for id, b := range s.Requests {
+		if err := check("requests."+id, b); err != nil {
+			return nil, err
+		}
 	}
 	return &s, nil
 }

@@ -390,6 +390,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.replay(w, r, b.Replay)
 		return
 	}
+	if b.Flood != "" {
+		flood(w, r, b.Flood)
+		return
+	}
 	s.generate(w, r, &req, id, slot, b)
 }
 
@@ -405,6 +409,27 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 }
 
 // chunkWriter writes llama.cpp-shaped chunks.
+// flood writes one hostile stream until the client goes away.
+func flood(w http.ResponseWriter, r *http.Request, kind string) {
+	var unit string
+	switch kind {
+	case "lines":
+		unit = "data: " + strings.Repeat("x", 1000) + "\n"
+	case "deltas":
+		unit = `data: {"choices":[{"index":0,"delta":{"content":""}}]}` + "\n\n"
+	default:
+		unit = `data: {"choices":[{"index":0,"delta":{"content":"` + strings.Repeat("y", 8000) + `"}}]}` + "\n\n"
+	}
+	block := []byte(strings.Repeat(unit, max(1, 64<<10/len(unit))))
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(200)
+	for r.Context().Err() == nil {
+		if _, err := w.Write(block); err != nil {
+			return
+		}
+	}
+}
+
 type chunkWriter struct {
 	w           http.ResponseWriter
 	fl          http.Flusher

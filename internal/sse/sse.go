@@ -19,8 +19,17 @@ import (
 // an error, never a silent truncation.
 const MaxLine = 1 << 20
 
+// MaxEvent is the most data one event may gather over its lines (a chunk of
+// a chat stream is a few hundred bytes): data lines without a blank line
+// between them never grow a buffer without bound.
+const MaxEvent = 1 << 20
+
 // ErrLineTooLong reports a line over the reader's limit.
 var ErrLineTooLong = errors.New("SSE line longer than the limit")
+
+// ErrEventTooLarge reports an event whose data lines together exceed
+// MaxEvent.
+var ErrEventTooLarge = errors.New("SSE event larger than the limit")
 
 // ErrUnterminated reports a stream that ended inside an event (data lines
 // with no blank line after them).
@@ -156,6 +165,10 @@ func (r *Reader) Next() (Event, error) {
 		switch string(field) {
 		case "data":
 			if r.hasData {
+				if len(r.data)+1+len(value) > MaxEvent {
+					r.hasData = false
+					return Event{}, fmt.Errorf("line %d: %w (%d bytes)", r.lines, ErrEventTooLarge, MaxEvent)
+				}
 				r.data = append(r.data, '\n')
 				r.data = append(r.data, value...)
 			} else {

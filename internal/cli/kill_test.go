@@ -1,0 +1,154 @@
+//go:build linux
+
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// strataProcess starts this test binary as strata (`bench run --simulate`)
+// in work and returns it once the first performance request has finished,
+// with the simulator's port.
+func strataProcess(t *testing.T, work string) (*exec.Cmd, int, <-chan struct{}) {
+	t.Helper()
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, "bench", "run", "--simulate")
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "STRATA_TEST_AS_CLI=1", "XDG_CACHE_HOME="+t.TempDir())
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	portRE := regexp.MustCompile(`engine simulate --port (\d+)`)
+	port := 0
+	ready := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stderr)
+		signalled := false
+		for sc.Scan() {
+			if m := portRE.FindStringSubmatch(sc.Text()); m != nil {
+				fmt.Sscanf(m[1], "%d", &port)
+			}
+			if !signalled && strings.Contains(sc.Text(), "performance-short-r1:") {
+				signalled = true
+				close(ready)
+			}
+		}
+		io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case <-ready:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the run did not reach its first performance request")
+	}
+	return cmd, port, done
+}
+
+// engineGone waits up to 5 s for nothing to serve the simulator's port and
+// no process to run it.
+func engineGone(t *testing.T, port int) {
+	t.Helper()
+	needle := fmt.Sprintf("engine\x00simulate\x00--port\x00%d\x00", port)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		alive := ""
+		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond); err == nil {
+			c.Close()
+			alive = "the port still answers"
+		}
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, p := range procs {
+			if data, err := os.ReadFile(p); err == nil && strings.Contains(string(data), needle) {
+				alive = "process " + filepath.Base(filepath.Dir(p)) + " still runs the simulator"
+			}
+		}
+		if alive == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("5 s after the runner ended: %s", alive)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestSIGKILLThenRecover: a runner killed with SIGKILL mid-run takes its
+// engine with it (the parent-death signal), and `bench recover` in the same
+// folder writes a partial result that report accepts.
+func TestSIGKILLThenRecover(t *testing.T) {
+	work := t.TempDir()
+	cmd, port, _ := strataProcess(t, work)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	engineGone(t, port)
+	pending, _ := filepath.Glob(filepath.Join(work, "bench-results", ".*.pending"))
+	if len(pending) != 1 {
+		t.Fatalf("pending folders %v", pending)
+	}
+	// A new run says there is something to recover.
+	r := runIn(t, work, "", "bench", "run", "--url", "http://127.0.0.1:9")
+	if !strings.Contains(r.stderr, "holds the journal of a run that did not finish") {
+		t.Errorf("bench run did not mention the journal: %s", r.stderr)
+	}
+	r = runIn(t, work, "", "bench", "recover")
+	if r.code != 0 || !strings.Contains(r.stdout, "recovered: ") {
+		t.Fatalf("recover: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	res, dir := readResults(t, work)
+	if rep := runIn(t, work, "", "bench", "report", "-q", dir); rep.code != 0 {
+		t.Fatalf("report of the recovered folder: %s", rep.stdout)
+	}
+	failed, skipped, done := 0, 0, 0
+	for _, q := range res.Requests {
+		switch q.Status {
+		case "failed":
+			failed++
+		case "skipped":
+			skipped++
+		default:
+			done++
+		}
+	}
+	if done < 1 || skipped == 0 || failed > 1 {
+		t.Errorf("%d finished, %d failed, %d skipped", done, failed, skipped)
+	}
+	if r := runIn(t, work, "", "bench", "recover"); r.code != 0 || !strings.Contains(r.stdout, "nothing to recover") {
+		t.Errorf("second recover: %s", r.stdout)
+	}
+}
+
+// TestSIGHUPWritesTheResult: a dropped SSH session (SIGHUP) ends the run
+// the way Ctrl-C does: a partial folder that report accepts, the engine
+// stopped, the interrupted exit code.
+func TestSIGHUPWritesTheResult(t *testing.T) {
+	work := t.TempDir()
+	cmd, port, done := strataProcess(t, work)
+	cmd.Process.Signal(syscall.SIGHUP)
+	<-done
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != ExitInterrupted {
+		t.Fatalf("exit: %v", err)
+	}
+	engineGone(t, port)
+	_, dir := readResults(t, work)
+	rep := runIn(t, work, "", "bench", "report", dir)
+	if rep.code != 0 || !strings.Contains(rep.stdout, "SIGHUP") {
+		t.Fatalf("report: exit %d\n%s", rep.code, rep.stdout)
+	}
+}

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/journal"
+	"github.com/strata-bench/strata/internal/redact"
+	"github.com/strata-bench/strata/internal/result"
+)
+
+func newRecover(env Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "recover [DIR]",
+		Short: "Turn the journal of a run that was killed into a partial result folder",
+		Long: `A run keeps a journal while it goes (a hidden .<folder>.pending folder beside
+where its result folder will be): every finished request's record, synced to disk
+before the next request is sent. When the runner is killed (SIGKILL, out of
+memory, a power loss) the journal stays; recover turns it into a valid partial
+result folder: the requests it had finished exactly as the run would have written
+them, the one in flight failed ("the runner stopped"), the rest skipped. The
+engine log, which the runner held in memory, is lost.
+
+DIR is a pending folder or a folder holding them; without DIR, every unrecovered
+journal under the current folder's result location (bench/results, else
+./bench-results). A journal a running strata still writes is left alone.`,
+		Example: `  strata bench recover
+  strata bench recover bench-results
+  strata bench recover bench-results/.2026-12-01-standard-unknown-gpu-20261201T101917Z-6093e4.pending`,
+		Args: maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			where := result.ResultsRoot(env.Dir)
+			if len(args) == 1 {
+				where = env.Path(args[0])
+			}
+			st, err := os.Stat(where)
+			if err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+			if !st.IsDir() {
+				return usagef("%s is not a folder", where)
+			}
+			pending := journal.Pending(where)
+			if _, err := os.Stat(filepath.Join(where, journal.Name)); err == nil {
+				pending = []string{where}
+			}
+			w := cmd.OutOrStdout()
+			if len(pending) == 0 {
+				fmt.Fprintf(w, "nothing to recover under %s\n", where)
+				return nil
+			}
+			b, err := prompts.Bundle()
+			if err != nil {
+				return err
+			}
+			red := result.Redactor(redact.Local(env.Getenv), b)
+			var failed []string
+			for _, p := range pending {
+				if g := engineGroupOf(p); g > 0 && runtime.GOOS != "linux" {
+					// No parent-death signal here: the engine may have
+					// outlived the runner that was killed.
+					fmt.Fprintf(w, "note: the run in %s started an engine as process group %d; if it still runs, stop it: kill -- -%d\n", p, g, g)
+				}
+				out, err := journal.Recover(p, b, red)
+				switch {
+				case journal.IsLocked(err):
+					fmt.Fprintf(w, "skipped %s: a running strata still writes it\n", p)
+				case err != nil:
+					fmt.Fprintf(w, "FAILED %s: %v\n", p, err)
+					failed = append(failed, p)
+				default:
+					fmt.Fprintf(w, "recovered: %s\n", out)
+				}
+			}
+			if len(failed) > 0 {
+				return checkFailed{fmt.Sprintf("%d journal(s) could not be recovered: %s", len(failed), strings.Join(failed, ", "))}
+			}
+			return nil
+		},
+	}
+}
+
+// engineGroupOf reads the engine's process group from a journal's header
+// (0 when it names none or cannot be read: recover then says so itself).
+func engineGroupOf(pending string) int {
+	j, err := journal.Read(pending)
+	if err != nil {
+		return 0
+	}
+	return j.Header.EngineGroup
+}

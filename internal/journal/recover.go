@@ -1,0 +1,114 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/redact"
+	"github.com/strata-bench/strata/internal/result"
+	"github.com/strata-bench/strata/internal/runner"
+)
+
+// StoppedKind is the error kind of the request that was in flight when the
+// runner stopped.
+const StoppedKind = "runner_stopped"
+
+// Stopped is how a recovered run names what ended it.
+const Stopped = "the runner stopped (it was killed, ran out of memory, or the machine went down) and the run was recovered from its journal"
+
+// Record rebuilds the run's record: every request the journal finished
+// exactly as it was, the one in flight failed ("the runner stopped"), the
+// rest skipped.
+func (j *Journal) Record(b *fixtures.Bundle) *runner.Record {
+	h := j.Header
+	origin := h.StartedAt // any fixed instant: only offsets from it matter
+	rec := &runner.Record{ID: h.RunID, StartedAt: h.StartedAt, Origin: origin, Optional: h.Optional, Server: h.Server,
+		Interrupted: true, Interruption: Stopped, Aborted: Stopped,
+		Nonconforming: append([]string(nil), h.Nonconforming...)}
+	d := h.Server.Dialect
+	for _, req := range protocol.Schedule(h.Optional) {
+		f, err := b.Fixture(req.ID)
+		e := &runner.Executed{Req: req, Fixture: f}
+		if err != nil {
+			e.SkipReason = err.Error()
+		}
+		rec.Requests = append(rec.Requests, e)
+		if done, ok := j.Dones[req.ID]; ok {
+			e.Body, e.Outcome, e.Settings, e.DispatchedAt = done.Body, done.Outcome, done.Settings, done.DispatchedAt
+			e.Start, e.End = origin.Add(done.Start), origin.Add(done.End)
+			if e.Outcome == nil {
+				e.Outcome = &client.Outcome{}
+			}
+			rec.Nonconforming = appendNew(rec.Nonconforming, runner.Nonconformities(e)...)
+			continue
+		}
+		if begin, ok := j.Begins[req.ID]; ok && f != nil {
+			// In flight: the body sent is the fixture in the run's dialect.
+			e.Body, _ = d.Body(f)
+			e.DispatchedAt, e.Lost = begin.DispatchedAt, true
+			e.Start = origin.Add(begin.Offset)
+			e.End = e.Start
+			e.Outcome = &client.Outcome{Error: &client.Error{Kind: StoppedKind,
+				Message: "the runner stopped while this request was in flight; what the server sent was not recorded"}}
+			continue
+		}
+		if e.SkipReason == "" {
+			e.SkipReason = "the runner stopped before this request was sent"
+		}
+	}
+	return rec
+}
+
+func appendNew(list []string, more ...string) []string {
+	for _, m := range more {
+		seen := false
+		for _, have := range list {
+			seen = seen || have == m
+		}
+		if !seen {
+			list = append(list, m)
+		}
+	}
+	return list
+}
+
+// Recover turns the journal of a pending folder into a result folder beside
+// it, then removes the pending folder. It returns the folder written.
+func Recover(dir string, b *fixtures.Bundle, red *redact.Redactor) (string, error) {
+	j, err := Read(dir)
+	if err != nil {
+		return "", err
+	}
+	rec := j.Record(b)
+	facts := j.Header.Facts
+	if facts.Extensions == nil {
+		facts.Extensions = map[string]any{}
+	}
+	facts.Extensions["recovered"] = map[string]any{"from": "the run's journal (" + Name + ")", "finished_requests": len(j.Dones),
+		"torn_last_line": j.Torn, "note": "the engine log was held in memory by the runner and is lost"}
+	maxShared := map[string]int{}
+	for id, f := range b.Fixtures {
+		maxShared[id] = f.MaxSharedPrefixTokens
+	}
+	a, err := result.Assemble(rec, j.Header.Identity, facts, maxShared, red)
+	if err != nil {
+		return "", fmt.Errorf("assemble the recovered result: %w", err)
+	}
+	root := filepath.Dir(dir)
+	out, err := result.Write(root, a, red)
+	if err != nil {
+		return "", err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return out, fmt.Errorf("the result was written to %s, but the pending folder %s could not be removed: %w", out, dir, err)
+	}
+	return out, nil
+}
+
+// IsLocked reports whether err says a running strata holds the journal.
+func IsLocked(err error) bool { return errors.Is(err, ErrLocked) }
