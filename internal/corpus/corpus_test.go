@@ -44,12 +44,16 @@ func qwenInputs(t testing.TB) Inputs {
 
 func bundle(t testing.TB) *Bundle {
 	t.Helper()
+	sharedpath.Path(t, "tokenizer", "qwen3") // each test fails on its own without the shared folder
 	buildOnce.Do(func() {
 		builtIn = qwenInputs(t)
 		built, buildErr = Build(builtIn)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
+	}
+	if built == nil {
+		t.Fatal("the bundle could not be built: see the first test that tried")
 	}
 	return built
 }
