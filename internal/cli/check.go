@@ -1,16 +1,12 @@
 package cli
 
 import (
-	"context"
-	"fmt"
-
 	"github.com/spf13/cobra"
-	"github.com/strata-bench/strata/bench/prompts"
-	"github.com/strata-bench/strata/internal/runner"
+	"github.com/strata-bench/strata/internal/benchrun"
 )
 
 func newCheck(env Env) *cobra.Command {
-	var o targetOptions
+	var o benchrun.Target
 	cmd := &cobra.Command{
 		Use:   "check (--url URL | --profile NAME | --simulate) [flags]",
 		Short: "Check the engine's own chat template and tokenizer against the frozen bundle",
@@ -34,59 +30,19 @@ checked.`,
   strata bench check --simulate`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runCheck(cmd.Context(), cmd, env, o)
+			p, err := env.process()
+			if err != nil {
+				return err
+			}
+			p.Stdout, p.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return benchrun.Check(cmd.Context(), p, o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.url, "url", "", "base URL of a server that is already running")
-	f.StringVar(&o.profile, "profile", "", "engine profile (started if it is not serving, and stopped after)")
-	f.BoolVar(&o.simulate, "simulate", false, "check strata's simulated engine")
-	f.BoolVar(&o.noStart, "no-start", false, "never start an engine: use the one serving at the profile's URL or fail")
-	f.StringVar(&o.apiKeyEnv, "api-key-env", "", "name of an environment variable holding the server's API key")
+	f.StringVar(&o.URL, "url", "", "base URL of a server that is already running")
+	f.StringVar(&o.Profile, "profile", "", "engine profile (started if it is not serving, and stopped after)")
+	f.BoolVar(&o.Simulate, "simulate", false, "check strata's simulated engine")
+	f.BoolVar(&o.NoStart, "no-start", false, "never start an engine: use the one serving at the profile's URL or fail")
+	f.StringVar(&o.APIKeyEnv, "api-key-env", "", "name of an environment variable holding the server's API key")
 	return cmd
-}
-
-func runCheck(ctx context.Context, cmd *cobra.Command, env Env, o targetOptions) error {
-	if err := o.validate(); err != nil {
-		return err
-	}
-	stderr, w := cmd.ErrOrStderr(), cmd.OutOrStdout()
-	prof, cleanup, err := o.loadProfile(env)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	bundle, err := prompts.Bundle()
-	if err != nil {
-		return fmt.Errorf("refusing to check: %w", err)
-	}
-	t, err := connect(ctx, env, o, prof, stderr)
-	if err != nil {
-		return err
-	}
-	defer t.stop()
-	srv := runner.ProbeServer(ctx, t.client)
-	fmt.Fprintf(w, "preflight of %s (%s) against bundle %s\n", t.baseURL, srv.Dialect.Name(), prompts.Where)
-	pf, err := preflightCheck(ctx, t.client, srv, bundle, func(line string) { fmt.Fprintln(w, line) })
-	if err != nil {
-		return err
-	}
-	for _, l := range pf.Summary() {
-		fmt.Fprintln(w, l)
-	}
-	for _, l := range pf.LengthProblems() {
-		fmt.Fprintf(w, "warning: a run would be nonconforming: %s\n", l)
-	}
-	if pf.Context != nil {
-		for _, l := range pf.Context.Warnings() {
-			fmt.Fprintf(w, "warning: %s\n", l)
-		}
-	}
-	if !pf.OK() {
-		if !pf.Verifiable {
-			return checkFailed{"the preflight could not be done: " + pf.Reason}
-		}
-		return checkFailed{fmt.Sprintf("the engine's template or tokenizer differs from the bundle (%d of %d fixtures differ)", pf.Differ, len(pf.Fixtures))}
-	}
-	return nil
 }

@@ -5,24 +5,30 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/strata-bench/strata/internal/benchrun"
+	"github.com/strata-bench/strata/internal/exitcode"
+	"github.com/strata-bench/strata/internal/probe"
+	"github.com/strata-bench/strata/internal/redact"
+	"golang.org/x/term"
 )
 
-// Exit codes, named in one place.
+// Exit codes (internal/exitcode holds them and the errors that choose them).
 const (
-	ExitOK          = 0
-	ExitFailed      = 1   // a check failed, or the work could not be done
-	ExitUsage       = 2   // bad flags or arguments
-	ExitInterrupted = 130 // a signal ended the work early (what was done is written)
+	ExitOK          = exitcode.OK
+	ExitFailed      = exitcode.Failed
+	ExitUsage       = exitcode.Usage
+	ExitInterrupted = exitcode.Interrupted
 )
 
 // Env is the process state a command may touch. Nothing else in the command
@@ -42,15 +48,27 @@ type Env struct {
 	// Signals delivers the signals that end a command early (SIGINT,
 	// SIGTERM, SIGHUP); nil when nothing is wired.
 	Signals <-chan os.Signal
+	// TTY says stderr is a terminal (the live status line).
+	TTY bool
+	// Root is the machine's file system, for what probes read (/proc,
+	// /sys); Probe runs the probes' programs (nvidia-smi, lsblk). nil: none
+	// (every such fact is null with a reason).
+	Root  fs.FS
+	Probe probe.Runner
+	// Executable is this program (the simulator is started from it).
+	Executable string
+	// Machine is what is private on this machine, for the redactor (nil:
+	// nothing but the generic patterns).
+	Machine *redact.Machine
+	// Now is the wall clock (nil: time.Now).
+	Now func() time.Time
+	// SimulatorSpeed runs the simulated engine that much faster than real
+	// time (0 or 1: real time); tests use it.
+	SimulatorSpeed float64
 	// stopNow is closed on a second signal: stop waiting for anything
 	// graceful (an engine's shutdown) and write what there is.
 	stopNow <-chan struct{}
 }
-
-// signalled is the cause of a context a signal ended.
-type signalled struct{ sig os.Signal }
-
-func (s signalled) Error() string { return signalName(s.sig) }
 
 func signalName(sig os.Signal) string {
 	switch sig {
@@ -79,7 +97,7 @@ func withSignals(ctx context.Context, sigs <-chan os.Signal) (context.Context, <
 					n++
 					switch n {
 					case 1:
-						cancel(signalled{sig})
+						cancel(exitcode.Signalled{Name: signalName(sig)})
 					case 2:
 						close(now)
 					}
@@ -92,11 +110,20 @@ func withSignals(ctx context.Context, sigs <-chan os.Signal) (context.Context, <
 	return ctx, now, func() { close(done); cancel(nil) }
 }
 
-// interrupted marks work a signal ended early whose result was still
-// written (exit ExitInterrupted).
-type interrupted struct{ msg string }
-
-func (e interrupted) Error() string { return e.msg }
+// process is the run use case's share of the process state.
+func (e Env) process() (benchrun.Process, error) {
+	cache, err := e.cacheDir()
+	if err != nil {
+		return benchrun.Process{}, err
+	}
+	p := benchrun.Process{Stdout: e.Stdout, Stderr: e.Stderr, TTY: e.TTY, Dir: e.Dir, Getenv: e.Getenv, Environ: e.environ(),
+		Root: e.Root, Probe: e.Probe, CacheDir: cache, Executable: e.Executable, Now: e.Now, StopNow: e.stopNow,
+		SimulatorSpeed: e.SimulatorSpeed}
+	if e.Machine != nil {
+		p.Machine = *e.Machine
+	}
+	return p, nil
+}
 
 // cacheDir is strata's cache folder: Env.CacheDir, else the user cache
 // folder's strata.
@@ -135,7 +162,11 @@ func Main() int {
 // OSEnv returns the real process state.
 func OSEnv() Env {
 	wd, _ := os.Getwd()
-	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: wd, Getenv: os.Getenv, Environ: os.Environ}
+	exe, _ := os.Executable()
+	m := redact.Local(os.Getenv)
+	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: wd, Getenv: os.Getenv, Environ: os.Environ,
+		TTY: term.IsTerminal(int(os.Stderr.Fd())), Root: os.DirFS("/"), Probe: probe.Exec{Timeout: 5 * time.Second},
+		Executable: exe, Machine: &m, Now: time.Now}
 }
 
 // Path resolves p against the working directory.
@@ -146,19 +177,11 @@ func (e Env) Path(p string) string {
 	return filepath.Join(e.Dir, p)
 }
 
-// usageError marks bad usage (exit 2).
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+func usagef(format string, a ...any) error { return exitcode.Usagef(format, a...) }
 
 // checkFailed marks a completed check that found problems (exit 1) whose
 // details the command has already printed.
-type checkFailed struct{ msg string }
-
-func (e checkFailed) Error() string { return e.msg }
+func checkFailed(msg string) error { return exitcode.CheckFailed{Msg: msg} }
 
 // Run runs strata with args (without the program name) and returns the exit
 // code.
@@ -176,17 +199,11 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return ExitOK
 	}
 	fmt.Fprintf(env.Stderr, "strata: %v\n", err)
-	var ie interrupted
-	var sig signalled
-	if errors.As(err, &ie) || errors.As(context.Cause(ctx), &sig) {
-		return ExitInterrupted
-	}
-	var ue usageError
-	if errors.As(err, &ue) {
+	code := exitcode.Of(ctx, err)
+	if code == ExitUsage {
 		fmt.Fprintln(env.Stderr, "Run 'strata --help' (or add --help to the command) for usage.")
-		return ExitUsage
 	}
-	return ExitFailed
+	return code
 }
 
 func newRoot(env Env) *cobra.Command {
@@ -203,7 +220,7 @@ a result folder that anyone can re-validate.`,
 		SilenceErrors: true,
 		Version:       versionString(),
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitcode.UsageError{Err: err} })
 	root.CompletionOptions.DisableDefaultCmd = true
 	bench := &cobra.Command{
 		Use:   "bench",

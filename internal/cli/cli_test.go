@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -33,15 +34,32 @@ type cliResult struct {
 	stdout, stderr string
 }
 
+// testEnv is the process state of a command run in a test: its own
+// working and cache folders, no probes of this machine (no nvidia-smi, no
+// lsblk, no /proc), this test binary as strata (STRATA_TEST_AS_CLI) and the
+// simulator at testSpeed.
+func testEnv(t testing.TB, dir string, stdin io.Reader, stdout, stderr io.Writer) Env {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Dir: dir,
+		Getenv:     func(string) string { return "" },
+		Environ:    func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") },
+		CacheDir:   t.TempDir(),
+		Executable: exe, SimulatorSpeed: testSpeed}
+}
+
+// testSpeed is how much faster than real time the simulator runs in tests:
+// a protocol run takes about 16 s at real time.
+const testSpeed = 20
+
 // runIn runs the CLI in process with dir as the working directory.
 func runIn(t testing.TB, dir string, stdin string, args ...string) cliResult {
 	t.Helper()
 	var out, errb bytes.Buffer
-	env := Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Dir: dir,
-		Getenv:   func(string) string { return "" },
-		Environ:  func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") },
-		CacheDir: t.TempDir()}
-	code := Run(context.Background(), args, env)
+	code := Run(context.Background(), args, testEnv(t, dir, strings.NewReader(stdin), &out, &errb))
 	return cliResult{code, out.String(), errb.String()}
 }
 

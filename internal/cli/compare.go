@@ -11,7 +11,7 @@ import (
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/compare"
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/result"
+	"github.com/strata-bench/strata/internal/validate"
 )
 
 func newCompare(env Env) *cobra.Command {
@@ -41,7 +41,7 @@ baseline. --markdown prints Markdown; --charts DIR writes one SVG per metric.`,
 			}
 			var rs [2]*contract.Results
 			for i, a := range args {
-				v, err := result.Validate(env.Path(a), b)
+				v, err := validate.Dir(env.Path(a), b)
 				if err != nil {
 					return err
 				}
@@ -53,7 +53,7 @@ baseline. --markdown prints Markdown; --charts DIR writes one SVG per metric.`,
 			c, err := compare.New(rs[0], rs[1])
 			var refusal *compare.Refusal
 			if errors.As(err, &refusal) {
-				return checkFailed{refusal.Error()}
+				return checkFailed(refusal.Error())
 			}
 			if err != nil {
 				return err

@@ -147,7 +147,7 @@ bundle embedded in this binary. Exit 1 names every file that differs.`,
 			var ve *fixtures.VerifyError
 			if errors.As(err, &ve) {
 				fmt.Fprintln(w, ve.Error())
-				return checkFailed{fmt.Sprintf("bundle %s failed verification (%d problem(s))", where, len(ve.Problems))}
+				return checkFailed(fmt.Sprintf("bundle %s failed verification (%d problem(s))", where, len(ve.Problems)))
 			}
 			if err != nil {
 				return err

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/strata-bench/strata/internal/display"
 	"net"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/strata-bench/strata/internal/display"
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
@@ -81,7 +82,7 @@ failure names the entry and the reason; exit 1 if any.`,
 			}
 			fmt.Fprintf(w, "%d entr(ies), %d failed (branch %s at %s)\n", len(m.Entries), bad, repo.Branch, repo.Head()[:12])
 			if bad > 0 {
-				return checkFailed{fmt.Sprintf("%d manifest entr(ies) failed verification", bad)}
+				return checkFailed(fmt.Sprintf("%d manifest entr(ies) failed verification", bad))
 			}
 			return nil
 		},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/simengine"
 )
 
@@ -206,9 +207,8 @@ func TestPlantedSecretsNeverReachTheFolder(t *testing.T) {
 	body := strings.Replace(string(b), "[env]\n", "api_key_env = \"STRATA_TEST_KEY\"\n[env]\nHF_TOKEN = \"hf_ABCDEFGHIJKLMNOPQRSTUVWXYZ\"\n", 1)
 	os.WriteFile(p, []byte(body), 0o644)
 	var out, errb strings.Builder
-	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Dir: work,
-		Getenv:  func(k string) string { return map[string]string{"STRATA_TEST_KEY": "my-private-server-key-42"}[k] },
-		Environ: func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") }, CacheDir: t.TempDir()}
+	env := testEnv(t, work, strings.NewReader(""), &out, &errb)
+	env.Getenv = func(k string) string { return map[string]string{"STRATA_TEST_KEY": "my-private-server-key-42"}[k] }
 	if code := Run(t.Context(), []string{"bench", "run", "--profile", "fake"}, env); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
@@ -279,9 +279,10 @@ func TestRunAsUserBuild(t *testing.T) {
 	port := freeTestPort(t)
 	work := simProfile(t, port)
 	var out, errb strings.Builder
-	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Dir: work,
-		Getenv:  func(k string) string { return map[string]string{"USER": "build", "LOGNAME": "short"}[k] },
-		Environ: func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") }, CacheDir: t.TempDir()}
+	env := testEnv(t, work, strings.NewReader(""), &out, &errb)
+	env.Getenv = func(k string) string { return map[string]string{"USER": "build", "LOGNAME": "short"}[k] }
+	m := redact.Local(env.Getenv)
+	env.Machine = &m
 	if code := Run(t.Context(), []string{"bench", "run", "--profile", "fake"}, env); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
@@ -309,8 +310,8 @@ func TestServerNamedFileIsNotHashed(t *testing.T) {
 		mustWrite(t, filepath.Join(work, "profiles", "p.toml"), fmt.Sprintf("url = \"http://127.0.0.1:%d\"\ncommand = %s\n[env]\nSTRATA_TEST_AS_CLI = \"1\"\n", port, cmd))
 		cache := t.TempDir()
 		var out, errb strings.Builder
-		env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Dir: work, Getenv: func(string) string { return "" },
-			Environ: func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") }, CacheDir: cache}
+		env := testEnv(t, work, strings.NewReader(""), &out, &errb)
+		env.CacheDir = cache
 		if code := Run(t.Context(), []string{"bench", "run", "--profile", "p"}, env); code != 0 {
 			t.Fatalf("%s: exit %d\n%s", modelPath, code, errb.String())
 		}

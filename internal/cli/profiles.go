@@ -46,7 +46,7 @@ Unknown keys are an error.`,
 			}
 			fmt.Fprintf(w, "(looked in %v)\n", engine.Dirs(env.Dir))
 			if bad > 0 {
-				return checkFailed{fmt.Sprintf("%d profile(s) do not parse", bad)}
+				return checkFailed(fmt.Sprintf("%d profile(s) do not parse", bad))
 			}
 			return nil
 		},
@@ -85,7 +85,7 @@ naming a variable, and the identity track. Every problem is listed; exit 1 if an
 			for _, e := range errs {
 				fmt.Fprintf(w, "  %v\n", e)
 			}
-			return checkFailed{fmt.Sprintf("profile %s is not usable", p.Name)}
+			return checkFailed(fmt.Sprintf("profile %s is not usable", p.Name))
 		},
 	}
 }

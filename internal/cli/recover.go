@@ -78,7 +78,7 @@ journal under the current folder's result location (bench/results, else
 				}
 			}
 			if len(failed) > 0 {
-				return checkFailed{fmt.Sprintf("%d journal(s) could not be recovered: %s", len(failed), strings.Join(failed, ", "))}
+				return checkFailed(fmt.Sprintf("%d journal(s) could not be recovered: %s", len(failed), strings.Join(failed, ", ")))
 			}
 			return nil
 		},

@@ -10,7 +10,8 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/result"
+	"github.com/strata-bench/strata/internal/report"
+	"github.com/strata-bench/strata/internal/validate"
 )
 
 func newReport(env Env) *cobra.Command {
@@ -49,16 +50,16 @@ lists).`,
 			var failed []string
 			for _, arg := range args {
 				dir := env.Path(arg)
-				v, err := result.Validate(dir, bundle)
+				v, err := validate.Dir(dir, bundle)
 				if err != nil {
 					return err
 				}
 				if v.Results != nil && !quiet {
-					result.WriteReadme(w, v.Results)
+					report.README(w, v.Results)
 					fmt.Fprintln(w)
 				}
 				if v.Results != nil {
-					for _, d := range result.ReadmeDiff(dir, v.Results) {
+					for _, d := range report.Diff(dir, v.Results) {
 						fmt.Fprintf(w, "note: %s\n", d)
 					}
 				}
@@ -80,7 +81,7 @@ lists).`,
 				failed = append(failed, fmt.Sprintf("%s (%d violation(s))", dir, len(v.Violations)))
 			}
 			if len(failed) > 0 {
-				return checkFailed{"failed validation: " + strings.Join(failed, ", ")}
+				return checkFailed("failed validation: " + strings.Join(failed, ", "))
 			}
 			return nil
 		},
@@ -106,7 +107,7 @@ func writeCharts(out, resultDir string, r *contract.Results) ([]string, error) {
 		return nil, err
 	}
 	var written []string
-	prefix := result.Slug(r.Run.ID)
+	prefix := contract.Slug(r.Run.ID)
 	for _, m := range charts.Metrics() {
 		p := filepath.Join(out, prefix+"-"+m.Metric+".svg")
 		if err := os.WriteFile(p, cs[m.Metric], 0o644); err != nil {

@@ -165,8 +165,8 @@ func TestRunInterrupted(t *testing.T) {
 			sigs := make(chan os.Signal, 4)
 			errb := &trigger{after: "performance-short-r1:", sigs: sigs, sent: c.sigs}
 			var out bytes.Buffer
-			env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: errb, Dir: work, Getenv: func(string) string { return "" },
-				Environ: func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") }, CacheDir: t.TempDir(), Signals: sigs}
+			env := testEnv(t, work, strings.NewReader(""), &out, errb)
+			env.Signals = sigs
 			code := Run(context.Background(), []string{"bench", "run", "--profile", "fake"}, env)
 			if code != ExitInterrupted || !strings.Contains(errb.String(), "interrupted ("+c.says) {
 				t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())

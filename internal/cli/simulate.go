@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
@@ -13,6 +14,7 @@ import (
 func newSimulate(env Env) *cobra.Command {
 	cfg := simengine.DefaultConfig()
 	var host, scenario, modelDir, banner string
+	var speed float64
 	var port, budget int
 	cmd := &cobra.Command{
 		Use:   "simulate [--port N] [--scenario FILE] [flags]",
@@ -44,6 +46,13 @@ so a run against it is always nonconforming. Stop it with Ctrl-C.`,
 			if cfg.Accuracy < 0 || cfg.Accuracy > 1 {
 				return usagef("--accuracy must be between 0 and 1")
 			}
+			if speed < 1 {
+				return usagef("--speed %g: expected 1 or more", speed)
+			}
+			// Faster than real time: the same run, its waits shortened (tests).
+			cfg.PromptTPS *= speed
+			cfg.DecodeTPS *= speed
+			cfg.LoadTime = time.Duration(float64(cfg.LoadTime) / speed)
 			switch cfg.Dialect {
 			case simengine.DialectLlamaCpp, simengine.DialectStrata, simengine.DialectUnknown:
 			default:
@@ -117,5 +126,7 @@ so a run against it is always nonconforming. Stop it with Ctrl-C.`,
 	f.StringVar(&modelDir, "model-dir", "", "write a small stand-in GGUF here and report it as the model")
 	f.StringVar(&banner, "banner", "", "a line printed at start (tests plant text in the engine log with it)")
 	_ = f.MarkHidden("banner")
+	f.Float64Var(&speed, "speed", 1, "run this many times faster than real time (tests)")
+	_ = f.MarkHidden("speed")
 	return cmd
 }

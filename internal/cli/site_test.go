@@ -98,7 +98,7 @@ func TestSiteServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out syncBuffer
-	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: io.Discard, Dir: t.TempDir(), Getenv: func(string) string { return "" }}
+	env := testEnv(t, t.TempDir(), strings.NewReader(""), &out, io.Discard)
 	done := make(chan int)
 	go func() {
 		done <- Run(ctx, []string{"bench", "site", "--repo", testRepo(t), "--out", filepath.Join(t.TempDir(), "site"),

@@ -9,6 +9,7 @@ import (
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/submit"
+	"github.com/strata-bench/strata/internal/validate"
 )
 
 func newSubmit(env Env) *cobra.Command {
@@ -35,7 +36,7 @@ uploaded. Exit 1 when a check fails (and no text is printed).`,
 			if err != nil {
 				return err
 			}
-			v, err := result.Validate(dir, b)
+			v, err := validate.Dir(dir, b)
 			if err != nil {
 				return err
 			}
@@ -51,7 +52,7 @@ uploaded. Exit 1 when a check fails (and no text is printed).`,
 				for _, f := range findings {
 					fmt.Fprintf(w, "private data: %s\n", f)
 				}
-				return checkFailed{fmt.Sprintf("%s is not ready to share: %d violation(s), %d private finding(s)", dir, len(v.Violations), len(findings))}
+				return checkFailed(fmt.Sprintf("%s is not ready to share: %d violation(s), %d private finding(s)", dir, len(v.Violations), len(findings)))
 			}
 			fmt.Fprintf(w, "Title:\n%s\n\nBody:\n%s", submit.Title(v.Results), submit.Body(v.Results, filepath.Base(dir)))
 			return nil

@@ -157,7 +157,8 @@ func TestTokensStopsOnASignal(t *testing.T) {
 	defer pw.Close()
 	sigs := make(chan os.Signal, 1)
 	var out, errb bytes.Buffer
-	env := Env{Stdin: pr, Stdout: &out, Stderr: &errb, Dir: t.TempDir(), Getenv: func(string) string { return "" }, CacheDir: t.TempDir(), Signals: sigs}
+	env := testEnv(t, t.TempDir(), pr, &out, &errb)
+	env.Signals = sigs
 	code := make(chan int)
 	go func() { code <- Run(context.Background(), []string{"tokens", "--tokenizer", tok}, env) }()
 	sigs <- syscall.SIGTERM

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/sse"
 )
 
@@ -255,10 +256,8 @@ func readStream(body io.Reader, o *Outcome, since func() float64, onEvent func(s
 		}
 		if o.Error == nil {
 			o.Normal = true
-			switch fr := *o.FinishReason; fr {
-			case "stop", "tool_calls", "length":
-			default:
-				s.fail(ErrFinishReason, fmt.Sprintf("finish_reason %q is neither stop, tool_calls nor length", fr))
+			if _, known := protocol.FinishStatus(*o.FinishReason); !known {
+				s.fail(ErrFinishReason, fmt.Sprintf("finish_reason %q is neither stop, tool_calls nor length", *o.FinishReason))
 			}
 		}
 	}

@@ -7,11 +7,21 @@ package contract
 import (
 	"encoding/json"
 	"fmt"
-
-	"github.com/strata-bench/strata/internal/protocol"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/strata-bench/strata/internal/protocol"
+)
+
+// File names in a result folder.
+const (
+	ResultsFile  = "results.json"
+	OutputsFile  = "outputs.jsonl"
+	ReadmeFile   = "README.md"
+	ConfigFile   = "config.json"
+	TemplateFile = "chat_template.jinja"
+	EngineLog    = "engine.log"
 )
 
 // Results is results.json.
@@ -415,8 +425,48 @@ type Output struct {
 	// Events are [seconds since dispatch, kind], dispatch at offset zero.
 	Events json.RawMessage `json:"events"`
 	// SettingsCheck is what the server revealed of the resolved settings.
-	SettingsCheck json.RawMessage `json:"settings_check,omitempty"`
-	SkipReason    *string         `json:"skip_reason,omitempty"`
+	SettingsCheck *SettingsCheck `json:"settings_check,omitempty"`
+	SkipReason    *string        `json:"skip_reason,omitempty"`
+}
+
+// SettingsCheck is what the server revealed of the settings it resolved for
+// a request (llama.cpp's /slots keeps the last task's params per slot), and
+// where they differ from what was sent.
+type SettingsCheck struct {
+	Source string `json:"source"`
+	// Revealed is false when the server shows nothing; Reason says why.
+	Revealed bool   `json:"revealed"`
+	Reason   string `json:"reason,omitempty"`
+	Slot     *int   `json:"slot,omitempty"`
+	Task     *int64 `json:"id_task,omitempty"`
+	// Seen holds the values the server showed by setting name, or, for a
+	// concurrency round checked at once, by request ID and setting name.
+	Seen       map[string]any `json:"seen,omitempty"`
+	Mismatches []string       `json:"mismatches,omitempty"`
+}
+
+// SeenFor is what the check saw of one request's settings (nil: nothing).
+func (c *SettingsCheck) SeenFor(id string) map[string]float64 {
+	if c == nil || !c.Revealed {
+		return nil
+	}
+	src := c.Seen
+	if per, ok := c.Seen[id].(map[string]any); ok {
+		src = per
+	} else if _, keyed := c.Seen[id]; !keyed {
+		for _, v := range c.Seen {
+			if _, nested := v.(map[string]any); nested {
+				return nil // a round's check that has nothing of this request
+			}
+		}
+	}
+	out := map[string]float64{}
+	for k, v := range src {
+		if f, ok := v.(float64); ok {
+			out[k] = f
+		}
+	}
+	return out
 }
 
 // OutputCall is a structured tool call in outputs.jsonl.

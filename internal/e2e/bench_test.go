@@ -4,7 +4,8 @@ import (
 	"io"
 	"testing"
 
-	"github.com/strata-bench/strata/internal/result"
+	"github.com/strata-bench/strata/internal/report"
+	"github.com/strata-bench/strata/internal/validate"
 )
 
 // BenchmarkReport is `strata bench report` on a complete 34-request folder:
@@ -19,11 +20,11 @@ func BenchmarkReport(b *testing.B) {
 	bd := bundle(b)
 	b.ResetTimer()
 	for range b.N {
-		v, err := result.Validate(o.dir, bd)
+		v, err := validate.Dir(o.dir, bd)
 		if err != nil || len(v.Violations) > 0 {
 			b.Fatal(err, v.Violations)
 		}
-		result.WriteReadme(io.Discard, v.Results)
+		report.README(io.Discard, v.Results)
 	}
 }
 

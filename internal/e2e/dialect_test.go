@@ -10,7 +10,6 @@ import (
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
-	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/simengine"
 )
 
@@ -90,7 +89,7 @@ func TestDialects(t *testing.T) {
 			if c.nonconf == "" && o.res.Run.Status != contract.StatusComplete {
 				t.Errorf("status %s: %s", o.res.Run.Status, reasons)
 			}
-			readme, _ := os.ReadFile(filepath.Join(o.dir, result.ReadmeFile))
+			readme, _ := os.ReadFile(filepath.Join(o.dir, contract.ReadmeFile))
 			if !strings.Contains(string(readme), c.readme) {
 				t.Errorf("README lacks %q", c.readme)
 			}
@@ -109,7 +108,7 @@ func itoa(n int) string {
 // left out of extensions with its reason beside it).
 func keysAndPlaceholders(t *testing.T, dir string) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, result.ResultsFile))
+	data, err := os.ReadFile(filepath.Join(dir, contract.ResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
 	"github.com/strata-bench/strata/internal/simengine"
+	"github.com/strata-bench/strata/internal/validate"
 )
 
 // asLlama makes the simulator look like a llama.cpp server in /props, so a
@@ -52,7 +53,7 @@ type outcome struct {
 	res     *contract.Results
 	outs    map[string]contract.Output
 	dir     string
-	invalid []result.Violation
+	invalid []validate.Violation
 	rec     *runner.Record
 }
 
@@ -138,7 +139,7 @@ func (h harness) run(t testing.TB) outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := result.Validate(dir, b)
+	v, err := validate.Dir(dir, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func (h harness) run(t testing.TB) outcome {
 }
 
 func readOutputs(t testing.TB, dir string) map[string]contract.Output {
-	f, err := os.Open(filepath.Join(dir, result.OutputsFile))
+	f, err := os.Open(filepath.Join(dir, contract.OutputsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

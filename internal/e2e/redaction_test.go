@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/redact/plant"
 	"github.com/strata-bench/strata/internal/result"
@@ -92,7 +93,7 @@ func TestSubmitFindsSecretsPlantedAfterTheRun(t *testing.T) {
 	if found, _ := submit.Scan(o.dir, red); len(found) != 0 {
 		t.Fatalf("a clean folder has findings: %v", found)
 	}
-	readme := filepath.Join(o.dir, result.ReadmeFile)
+	readme := filepath.Join(o.dir, contract.ReadmeFile)
 	clean, _ := os.ReadFile(readme)
 	for _, f := range plant.Forms {
 		os.WriteFile(readme, append(append([]byte{}, clean...), []byte("\n"+f.Text+"\n")...), 0o644)
@@ -123,7 +124,7 @@ func TestControlCharactersAreShownEscaped(t *testing.T) {
 		Requests: map[string]simengine.Behaviour{"sanity-I2": {HTTPStatus: 500, ErrorMessage: evil}},
 	}
 	o := harness{scenario: sc}.run(t)
-	readme, _ := os.ReadFile(filepath.Join(o.dir, result.ReadmeFile))
+	readme, _ := os.ReadFile(filepath.Join(o.dir, contract.ReadmeFile))
 	for _, raw := range []string{"\x1b", "\x07", "\r", "\u202e"} {
 		if strings.Contains(string(readme), raw) {
 			t.Errorf("README.md holds %q raw", raw)

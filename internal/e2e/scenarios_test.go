@@ -14,9 +14,9 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/sharedpath"
 	"github.com/strata-bench/strata/internal/simengine"
+	"github.com/strata-bench/strata/internal/validate"
 )
 
 func TestCompleteRun(t *testing.T) {
@@ -62,7 +62,7 @@ func TestCompleteRun(t *testing.T) {
 	if fa.N != 0 || fa.Median != nil || len(fa.Excluded) != 3 || !strings.Contains(fa.Excluded[0].Reason, "output cap (finish_reason length) while still reasoning") {
 		t.Errorf("first-answer summary of capped requests: %+v", fa)
 	}
-	readme, _ := os.ReadFile(filepath.Join(o.dir, result.ReadmeFile))
+	readme, _ := os.ReadFile(filepath.Join(o.dir, contract.ReadmeFile))
 	for _, want := range []string{"| prompt-16k | 3/3 |", "Sanity checks: 12/12", "left out (fixed cost)", "Cached (reused)"} {
 		if !strings.Contains(string(readme), want) {
 			t.Errorf("README lacks %q", want)
@@ -406,8 +406,8 @@ func TestPayloadReuseAndRefusedSetting(t *testing.T) {
 	if s := summary(t, r, "performance", "short", "prompt_tps"); s.N != 3 {
 		t.Errorf("cached 16 = 8 + 8 is within the allowance: %+v", s)
 	}
-	if chk := o.outs["sanity-I2"].SettingsCheck; !strings.Contains(string(chk), `"temperature":0`) {
-		t.Errorf("settings evidence: %s", chk)
+	if chk := o.outs["sanity-I2"].SettingsCheck; chk.SeenFor("sanity-I2")["temperature"] != 0 || len(chk.Mismatches) == 0 {
+		t.Errorf("settings evidence: %+v", chk)
 	}
 }
 
@@ -520,7 +520,7 @@ func TestLlamaCaptures(t *testing.T) {
 func TestNullReasonsAndUnknownFormat(t *testing.T) {
 	o := harness{}.run(t)
 	o.mustBeValid(t)
-	data, err := os.ReadFile(filepath.Join(o.dir, result.ResultsFile))
+	data, err := os.ReadFile(filepath.Join(o.dir, contract.ResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -530,12 +530,12 @@ func TestNullReasonsAndUnknownFormat(t *testing.T) {
 		f(m)
 		dir := filepath.Join(t.TempDir(), name)
 		os.MkdirAll(dir, 0o755)
-		for _, n := range []string{result.OutputsFile, result.ConfigFile, result.TemplateFile, result.ReadmeFile} {
+		for _, n := range []string{contract.OutputsFile, contract.ConfigFile, contract.TemplateFile, contract.ReadmeFile} {
 			b, _ := os.ReadFile(filepath.Join(o.dir, n))
 			os.WriteFile(filepath.Join(dir, n), b, 0o644)
 		}
 		out, _ := json.MarshalIndent(m, "", "  ")
-		os.WriteFile(filepath.Join(dir, result.ResultsFile), out, 0o644)
+		os.WriteFile(filepath.Join(dir, contract.ResultsFile), out, 0o644)
 		return dir
 	}
 	cases := []struct {
@@ -569,7 +569,7 @@ func TestNullReasonsAndUnknownFormat(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			v, err := result.Validate(mutate(c.name, c.f), bundle(t))
+			v, err := validate.Dir(mutate(c.name, c.f), bundle(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -583,8 +583,8 @@ func TestNullReasonsAndUnknownFormat(t *testing.T) {
 		})
 	}
 	// An altered artifact.
-	os.WriteFile(filepath.Join(o.dir, result.OutputsFile), []byte("{}\n"), 0o644)
-	v, _ := result.Validate(o.dir, bundle(t))
+	os.WriteFile(filepath.Join(o.dir, contract.OutputsFile), []byte("{}\n"), 0o644)
+	v, _ := validate.Dir(o.dir, bundle(t))
 	found := false
 	for _, x := range v.Violations {
 		found = found || strings.Contains(x.String(), "changed after the run")

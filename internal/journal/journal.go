@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
@@ -43,7 +44,7 @@ const (
 	// pendingSuffix marks a pending folder: .<result folder>.pending
 	pendingSuffix = ".pending"
 	Format        = "strata-run-journal"
-	Version       = 1
+	Version       = 2
 )
 
 // PendingDir is the pending folder of a result folder name under root.
@@ -67,9 +68,8 @@ type Header struct {
 	Identity  result.Identity   `json:"identity"`
 	Facts     result.Facts      `json:"facts"`
 	Server    runner.ServerInfo `json:"server"`
-	// Nonconforming are the reasons the run is not standard that were known
-	// before it began (a remote server, the simulator).
-	Nonconforming []string `json:"nonconforming"`
+	// BaseURL is the server's URL (loopback or not is a rule).
+	BaseURL string `json:"base_url"`
 	// EngineGroup is the process group of the engine the runner started (0:
 	// it started none), so recover can say what to check is gone where the
 	// OS has no parent-death signal.
@@ -85,13 +85,13 @@ type Begin struct {
 
 // Done is written after a request finished (its settings checked).
 type Done struct {
-	ID           string                `json:"id"`
-	Body         json.RawMessage       `json:"body"`
-	Outcome      *client.Outcome       `json:"outcome"`
-	Start        time.Duration         `json:"start_ns"`
-	End          time.Duration         `json:"end_ns"`
-	DispatchedAt time.Time             `json:"dispatched_at"`
-	Settings     *runner.SettingsCheck `json:"settings,omitempty"`
+	ID           string                  `json:"id"`
+	Body         json.RawMessage         `json:"body"`
+	Outcome      *client.Outcome         `json:"outcome"`
+	Start        time.Duration           `json:"start_ns"`
+	End          time.Duration           `json:"end_ns"`
+	DispatchedAt time.Time               `json:"dispatched_at"`
+	Settings     *contract.SettingsCheck `json:"settings,omitempty"`
 }
 
 // line is one journal line: exactly one of its fields is set.

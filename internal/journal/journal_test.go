@@ -19,6 +19,7 @@ import (
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
 	"github.com/strata-bench/strata/internal/simengine"
+	"github.com/strata-bench/strata/internal/validate"
 )
 
 // snapshot is a journal that copies the pending folder the moment a given
@@ -42,7 +43,7 @@ func (s *snapshot) Begin(rec *runner.Record, e *runner.Executed) {
 
 func lines(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, result.OutputsFile))
+	f, err := os.Open(filepath.Join(dir, contract.OutputsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +90,8 @@ func TestRecoverMatchesTheRun(t *testing.T) {
 			started := time.Now().UTC()
 			runID := runner.NewID(started)
 			root := t.TempDir()
-			w, err := Create(root, Header{RunID: runID, Folder: result.FolderName(started, facts.Hardware, runID), StartedAt: started,
-				Optional: true, Identity: id, Facts: facts, Server: srv, Nonconforming: runner.StartReasons(url, srv)}, red)
+			w, err := Create(root, Header{RunID: runID, Folder: contract.FolderName(started, facts.Hardware, runID), StartedAt: started,
+				Optional: true, Identity: id, Facts: facts, Server: srv, BaseURL: url}, red)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +114,7 @@ func TestRecoverMatchesTheRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v, err := result.Validate(got, b); err != nil || len(v.Violations) != 0 {
+			if v, err := validate.Dir(got, b); err != nil || len(v.Violations) != 0 {
 				t.Fatalf("the recovered folder: %v %v", err, v.Violations)
 			}
 			want, have := lines(t, ran), lines(t, got)

@@ -28,8 +28,7 @@ func (j *Journal) Record(b *fixtures.Bundle) *runner.Record {
 	h := j.Header
 	origin := h.StartedAt // any fixed instant: only offsets from it matter
 	rec := &runner.Record{ID: h.RunID, StartedAt: h.StartedAt, Origin: origin, Optional: h.Optional, Server: h.Server,
-		Interrupted: true, Interruption: Stopped, Aborted: Stopped,
-		Nonconforming: append([]string(nil), h.Nonconforming...)}
+		Interrupted: true, Interruption: Stopped, Aborted: Stopped, BaseURL: h.BaseURL}
 	d := h.Server.Dialect
 	for _, req := range protocol.Schedule(h.Optional) {
 		f, err := b.Fixture(req.ID)
@@ -44,7 +43,6 @@ func (j *Journal) Record(b *fixtures.Bundle) *runner.Record {
 			if e.Outcome == nil {
 				e.Outcome = &client.Outcome{}
 			}
-			rec.Nonconforming = appendNew(rec.Nonconforming, runner.Nonconformities(e)...)
 			continue
 		}
 		if begin, ok := j.Begins[req.ID]; ok && f != nil {
@@ -62,19 +60,6 @@ func (j *Journal) Record(b *fixtures.Bundle) *runner.Record {
 		}
 	}
 	return rec
-}
-
-func appendNew(list []string, more ...string) []string {
-	for _, m := range more {
-		seen := false
-		for _, have := range list {
-			seen = seen || have == m
-		}
-		if !seen {
-			list = append(list, m)
-		}
-	}
-	return list
 }
 
 // Recover turns the journal of a pending folder into a result folder beside

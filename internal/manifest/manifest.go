@@ -34,8 +34,8 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/jsonfmt"
-	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/strictjson"
+	"github.com/strata-bench/strata/internal/validate"
 )
 
 // Format and version of the manifest.
@@ -360,7 +360,7 @@ func (r *Repo) Check(e Entry, o Options) *Checked {
 	}
 	clean := path.Clean(e.ResultsPath)
 	if clean != e.ResultsPath || strings.HasPrefix(clean, "/") || strings.Contains(clean, "..") ||
-		!strings.HasPrefix(clean, ResultsDir+"/") || path.Base(clean) != result.ResultsFile {
+		!strings.HasPrefix(clean, ResultsDir+"/") || path.Base(clean) != contract.ResultsFile {
 		bad("results_path %q is not bench/results/<folder>/results.json", e.ResultsPath)
 		return c
 	}
@@ -405,7 +405,7 @@ func (r *Repo) Check(e Entry, o Options) *Checked {
 		}
 		fsys[name] = &fstest.MapFile{Data: b, Mode: mode}
 	}
-	v := result.ValidateFS(fsys, o.Bundle)
+	v := validate.FS(fsys, o.Bundle)
 	for _, x := range v.Violations {
 		bad("invalid report: %s", x)
 	}
@@ -453,7 +453,7 @@ func (r *Repo) folderFiles(c *object.Commit, dir string) (map[string][]byte, map
 	}
 	out, links := map[string][]byte{}, map[string]bool{}
 	err = sub.Files().ForEach(func(f *object.File) error {
-		if f.Size > result.MaxOutputsBytes {
+		if f.Size > validate.MaxOutputsBytes {
 			return fmt.Errorf("%s is larger than a result file can be", f.Name)
 		}
 		s, err := f.Contents()
@@ -513,8 +513,8 @@ type AddOptions struct {
 // already in the manifest.
 func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, *Checked, error) {
 	p := strings.TrimSuffix(filepath.ToSlash(o.ResultsPath), "/")
-	if !strings.HasSuffix(p, "/"+result.ResultsFile) {
-		p += "/" + result.ResultsFile
+	if !strings.HasSuffix(p, "/"+contract.ResultsFile) {
+		p += "/" + contract.ResultsFile
 	}
 	if o.ReviewedBy == "" {
 		return nil, nil, errors.New("--reviewed-by is required")

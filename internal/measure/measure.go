@@ -126,10 +126,29 @@ func impliedCount(rate, ms float64) (int64, bool) {
 }
 
 // DecodeAgrees is the protocol's check of predicted_n against the rate the
-// engine reports: |n - rate x s| <= 0.05 x s + 1 (the engine rounds its rate
-// to 0.1 tokens/s).
+// engine reports (protocol.DecodeCountSlack).
 func DecodeAgrees(n int64, rate, seconds float64) bool {
-	return math.Abs(float64(n)-rate*seconds) <= 0.05*seconds+1
+	return math.Abs(float64(n)-rate*seconds) <= protocol.DecodeCountSlackPerSecond*seconds+protocol.DecodeCountSlack
+}
+
+// Rate is tokens per second from an engine's count and its own duration,
+// or nil with the reason: the only formula for prompt_tps and decode_tps.
+// count and duration name the pair in the reason ("read_tokens",
+// "prompt_s"), timer the engine's duration in words ("prompt time").
+func Rate(tokens *int64, seconds *float64, count, duration, timer string) (*float64, string) {
+	switch {
+	case tokens == nil || seconds == nil:
+		return nil, count + " or " + duration + " is null"
+	case *tokens == 0:
+		return nil, count + " is 0"
+	case *seconds == 0:
+		return nil, "the engine reported a " + timer + " of 0"
+	}
+	v := float64(*tokens) / *seconds
+	if !finite(v) {
+		return nil, fmt.Sprintf("%s / %s is not a finite number (%s %g): the engine's timer is not usable", count, duration, duration, *seconds)
+	}
+	return &v, ""
 }
 
 // Account maps one request's evidence to its record fields.
@@ -295,29 +314,15 @@ func Account(ev Evidence) Accounting {
 		a.Sources.ClientTimings = str(SrcClientTimings)
 	}
 	// Rates, from engine counts and durations only.
-	switch {
-	case a.Tokens.ReadTokens == nil || a.Timings.PromptS == nil:
-		miss("/metrics/prompt_tps", "read_tokens or prompt_s is null")
-	case *a.Tokens.ReadTokens == 0:
-		miss("/metrics/prompt_tps", "read_tokens is 0: the whole prompt came from the cache")
-	case *a.Timings.PromptS == 0:
-		miss("/metrics/prompt_tps", "the engine reported a prompt time of 0")
-	case !finite(float64(*a.Tokens.ReadTokens) / *a.Timings.PromptS):
-		miss("/metrics/prompt_tps", fmt.Sprintf("read_tokens / prompt_s is not a finite number (prompt_s %g): the engine's timer is not usable", *a.Timings.PromptS))
-	default:
-		a.Metrics.PromptTPS = f64(float64(*a.Tokens.ReadTokens) / *a.Timings.PromptS)
+	var why string
+	if a.Metrics.PromptTPS, why = Rate(a.Tokens.ReadTokens, a.Timings.PromptS, "read_tokens", "prompt_s", "prompt time"); why != "" {
+		if a.Tokens.ReadTokens != nil && *a.Tokens.ReadTokens == 0 {
+			why = "read_tokens is 0: the whole prompt came from the cache"
+		}
+		miss("/metrics/prompt_tps", why)
 	}
-	switch {
-	case a.Tokens.DecodeTokens == nil || a.Timings.DecodeS == nil:
-		miss("/metrics/decode_tps", "decode_tokens or decode_s is null")
-	case *a.Tokens.DecodeTokens == 0:
-		miss("/metrics/decode_tps", "decode_tokens is 0")
-	case *a.Timings.DecodeS == 0:
-		miss("/metrics/decode_tps", "the engine reported a decode time of 0")
-	case !finite(float64(*a.Tokens.DecodeTokens) / *a.Timings.DecodeS):
-		miss("/metrics/decode_tps", fmt.Sprintf("decode_tokens / decode_s is not a finite number (decode_s %g): the engine's timer is not usable", *a.Timings.DecodeS))
-	default:
-		a.Metrics.DecodeTPS = f64(float64(*a.Tokens.DecodeTokens) / *a.Timings.DecodeS)
+	if a.Metrics.DecodeTPS, why = Rate(a.Tokens.DecodeTokens, a.Timings.DecodeS, "decode_tokens", "decode_s", "decode time"); why != "" {
+		miss("/metrics/decode_tps", why)
 	}
 	if len(notes) > 0 {
 		a.Note = str(strings.Join(notes, "; "))

@@ -192,9 +192,11 @@ func Hash(ctx context.Context, cands []Candidate, o Options) ([]Hashed, time.Dur
 			continue
 		}
 		out[i].Size = st.Size()
-		if !o.Rehash && o.Cache != nil {
-			if sum, at, ok := o.Cache.Lookup(c.Path, st); ok {
-				out[i].SHA256, out[i].FromCache, out[i].ComputedAt = sum, true, at
+		if o.Cache != nil {
+			// A hash this process computed moments ago (while the engine
+			// loaded) stands even with Rehash.
+			if sum, at, fresh, ok := o.Cache.Lookup(c.Path, st); ok && (fresh || !o.Rehash) {
+				out[i].SHA256, out[i].FromCache, out[i].ComputedAt = sum, !fresh, at
 				continue
 			}
 		}
@@ -311,7 +313,10 @@ type Cache struct {
 	path    string
 	mu      sync.Mutex
 	entries map[string]cacheEntry
-	dirty   bool
+	// fresh are the entries this process computed (not from an earlier
+	// run): --rehash distrusts only the others.
+	fresh map[string]bool
+	dirty bool
 }
 
 type cacheEntry struct {
@@ -321,7 +326,7 @@ type cacheEntry struct {
 
 // OpenCache reads the cache file at path (missing: empty).
 func OpenCache(path string) (*Cache, error) {
-	c := &Cache{path: path, entries: map[string]cacheEntry{}}
+	c := &Cache{path: path, entries: map[string]cacheEntry{}, fresh: map[string]bool{}}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return c, nil
@@ -336,19 +341,23 @@ func OpenCache(path string) (*Cache, error) {
 	return c, nil
 }
 
-// Lookup returns a cached hash for an unchanged file.
-func (c *Cache) Lookup(path string, st os.FileInfo) (string, time.Time, bool) {
+// Lookup returns a cached hash for an unchanged file; fresh says this
+// process computed it.
+func (c *Cache) Lookup(path string, st os.FileInfo) (sum string, at time.Time, fresh, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.entries[key(path, st)]
-	return e.SHA256, e.ComputedAt, ok
+	k := key(path, st)
+	e, ok := c.entries[k]
+	return e.SHA256, e.ComputedAt, c.fresh[k], ok
 }
 
 // Store remembers a hash.
 func (c *Cache) Store(path string, st os.FileInfo, sum string, at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.entries[key(path, st)] = cacheEntry{SHA256: sum, ComputedAt: at}
+	k := key(path, st)
+	c.entries[k] = cacheEntry{SHA256: sum, ComputedAt: at}
+	c.fresh[k] = true
 	c.dirty = true
 }
 

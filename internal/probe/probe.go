@@ -68,9 +68,32 @@ type Facts struct {
 	Sources map[string]string
 }
 
-// Probe gathers the facts for goos ("linux", "darwin", "windows").
+// none is the Runner of a process that runs no tools (a test): every tool
+// is missing.
+type none struct{}
+
+func (none) Run(_ context.Context, name string, _ ...string) ([]byte, error) {
+	return nil, fmt.Errorf("%s: %w (this process runs no probes)", name, ErrNotFound)
+}
+
+// emptyFS is a machine without files.
+type emptyFS struct{}
+
+func (emptyFS) Open(name string) (fs.File, error) {
+	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+}
+
+// Probe gathers the facts for goos ("linux", "darwin", "windows"). A nil
+// r runs no tools and a nil root reads no files: those facts are null with
+// the reason.
 func Probe(ctx context.Context, r Runner, root fs.FS, goos string) Facts {
 	f := Facts{Missing: map[string]string{}, Sources: map[string]string{}}
+	if r == nil {
+		r = none{}
+	}
+	if root == nil {
+		root = emptyFS{}
+	}
 	var gpuReasons []string
 	gpus := func() bool {
 		switch goos {

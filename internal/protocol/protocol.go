@@ -37,6 +37,28 @@ const RequestTimeout = 1800 * time.Second
 // and 16K cases must stay within this percentage of their targets.
 const LengthTolerancePercent = 2
 
+// DecodeCountSlack is the cross-check of an engine's decode count against
+// its own rate: predicted_n agrees with predicted_per_second x decode_s
+// when they differ by at most DecodeCountSlackPerSecond x decode_s +
+// DecodeCountSlack tokens (the engine rounds its rate to 0.1 tokens/s).
+const (
+	DecodeCountSlackPerSecond = 0.05
+	DecodeCountSlack          = 1
+)
+
+// FinishStatus is what a finish reason means for a request that ended
+// normally: stop and tool_calls end it completed, length (the cap) ends it
+// truncated. known is false for any other reason, which fails the request.
+func FinishStatus(reason string) (truncated, known bool) {
+	switch reason {
+	case "stop", "tool_calls":
+		return false, true
+	case "length":
+		return true, true
+	}
+	return false, false
+}
+
 // CacheBoundaryAllowance is the number of tokens cached_tokens may exceed a
 // request's max_shared_prefix_tokens by (merges at the prefix boundary)
 // before the user payload counts as read from the cache.

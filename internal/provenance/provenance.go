@@ -16,10 +16,10 @@ import (
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/gguf"
+	"github.com/strata-bench/strata/internal/install"
 	"github.com/strata-bench/strata/internal/modelfiles"
 	"github.com/strata-bench/strata/internal/probe"
 	"github.com/strata-bench/strata/internal/result"
-	"github.com/strata-bench/strata/internal/version"
 )
 
 // Inputs say where to look.
@@ -56,7 +56,7 @@ func refusal(err error) string {
 func Gather(ctx context.Context, in Inputs) result.Facts {
 	f := result.Facts{Missing: map[string]string{}, Extensions: map[string]any{}}
 	// The install.
-	inst := version.Detect(in.Workdir, in.Executable)
+	inst := install.Detect(in.Workdir, in.Executable)
 	f.BuildKind = &inst.Kind
 	if inst.Commit != "" {
 		c := inst.Commit

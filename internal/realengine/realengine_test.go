@@ -48,8 +48,10 @@ func strata(t testing.TB, dir string, stderr func(string), args ...string) cliRe
 	t.Helper()
 	var out bytes.Buffer
 	errw := &watchWriter{fn: stderr}
+	// The machine's /proc is read (the engine's process is found by its
+	// port); its probe tools are not run.
 	env := cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: errw, Dir: dir,
-		Getenv: func(string) string { return "" }, Environ: os.Environ, CacheDir: t.TempDir()}
+		Getenv: func(string) string { return "" }, Environ: os.Environ, CacheDir: t.TempDir(), Root: os.DirFS("/")}
 	code := cli.Run(context.Background(), args, env)
 	return cliResult{code, out.String(), errw.String()}
 }
@@ -99,7 +101,7 @@ func readFolder(t testing.TB, root string) folder {
 		t.Fatalf("result folders under %s: %v", root, dirs)
 	}
 	f := folder{dir: dirs[0], outs: map[string]contract.Output{}}
-	data, err := os.ReadFile(filepath.Join(f.dir, result.ResultsFile))
+	data, err := os.ReadFile(filepath.Join(f.dir, contract.ResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func readFolder(t testing.TB, root string) folder {
 		t.Fatal(err)
 	}
 	json.Unmarshal(f.res.Extensions, &f.ext)
-	file, err := os.Open(filepath.Join(f.dir, result.OutputsFile))
+	file, err := os.Open(filepath.Join(f.dir, contract.OutputsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +267,7 @@ func TestProfileRun(t *testing.T) {
 	if parallel == 0 {
 		t.Errorf("on four slots no round had all four requests streaming at once: %+v", f.spans(1))
 	}
-	readme, _ := os.ReadFile(filepath.Join(f.dir, result.ReadmeFile))
+	readme, _ := os.ReadFile(filepath.Join(f.dir, contract.ReadmeFile))
 	if !strings.Contains(string(readme), "capacity is 4 slots, enough for the 4 requests") {
 		t.Error("README misstates the four-slot capacity")
 	}
@@ -327,7 +329,7 @@ func TestURLRunSmallContext(t *testing.T) {
 			}
 		}
 	}
-	readme, _ := os.ReadFile(filepath.Join(f.dir, result.ReadmeFile))
+	readme, _ := os.ReadFile(filepath.Join(f.dir, contract.ReadmeFile))
 	if !strings.Contains(string(readme), "capacity is 1 slot(s): with fewer than 4, the requests queue") {
 		t.Error("README does not say the requests queued on one slot")
 	}

@@ -7,33 +7,20 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"path"
-	"regexp"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/engineconfig"
-	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/runner"
 	"github.com/strata-bench/strata/internal/score"
-)
-
-// File names in a result folder.
-const (
-	ResultsFile  = "results.json"
-	OutputsFile  = "outputs.jsonl"
-	ReadmeFile   = "README.md"
-	ConfigFile   = "config.json"
-	TemplateFile = "chat_template.jinja"
-	EngineLog    = "engine.log"
 )
 
 // Identity is what the operator declares (flags or the profile's
@@ -66,11 +53,10 @@ type Facts struct {
 	// Engine is what the runner could see of the engine process: the
 	// arguments and environment of the command it started (or of the local
 	// process serving the port); nil Args when it could see nothing.
-	Engine        dialect.EngineView
-	EngineConfig  map[string]any
-	Extensions    map[string]any
-	Missing       map[string]string
-	Nonconforming []string
+	Engine       dialect.EngineView
+	EngineConfig map[string]any
+	Extensions   map[string]any
+	Missing      map[string]string
 }
 
 // Assembled is everything a result folder holds, before redaction.
@@ -98,8 +84,6 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	for k, v := range facts.Missing {
 		missing.Add(k, v)
 	}
-	nonconf := append(append([]string(nil), rec.Nonconforming...), facts.Nonconforming...)
-	var partial []string
 	res := contract.Results{
 		Format:        protocol.ResultFormat,
 		SchemaVersion: protocol.SchemaVersion,
@@ -114,10 +98,8 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	}
 
 	// Requests.
-	reuse := measure.ReuseExclusions{}
 	var reqs []contract.Request
 	var outs []contract.Output
-	roundTiming := map[string]measure.RoundTiming{}
 	roundStart := map[int]time.Time{}
 	for _, e := range rec.Requests {
 		if e.Req.Phase == protocol.PhaseConcurrency && e.Outcome != nil {
@@ -131,30 +113,20 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 		for k, v := range m {
 			missing.Add(k, v)
 		}
-		if e.Fixture != nil {
-			if hit, why := measure.CacheReuse(r.Tokens.CachedTokens, e.Fixture.MaxSharedPrefixTokens); hit && r.Status != contract.Skipped {
-				reuse[r.ID] = why
-				if e.Req.Phase == protocol.PhasePerformance {
-					nonconf = append(nonconf, r.ID+": "+why+" (the user payload was read from the cache; restart the engine between runs)")
-				}
-			}
-		}
-		if e.Req.Phase == protocol.PhasePerformance {
-			if bad, why := measure.LengthViolation(e.Req.CaseID, r.Tokens.InputTokens); bad {
-				nonconf = append(nonconf, r.ID+": "+why)
-			}
-		}
 		if e.Req.Phase == protocol.PhaseConcurrency && e.Outcome != nil {
-			off := e.Start.Sub(roundStart[e.Req.Round]).Seconds()
-			o.RoundOffsetS = ptr(off)
-			roundTiming[r.ID] = measure.RoundTiming{Offset: off, Total: e.Outcome.Total, Dispatched: true, EndUnknown: e.Lost}
+			o.RoundOffsetS = ptr(e.Start.Sub(roundStart[e.Req.Round]).Seconds())
 		}
 		reqs = append(reqs, r)
 		outs = append(outs, o)
 	}
 	res.Requests = reqs
+	res.Run.OptionalConcurrency = rec.Optional
+	byID := map[string]contract.Output{}
+	for _, o := range outs {
+		byID[o.RequestID] = o
+	}
 
-	// Summaries and rounds.
+	// Summaries, rounds, counts and quality: functions of the records.
 	nullReason := func(id, metric string) string {
 		for i := range reqs {
 			if reqs[i].ID == id {
@@ -167,42 +139,13 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 		}
 		return ""
 	}
-	res.Summaries = measure.Summaries(reqs, reuse, rec.Optional, nullReason)
-	for i, s := range res.Summaries {
-		if s.N == 0 {
-			why := measure.SummaryNullReason(s)
-			for _, f := range []string{"median", "min", "max"} {
-				missing.Add(contract.Pointer("summaries", i, f), why)
-			}
-		}
+	d := derive.Run(&res, byID, maxShared, nullReason)
+	res.Summaries, res.ConcurrencyRounds, res.RequestCounts, res.Quality = d.Summaries, d.Rounds, d.Counts, d.Quality
+	for k, v := range d.Missing {
+		missing.Add(k, v)
 	}
-	res.ConcurrencyRounds = []contract.Round{}
-	if rec.Optional {
-		rounds, m := measure.Rounds(reqs, roundTiming)
-		res.ConcurrencyRounds = rounds
-		for k, v := range m {
-			missing.Add(k, v)
-		}
-	}
-
-	// Counts and quality.
-	res.RequestCounts = Counts(reqs, rec.Optional)
-	res.Quality = Quality(reqs)
 
 	// Run.
-	var skipped []string
-	for _, r := range reqs {
-		if r.Status == contract.Skipped && r.Phase != string(protocol.PhaseConcurrency) {
-			skipped = append(skipped, r.ID)
-		}
-	}
-	if len(skipped) > 0 {
-		partial = append(partial, fmt.Sprintf("required work was skipped: %d of the %d required requests (%s)",
-			len(skipped), len(protocol.Schedule(false)), strings.Join(skipped, ", ")))
-	}
-	if rec.Interrupted {
-		partial = append(partial, "the run was interrupted: "+orElse(rec.Interruption, "an interrupt"))
-	}
 	res.Run = contract.Run{
 		ID: rec.ID, StartedAt: rec.StartedAt.UTC().Format("2006-01-02T15:04:05.000000Z"),
 		OptionalConcurrency: rec.Optional, Command: id.Command,
@@ -225,7 +168,6 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	}
 	if facts.StrataCommit == nil {
 		missing.Add("/software/strata_commit", "this install has no commit (no VCS stamp in the binary, no source checkout, no COMMIT file)")
-		nonconf = append(nonconf, "the install has no commit (strata_commit is null): required identity is missing")
 	}
 	if facts.RunnerCommit == nil {
 		missing.Add("/software/runner_commit", "this install has no commit")
@@ -271,11 +213,9 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 		if _, ok := missing["/model/files"]; !ok {
 			missing.Add("/model/files", "no model file was found to hash")
 		}
-		nonconf = append(nonconf, "no model file hashes: required identity is missing")
 	}
 	for i, f := range facts.ModelFiles {
 		if f.SHA256 == nil {
-			nonconf = append(nonconf, "model file "+f.Path+" could not be hashed")
 			if _, ok := missing[contract.Pointer("model", "files", i, "sha256")]; !ok {
 				missing.Add(contract.Pointer("model", "files", i, "sha256"), "the file could not be read")
 			}
@@ -310,10 +250,9 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	a := &Assembled{Config: nil, EngineLog: facts.EngineLog}
 	if srv.Template != "" {
 		a.Template = []byte(srv.Template)
-		res.Configuration.Template = &contract.PathSHA{Path: TemplateFile, SHA256: sha256Hex(a.Template)}
+		res.Configuration.Template = &contract.PathSHA{Path: contract.TemplateFile, SHA256: sha256Hex(a.Template)}
 	} else {
 		missing.Add("/configuration/template", "the server revealed no chat template (/props chat_template): "+orElse(srv.PropsErr, "field absent"))
-		nonconf = append(nonconf, "the effective chat template is unknown: required identity is missing")
 	}
 
 	// Config artifact: what the runner learned of the engine's configuration.
@@ -331,19 +270,20 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	// The reasoning budget: the spec's "no budget", said in the engine's
 	// words, and what the runner could see of a server-level one.
 	budget := srv.Dialect.CheckBudget(facts.Engine)
-	if budget.Nonconforming != "" {
-		nonconf = append(nonconf, budget.Nonconforming)
-	}
 
-	// Status, with the spec's precedence.
-	switch {
-	case len(nonconf) > 0:
-		res.Run.Status = contract.StatusNonconforming
-	case len(partial) > 0:
-		res.Run.Status = contract.StatusPartial
-	default:
-		res.Run.Status = contract.StatusComplete
+	// Status, with the spec's precedence, from the one list of reasons: the
+	// server's place (only the runner saw its URL), what the records show,
+	// and an interruption.
+	var reasons []derive.Reason
+	if r := derive.Remote(rec.BaseURL); r != nil {
+		reasons = append(reasons, *r)
 	}
+	reasons = append(reasons, derive.Reasons(derive.Evidence{Results: &res, Outputs: byID, MaxShared: maxShared, Budget: budget.Nonconforming})...)
+	if rec.Interrupted {
+		reasons = append(reasons, derive.Interruption(rec.Interruption))
+	}
+	res.Run.Status = derive.Status(reasons)
+	nonconf, partial := derive.Split(reasons)
 	ext := map[string]any{
 		"status_reasons": map[string]any{"nonconforming": nonEmpty(nonconf), "partial": nonEmpty(partial)},
 		"fixtures":       map[string]any{"bundle": protocol.BundleName, "max_shared_prefix_tokens": maxShared},
@@ -351,8 +291,8 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 		"engine_dialect": map[string]any{"dialect": srv.Dialect, "reasoning_budget": srv.Dialect.ReasoningBudget(), "budget_check": budget,
 			"setting_names": nonNilMap(srv.Dialect.SettingNames())},
 		"thinking":       thinkingEvidence(rec),
-		"cache_reuse":    reuseList(reuse),
-		"settings_check": settingsSummary(rec),
+		"cache_reuse":    derive.ReuseList(d.Reuse),
+		"settings_check": settingsSummary(outs),
 	}
 	if rec.Aborted != "" {
 		ext["aborted"] = rec.Aborted
@@ -365,7 +305,7 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	}
 	res.Missing = missing
 	a.Results, a.Outputs = res, outs
-	a.Dir = FolderName(rec.StartedAt, facts.Hardware, res.Run.ID)
+	a.Dir = contract.FolderName(rec.StartedAt, facts.Hardware, res.Run.ID)
 	return a, nil
 }
 
@@ -417,29 +357,6 @@ func baseName(p string) string {
 	return path.Base(p)
 }
 
-var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
-
-// Slug makes a folder-name part.
-func Slug(s string) string {
-	s = strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(s), "-"), "-")
-	if len(s) > 40 {
-		s = strings.Trim(s[:40], "-")
-	}
-	return s
-}
-
-// FolderName is <UTC-date>-standard-<gpu>-<run-id>.
-func FolderName(started time.Time, hw contract.Hardware, runID string) string {
-	gpu := "unknown-gpu"
-	if len(hw.GPUs) > 0 && Slug(hw.GPUs[0].Name) != "" {
-		gpu = Slug(hw.GPUs[0].Name)
-		if len(hw.GPUs) > 1 {
-			gpu = fmt.Sprintf("%dx-%s", len(hw.GPUs), gpu)
-		}
-	}
-	return started.UTC().Format("2006-01-02") + "-standard-" + gpu + "-" + runID
-}
-
 // durations computes required_duration_s (warm-up dispatch to the end of the
 // last sanity request) and optional_duration_s (the concurrency stage).
 func durations(rec *runner.Record, missing contract.Missing) (*float64, *float64) {
@@ -481,60 +398,6 @@ func durations(rec *runner.Record, missing contract.Missing) (*float64, *float64
 	return reqD, optD
 }
 
-// Counts computes request_counts.
-func Counts(reqs []contract.Request, optional bool) contract.RequestCounts {
-	var rc contract.RequestCounts
-	for _, p := range protocol.Phases() {
-		rc.Phase(string(p)).Planned = protocol.PlannedCount(p, optional)
-	}
-	for _, r := range reqs {
-		c := rc.Phase(r.Phase)
-		if c == nil {
-			continue
-		}
-		switch r.Status {
-		case contract.Completed:
-			c.Completed++
-		case contract.Truncated:
-			c.Truncated++
-		case contract.Failed:
-			c.Failed++
-		case contract.Skipped:
-			c.Skipped++
-		}
-	}
-	for _, p := range protocol.Phases() {
-		c := rc.Phase(string(p))
-		c.Attempted = c.Completed + c.Truncated + c.Failed
-	}
-	return rc
-}
-
-// Quality tallies the sanity verdicts.
-func Quality(reqs []contract.Request) contract.Quality {
-	q := contract.Quality{Total: len(protocol.SanityCases())}
-	tallies := map[string]*contract.Tally{
-		string(protocol.CategoryInstruction): &q.Categories.Instruction,
-		string(protocol.CategoryRetrieval):   &q.Categories.Retrieval,
-		string(protocol.CategoryToolCall):    &q.Categories.ToolCall,
-	}
-	for _, c := range protocol.SanityDefinitions() {
-		tallies[string(c.Category)].Total++
-	}
-	for _, r := range reqs {
-		if r.Evaluation == nil {
-			continue
-		}
-		if r.Evaluation.Passed {
-			q.Passed++
-			if t := tallies[r.Evaluation.Category]; t != nil {
-				t.Passed++
-			}
-		}
-	}
-	return q
-}
-
 // RequestRecord maps one executed request (the i-th of the schedule) to its
 // record, its outputs line, and the reasons of its nulls (absolute
 // pointers).
@@ -566,16 +429,13 @@ func RequestRecord(i int, e *runner.Executed) (contract.Request, contract.Output
 		miss[p("first_delta_kind")] = ev.NoDataReason
 		ev.FirstAnswerReason = ev.NoDataReason
 	default:
-		switch {
-		case out.Error != nil:
-			r.Status = contract.Failed
+		errKind := ""
+		if out.Error != nil {
+			errKind = out.Error.Kind
 			r.Error = &contract.ErrorInfo{Kind: out.Error.Kind, Message: out.Error.Message}
 			ev.NoDataReason = "the request failed (" + out.Error.Kind + ") before the engine reported it"
-		case out.Finish() == "length":
-			r.Status = contract.Truncated
-		default:
-			r.Status = contract.Completed
 		}
+		r.Status = derive.RequestStatus(true, errKind, out.FinishReason)
 		ev.Status = r.Status
 		r.FinishReason = out.FinishReason
 		if r.FinishReason == nil {
@@ -622,7 +482,9 @@ func RequestRecord(i int, e *runner.Executed) (contract.Request, contract.Output
 			o.ToolCalls = append(o.ToolCalls, contract.OutputCall(tc))
 		}
 		if e.Settings != nil {
-			o.SettingsCheck, _ = json.Marshal(e.Settings)
+			chk := *e.Settings
+			chk.Mismatches = derive.Mismatches(req, chk.SeenFor(req.ID))
+			o.SettingsCheck = &chk
 		}
 	}
 	o.Status = r.Status
@@ -640,7 +502,7 @@ func RequestRecord(i int, e *runner.Executed) (contract.Request, contract.Output
 	}
 	// Verdicts for sanity cases.
 	if req.Phase == protocol.PhaseSanity && e.Fixture != nil && e.Fixture.Expected != nil {
-		v := score.Evaluate(e.Fixture.Expected, scoreResponse(r, out, e.SkipReason))
+		v := derive.Evaluate(e.Fixture.Expected, &r, o)
 		r.Evaluation = &contract.Evaluation{Category: string(v.Category), Passed: v.Passed, Reason: v.Reason}
 	} else {
 		miss[p("evaluation")] = "not applicable: only sanity requests are evaluated"
@@ -665,71 +527,21 @@ func errorText(o *client.Outcome) string {
 	return "the stream ended without one"
 }
 
-func scoreResponse(r contract.Request, out *client.Outcome, skip string) score.Response {
-	resp := score.Response{Status: score.Status(r.Status), OutputTokens: r.Tokens.OutputTokens, Cap: r.MaxOutputTokens}
-	switch {
-	case out == nil:
-		resp.Reason = skip
-	case r.Error != nil:
-		resp.Reason = r.Error.Kind + ": " + r.Error.Message
-	}
-	if out != nil {
-		resp.Answer = out.Answer
-		for _, tc := range out.ToolCalls {
-			resp.ToolCalls = append(resp.ToolCalls, score.Call{Name: tc.Name, Arguments: tc.Arguments})
-		}
-	}
-	return resp
-}
-
-// ScoreOutput re-scores a request from its record and its outputs.jsonl
-// line, as report does.
-func ScoreOutput(exp *fixtures.Expected, q *contract.Request, o contract.Output) score.Verdict {
-	status := q.Status
-	resp := score.Response{Status: score.Status(status), OutputTokens: q.Tokens.OutputTokens, Cap: q.MaxOutputTokens}
-	if o.Answer != nil {
-		resp.Answer = *o.Answer
-	}
-	for _, tc := range o.ToolCalls {
-		resp.ToolCalls = append(resp.ToolCalls, score.Call{Name: tc.Name, Arguments: tc.Arguments})
-	}
-	if o.Error != nil {
-		resp.Reason = o.Error.Kind + ": " + o.Error.Message
-		if status == contract.Skipped {
-			resp.Reason = o.Error.Message
-		}
-	}
-	return score.Evaluate(exp, resp)
-}
-
-func reuseList(reuse measure.ReuseExclusions) []map[string]string {
-	out := []map[string]string{}
-	ids := make([]string, 0, len(reuse))
-	for id := range reuse {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		out = append(out, map[string]string{"request_id": id, "reason": reuse[id]})
-	}
-	return out
-}
-
-func settingsSummary(rec *runner.Record) map[string]any {
+func settingsSummary(outs []contract.Output) map[string]any {
 	checked, revealed := 0, 0
 	var mismatches []string
 	reason := ""
-	for _, e := range rec.Requests {
-		if e.Settings == nil {
+	for _, o := range outs {
+		if o.SettingsCheck == nil {
 			continue
 		}
 		checked++
-		if e.Settings.Revealed {
+		if o.SettingsCheck.Revealed {
 			revealed++
 		} else if reason == "" {
-			reason = e.Settings.Reason
+			reason = o.SettingsCheck.Reason
 		}
-		mismatches = append(mismatches, e.Settings.Mismatches...)
+		mismatches = append(mismatches, o.SettingsCheck.Mismatches...)
 	}
 	out := map[string]any{"source": "GET /slots after each request (the last task's params)", "requests_checked": checked,
 		"requests_revealed": revealed, "mismatches": nonEmpty(mismatches)}

@@ -10,6 +10,7 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/jsonfmt"
 	"github.com/strata-bench/strata/internal/redact"
+	"github.com/strata-bench/strata/internal/report"
 )
 
 // ResultsRoot is where result folders go: bench/results when the working
@@ -47,7 +48,7 @@ func Write(root string, a *Assembled, red *redact.Redactor) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, name := range []string{OutputsFile, ConfigFile, TemplateFile, EngineLog, ResultsFile, ReadmeFile} {
+	for _, name := range []string{contract.OutputsFile, contract.ConfigFile, contract.TemplateFile, contract.EngineLog, contract.ResultsFile, contract.ReadmeFile} {
 		data, present := files[name]
 		if !present {
 			continue
@@ -76,7 +77,7 @@ func Render(a *Assembled, red *redact.Redactor) (map[string][]byte, *contract.Re
 	for _, o := range a.Outputs {
 		line, err := json.Marshal(o)
 		if err == nil {
-			line, err = red.JSON(line, false, contract.ProtocolOwned(OutputsFile))
+			line, err = red.JSON(line, false, contract.ProtocolOwned(contract.OutputsFile))
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("outputs %s: %w", o.RequestID, err)
@@ -84,24 +85,24 @@ func Render(a *Assembled, red *redact.Redactor) (map[string][]byte, *contract.Re
 		out.Write(line)
 		out.WriteByte('\n')
 	}
-	files[OutputsFile] = out.Bytes()
+	files[contract.OutputsFile] = out.Bytes()
 	cfg, err := red.JSON(a.Config, true, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("config: %w", err)
 	}
-	files[ConfigFile] = append(cfg, '\n')
+	files[contract.ConfigFile] = append(cfg, '\n')
 	if a.Template != nil {
-		files[TemplateFile] = red.Bytes(a.Template)
-		res.Configuration.Template = &contract.PathSHA{Path: TemplateFile, SHA256: sha256Hex(files[TemplateFile])}
+		files[contract.TemplateFile] = red.Bytes(a.Template)
+		res.Configuration.Template = &contract.PathSHA{Path: contract.TemplateFile, SHA256: sha256Hex(files[contract.TemplateFile])}
 	}
 	if a.EngineLog != nil {
-		files[EngineLog] = red.Bytes(a.EngineLog)
+		files[contract.EngineLog] = red.Bytes(a.EngineLog)
 	}
 	for _, art := range []struct{ kind, name string }{
-		{contract.ArtifactConfig, ConfigFile},
-		{contract.ArtifactEngineLog, EngineLog},
-		{contract.ArtifactOutputs, OutputsFile},
-		{contract.ArtifactProvenance, TemplateFile},
+		{contract.ArtifactConfig, contract.ConfigFile},
+		{contract.ArtifactEngineLog, contract.EngineLog},
+		{contract.ArtifactOutputs, contract.OutputsFile},
+		{contract.ArtifactProvenance, contract.TemplateFile},
 	} {
 		if data, ok := files[art.name]; ok {
 			res.Artifacts = append(res.Artifacts, contract.Artifact{Kind: art.kind, Path: art.name, SHA256: sha256Hex(data)})
@@ -109,13 +110,13 @@ func Render(a *Assembled, red *redact.Redactor) (map[string][]byte, *contract.Re
 	}
 	data, err := MarshalResults(&res)
 	if err == nil {
-		data, err = red.JSON(data, true, contract.ProtocolOwned(ResultsFile))
+		data, err = red.JSON(data, true, contract.ProtocolOwned(contract.ResultsFile))
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("results.json: %w", err)
 	}
 	data = append(data, '\n')
-	files[ResultsFile] = data
+	files[contract.ResultsFile] = data
 	var final contract.Results
 	if err := json.Unmarshal(data, &final); err != nil {
 		return nil, nil, fmt.Errorf("results.json after redaction: %w", err)
@@ -123,8 +124,8 @@ func Render(a *Assembled, red *redact.Redactor) (map[string][]byte, *contract.Re
 	// The README is derived from the redacted results.json alone, so it is
 	// not redacted again (its own wording is strata's).
 	var readme bytes.Buffer
-	WriteReadme(&readme, &final)
-	files[ReadmeFile] = readme.Bytes()
+	report.README(&readme, &final)
+	files[contract.ReadmeFile] = readme.Bytes()
 	return files, &final, nil
 }
 

@@ -12,12 +12,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/url"
 	"sync"
 	"time"
 
 	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/protocol"
@@ -38,7 +37,7 @@ type Executed struct {
 	Start, End   time.Time
 	DispatchedAt time.Time
 	// Settings is what the server revealed of the resolved settings.
-	Settings *SettingsCheck
+	Settings *contract.SettingsCheck
 	// Lost is set for a request that was in flight when the runner stopped
 	// (a recovered run): its end was never recorded.
 	Lost bool
@@ -59,8 +58,9 @@ type Record struct {
 	// runner stopped); Interruption says how.
 	Interrupted  bool
 	Interruption string
-	// Nonconforming lists every reason the run cannot be standard.
-	Nonconforming []string
+	// BaseURL is the server's URL (whether it is on loopback decides a
+	// rule of the protocol).
+	BaseURL string
 	// Aborted says why the rest of the run was skipped, if it was.
 	Aborted string
 	Server  ServerInfo
@@ -139,7 +139,7 @@ func Run(ctx context.Context, cfg Config) *Record {
 	} else {
 		rec.Server = ProbeServer(ctx, cfg.Client)
 	}
-	rec.Nonconforming = StartReasons(cfg.Client.BaseURL(), rec.Server)
+	rec.BaseURL = cfg.Client.BaseURL()
 	for _, req := range protocol.Schedule(cfg.Optional) {
 		f, err := cfg.Bundle.Fixture(req.ID)
 		e := &Executed{Req: req, Fixture: f}
@@ -232,47 +232,12 @@ func (r *run) one(ctx context.Context, e *Executed, i, n int) {
 		return
 	}
 	e.Settings = checkSettings(ctx, r.cfg.Client, []*Executed{e})
-	for _, reason := range Nonconformities(e) {
-		r.addNonconforming(reason)
-	}
 	if j := r.cfg.Journal; j != nil {
 		j.Done(r.rec, e)
 	}
 	if e.Outcome.Failed() {
 		r.afterFailure(ctx, e.Req.ID)
 	}
-}
-
-func (r *run) addNonconforming(reason string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, have := range r.rec.Nonconforming {
-		if have == reason {
-			return // a round's settings check is shared by its requests
-		}
-	}
-	r.rec.Nonconforming = append(r.rec.Nonconforming, reason)
-}
-
-// Nonconformities are the reasons one finished request makes the run not
-// standard: a refused request (HTTP 400 or 422; never retried) and a
-// setting the server resolved otherwise. A recovered run derives them the
-// same way.
-func Nonconformities(e *Executed) []string {
-	var out []string
-	if o := e.Outcome; o != nil && (o.HTTPStatus == 400 || o.HTTPStatus == 422) {
-		msg := ""
-		if o.Error != nil {
-			msg = " (" + o.Error.Message + ")"
-		}
-		out = append(out, fmt.Sprintf("%s: the server refused the protocol's request with HTTP %d%s; no retry with other settings", e.Req.ID, o.HTTPStatus, msg))
-	}
-	if e.Settings != nil {
-		for _, m := range e.Settings.Mismatches {
-			out = append(out, "the server resolved "+m)
-		}
-	}
-	return out
 }
 
 // afterFailure asks /health once; a server that does not answer ends the run.
@@ -371,9 +336,6 @@ func (r *run) concurrency(ctx context.Context, list []*Executed) {
 		check := checkSettings(ctx, r.cfg.Client, sent)
 		for _, e := range sent {
 			e.Settings = check
-			for _, reason := range Nonconformities(e) {
-				r.addNonconforming(reason)
-			}
 			if j := r.cfg.Journal; j != nil {
 				j.Done(r.rec, e)
 			}
@@ -382,36 +344,6 @@ func (r *run) concurrency(ctx context.Context, list []*Executed) {
 			r.afterFailure(ctx, failed)
 		}
 	}
-}
-
-// StartReasons are the reasons a run is not standard that are known before
-// its first request: a server off loopback, strata's simulator.
-func StartReasons(base string, srv ServerInfo) []string {
-	var out []string
-	if reason := remoteReason(base); reason != "" {
-		out = append(out, reason)
-	}
-	if srv.Dialect.Simulated {
-		out = append(out, "the server is strata's simulated engine, not a real inference engine: its numbers are made up")
-	}
-	return out
-}
-
-// remoteReason is non-empty when the server is not on loopback: standard
-// latency is a loopback measurement.
-func remoteReason(base string) string {
-	u, err := url.Parse(base)
-	if err != nil {
-		return "the server URL cannot be parsed: " + err.Error()
-	}
-	host := u.Hostname()
-	if host == "localhost" {
-		return ""
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return ""
-	}
-	return fmt.Sprintf("the server (%s) is not on loopback; standard latency is a loopback measurement", host)
 }
 
 // ServerInfo is what the server says about itself before the run.

@@ -4,29 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"sort"
 	"time"
 
 	"github.com/strata-bench/strata/internal/client"
-	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/derive"
 )
-
-// SettingsCheck is what the server revealed of the settings it resolved for
-// a request, and where they differ from what was sent. llama.cpp's /slots
-// keeps the last task's params per slot.
-type SettingsCheck struct {
-	Source string `json:"source"`
-	// Revealed is false when the server shows nothing; Reason says why.
-	Revealed   bool           `json:"revealed"`
-	Reason     string         `json:"reason,omitempty"`
-	Slot       *int           `json:"slot,omitempty"`
-	Task       *int64         `json:"id_task,omitempty"`
-	Seen       map[string]any `json:"seen,omitempty"`
-	Mismatches []string       `json:"mismatches,omitempty"`
-	// Ignored lists settings the engine is known to ignore (not verifiable).
-	Ignored []string `json:"not_verifiable,omitempty"`
-}
 
 type slot struct {
 	ID     int                        `json:"id"`
@@ -34,37 +18,13 @@ type slot struct {
 	Params map[string]json.RawMessage `json:"params"`
 }
 
-// expectation is one setting as /slots names it and the value sent.
-type expectation struct {
-	name string
-	want float64
-	// float32: llama.cpp stores these as float and prints 0.95 as 0.949999988.
-	float32 bool
-}
-
-func expectations(req protocol.Request) []expectation {
-	s := protocol.ProfileSampling()
-	return []expectation{
-		{"seed", float64(req.Seed), false},
-		{"temperature", s.Temperature, true},
-		{"top_k", float64(s.TopK), false},
-		{"top_p", s.TopP, true},
-		{"min_p", s.MinP, true},
-		{"presence_penalty", s.PresencePenalty, true},
-		// llama.cpp reads repeat_penalty, not repetition_penalty; the value it
-		// resolved is what decides whether the sent 1.0 held.
-		{"repeat_penalty", s.RepetitionPenalty, true},
-		{"n_predict", float64(req.Cap), false},
-	}
-}
-
-// checkSettings reads /slots after requests finished and compares each
-// request's settings with the slot whose last task used its seed.
-func checkSettings(ctx context.Context, c *client.Client, sent []*Executed) *SettingsCheck {
+// checkSettings reads /slots after requests finished and records, for each
+// request, what the slot whose last task used its seed resolved.
+func checkSettings(ctx context.Context, c *client.Client, sent []*Executed) *contract.SettingsCheck {
 	if len(sent) == 0 {
 		return nil
 	}
-	chk := &SettingsCheck{Source: "GET /slots"}
+	chk := &contract.SettingsCheck{Source: "GET /slots"}
 	status, body, err := c.Get(ctx, "/slots", 10*time.Second)
 	var slots []slot
 	switch {
@@ -96,18 +56,15 @@ func checkSettings(ctx context.Context, c *client.Client, sent []*Executed) *Set
 			chk.Slot, chk.Task = &match.ID, match.IDTask
 		}
 		seen := map[string]any{}
-		for _, x := range expectations(e.Req) {
-			raw, ok := match.Params[x.name]
+		// What the server shows is recorded; whether it differs from what
+		// was sent is derive's rule (derive.Mismatches).
+		for _, x := range derive.Settings(e.Req) {
+			raw, ok := match.Params[x.Name]
 			if !ok {
 				continue
 			}
-			got, isNum := numberOf(raw)
-			if !isNum {
-				continue
-			}
-			seen[x.name] = got
-			if !sameSetting(got, x.want, x.float32) {
-				chk.Mismatches = append(chk.Mismatches, fmt.Sprintf("%s = %v, not the %v sent (%s)", x.name, got, x.want, e.Req.ID))
+			if got, isNum := numberOf(raw); isNum {
+				seen[x.Name] = got
 			}
 		}
 		if len(sent) == 1 {
@@ -136,11 +93,4 @@ func numberOf(raw json.RawMessage) (float64, bool) {
 		return 0, false
 	}
 	return f, true
-}
-
-func sameSetting(got, want float64, f32 bool) bool {
-	if f32 {
-		return float32(got) == float32(want) || math.Abs(got-want) <= 1e-6
-	}
-	return got == want
 }

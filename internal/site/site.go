@@ -31,7 +31,6 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/manifest"
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/result"
 )
 
 // Labels of a run on the site.
@@ -103,9 +102,9 @@ func (r *Run) Evidence() []Evidence {
 			out = append(out, e)
 		}
 	}
-	reports := []string{result.ReadmeFile}
+	reports := []string{contract.ReadmeFile}
 	if r.Results != nil {
-		reports = []string{result.ResultsFile, result.ReadmeFile}
+		reports = []string{contract.ResultsFile, contract.ReadmeFile}
 	}
 	for _, name := range reports {
 		if data, ok := r.Files[name]; ok && !published[strings.ToLower(name)] {
@@ -216,7 +215,7 @@ func Collect(repo *manifest.Repo, o manifest.Options) (*Site, error) {
 // classify labels a folder that is not an approved entry.
 func classify(name string, files map[string][]byte, o manifest.Options) *Run {
 	r := &Run{Folder: name, Files: files}
-	data, ok := files[result.ResultsFile]
+	data, ok := files[contract.ResultsFile]
 	if !ok {
 		r.Label, r.Reasons = LabelLegacy, []string{"no results.json: a community report in another format"}
 		return r
@@ -266,7 +265,7 @@ func classify(name string, files map[string][]byte, o manifest.Options) *Run {
 func AssignSlugs(s *Site) {
 	for _, r := range append(append([]*Run{}, s.Approved...), s.Others...) {
 		h := sha256.Sum256([]byte(r.Folder))
-		slug := result.Slug(r.Folder)
+		slug := contract.Slug(r.Folder)
 		if slug == "" {
 			slug = "run"
 		}

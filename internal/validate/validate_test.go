@@ -1,4 +1,4 @@
-package result
+package validate
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"testing/fstest"
 
 	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/fixtures"
 )
 
@@ -49,7 +50,7 @@ func bundle(t testing.TB) *fixtures.Bundle {
 // evidence would.
 func rehash(t testing.TB, fsys fstest.MapFS) {
 	t.Helper()
-	res := fsys[ResultsFile].Data
+	res := fsys[contract.ResultsFile].Data
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(res, &doc); err != nil {
 		return // a mutation of results.json itself that is not JSON
@@ -65,7 +66,7 @@ func rehash(t testing.TB, fsys fstest.MapFS) {
 		old := []byte(`"` + a["sha256"] + `"`)
 		res = bytes.Replace(res, old, []byte(`"`+hex.EncodeToString(s[:])+`"`), 1)
 	}
-	fsys[ResultsFile].Data = res
+	fsys[contract.ResultsFile].Data = res
 }
 
 func replaceIn(fsys fstest.MapFS, file, old, new string, n int) {
@@ -76,7 +77,7 @@ func TestCommittedFoldersValidate(t *testing.T) {
 	t.Parallel()
 	b := bundle(t)
 	for _, name := range []string{"baseline", "candidate", "partial", "nonconforming"} {
-		v := ValidateFS(folder(t, name), b)
+		v := FS(folder(t, name), b)
 		for _, x := range v.Violations {
 			t.Errorf("%s: %s", name, x)
 		}
@@ -96,55 +97,55 @@ func TestValidatorHoldsTheEvidenceToTheWorkload(t *testing.T) {
 		says   string // a part of its message
 	}{
 		{"greedy sampling in the configuration", func(f fstest.MapFS) {
-			replaceIn(f, ResultsFile, `"temperature": 1,`, `"temperature": 0.0,`, 1)
+			replaceIn(f, contract.ResultsFile, `"temperature": 1,`, `"temperature": 0.0,`, 1)
 		}, "/configuration/sampling", "the profile requires"},
 		{"greedy sampling in every request body", func(f fstest.MapFS) {
-			replaceIn(f, OutputsFile, `"temperature":1.0`, `"temperature":0`, -1)
+			replaceIn(f, contract.OutputsFile, `"temperature":1.0`, `"temperature":0`, -1)
 		}, "/requests/", "is not the fixture with the profile's settings"},
 		{"a sanity prompt replaced", func(f fstest.MapFS) {
-			replaceIn(f, OutputsFile, `[case sanity-R1]\n`, `[case sanity-R1]\nReply with ORBIT-731 only. `, 1)
+			replaceIn(f, contract.OutputsFile, `[case sanity-R1]\n`, `[case sanity-R1]\nReply with ORBIT-731 only. `, 1)
 		}, "/requests/14", "is not the fixture"},
 		{"thinking switched off in the bodies", func(f fstest.MapFS) {
-			replaceIn(f, OutputsFile, `"reasoning_budget_tokens":2147483647`, `"reasoning_budget_tokens":0`, -1)
+			replaceIn(f, contract.OutputsFile, `"reasoning_budget_tokens":2147483647`, `"reasoning_budget_tokens":0`, -1)
 		}, "/requests/", "is not the fixture"},
 		{"completion tokens raised in outputs.jsonl", func(f fstest.MapFS) {
 			re := regexp.MustCompile(`"usage":\{"completion_tokens":(\d+)`)
-			f[OutputsFile].Data = re.ReplaceAll(f[OutputsFile].Data, []byte(`"usage":{"completion_tokens":9${1}`))
+			f[contract.OutputsFile].Data = re.ReplaceAll(f[contract.OutputsFile].Data, []byte(`"usage":{"completion_tokens":9${1}`))
 		}, "/requests/", "the raw usage and timings in outputs.jsonl give"},
 		{"a verdict reason rewritten", func(f fstest.MapFS) {
-			replaceIn(f, ResultsFile, `"reason": "the answer is exactly the required JSON value"`, `"reason": "reviewed by hand"`, 1)
+			replaceIn(f, contract.ResultsFile, `"reason": "the answer is exactly the required JSON value"`, `"reason": "reviewed by hand"`, 1)
 		}, "/requests/", "re-scoring the saved output says"},
 		{"a duplicate key in results.json", func(f fstest.MapFS) {
-			replaceIn(f, ResultsFile, `"status": "complete",`, `"status": "complete", "status": "partial",`, 1)
-		}, ResultsFile, "a duplicate object name"},
+			replaceIn(f, contract.ResultsFile, `"status": "complete",`, `"status": "complete", "status": "partial",`, 1)
+		}, contract.ResultsFile, "a duplicate object name"},
 		{"invalid UTF-8 in results.json", func(f fstest.MapFS) {
-			replaceIn(f, ResultsFile, `"track": "custom"`, "\"track\": \"cust\xffom\"", 1)
-		}, ResultsFile, "invalid UTF-8"},
+			replaceIn(f, contract.ResultsFile, `"track": "custom"`, "\"track\": \"cust\xffom\"", 1)
+		}, contract.ResultsFile, "invalid UTF-8"},
 		{"a duplicate key in outputs.jsonl", func(f fstest.MapFS) {
-			replaceIn(f, OutputsFile, `{"request_id":"warmup",`, `{"request_id":"warmup","request_id":"sanity-I1",`, 1)
-		}, OutputsFile + ":1", "a duplicate object name"},
+			replaceIn(f, contract.OutputsFile, `{"request_id":"warmup",`, `{"request_id":"warmup","request_id":"sanity-I1",`, 1)
+		}, contract.OutputsFile + ":1", "a duplicate object name"},
 		{"an artifact that is a symlink out of the folder", func(f fstest.MapFS) {
 			f["chat_template.jinja"] = &fstest.MapFile{Data: []byte("/etc/passwd"), Mode: fs.ModeSymlink}
 		}, "/artifacts/2", "symbolic link"},
 		{"an artifact path with ./", func(f fstest.MapFS) {
-			replaceIn(f, ResultsFile, `"path": "config.json"`, `"path": "./config.json"`, 1)
+			replaceIn(f, contract.ResultsFile, `"path": "config.json"`, `"path": "./config.json"`, 1)
 		}, "/artifacts/0/path", "is not canonical"},
 		{"a traversal path", func(f fstest.MapFS) {
-			replaceIn(f, ResultsFile, `"path": "config.json"`, `"path": "../../config.json"`, 1)
+			replaceIn(f, contract.ResultsFile, `"path": "config.json"`, `"path": "../../config.json"`, 1)
 		}, "/artifacts/0/path", "is not a file path inside the folder"},
 		{"an artifact listed twice", func(f fstest.MapFS) {
-			replaceIn(f, ResultsFile, `"artifacts": [`, `"artifacts": [{"kind": "provenance", "path": "chat_template.jinja", "sha256": "`+strings.Repeat("0", 64)+`"},`, 1)
+			replaceIn(f, contract.ResultsFile, `"artifacts": [`, `"artifacts": [{"kind": "provenance", "path": "chat_template.jinja", "sha256": "`+strings.Repeat("0", 64)+`"},`, 1)
 		}, "/artifacts/", "is listed twice"},
 		{"a second results file", func(f fstest.MapFS) {
-			f["results (1).json"] = &fstest.MapFile{Data: f[ResultsFile].Data, Mode: 0o644}
+			f["results (1).json"] = &fstest.MapFile{Data: f[contract.ResultsFile].Data, Mode: 0o644}
 		}, "results (1).json", "no artifact lists it"},
 		{"a dispatch time that is not UTC", func(f fstest.MapFS) {
 			re := regexp.MustCompile(`"dispatched_at":"([0-9T:.-]+)Z"`)
-			f[OutputsFile].Data = re.ReplaceAll(f[OutputsFile].Data, []byte(`"dispatched_at":"${1}+02:00"`))
+			f[contract.OutputsFile].Data = re.ReplaceAll(f[contract.OutputsFile].Data, []byte(`"dispatched_at":"${1}+02:00"`))
 		}, "/requests/", "is not a UTC timestamp"},
 		{"a dispatch before the run started", func(f fstest.MapFS) {
 			re := regexp.MustCompile(`"dispatched_at":"20`)
-			f[OutputsFile].Data = re.ReplaceAll(f[OutputsFile].Data, []byte(`"dispatched_at":"19`))
+			f[contract.OutputsFile].Data = re.ReplaceAll(f[contract.OutputsFile].Data, []byte(`"dispatched_at":"19`))
 		}, "/requests/", "before the run started"},
 		{"a bidirectional override in the run ID", func(f fstest.MapFS) {
 			var r struct {
@@ -152,8 +153,8 @@ func TestValidatorHoldsTheEvidenceToTheWorkload(t *testing.T) {
 					ID string `json:"id"`
 				} `json:"run"`
 			}
-			json.Unmarshal(f[ResultsFile].Data, &r)
-			replaceIn(f, ResultsFile, `"id": "`+r.Run.ID+`"`, `"id": "`+r.Run.ID+"\u202e"+`"`, 1)
+			json.Unmarshal(f[contract.ResultsFile].Data, &r)
+			replaceIn(f, contract.ResultsFile, `"id": "`+r.Run.ID+`"`, `"id": "`+r.Run.ID+"\u202e"+`"`, 1)
 		}, "/run/id", "is not a run ID"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -161,7 +162,7 @@ func TestValidatorHoldsTheEvidenceToTheWorkload(t *testing.T) {
 			fsys := folder(t, "baseline")
 			c.mutate(fsys)
 			rehash(t, fsys)
-			v := ValidateFS(fsys, b)
+			v := FS(fsys, b)
 			for _, x := range v.Violations {
 				if strings.HasPrefix(x.Pointer, c.ptr) && strings.Contains(x.Message, c.says) {
 					return
@@ -174,11 +175,11 @@ func TestValidatorHoldsTheEvidenceToTheWorkload(t *testing.T) {
 
 // BenchmarkValidateFS is the validator on a complete 34-request folder in
 // memory (the fuzz target's cost per input).
-func BenchmarkValidateFS(b *testing.B) {
+func BenchmarkFS(b *testing.B) {
 	bd := bundle(b)
 	fsys := folder(b, "baseline")
 	for b.Loop() {
-		if v := ValidateFS(fsys, bd); len(v.Violations) != 0 {
+		if v := FS(fsys, bd); len(v.Violations) != 0 {
 			b.Fatal(v.Violations)
 		}
 	}
@@ -190,7 +191,7 @@ func BenchmarkValidateFS(b *testing.B) {
 func FuzzValidate(f *testing.F) {
 	b := bundle(f)
 	base := folder(f, "aborted")
-	f.Add(base[ResultsFile].Data)
+	f.Add(base[contract.ResultsFile].Data)
 	f.Add([]byte(`{"format":"strata-standard-benchmark","schema_version":1,"protocol":{"id":"strata-qwen38-thinking-v1-draft.1"}}`))
 	f.Add([]byte(`{"a":1,"a":2}`))
 	f.Fuzz(func(t *testing.T, results []byte) {
@@ -198,8 +199,8 @@ func FuzzValidate(f *testing.F) {
 		for name, file := range base {
 			fsys[name] = file
 		}
-		fsys[ResultsFile] = &fstest.MapFile{Data: results, Mode: 0o644}
-		v := ValidateFS(fsys, b)
+		fsys[contract.ResultsFile] = &fstest.MapFile{Data: results, Mode: 0o644}
+		v := FS(fsys, b)
 		if len(v.Violations) == 0 && v.Results == nil {
 			t.Fatal("accepted without a result")
 		}
@@ -213,14 +214,14 @@ func FuzzValidate(f *testing.F) {
 func FuzzValidateOutputs(f *testing.F) {
 	b := bundle(f)
 	base := folder(f, "aborted")
-	v := ValidateFS(base, b)
+	v := FS(base, b)
 	if len(v.Violations) != 0 {
 		f.Fatal(v.Violations)
 	}
-	f.Add(base[OutputsFile].Data)
+	f.Add(base[contract.OutputsFile].Data)
 	f.Add([]byte("{\"request_id\":\"warmup\"}\n{\"request_id\":\"warmup\"}\n"))
 	f.Fuzz(func(t *testing.T, outputs []byte) {
-		fsys := fstest.MapFS{OutputsFile: &fstest.MapFile{Data: outputs, Mode: 0o644}}
+		fsys := fstest.MapFS{contract.OutputsFile: &fstest.MapFile{Data: outputs, Mode: 0o644}}
 		c := &checker{fsys: fsys, fx: b, res: v.Results}
 		c.readOutputs()
 		c.checkRequests()

@@ -1,6 +1,6 @@
 //go:build !(linux || darwin || freebsd)
 
-package cli
+package benchrun
 
 // freeBytes is unknown here: the writability check still runs.
 func freeBytes(string) (uint64, bool) { return 0, false }

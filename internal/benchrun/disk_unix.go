@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd
 
-package cli
+package benchrun
 
 import "syscall"
 

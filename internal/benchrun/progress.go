@@ -1,15 +1,14 @@
-package cli
+package benchrun
 
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/runner"
@@ -33,13 +32,8 @@ type live struct {
 	began        time.Time
 }
 
-func newProgress(w io.Writer) *progress {
-	return &progress{w: w, tty: isTerminal(w), active: map[string]*live{}, start: time.Now()}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+func newProgress(w io.Writer, tty bool) *progress {
+	return &progress{w: w, tty: tty, active: map[string]*live{}, start: time.Now()}
 }
 
 func (p *progress) Stage(phase protocol.Phase, n int) {
@@ -83,13 +77,13 @@ func (p *progress) End(id string, e *runner.Executed) {
 	delete(p.active, id)
 	p.clearLine()
 	o := e.Outcome
-	status := "completed"
+	var status string
 	switch {
 	case o == nil:
-		status = "skipped"
+		status = contract.Skipped
 	case o.Error != nil:
 		status = "failed (" + o.Error.Kind + ": " + display.Line(o.Error.Message) + ")"
-	case o.Finish() == "length":
+	case derive.RequestStatus(true, "", o.FinishReason) == contract.Truncated:
 		status = "reached the cap"
 	default:
 		status = "completed (" + o.Finish() + ")"

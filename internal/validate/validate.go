@@ -1,7 +1,15 @@
-package result
+// Package validate checks a saved result folder strictly, as `strata bench
+// report` and the approved manifest do: the schema and the contract's types,
+// the records against the protocol and its fixtures, and everything that is
+// a function of the records derived again (internal/derive) and compared.
+// It reads the folder and the bundle only: it imports neither the runner
+// nor the client.
+package validate
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,7 +29,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/measure"
@@ -74,13 +82,35 @@ type checker struct {
 	fx   *fixtures.Bundle
 	// noDialect is set once the missing dialect has been reported.
 	noDialect bool
+	// derived is what the records give (derive.Run), made once.
+	derived *derive.Derived
+}
+
+// maxShared is each fixture's max_shared_prefix_tokens by request ID.
+func (c *checker) maxShared() map[string]int {
+	out := map[string]int{}
+	if c.fx != nil {
+		for id, f := range c.fx.Fixtures {
+			out[id] = f.MaxSharedPrefixTokens
+		}
+	}
+	return out
+}
+
+// derive is what the records give, derived once.
+func (c *checker) derive() *derive.Derived {
+	if c.derived == nil {
+		d := derive.Run(c.res, c.outs, c.maxShared(), nil)
+		c.derived = &d
+	}
+	return c.derived
 }
 
 func (c *checker) add(ptr, format string, a ...any) {
 	c.bad = append(c.bad, Violation{ptr, fmt.Sprintf(format, a...)})
 }
 
-// Validate checks a result folder strictly: the format and schema version,
+// Dir checks a result folder strictly: the format and schema version,
 // strict JSON (no duplicate names, valid UTF-8, bounded sizes, no
 // symlinks), the JSON Schema, exact types and no unknown keys, every null
 // covered by missing, request records against the protocol, the request
@@ -90,7 +120,7 @@ func (c *checker) add(ptr, format string, a ...any) {
 // rebuilt from the records, verdicts and their reasons re-scored from
 // outputs.jsonl, artifact paths, hashes and unlisted files. bundle supplies
 // the fixtures.
-func Validate(dir string, bundle *fixtures.Bundle) (*Validation, error) {
+func Dir(dir string, bundle *fixtures.Bundle) (*Validation, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("result folder %s: %w", dir, err)
@@ -98,27 +128,27 @@ func Validate(dir string, bundle *fixtures.Bundle) (*Validation, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("result folder %s: not a folder", dir)
 	}
-	return ValidateFS(os.DirFS(dir), bundle), nil
+	return FS(os.DirFS(dir), bundle), nil
 }
 
-// ValidateFS is Validate over a folder's files in fsys (its root is the
+// FS is Dir over a folder's files in fsys (its root is the
 // folder).
-func ValidateFS(fsys fs.FS, bundle *fixtures.Bundle) *Validation {
+func FS(fsys fs.FS, bundle *fixtures.Bundle) *Validation {
 	c := &checker{fsys: fsys, fx: bundle}
 	var err error
-	c.raw, err = strictjson.ReadFile(fsys, ResultsFile, MaxResultsBytes)
+	c.raw, err = strictjson.ReadFile(fsys, contract.ResultsFile, MaxResultsBytes)
 	if err != nil {
-		c.add(ResultsFile, "cannot be read: %v", err)
+		c.add(contract.ResultsFile, "cannot be read: %v", err)
 		return &Validation{Violations: c.bad}
 	}
 	if err := strictjson.Check(c.raw); err != nil {
-		c.add(ResultsFile, "is not strict JSON: %v", err)
+		c.add(contract.ResultsFile, "is not strict JSON: %v", err)
 		return &Validation{Violations: c.bad}
 	}
 	dec := json.NewDecoder(bytes.NewReader(c.raw))
 	dec.UseNumber()
 	if err := dec.Decode(&c.doc); err != nil {
-		c.add(ResultsFile, "does not decode: %v", err)
+		c.add(contract.ResultsFile, "does not decode: %v", err)
 		return &Validation{Violations: c.bad}
 	}
 	if !c.checkFormat() || !c.checkArtifactPaths() || !c.checkSchema() || !c.decode() {
@@ -271,13 +301,13 @@ func (c *checker) checkNulls() {
 
 func (c *checker) readOutputs() {
 	c.outs = map[string]contract.Output{}
-	data, err := strictjson.ReadFile(c.fsys, OutputsFile, MaxOutputsBytes)
+	data, err := strictjson.ReadFile(c.fsys, contract.OutputsFile, MaxOutputsBytes)
 	if err != nil {
-		c.add(OutputsFile, "cannot be read: %v", err)
+		c.add(contract.OutputsFile, "cannot be read: %v", err)
 		return
 	}
 	for n, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
-		where := fmt.Sprintf("%s:%d", OutputsFile, n+1)
+		where := fmt.Sprintf("%s:%d", contract.OutputsFile, n+1)
 		if err := strictjson.Check(line); err != nil {
 			c.add(where, "is not strict JSON: %v", err)
 			continue
@@ -342,13 +372,11 @@ func (c *checker) checkRequests() {
 			}
 		}
 		switch q.Status {
-		case contract.Completed:
-			if q.FinishReason == nil || (*q.FinishReason != "stop" && *q.FinishReason != "tool_calls") {
-				c.add(p("finish_reason"), "a completed request ends with stop or tool_calls")
-			}
-		case contract.Truncated:
-			if q.FinishReason == nil || *q.FinishReason != "length" {
-				c.add(p("finish_reason"), "a truncated request ends with length")
+		case contract.Completed, contract.Truncated:
+			if q.FinishReason == nil {
+				c.add(p("finish_reason"), "a %s request has a finish reason", q.Status)
+			} else if _, known := protocol.FinishStatus(*q.FinishReason); !known || derive.RequestStatus(true, "", q.FinishReason) != q.Status {
+				c.add(p("finish_reason"), "is %q, which does not end a request %s (stop and tool_calls end it completed, length truncated)", *q.FinishReason, q.Status)
 			}
 		case contract.Skipped:
 			if q.Tokens.InputTokens != nil || q.Timings.TotalS != nil || q.FinishReason != nil {
@@ -372,15 +400,8 @@ func (c *checker) checkRequests() {
 			}
 		}
 		// Metrics are functions of tokens and timings.
-		var wantPrompt, wantDecode *float64
-		if t, s := q.Tokens.ReadTokens, q.Timings.PromptS; t != nil && s != nil && *t > 0 && *s > 0 {
-			v := float64(*t) / *s
-			wantPrompt = &v
-		}
-		if t, s := q.Tokens.DecodeTokens, q.Timings.DecodeS; t != nil && s != nil && *t > 0 && *s > 0 {
-			v := float64(*t) / *s
-			wantDecode = &v
-		}
+		wantPrompt, _ := measure.Rate(q.Tokens.ReadTokens, q.Timings.PromptS, "read_tokens", "prompt_s", "prompt time")
+		wantDecode, _ := measure.Rate(q.Tokens.DecodeTokens, q.Timings.DecodeS, "decode_tokens", "decode_s", "decode time")
 		if !eqF(q.Metrics.PromptTPS, wantPrompt) {
 			c.add(p("metrics", "prompt_tps"), "is %s; read_tokens / prompt_s gives %s", show(q.Metrics.PromptTPS), show(wantPrompt))
 		}
@@ -418,6 +439,7 @@ func (c *checker) checkRequests() {
 				c.add(p("status"), "is %s but outputs.jsonl says %s", q.Status, o.Status)
 			}
 			c.checkOutputTiming(p, q, o)
+			c.checkSettings(p, i, q, o)
 			c.checkBody(p, q, o, d, known)
 			c.checkAccounting(p, q, o)
 			c.checkDispatch(p, q, o, started, warmup)
@@ -426,7 +448,7 @@ func (c *checker) checkRequests() {
 		}
 	}
 	if len(c.outs) > len(r.Requests) {
-		c.add(OutputsFile, "has %d lines for %d requests", len(c.outs), len(r.Requests))
+		c.add(contract.OutputsFile, "has %d lines for %d requests", len(c.outs), len(r.Requests))
 	}
 }
 
@@ -478,7 +500,7 @@ func show(v *float64) string {
 
 func (c *checker) checkCounts() {
 	r := c.res
-	want := Counts(r.Requests, r.Run.OptionalConcurrency)
+	want := c.derive().Counts
 	for _, ph := range protocol.Phases() {
 		got, exp := r.RequestCounts.Phase(string(ph)), want.Phase(string(ph))
 		if *got != *exp {
@@ -490,24 +512,9 @@ func (c *checker) checkCounts() {
 	}
 }
 
-func (c *checker) reuse() measure.ReuseExclusions {
-	reuse := measure.ReuseExclusions{}
-	for _, q := range c.res.Requests {
-		if c.fx == nil || q.Status == contract.Skipped {
-			continue
-		}
-		if f, err := c.fx.Fixture(q.ID); err == nil {
-			if hit, why := measure.CacheReuse(q.Tokens.CachedTokens, f.MaxSharedPrefixTokens); hit {
-				reuse[q.ID] = why
-			}
-		}
-	}
-	return reuse
-}
-
 func (c *checker) checkSummaries() {
 	r := c.res
-	want := measure.Summaries(r.Requests, c.reuse(), r.Run.OptionalConcurrency, func(string, string) string { return "" })
+	want := c.derive().Summaries
 	if len(r.Summaries) != len(want) {
 		c.add("/summaries", "%d summaries; the records give %d (five metrics per selected case)", len(r.Summaries), len(want))
 		return
@@ -545,18 +552,7 @@ func (c *checker) checkRounds() {
 		}
 		return
 	}
-	timing := map[string]measure.RoundTiming{}
-	for _, q := range r.Requests {
-		o, ok := c.outs[q.ID]
-		switch {
-		case !ok || q.Phase != string(protocol.PhaseConcurrency) || o.RoundOffsetS == nil:
-		case q.Timings.TotalS != nil:
-			timing[q.ID] = measure.RoundTiming{Offset: *o.RoundOffsetS, Total: *q.Timings.TotalS, Dispatched: true}
-		default: // dispatched, its end lost (a recovered run)
-			timing[q.ID] = measure.RoundTiming{Offset: *o.RoundOffsetS, Dispatched: true, EndUnknown: true}
-		}
-	}
-	want, _ := measure.Rounds(r.Requests, timing)
+	want := c.derive().Rounds
 	if len(want) != len(r.ConcurrencyRounds) {
 		c.add("/concurrency_rounds", "%d rounds; the records give %d", len(r.ConcurrencyRounds), len(want))
 		return
@@ -576,7 +572,7 @@ func (c *checker) checkRounds() {
 
 func (c *checker) checkQuality() {
 	r := c.res
-	want := Quality(r.Requests)
+	want := c.derive().Quality
 	if r.Quality != want {
 		c.add("/quality", "is %+v; the verdicts give %+v", r.Quality, want)
 	}
@@ -593,7 +589,7 @@ func (c *checker) checkQuality() {
 		if err != nil || !ok || f.Expected == nil {
 			continue
 		}
-		v := ScoreOutput(f.Expected, &r.Requests[i], o)
+		v := derive.Evaluate(f.Expected, &r.Requests[i], o)
 		switch {
 		case v.Passed != q.Evaluation.Passed:
 			c.add(contract.Pointer("requests", i, "evaluation", "passed"),
@@ -654,7 +650,7 @@ func badArtifactPath(p string) string {
 func (c *checker) checkArtifacts() {
 	r := c.res
 	kinds := map[string]int{}
-	listed := map[string]bool{ResultsFile: true, ReadmeFile: true}
+	listed := map[string]bool{contract.ResultsFile: true, contract.ReadmeFile: true}
 	for i, a := range r.Artifacts {
 		p := contract.Pointer("artifacts", i)
 		kinds[a.Kind]++
@@ -682,10 +678,10 @@ func (c *checker) checkArtifacts() {
 	}
 	outputsListed := false
 	for _, a := range r.Artifacts {
-		outputsListed = outputsListed || (a.Kind == contract.ArtifactOutputs && a.Path == OutputsFile)
+		outputsListed = outputsListed || (a.Kind == contract.ArtifactOutputs && a.Path == contract.OutputsFile)
 	}
 	if kinds[contract.ArtifactOutputs] > 0 && !outputsListed {
-		c.add("/artifacts", "the outputs artifact is not %s, the file the evidence is read from", OutputsFile)
+		c.add("/artifacts", "the outputs artifact is not %s, the file the evidence is read from", contract.OutputsFile)
 	}
 	if t := r.Configuration.Template; t != nil {
 		found := false
@@ -696,8 +692,8 @@ func (c *checker) checkArtifacts() {
 			c.add("/configuration/template", "points to %s, which is not an attached artifact with that hash", t.Path)
 		}
 	}
-	if _, err := strictjson.ReadFile(c.fsys, ReadmeFile, MaxReadmeBytes); err != nil {
-		c.add(ReadmeFile, "the folder needs its plain report: %v", err)
+	if _, err := strictjson.ReadFile(c.fsys, contract.ReadmeFile, MaxReadmeBytes); err != nil {
+		c.add(contract.ReadmeFile, "the folder needs its plain report: %v", err)
 	}
 	// Every file of the folder is evidence someone listed: an unlisted one
 	// (a stray copy, a page) is not part of the reviewed result.
@@ -712,51 +708,67 @@ func (c *checker) checkArtifacts() {
 	})
 }
 
-// checkStatus: the status follows the spec's precedence from what the
-// record shows.
+// checkStatus derives the reasons again from what the folder shows: each
+// must be among the recorded ones, and the status must be the one the
+// recorded reasons give (reasons only the runner could see, such as a
+// server off loopback or an interruption, are taken as recorded).
 func (c *checker) checkStatus() {
 	r := c.res
-	var nonconf []string
-	if r.Software.StrataCommit == nil {
-		nonconf = append(nonconf, "strata_commit is null")
-	}
-	if r.Model.Files == nil {
-		nonconf = append(nonconf, "model files are null")
-	}
-	if r.Configuration.Template == nil {
-		nonconf = append(nonconf, "the template is null")
-	}
-	if v := r.Software.EngineVersion; v != nil && dialect.IsSimulatorVersion(*v) {
-		nonconf = append(nonconf, "the engine is strata's simulator")
-	}
-	reuse := c.reuse()
-	skipped := false
-	for _, q := range r.Requests {
-		if q.Phase == string(protocol.PhasePerformance) {
-			if _, hit := reuse[q.ID]; hit {
-				nonconf = append(nonconf, q.ID+" read its payload from the cache")
-			}
-			if bad, _ := measure.LengthViolation(q.CaseID, q.Tokens.InputTokens); bad {
-				nonconf = append(nonconf, q.ID+" breaks the 2 % length rule")
-			}
-		}
-		if q.Status == contract.Skipped && q.Phase != string(protocol.PhaseConcurrency) {
-			skipped = true
-		}
-	}
-	switch {
-	case len(nonconf) > 0 && r.Run.Status != contract.StatusNonconforming:
-		c.add("/run/status", "is %s, but the run is nonconforming: %s", r.Run.Status, strings.Join(nonconf, "; "))
-	case len(nonconf) == 0 && skipped && r.Run.Status == contract.StatusComplete:
-		c.add("/run/status", "is complete, but required work was skipped (partial)")
-	}
 	var ext struct {
 		StatusReasons struct {
 			Nonconforming []string `json:"nonconforming"`
+			Partial       []string `json:"partial"`
 		} `json:"status_reasons"`
+		EngineDialect struct {
+			BudgetCheck struct {
+				Nonconforming string `json:"nonconforming"`
+			} `json:"budget_check"`
+		} `json:"engine_dialect"`
 	}
 	_ = json.Unmarshal(r.Extensions, &ext)
-	if r.Run.Status == contract.StatusNonconforming && len(ext.StatusReasons.Nonconforming) == 0 {
-		c.add("/extensions/status_reasons/nonconforming", "a nonconforming run must say why")
+	recorded := map[string]bool{}
+	var all []derive.Reason
+	for _, s := range ext.StatusReasons.Nonconforming {
+		recorded[s] = true
+		all = append(all, derive.Reason{Kind: derive.RemoteServer, Text: s}) // any nonconforming kind
 	}
+	for _, s := range ext.StatusReasons.Partial {
+		recorded[s] = true
+		all = append(all, derive.Reason{Kind: derive.SkippedWork, Text: s}) // any partial kind
+	}
+	ev := derive.Evidence{Results: r, Outputs: c.outs, MaxShared: c.maxShared(), Budget: ext.EngineDialect.BudgetCheck.Nonconforming}
+	var unlisted []string
+	for _, why := range derive.Reasons(ev) {
+		if !recorded[why.Text] {
+			unlisted = append(unlisted, why.Text)
+			all = append(all, why)
+		}
+	}
+	if len(unlisted) > 0 {
+		c.add("/extensions/status_reasons", "leaves out what the records show: %s", strings.Join(unlisted, "; "))
+	}
+	if want := derive.Status(all); r.Run.Status != want {
+		c.add("/run/status", "is %s, but the reasons give %s", r.Run.Status, want)
+	}
+}
+
+// checkSettings: the mismatches a settings check lists are what its seen
+// values give.
+func (c *checker) checkSettings(p func(...any) string, i int, q *contract.Request, o contract.Output) {
+	if o.SettingsCheck == nil {
+		return
+	}
+	sched := protocol.Schedule(c.res.Run.OptionalConcurrency)
+	if i >= len(sched) || sched[i].ID != q.ID {
+		return // the record is out of place, reported already
+	}
+	want := derive.Mismatches(sched[i], o.SettingsCheck.SeenFor(q.ID))
+	if strings.Join(want, "\n") != strings.Join(o.SettingsCheck.Mismatches, "\n") {
+		c.add(p(), "outputs.jsonl settings_check of %s lists mismatches %q; its seen values give %q", q.ID, o.SettingsCheck.Mismatches, want)
+	}
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

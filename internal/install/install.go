@@ -1,4 +1,9 @@
-package version
+// Package install finds where the running strata came from: its commit (the
+// binary's VCS stamp, a source checkout's HEAD read with go-git, or a
+// release's COMMIT file) and whether it is a source checkout. It is apart
+// from internal/version so that what only prints a version (the simulator)
+// does not pull in go-git.
+package install
 
 import (
 	"errors"
@@ -8,10 +13,11 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/strata-bench/strata/internal/version"
 )
 
-// Install is where the running strata came from.
-type Install struct {
+// Info is where the running strata came from.
+type Info struct {
 	// Commit is the full commit; "" when unknown (Reason says why).
 	Commit string
 	Source string // what the commit was read from
@@ -28,7 +34,7 @@ const Module = "github.com/strata-bench/strata"
 // then a source checkout of strata holding the working directory (git
 // rev-parse HEAD, read with go-git), then a COMMIT file beside the binary (a
 // release archive carries one).
-func Detect(workdir, executable string) Install {
+func Detect(workdir, executable string) Info {
 	checkout := findCheckout(workdir)
 	if checkout == "" && executable != "" {
 		checkout = findCheckout(filepath.Dir(executable))
@@ -37,31 +43,31 @@ func Detect(workdir, executable string) Install {
 	if checkout != "" {
 		kind = "source"
 	}
-	if c, modified := Commit(); c != "" {
+	if c, modified := version.Commit(); c != "" {
 		src := "the binary's embedded VCS stamp"
 		if modified {
 			src += " (built from a modified tree)"
 		}
-		return Install{Commit: c, Source: src, Kind: kind}
+		return Info{Commit: c, Source: src, Kind: kind}
 	}
 	if checkout != "" {
 		c, err := headOf(checkout)
 		if err == nil {
-			return Install{Commit: c, Source: "git rev-parse HEAD of the source checkout", Kind: kind}
+			return Info{Commit: c, Source: "git rev-parse HEAD of the source checkout", Kind: kind}
 		}
-		return Install{Kind: kind, Reason: "the source checkout's HEAD cannot be read: " + err.Error()}
+		return Info{Kind: kind, Reason: "the source checkout's HEAD cannot be read: " + err.Error()}
 	}
 	if executable != "" {
 		data, err := os.ReadFile(filepath.Join(filepath.Dir(executable), "COMMIT"))
 		if err == nil {
 			c := strings.TrimSpace(string(data))
 			if isFullCommit(c) {
-				return Install{Commit: c, Source: "the COMMIT file of the release", Kind: kind}
+				return Info{Commit: c, Source: "the COMMIT file of the release", Kind: kind}
 			}
-			return Install{Kind: kind, Reason: "the COMMIT file beside the binary does not hold a full commit"}
+			return Info{Kind: kind, Reason: "the COMMIT file beside the binary does not hold a full commit"}
 		}
 	}
-	return Install{Kind: kind, Reason: "no VCS stamp in the binary, no source checkout and no COMMIT file beside the binary"}
+	return Info{Kind: kind, Reason: "no VCS stamp in the binary, no source checkout and no COMMIT file beside the binary"}
 }
 
 func isFullCommit(s string) bool {

@@ -1,4 +1,6 @@
-package result
+// Package report writes the plain report of a result (its README.md) from
+// results.json alone, and checks a folder's README against it.
+package report
 
 import (
 	"encoding/json"
@@ -86,7 +88,7 @@ func extensionsOf(r *contract.Results) statusReasons {
 // WriteReadme writes the plain report of a result: protocol and status,
 // hardware, model, counts, the per-case table with the Capped column, the
 // cache counts, sanity outcomes, failures, limitations and artifacts.
-func WriteReadme(w io.Writer, r *contract.Results) {
+func README(w io.Writer, r *contract.Results) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	ext := extensionsOf(r)
 	p("# Strata standard benchmark result %s\n\n", r.Run.ID)
@@ -327,13 +329,13 @@ func linkTarget(p string) string {
 
 // ReadmeDiff rebuilds the README from results.json and lists where the
 // folder's README.md differs (at most ten lines).
-func ReadmeDiff(dir string, r *contract.Results) []string {
-	data, err := os.ReadFile(filepath.Join(dir, ReadmeFile))
+func Diff(dir string, r *contract.Results) []string {
+	data, err := os.ReadFile(filepath.Join(dir, contract.ReadmeFile))
 	if err != nil {
 		return []string{"README.md cannot be read: " + err.Error()}
 	}
 	var want strings.Builder
-	WriteReadme(&want, r)
+	README(&want, r)
 	got, exp := strings.Split(string(data), "\n"), strings.Split(want.String(), "\n")
 	var out []string
 	for i := 0; i < max(len(got), len(exp)); i++ {

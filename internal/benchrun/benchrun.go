@@ -1,0 +1,266 @@
+// Package benchrun is the run use case: `strata bench run` and `strata
+// bench check` as functions of their options and one injected process
+// state. It checks what can be checked before anything is sent (the result
+// location, the profile, the fixtures), brings the engine up (or finds it
+// serving), probes the machine and hashes the model files (while the
+// engine loads them, when it starts the engine), runs the preflight, keeps
+// the journal while the runner runs the schedule, stops the engine, and
+// assembles and writes the result folder.
+//
+// Nothing here reads the process's own state: the streams, the working
+// folder, the environment, the machine's file system, the programs the
+// probes run, the cache folder, the wall clock and this binary's path all
+// come in Process. The command layer (internal/cli) maps flags to Options.
+package benchrun
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/exitcode"
+	"github.com/strata-bench/strata/internal/journal"
+	"github.com/strata-bench/strata/internal/probe"
+	"github.com/strata-bench/strata/internal/redact"
+	"github.com/strata-bench/strata/internal/result"
+	"github.com/strata-bench/strata/internal/runner"
+)
+
+// Process is the process state a run may touch.
+type Process struct {
+	Stdout, Stderr io.Writer
+	// TTY says Stderr is a terminal (the live status line).
+	TTY bool
+	// Dir is the working folder; relative paths resolve against it.
+	Dir    string
+	Getenv func(string) string
+	// Environ is the environment an engine the runner starts inherits.
+	Environ []string
+	// Root is the machine's file system for what probes read (/proc, /sys),
+	// and Probe runs their programs; nil: such facts are null with a reason.
+	Root  fs.FS
+	Probe probe.Runner
+	// CacheDir holds the hash cache and the simulator's stand-in model.
+	CacheDir string
+	// Executable is this program (the simulator is started from it).
+	Executable string
+	// Machine is what is private on this machine (the redactor's input).
+	Machine redact.Machine
+	// Now is the wall clock of the run's start and of progress lines; the
+	// requests' latencies are the runtime's monotonic clock, always.
+	Now func() time.Time
+	// StopNow is closed on a second signal: stop waiting for anything
+	// graceful (an engine's shutdown) and write what there is.
+	StopNow <-chan struct{}
+	// SimulatorSpeed runs the simulated engine that much faster than real
+	// time (0 or 1: real time).
+	SimulatorSpeed float64
+}
+
+func (p Process) now() time.Time {
+	if p.Now == nil {
+		return time.Now()
+	}
+	return p.Now()
+}
+
+// path resolves a path against the working folder.
+func (p Process) path(s string) string {
+	if s == "" || filepath.IsAbs(s) {
+		return s
+	}
+	return filepath.Join(p.Dir, s)
+}
+
+// Options are what the operator chose.
+type Options struct {
+	Target
+	Optional, Rehash bool
+	// ResultsDir is where the result folder goes ("": bench/results when the
+	// working folder has one, else ./bench-results).
+	ResultsDir string
+	// Declared is the identity given on the command line; the profile's
+	// [identity] fills what it leaves unset.
+	Declared Declared
+	// Command is the sanitized command line, as the result records it.
+	Command string
+}
+
+// Outcome is a written result.
+type Outcome struct {
+	Dir     string
+	Results *contract.Results
+}
+
+// Run runs the protocol and writes the result folder. A run a signal ended
+// early still writes its folder and returns it with an
+// exitcode.InterruptedError.
+func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
+	if err := o.Target.validate(); err != nil {
+		return nil, err
+	}
+	stderr := p.Stderr
+	// Where the result goes is checked before anything else: a run whose
+	// folder cannot be written is not started.
+	root := result.ResultsRoot(p.Dir)
+	if o.ResultsDir != "" {
+		root = p.path(o.ResultsDir)
+	}
+	if err := checkResultsRoot(root, o.ResultsDir != ""); err != nil {
+		return nil, err
+	}
+	for _, pend := range journal.Pending(root) {
+		fmt.Fprintf(stderr, "note: %s holds the journal of a run that did not finish; `strata bench recover` turns it into a partial result\n", pend)
+	}
+	prof, err := o.Target.loadProfile(p)
+	if err != nil {
+		return nil, err
+	}
+	id, err := o.Declared.merge(prof)
+	if err != nil {
+		return nil, err
+	}
+	id.Command = o.Command
+	// The fixtures are checked before anything is sent.
+	bundle, err := prompts.Bundle()
+	if err != nil {
+		return nil, fmt.Errorf("refusing to run: %w", err)
+	}
+	hashes := newPrehash(p, prof, o.Rehash)
+	t, err := connect(ctx, p, o.Target, prof, hashes)
+	if err != nil {
+		return nil, err
+	}
+	defer t.stop()
+	srv := runner.ProbeServer(ctx, t.client)
+	view, lp := t.engineView(p)
+	fmt.Fprintf(stderr, "engine: %s (%s)\n", srv.Dialect.Name(), displayLine(srv.Dialect.IdentifiedBy))
+
+	// Provenance first: probing the machine and hashing the model files
+	// come before the warm-up and outside required_duration_s.
+	facts := gatherFacts(ctx, p, t, srv, view, lp, hashes)
+	facts.Engine = view
+	budget := srv.Dialect.CheckBudget(view)
+	switch {
+	case budget.Nonconforming != "":
+		fmt.Fprintf(stderr, "warning: the run will be nonconforming: %s\n", budget.Nonconforming)
+	case budget.State == "not verifiable":
+		fmt.Fprintf(stderr, "note: the reasoning budget is not verifiable: %s\n", budget.Detail)
+	}
+
+	// Preflight: the engine's own template and tokenizer against the bundle.
+	pf, err := preflightCheck(ctx, t.client, srv, bundle, nil)
+	if err != nil {
+		return nil, err
+	}
+	facts.Extensions["preflight"] = pf
+	reportPreflight(stderr, pf, false)
+	facts.Extensions["engine"] = engineInfo(t, prof, view, lp)
+	if prof != nil {
+		facts.EngineConfig = map[string]any{"profile": prof.Sanitized()}
+		if t.proc != nil {
+			facts.EngineConfig["started_command"] = prof.Command
+		}
+	}
+
+	m := p.Machine
+	if t.apiKey != "" {
+		m.Secrets = append(append([]string(nil), m.Secrets...), t.apiKey)
+	}
+	red := result.Redactor(m, bundle)
+	// The journal: each request's record on disk before the next is sent,
+	// so even a killed runner leaves its work recoverable.
+	started := p.now().UTC()
+	runID := runner.NewID(started)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", root, err)
+	}
+	jw, err := journal.Create(root, journal.Header{RunID: runID, Folder: contract.FolderName(started, facts.Hardware, runID), StartedAt: started,
+		Optional: o.Optional, Identity: id, Facts: facts, Server: srv, BaseURL: t.baseURL, EngineGroup: t.group()}, red)
+	if err != nil {
+		return nil, err
+	}
+	defer jw.Close()
+
+	progress := newProgress(stderr, p.TTY)
+	rec := runner.Run(ctx, runner.Config{Client: t.client, Bundle: bundle, Optional: o.Optional, Progress: progress, Server: &srv,
+		Journal: jw, ID: runID, StartedAt: started})
+	progress.finish()
+	if err := jw.Err(); err != nil {
+		fmt.Fprintf(stderr, "warning: the run's journal could not be kept (%v); the result is written from memory\n", err)
+	}
+	t.stop()
+	if t.proc != nil {
+		facts.EngineLog = t.proc.Log()
+	}
+	maxShared := map[string]int{}
+	for rid, f := range bundle.Fixtures {
+		maxShared[rid] = f.MaxSharedPrefixTokens
+	}
+	a, err := result.Assemble(rec, id, facts, maxShared, red)
+	if err != nil {
+		return nil, fmt.Errorf("assemble the result (its journal stays in %s; `strata bench recover` retries): %w", jw.Dir(), err)
+	}
+	dir, err := result.Write(root, a, red)
+	if err != nil {
+		return nil, fmt.Errorf("%w (the run's journal stays in %s; `strata bench recover` writes the result from it)", err, jw.Dir())
+	}
+	if err := jw.Remove(); err != nil {
+		fmt.Fprintf(stderr, "warning: the pending folder %s was not removed: %v\n", jw.Dir(), err)
+	}
+	out := &Outcome{Dir: dir, Results: &a.Results}
+	if ctx.Err() != nil {
+		return out, exitcode.InterruptedError{Msg: fmt.Sprintf("the run was interrupted (%s); the partial result above was written", runner.Interruption(ctx))}
+	}
+	return out, nil
+}
+
+// checkResultsRoot makes sure a result can be written under root before
+// any work is spent: root (or, when it does not exist yet, its nearest
+// existing parent) is a writable folder with room for the evidence. A bad
+// --results-dir is a usage error.
+func checkResultsRoot(root string, flag bool) error {
+	name := root
+	if flag {
+		name = "--results-dir " + root
+	}
+	dir := root
+	for {
+		st, err := os.Stat(dir)
+		if err == nil {
+			if !st.IsDir() {
+				if flag {
+					return exitcode.Usagef("%s: %s is a file, not a folder for results", name, dir)
+				}
+				return fmt.Errorf("%s: %s is a file, not a folder for results", name, dir)
+			}
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return fmt.Errorf("%s: no folder of it exists", name)
+		}
+		dir = parent
+	}
+	probe, err := os.CreateTemp(dir, ".strata-write-check-")
+	if err != nil {
+		return fmt.Errorf("%s: %s is not writable: %w", name, dir, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	if free, ok := freeBytes(dir); ok && free < minFreeBytes {
+		return fmt.Errorf("%s: only %d MiB free on the file system of %s; a result needs up to %d MiB", name, free>>20, dir, minFreeBytes>>20)
+	}
+	return nil
+}
+
+// minFreeBytes is the room a result folder may need: its journal and its
+// files (a normal run writes about 1 MiB; outputs.jsonl is bounded at 512
+// MiB, but a bounded request fails long before).
+const minFreeBytes = 64 << 20

@@ -1,0 +1,171 @@
+package benchrun
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/engine"
+	"github.com/strata-bench/strata/internal/localproc"
+	"github.com/strata-bench/strata/internal/modelfiles"
+	"github.com/strata-bench/strata/internal/provenance"
+	"github.com/strata-bench/strata/internal/result"
+	"github.com/strata-bench/strata/internal/runner"
+)
+
+// prehash hashes the model files a profile names (its engine's arguments
+// and model_files) while the engine the runner started loads them. The
+// hashes land in the hash cache, where gathering the facts afterwards finds
+// them; the files the server names only once it is up are hashed then.
+type prehash struct {
+	p      Process
+	prof   *engine.Profile
+	rehash bool
+	cache  *modelfiles.Cache
+	// Set once started: done closes when hashing ends.
+	done    chan struct{}
+	files   int
+	bytes   int64
+	took    time.Duration
+	loadDur time.Duration
+}
+
+// newPrehash opens the hash cache (shared by the prehash and the facts).
+func newPrehash(p Process, prof *engine.Profile, rehash bool) *prehash {
+	h := &prehash{p: p, prof: prof, rehash: rehash}
+	if p.CacheDir != "" {
+		c, err := modelfiles.OpenCache(filepath.Join(p.CacheDir, "model-hashes.json"))
+		if err != nil {
+			fmt.Fprintf(p.Stderr, "warning: %v (hashing without a cache)\n", err)
+		} else {
+			h.cache = c
+		}
+	}
+	return h
+}
+
+// candidates are the model files the profile names before its engine runs.
+func (h *prehash) candidates() []modelfiles.Candidate {
+	if h.prof == nil || len(h.prof.Command) == 0 {
+		return nil
+	}
+	src := modelfiles.Sources{EngineArgs: h.prof.Command[1:], EngineDir: h.prof.Workdir, Globs: h.prof.ModelFiles}
+	if h.prof.Path != "built-in" {
+		src.GlobDir = filepath.Dir(h.prof.Path)
+	}
+	cands, _ := modelfiles.Find(src)
+	return cands
+}
+
+// start begins hashing (once the engine's process runs).
+func (h *prehash) start(ctx context.Context) {
+	if h == nil || h.done != nil || h.cache == nil {
+		return
+	}
+	cands := h.candidates()
+	if len(cands) == 0 {
+		return
+	}
+	h.done = make(chan struct{})
+	go func() {
+		defer close(h.done)
+		hashed, took := modelfiles.Hash(ctx, cands, modelfiles.Options{Cache: h.cache, Rehash: h.rehash})
+		h.took = took
+		for _, x := range hashed {
+			if x.Err == nil && !x.FromCache {
+				h.files++
+				h.bytes += x.Size
+			}
+		}
+	}()
+}
+
+// loaded records how long the engine took to load.
+func (h *prehash) loaded(d time.Duration) {
+	if h != nil {
+		h.loadDur = d
+	}
+}
+
+// wait waits for the hashing to end; it reports whether any ran.
+func (h *prehash) wait() bool {
+	if h == nil || h.done == nil {
+		return false
+	}
+	<-h.done
+	return true
+}
+
+// gatherFacts probes the machine and hashes the model files, with progress.
+// Relative model paths resolve against the engine's own working folder: the
+// profile's workdir for an engine the runner started, the local process's
+// for one it found listening on the port.
+func gatherFacts(ctx context.Context, p Process, t *target, srv runner.ServerInfo, view dialect.EngineView, lp *localproc.Process, h *prehash) result.Facts {
+	in := provenance.Inputs{Workdir: p.Dir, Executable: p.Executable, Runner: p.Probe,
+		Root: p.Root, GOOS: runtime.GOOS, ModelDir: p.Dir, EngineDir: p.Dir, Rehash: h.rehash, Cache: h.cache,
+		ModelPath: srv.ModelPath, EngineArgs: view.Args}
+	relative := srv.ModelPath != "" && !filepath.IsAbs(srv.ModelPath)
+	switch {
+	case t.prof != nil:
+		in.ModelGlobs = t.prof.ModelFiles
+		if len(t.prof.Command) > 0 {
+			in.EngineArgs = t.prof.Command[1:]
+		}
+		if t.prof.Path != "built-in" {
+			in.ModelDir = filepath.Dir(t.prof.Path)
+		}
+		in.EngineDir = t.prof.Workdir
+		if relative {
+			in.ModelPathNote = "the server's model_path is relative; it was resolved against the profile's engine working folder"
+		}
+	case lp != nil:
+		in.EngineDir = lp.Cwd
+		if relative {
+			in.ModelPathNote = fmt.Sprintf("the server's model_path is relative; it was resolved against the working folder of process %d, found by its listening port (/proc)", lp.PID)
+		}
+	case relative:
+		in.ModelPathNote = "the server's model_path is relative and the server's working folder is unknown (no local process listens on its port), so it was resolved against strata's working folder"
+	}
+	overlapped := h.wait()
+	if overlapped && h.files > 0 {
+		fmt.Fprintf(p.Stderr, "hashed %.2f GB of model files in %.1f s while the engine loaded (%.1f s)\n",
+			float64(h.bytes)/1e9, h.took.Seconds(), h.loadDur.Seconds())
+	}
+	start := p.now()
+	in.Progress = func(done, total int64) {
+		el := p.now().Sub(start).Seconds()
+		rate := float64(done) / max(el, 1e-9)
+		eta := 0.0
+		if rate > 0 {
+			eta = float64(total-done) / rate
+		}
+		line := fmt.Sprintf("hashing model files: %.2f of %.2f GB, %.2f GB/s, ETA %.0f s", float64(done)/1e9, float64(total)/1e9, rate/1e9, eta)
+		switch {
+		case p.TTY:
+			fmt.Fprint(p.Stderr, "\r\033[K"+line)
+			if done == total {
+				fmt.Fprintln(p.Stderr)
+			}
+		case done == total:
+			fmt.Fprintf(p.Stderr, "hashed %.2f GB of model files in %.1f s (%.2f GB/s)\n", float64(total)/1e9, el, rate/1e9)
+		}
+	}
+	f := provenance.Gather(ctx, in)
+	if mh, ok := f.Extensions["model_hashing"].(map[string]any); ok && overlapped {
+		after, _ := mh["duration_s"].(float64)
+		mh["duration_s"] = h.took.Seconds() + after
+		mh["while_engine_loaded"] = map[string]any{
+			"hashing_s": h.took.Seconds(), "engine_load_s": h.loadDur.Seconds(), "files_hashed": h.files,
+			"note": "the files the profile names were hashed while the engine loaded them; only hashing beyond the load adds to the wait",
+		}
+	}
+	if h.cache != nil {
+		if err := h.cache.Save(); err != nil {
+			fmt.Fprintf(p.Stderr, "warning: the hash cache was not saved: %v\n", err)
+		}
+	}
+	return f
+}

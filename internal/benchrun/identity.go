@@ -1,0 +1,56 @@
+package benchrun
+
+import (
+	"github.com/strata-bench/strata/internal/engine"
+	"github.com/strata-bench/strata/internal/exitcode"
+	"github.com/strata-bench/strata/internal/result"
+)
+
+// Declared is the identity given on the command line: a nil field was not
+// given, and the profile's [identity] value (if any) stands.
+type Declared struct {
+	Track, TrackNotes                                *string
+	ModelRevision, SourceRevision, TokenizerRevision *string
+	Quantization, CustomPack                         *string
+	Background, BuildOptions                         []string // nil: not given
+}
+
+// merge is the declared identity: the command line wins over the profile,
+// and the track defaults to custom.
+func (d Declared) merge(p *engine.Profile) (result.Identity, error) {
+	var pi engine.Identity
+	if p != nil {
+		pi = p.Identity
+	}
+	pick := func(flag, prof *string) *string {
+		if flag != nil {
+			if *flag == "" {
+				return nil
+			}
+			return flag
+		}
+		return prof
+	}
+	id := result.Identity{
+		Track: "custom", TrackNotes: pick(d.TrackNotes, pi.TrackNotes),
+		ModelRevision: pick(d.ModelRevision, pi.ModelRevision), SourceRevision: pick(d.SourceRevision, pi.SourceRevision),
+		TokenizerRevision: pick(d.TokenizerRevision, pi.TokenizerRevision), Quantization: pick(d.Quantization, pi.Quantization),
+		CustomPack: pick(d.CustomPack, pi.CustomPack), Background: d.Background, BuildOptions: d.BuildOptions,
+	}
+	switch {
+	case d.Track != nil:
+		id.Track = *d.Track
+	case pi.Track != nil:
+		id.Track = *pi.Track
+	}
+	if id.Track != "default" && id.Track != "custom" {
+		return id, exitcode.Usagef(`--track must be "default" or "custom", got %q`, id.Track)
+	}
+	if d.Background == nil && pi.Background != nil {
+		id.Background = pi.Background
+	}
+	if d.BuildOptions == nil && pi.BuildOptions != nil {
+		id.BuildOptions = pi.BuildOptions
+	}
+	return id, nil
+}

@@ -1,0 +1,303 @@
+package benchrun
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/display"
+	"github.com/strata-bench/strata/internal/engine"
+	"github.com/strata-bench/strata/internal/exitcode"
+	"github.com/strata-bench/strata/internal/localproc"
+)
+
+// Target says which server a command works against: exactly one of URL,
+// Profile or Simulate.
+type Target struct {
+	URL, Profile, APIKeyEnv string
+	Simulate, NoStart       bool
+}
+
+func (o *Target) validate() error {
+	targets := 0
+	for _, set := range []bool{o.URL != "", o.Simulate, o.Profile != ""} {
+		if set {
+			targets++
+		}
+	}
+	if targets != 1 {
+		return exitcode.Usagef("give exactly one of --url URL, --profile NAME or --simulate")
+	}
+	if o.URL != "" {
+		u, err := url.Parse(o.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return exitcode.Usagef("--url %q: expected http://HOST:PORT", o.URL)
+		}
+	}
+	if o.Simulate {
+		o.Profile = engine.SimulatorName
+	}
+	return nil
+}
+
+// loadProfile reads the profile, if any (the simulator's is built in).
+func (o *Target) loadProfile(p Process) (*engine.Profile, error) {
+	switch o.Profile {
+	case "":
+		return nil, nil
+	case engine.SimulatorName:
+		if p.Executable == "" {
+			return nil, fmt.Errorf("the simulator is this program, and its path is unknown")
+		}
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		// The simulator's stand-in model lives in strata's cache folder, not
+		// a temporary one: a runner killed with SIGKILL leaves nothing behind,
+		// and the unchanged file comes from the hash cache next time.
+		prof := engine.Simulator(p.Executable, port, filepath.Join(p.CacheDir, "simulator"))
+		if p.SimulatorSpeed > 1 {
+			prof.Command = append(prof.Command, "--speed", strconv.FormatFloat(p.SimulatorSpeed, 'g', -1, 64))
+		}
+		return prof, nil
+	}
+	prof, err := engine.Load(o.Profile, p.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if errs := prof.Check(); len(errs) > 0 {
+		return nil, fmt.Errorf("profile %s (%s) is not usable:\n  %s", prof.Name, prof.Path, joinErrs(errs))
+	}
+	if prof.Workdir == "" {
+		// The engine starts in strata's working folder; saying so makes the
+		// engine's relative paths resolvable.
+		prof.Workdir = p.Dir
+	}
+	return prof, nil
+}
+
+// target is a server a command works against, and the engine process if
+// this command started it.
+type target struct {
+	client  *client.Client
+	baseURL string
+	apiKey  string
+	prof    *engine.Profile
+	proc    *engine.Process
+	served  *engine.ServedBefore
+	environ []string
+	stopped bool
+	p       Process
+}
+
+// connect makes sure an engine serves at the target's URL: one already
+// serving is used and left running; otherwise the profile's engine is
+// started (unless NoStart), and hashes, when set, hashes the model files
+// while it loads.
+func connect(ctx context.Context, p Process, o Target, prof *engine.Profile, hashes *prehash) (*target, error) {
+	t := &target{baseURL: o.URL, prof: prof, p: p, environ: p.Environ}
+	keyEnv := o.APIKeyEnv
+	if prof != nil {
+		t.baseURL = prof.URL
+		if keyEnv == "" {
+			keyEnv = prof.APIKeyEnv
+		}
+	}
+	if keyEnv != "" {
+		if t.apiKey = p.Getenv(keyEnv); t.apiKey == "" {
+			return nil, exitcode.Usagef("api key variable %s is empty or unset", keyEnv)
+		}
+	}
+	t.client = client.New(client.Options{BaseURL: t.baseURL, APIKey: t.apiKey})
+	var err error
+	t.served, t.proc, err = t.engineUp(ctx, o.NoStart, hashes)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// stop ends the engine this command started (once).
+func (t *target) stop() {
+	if t.proc != nil && !t.stopped {
+		t.stopped = true
+		if err := t.proc.Stop(10*time.Second, t.p.StopNow); err != nil {
+			fmt.Fprintf(t.p.Stderr, "warning: %v\n", err)
+		}
+	}
+}
+
+// group is the process group of the engine the runner started, or 0.
+func (t *target) group() int {
+	if t.proc == nil {
+		return 0
+	}
+	return t.proc.Group()
+}
+
+// engineView is what the runner can see of the engine process: the command
+// and environment it started, or the local process listening on the URL's
+// port (Linux /proc), or nothing.
+func (t *target) engineView(p Process) (dialect.EngineView, *localproc.Process) {
+	if t.proc != nil {
+		environ := append([]string{}, t.environ...)
+		for k, v := range t.prof.Env {
+			environ = append(environ, k+"="+v)
+		}
+		return dialect.EngineView{Args: append([]string{}, t.prof.Command[1:]...), Env: environ,
+			Where: "the command line and environment of the engine the runner started"}, nil
+	}
+	u, err := url.Parse(t.baseURL)
+	if err != nil || !isLoopbackHost(u.Hostname()) || p.Root == nil {
+		return dialect.EngineView{}, nil
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		port = 80
+		if u.Scheme == "https" {
+			port = 443
+		}
+	}
+	lp, err := localproc.Listening(p.Root, port)
+	if err != nil {
+		return dialect.EngineView{}, nil
+	}
+	v := dialect.EngineView{Args: lp.Args, Env: lp.Env,
+		Where: fmt.Sprintf("the command line and environment of process %d, which listens on port %d (/proc)", lp.PID, port)}
+	if lp.EnvErr != nil {
+		v.EnvUnreadable = lp.EnvErr.Error()
+	}
+	return v, lp
+}
+
+// engineInfo is extensions.engine: where the engine is and who started it.
+func engineInfo(t *target, prof *engine.Profile, view dialect.EngineView, lp *localproc.Process) map[string]any {
+	info := map[string]any{"url": "loopback", "started_by_runner": t.proc != nil}
+	if prof != nil {
+		info["profile"] = prof.Name
+	}
+	if lp != nil {
+		info["local_process"] = map[string]any{"found_by": view.Where, "program": filepath.Base(lp.Program)}
+	}
+	if t.served != nil {
+		info["served_before_run"] = t.served
+	}
+	return info
+}
+
+func isLoopbackHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func joinErrs(errs []error) string {
+	var s []string
+	for _, e := range errs {
+		s = append(s, e.Error())
+	}
+	return strings.Join(s, "\n  ")
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free loopback port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// engineUp makes sure an engine serves at the client's URL.
+func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*engine.ServedBefore, *engine.Process, error) {
+	c, prof, stderr := t.client, t.prof, t.p.Stderr
+	health := func(ctx context.Context) (int, error) {
+		s, _, err := c.Get(ctx, "/health", 2*time.Second)
+		return s, err
+	}
+	status, err := health(ctx)
+	if err == nil {
+		if status != 200 && status != 503 {
+			return nil, nil, fmt.Errorf("something that is not an inference engine answers at %s (/health: HTTP %d): the port is taken", c.BaseURL(), status)
+		}
+		if status == 503 {
+			fmt.Fprintf(stderr, "the engine at %s is loading; waiting\n", c.BaseURL())
+			if err := waitHealthy(ctx, c, loadTimeout(prof)); err != nil {
+				return nil, nil, err
+			}
+		}
+		_, metrics, merr := c.Get(ctx, "/metrics", 5*time.Second)
+		_, slots, _ := c.Get(ctx, "/slots", 5*time.Second)
+		sb := engine.CountServed(metrics, merr, slots)
+		fmt.Fprintf(stderr, "using the engine already serving at %s (left running; %s)\n", c.BaseURL(), sb.Summary())
+		return &sb, nil, nil
+	}
+	if prof == nil {
+		return nil, nil, fmt.Errorf("the server at %s does not answer: %w", c.BaseURL(), err)
+	}
+	if noStart {
+		return nil, nil, fmt.Errorf("nothing serves at %s, and --no-start forbids starting profile %s's engine", c.BaseURL(), prof.Name)
+	}
+	if len(prof.Command) == 0 {
+		return nil, nil, fmt.Errorf("nothing serves at %s, and profile %s has no command to start one", c.BaseURL(), prof.Name)
+	}
+	fmt.Fprintf(stderr, "starting the %s engine: %s\n", prof.Name, display.Line(strings.Join(prof.Command, " ")))
+	proc, err := engine.Start(prof, t.environ)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The engine reads the model files while it loads; hashing them now
+	// takes that time off the user's wait (both read the same files, and
+	// the page cache serves the second reader).
+	hashes.start(ctx)
+	loadStart := time.Now()
+	if err := proc.WaitReady(ctx, health, loadTimeout(prof), func(s string) { fmt.Fprintf(stderr, "  %s\n", s) }); err != nil {
+		proc.Stop(5*time.Second, nil)
+		return nil, nil, fmt.Errorf("profile %s: %w", prof.Name, err)
+	}
+	hashes.loaded(time.Since(loadStart))
+	fmt.Fprintf(stderr, "the engine is ready\n")
+	return nil, proc, nil
+}
+
+func loadTimeout(p *engine.Profile) time.Duration {
+	if p == nil {
+		return engine.DefaultLoadTimeout
+	}
+	d, err := p.Timeout()
+	if err != nil {
+		return engine.DefaultLoadTimeout
+	}
+	return d
+}
+
+// waitHealthy polls /health until it answers 200.
+func waitHealthy(ctx context.Context, c *client.Client, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		status, _, err := c.Get(ctx, "/health", 2*time.Second)
+		if err == nil && status == 200 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the engine did not become healthy within %s", limit)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func displayLine(s string) string { return display.Line(s) }

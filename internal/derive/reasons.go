@@ -1,0 +1,194 @@
+package derive
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/measure"
+	"github.com/strata-bench/strata/internal/protocol"
+)
+
+// Kind is one rule that can make a run nonconforming or partial: the one
+// list of them.
+type Kind string
+
+// Nonconforming kinds.
+const (
+	RemoteServer     Kind = "remote_server"
+	SimulatedEngine  Kind = "simulated_engine"
+	RefusedRequest   Kind = "refused_request"
+	SettingOtherwise Kind = "setting_resolved_otherwise"
+	CacheReuse       Kind = "cache_reuse"
+	LengthRule       Kind = "length_rule"
+	NoCommit         Kind = "no_commit"
+	NoModelHashes    Kind = "no_model_hashes"
+	UnhashedModel    Kind = "unhashed_model_file"
+	NoTemplate       Kind = "no_template"
+	ReasoningBudget  Kind = "reasoning_budget"
+)
+
+// Partial kinds.
+const (
+	SkippedWork Kind = "skipped_required_work"
+	Interrupted Kind = "interrupted"
+)
+
+// Partial reports whether the kind makes a run partial (else nonconforming).
+func (k Kind) Partial() bool { return k == SkippedWork || k == Interrupted }
+
+// Reason is one reason for a run's status: its kind, the request it is
+// about ("" for the run) and the sentence the result records.
+type Reason struct {
+	Kind    Kind
+	Request string
+	Text    string
+}
+
+// Status is the run status the reasons give, with the spec's precedence:
+// any nonconforming reason wins, then any partial one, else complete.
+func Status(rs []Reason) string {
+	partial := false
+	for _, r := range rs {
+		if !r.Kind.Partial() {
+			return contract.StatusNonconforming
+		}
+		partial = true
+	}
+	if partial {
+		return contract.StatusPartial
+	}
+	return contract.StatusComplete
+}
+
+// Split is the reasons' sentences as the result lists them, nonconforming
+// and partial, each in order and without repeats.
+func Split(rs []Reason) (nonconforming, partial []string) {
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if seen[r.Text] {
+			continue
+		}
+		seen[r.Text] = true
+		if r.Kind.Partial() {
+			partial = append(partial, r.Text)
+		} else {
+			nonconforming = append(nonconforming, r.Text)
+		}
+	}
+	return nonconforming, partial
+}
+
+// Remote is the reason a server off loopback makes a run nonconforming
+// (standard latency is a loopback measurement), or nil on loopback.
+func Remote(base string) *Reason {
+	u, err := url.Parse(base)
+	if err != nil {
+		return &Reason{Kind: RemoteServer, Text: "the server URL cannot be parsed: " + err.Error()}
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return &Reason{Kind: RemoteServer, Text: fmt.Sprintf("the server (%s) is not on loopback; standard latency is a loopback measurement", host)}
+}
+
+// Interruption is the reason an interrupted run is partial.
+func Interruption(how string) Reason {
+	if how == "" {
+		how = "an interrupt"
+	}
+	return Reason{Kind: Interrupted, Text: "the run was interrupted: " + how}
+}
+
+// Evidence is what the folder holds that the reasons are derived from.
+type Evidence struct {
+	Results *contract.Results
+	Outputs map[string]contract.Output
+	// MaxShared is each fixture's max_shared_prefix_tokens, by request ID.
+	MaxShared map[string]int
+	// Budget is the reasoning-budget check's nonconforming sentence ("" when
+	// the engine's budget means "none").
+	Budget string
+}
+
+// Reasons are every reason the evidence shows, in the order the result
+// lists them: the simulator, each request's refusal and resolved settings,
+// each performance request's cache reuse and length rule, the identity the
+// run lacks, the reasoning budget, then skipped required work.
+func Reasons(ev Evidence) []Reason {
+	res := ev.Results
+	var out []Reason
+	add := func(k Kind, id, text string) { out = append(out, Reason{Kind: k, Request: id, Text: text}) }
+	if v := res.Software.EngineVersion; v != nil && dialect.IsSimulatorVersion(*v) {
+		add(SimulatedEngine, "", "the server is strata's simulated engine, not a real inference engine: its numbers are made up")
+	}
+	sched := map[string]protocol.Request{}
+	for _, r := range protocol.Schedule(res.Run.OptionalConcurrency) {
+		sched[r.ID] = r
+	}
+	for _, q := range res.Requests {
+		o, ok := ev.Outputs[q.ID]
+		if !ok {
+			continue
+		}
+		if s := o.HTTPStatus; s != nil && (*s == 400 || *s == 422) {
+			msg := ""
+			if o.Error != nil {
+				msg = " (" + o.Error.Message + ")"
+			}
+			add(RefusedRequest, q.ID, fmt.Sprintf("%s: the server refused the protocol's request with HTTP %d%s; no retry with other settings", q.ID, *s, msg))
+		}
+		if req, known := sched[q.ID]; known {
+			for _, m := range Mismatches(req, o.SettingsCheck.SeenFor(q.ID)) {
+				add(SettingOtherwise, q.ID, "the server resolved "+m)
+			}
+		}
+	}
+	reuse := Reuse(res.Requests, ev.MaxShared)
+	for _, q := range res.Requests {
+		if q.Phase != string(protocol.PhasePerformance) {
+			continue
+		}
+		if why, hit := reuse[q.ID]; hit {
+			add(CacheReuse, q.ID, q.ID+": "+why+" (the user payload was read from the cache; restart the engine between runs)")
+		}
+		if bad, why := measure.LengthViolation(q.CaseID, q.Tokens.InputTokens); bad {
+			add(LengthRule, q.ID, q.ID+": "+why)
+		}
+	}
+	if res.Software.StrataCommit == nil {
+		add(NoCommit, "", "the install has no commit (strata_commit is null): required identity is missing")
+	}
+	if res.Model.Files == nil {
+		add(NoModelHashes, "", "no model file hashes: required identity is missing")
+	}
+	for _, f := range res.Model.Files {
+		if f.SHA256 == nil {
+			add(UnhashedModel, "", "model file "+f.Path+" could not be hashed")
+		}
+	}
+	if res.Configuration.Template == nil {
+		add(NoTemplate, "", "the effective chat template is unknown: required identity is missing")
+	}
+	if ev.Budget != "" {
+		add(ReasoningBudget, "", ev.Budget)
+	}
+	var skipped []string
+	for _, q := range res.Requests {
+		if q.Status == contract.Skipped && q.Phase != string(protocol.PhaseConcurrency) {
+			skipped = append(skipped, q.ID)
+		}
+	}
+	if len(skipped) > 0 {
+		add(SkippedWork, "", fmt.Sprintf("required work was skipped: %d of the %d required requests (%s)",
+			len(skipped), len(protocol.Schedule(false)), strings.Join(skipped, ", ")))
+	}
+	return out
+}
