@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"sync"
 
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/protocol"
@@ -39,9 +40,14 @@ const Where = "embedded " + protocol.BundleName
 
 // Bundle verifies the embedded bundle against its manifest and the
 // protocol's corpus SHA-256, and loads it.
-func Bundle() (*fixtures.Bundle, error) {
+func Bundle() (*fixtures.Bundle, error) { return embedded() }
+
+// embedded loads and verifies the embedded bundle once: the files are in
+// the binary and cannot change while it runs. The bundle is shared and
+// read-only.
+var embedded = sync.OnceValues(func() (*fixtures.Bundle, error) {
 	return fixtures.Load(FS(), Where, protocol.CorpusSHA256)
-}
+})
 
 // Template returns the chat template the embedded bundle was built with,
 // after checking its SHA-256 against the bundle's build.json (which the

@@ -41,6 +41,7 @@ func vectorInput(t *testing.T, v templateVector) Input {
 }
 
 func TestVectors(t *testing.T) {
+	t.Parallel()
 	tmpl, err := Load(sharedpath.Path(t, "tokenizer", "qwen3", "chat_template.jinja"))
 	if err != nil {
 		t.Fatal(err)
@@ -82,6 +83,7 @@ func clip(s string) string {
 }
 
 func TestRaiseException(t *testing.T) {
+	t.Parallel()
 	tmpl, err := Parse(`{{ raise_exception('no system role') }}`)
 	if err != nil {
 		t.Fatal(err)
@@ -93,12 +95,14 @@ func TestRaiseException(t *testing.T) {
 }
 
 func TestSyntaxError(t *testing.T) {
+	t.Parallel()
 	if _, err := Parse(`{% if x %}unclosed`); err == nil {
 		t.Fatal("want a syntax error")
 	}
 }
 
 func TestRewriteToJSON(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ in, want string }{
 		{`{{ x | tojson }}`, `{{ x | strata_tojson }}`},
 		{`{{ x|tojson(indent=2) }}`, `{{ x|strata_tojson(indent=2) }}`},
@@ -114,6 +118,7 @@ func TestRewriteToJSON(t *testing.T) {
 }
 
 func TestPyFloatRepr(t *testing.T) {
+	t.Parallel()
 	cases := map[float64]string{
 		3.0: "3.0", 0.5: "0.5", 1e-07: "1e-07", 1e21: "1e+21", 1e16: "1e+16", 1e15: "1000000000000000.0",
 		0.0001: "0.0001", 0.00001: "1e-05", 123.456: "123.456", 1.5e300: "1.5e+300", -2.5: "-2.5",

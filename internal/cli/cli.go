@@ -110,6 +110,15 @@ func withSignals(ctx context.Context, sigs <-chan os.Signal) (context.Context, <
 	return ctx, now, func() { close(done); cancel(nil) }
 }
 
+// machine is what is private on this machine (nothing when the process
+// state names nothing: the generic patterns still apply).
+func (e Env) machine() redact.Machine {
+	if e.Machine == nil {
+		return redact.Machine{}
+	}
+	return *e.Machine
+}
+
 // process is the run use case's share of the process state.
 func (e Env) process() (benchrun.Process, error) {
 	cache, err := e.cacheDir()
@@ -119,9 +128,7 @@ func (e Env) process() (benchrun.Process, error) {
 	p := benchrun.Process{Stdout: e.Stdout, Stderr: e.Stderr, TTY: e.TTY, Dir: e.Dir, Getenv: e.Getenv, Environ: e.environ(),
 		Root: e.Root, Probe: e.Probe, CacheDir: cache, Executable: e.Executable, Now: e.Now, StopNow: e.stopNow,
 		SimulatorSpeed: e.SimulatorSpeed}
-	if e.Machine != nil {
-		p.Machine = *e.Machine
-	}
+	p.Machine = e.machine()
 	return p, nil
 }
 

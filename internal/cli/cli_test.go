@@ -64,6 +64,7 @@ func runIn(t testing.TB, dir string, stdin string, args ...string) cliResult {
 }
 
 func TestUsageErrorsExit2(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"bench", "bogus"},
@@ -85,6 +86,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 }
 
 func TestHelpEverywhere(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"--help"}, {"bench", "--help"}, {"bench", "corpus", "--help"},
 		{"bench", "corpus", "build", "--help"}, {"bench", "corpus", "verify", "--help"}, {"tokens", "--help"},
@@ -97,6 +99,7 @@ func TestHelpEverywhere(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	r := runIn(t, t.TempDir(), "", "--version")
 	if r.code != 0 || !strings.Contains(r.stdout, "strata-qwen38-thinking-v1-draft.1") {
 		t.Fatalf("exit %d, stdout %q", r.code, r.stdout)

@@ -48,6 +48,7 @@ func sameTree(t *testing.T, a, b string) {
 // TestBuildReproducesCommittedBundle rebuilds the bundle from the shared
 // tokenizer and template and compares it byte for byte with the committed one.
 func TestBuildReproducesCommittedBundle(t *testing.T) {
+	t.Parallel()
 	tok, tmpl := qwenPaths(t)
 	out := filepath.Join(t.TempDir(), "bundle")
 	r := runIn(t, t.TempDir(), "", "bench", "corpus", "build", "--tokenizer", tok, "--template", tmpl, "--out", out)
@@ -68,6 +69,7 @@ func TestBuildReproducesCommittedBundle(t *testing.T) {
 // TestBuildFromGGUF writes the same tokenizer and template into a GGUF's
 // metadata (as llama.cpp's converter lays them out) and builds from it alone.
 func TestBuildFromGGUF(t *testing.T) {
+	t.Parallel()
 	tokPath, tmplPath := qwenPaths(t)
 	model := filepath.Join(t.TempDir(), "tiny-qwen3.gguf")
 	kvs, err := tokenizer.GGUFMetadata(tokPath)
@@ -100,6 +102,7 @@ func TestBuildFromGGUF(t *testing.T) {
 }
 
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	// Default: the checkout's bundle, when the working folder has one.
 	if r := runIn(t, root, "", "bench", "corpus", "verify"); r.code != 0 || !strings.Contains(r.stdout, "bench/prompts/standard-v1") {
@@ -177,6 +180,7 @@ func copyDir(t *testing.T, src, dst string) {
 // TestBuildBadInput: each bad input gives one clear error naming the file,
 // exit 1, and no bundle (not even a partial one).
 func TestBuildBadInput(t *testing.T) {
+	t.Parallel()
 	tok, tmpl := qwenPaths(t)
 	dir := t.TempDir()
 	otherModel := filepath.Join(dir, "wordpiece.json")

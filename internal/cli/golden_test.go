@@ -37,6 +37,7 @@ func golden(t *testing.T, name, got string) {
 }
 
 func TestSubmitGolden(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"baseline", "partial", "nonconforming"} {
 		t.Run(name, func(t *testing.T) {
 			r := runIn(t, t.TempDir(), "", "bench", "submit", results(t, name))
@@ -53,6 +54,7 @@ func TestSubmitGolden(t *testing.T) {
 }
 
 func TestSubmitRefusesPrivateData(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	copyDir(t, results(t, "baseline"), dir)
 	readme := filepath.Join(dir, "README.md")
@@ -65,6 +67,7 @@ func TestSubmitRefusesPrivateData(t *testing.T) {
 }
 
 func TestCompareGolden(t *testing.T) {
+	t.Parallel()
 	base, cand := results(t, "baseline"), results(t, "candidate")
 	r := runIn(t, t.TempDir(), "", "bench", "compare", base, cand)
 	if r.code != 0 {
@@ -106,6 +109,7 @@ func TestCompareGolden(t *testing.T) {
 }
 
 func TestReportChartsAndReadme(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	copyDir(t, results(t, "baseline"), dir)
 	out := filepath.Join(t.TempDir(), "charts")

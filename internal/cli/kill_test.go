@@ -90,6 +90,7 @@ func engineGone(t *testing.T, port int) {
 // engine with it (the parent-death signal), and `bench recover` in the same
 // folder writes a partial result that report accepts.
 func TestSIGKILLThenRecover(t *testing.T) {
+	t.Parallel()
 	work := t.TempDir()
 	cmd, port, _ := strataProcess(t, work)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -137,6 +138,7 @@ func TestSIGKILLThenRecover(t *testing.T) {
 // the way Ctrl-C does: a partial folder that report accepts, the engine
 // stopped, the interrupted exit code.
 func TestSIGHUPWritesTheResult(t *testing.T) {
+	t.Parallel()
 	work := t.TempDir()
 	cmd, port, done := strataProcess(t, work)
 	cmd.Process.Signal(syscall.SIGHUP)

@@ -67,6 +67,7 @@ func readResults(t *testing.T, work string) (*contract.Results, string) {
 }
 
 func TestProfileStartsAndStopsTheEngine(t *testing.T) {
+	t.Parallel()
 	port := freeTestPort(t)
 	work := simProfile(t, port)
 	r := runIn(t, work, "", "bench", "run", "--profile", "fake", "--track-notes", "flag wins")
@@ -103,6 +104,7 @@ func TestProfileStartsAndStopsTheEngine(t *testing.T) {
 }
 
 func TestProfileAlreadyServing(t *testing.T) {
+	t.Parallel()
 	b, err := prompts.Bundle()
 	if err != nil {
 		t.Fatal(err)
@@ -147,6 +149,7 @@ func TestProfileAlreadyServing(t *testing.T) {
 }
 
 func TestProfileFailures(t *testing.T) {
+	t.Parallel()
 	port := freeTestPort(t)
 	work := simProfile(t, port)
 	r := runIn(t, work, "", "bench", "run", "--profile", "fake", "--no-start")
@@ -180,6 +183,7 @@ func TestProfileFailures(t *testing.T) {
 }
 
 func TestProfilesCommands(t *testing.T) {
+	t.Parallel()
 	port := freeTestPort(t)
 	work := simProfile(t, port)
 	mustWrite(t, filepath.Join(work, "profiles", "typo.toml"), "url = \"http://127.0.0.1:1\"\nmodel_file = [\"x\"]\n")
@@ -199,6 +203,7 @@ func TestProfilesCommands(t *testing.T) {
 // engine log, the profile (env, command), the API key and the machine's
 // paths, and checks every file of the result folder.
 func TestPlantedSecretsNeverReachTheFolder(t *testing.T) {
+	t.Parallel()
 	port := freeTestPort(t)
 	banner := "operator alice@example.com on 192.168.1.77 (fe80::1c2d:3e4f:5a6b:7c8d) mac 00:1a:2b:3c:4d:5e key sk-live-ABCDEFGHIJKLMNOPQRST home /home/alice/models Authorization: Bearer abcdefghijklmnopqrstuvwxyz"
 	work := simProfile(t, port, "--banner", banner)
@@ -239,6 +244,7 @@ func TestPlantedSecretsNeverReachTheFolder(t *testing.T) {
 // command line, cannot override it, and the run is nonconforming naming it.
 // Its reasoning really is cut at 16 tokens.
 func TestProfileOldBuildServerBudget(t *testing.T) {
+	t.Parallel()
 	port := freeTestPort(t)
 	work := simProfile(t, port, "--dialect", "llama.cpp", "--build", "9928", "--reasoning-budget", "16")
 	r := runIn(t, work, "", "bench", "run", "--profile", "fake")
@@ -276,6 +282,7 @@ func TestProfileOldBuildServerBudget(t *testing.T) {
 // environment (USER, LOGNAME); a user called "build" (a word of T4's
 // arguments and of strata's own text) leaves a folder that validates.
 func TestRunAsUserBuild(t *testing.T) {
+	t.Parallel()
 	port := freeTestPort(t)
 	work := simProfile(t, port)
 	var out, errb strings.Builder
@@ -301,6 +308,7 @@ func TestRunAsUserBuild(t *testing.T) {
 // entry in the hash cache; a split name claiming 99,999 shards is refused
 // without 99,999 lookups.
 func TestServerNamedFileIsNotHashed(t *testing.T) {
+	t.Parallel()
 	for _, modelPath := range []string{"/etc/passwd", "../../../../../../../../etc/passwd", "/srv/x-00001-of-99999.gguf"} {
 		port := freeTestPort(t)
 		work := t.TempDir()

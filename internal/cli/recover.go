@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/journal"
-	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 )
 
@@ -58,7 +57,7 @@ journal under the current folder's result location (bench/results, else
 			if err != nil {
 				return err
 			}
-			red := result.Redactor(redact.Local(env.Getenv), b)
+			red := result.Redactor(env.machine(), b)
 			var failed []string
 			for _, p := range pending {
 				if g := engineGroupOf(p); g > 0 && runtime.GOOS != "linux" {

@@ -20,6 +20,7 @@ import (
 // TestRunSimulateAndReport is the README's main command in process: a full
 // run against the simulated engine writes a folder that report validates.
 func TestRunSimulateAndReport(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a full simulated run takes about 16 s")
 	}
@@ -56,6 +57,7 @@ func TestRunSimulateAndReport(t *testing.T) {
 }
 
 func TestRunRefusesWorkloadFlags(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"--concurrency", "2"}, {"--repeat", "5"}, {"--request-timeout", "60"},
 	} {
@@ -82,6 +84,7 @@ func TestRunRefusesWorkloadFlags(t *testing.T) {
 }
 
 func TestRunServerDoesNotAnswer(t *testing.T) {
+	t.Parallel()
 	work := t.TempDir()
 	r := runIn(t, work, "", "bench", "run", "--url", "http://127.0.0.1:9")
 	if r.code != ExitFailed || !strings.Contains(r.stderr, "does not answer") {
@@ -93,6 +96,7 @@ func TestRunServerDoesNotAnswer(t *testing.T) {
 }
 
 func TestReportBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if r := runIn(t, dir, "", "bench", "report", "nope"); r.code != ExitFailed || !strings.Contains(r.stderr, "nope") {
 		t.Errorf("missing folder: exit %d %q", r.code, r.stderr)
@@ -149,6 +153,7 @@ func (w *trigger) String() string {
 // result is written and valid, it names the signal, and the exit code says
 // the run was interrupted. Two signals end it at once, still writing.
 func TestRunInterrupted(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		sigs []os.Signal
@@ -201,6 +206,7 @@ func TestRunInterrupted(t *testing.T) {
 // a folder strata cannot write, fails before anything reaches the server
 // (whose log stays empty), usage errors with exit 2.
 func TestResultsDirChecksComeFirst(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var hits []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -16,9 +16,10 @@ import (
 	"github.com/strata-bench/strata/internal/resulttest"
 )
 
-func testRepo(t *testing.T) string { return filepath.Join(repoRoot(t), "testdata", "site-repo.git") }
+func testRepo(t *testing.T) string { return resulttest.CommittedRepo(t) }
 
 func TestManifestVerifyOnTestRepository(t *testing.T) {
+	t.Parallel()
 	r := runIn(t, t.TempDir(), "", "bench", "manifest", "verify", "--repo", testRepo(t), "--activate", protocol.ID)
 	if r.code != ExitFailed || strings.Count(r.stdout, "ok      ") != 3 || strings.Count(r.stdout, "FAILED  ") != 2 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -41,6 +42,7 @@ func TestManifestVerifyOnTestRepository(t *testing.T) {
 // TestSiteOnTestRepository is the acceptance command on the
 // committed test repository.
 func TestSiteOnTestRepository(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "site")
 	r := runIn(t, t.TempDir(), "", "bench", "site", "--repo", testRepo(t), "--out", out, "--activate", protocol.ID)
 	if r.code != 0 || !strings.Contains(r.stdout, "3 approved, 6 other") || strings.Count(r.stderr, "is not shown as approved") != 2 {
@@ -73,7 +75,8 @@ func TestSiteOnTestRepository(t *testing.T) {
 }
 
 func TestManifestAdd(t *testing.T) {
-	s := resulttest.BuildScenario(t, protocol.ID)
+	t.Parallel()
+	s := resulttest.Committed(t)
 	args := []string{"bench", "manifest", "add", "--repo", s.Repo.Dir, "--review-pr", "https://example.invalid/pr/7", "--reviewed-by", "maint", "--activate", protocol.ID}
 	r := runIn(t, t.TempDir(), "", append(args, "--results", s.Folders["unreviewed"])...)
 	if r.code != 0 || !strings.Contains(r.stdout, "added "+s.RunIDs["unreviewed"]) || !strings.Contains(r.stdout, s.Commits["c3"]) {
@@ -95,6 +98,7 @@ func TestManifestAdd(t *testing.T) {
 
 // TestSiteServe previews the site on loopback until the context ends.
 func TestSiteServe(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out syncBuffer

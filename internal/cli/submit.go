@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
-	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/submit"
 	"github.com/strata-bench/strata/internal/validate"
@@ -41,7 +40,7 @@ uploaded. Exit 1 when a check fails (and no text is printed).`,
 				return err
 			}
 			w := cmd.OutOrStdout()
-			findings, err := submit.Scan(dir, result.Redactor(redact.Local(env.Getenv), b))
+			findings, err := submit.Scan(dir, result.Redactor(env.machine(), b))
 			if err != nil {
 				return err
 			}

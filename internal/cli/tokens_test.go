@@ -46,6 +46,7 @@ type tokenCount struct {
 // a vector line given as --messages) on every line of both vector files,
 // loading the tokenizer once.
 func TestTokensAgreesWithVectors(t *testing.T) {
+	t.Parallel()
 	tokPath, tmplPath := qwenPaths(t)
 	tok, err := tokenizer.Load(tokPath)
 	if err != nil {
@@ -115,6 +116,7 @@ func TestTokensAgreesWithVectors(t *testing.T) {
 
 // TestTokensCommand runs the whole command in process for the output forms.
 func TestTokensCommand(t *testing.T) {
+	t.Parallel()
 	tokPath, tmplPath := qwenPaths(t)
 	r := runIn(t, t.TempDir(), "Hello world", "tokens", "--tokenizer", tokPath)
 	if r.code != 0 || r.stdout != "[9707,1879]\n2 tokens\n" {

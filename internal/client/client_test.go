@@ -21,6 +21,7 @@ const okStream = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"READ
 // connections after 5 s and a POST on a stale one is not retried, so every
 // request dials anew.
 func TestFreshConnectionPerRequest(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	conns := map[string]bool{}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -50,6 +51,7 @@ func TestFreshConnectionPerRequest(t *testing.T) {
 // TestHeadersAreNotTTFT: a server that sends headers at once and the first
 // delta later; TTFT is the delta, measured from dispatch.
 func TestHeadersAreNotTTFT(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(200)
@@ -68,6 +70,7 @@ func TestHeadersAreNotTTFT(t *testing.T) {
 }
 
 func TestConnectionRefused(t *testing.T) {
+	t.Parallel()
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
@@ -78,6 +81,7 @@ func TestConnectionRefused(t *testing.T) {
 }
 
 func TestBearerToken(t *testing.T) {
+	t.Parallel()
 	var got string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = r.Header.Get("Authorization")
@@ -168,6 +172,7 @@ func hostile(t *testing.T, next func(i int) string) *httptest.Server {
 // fail at their bound, quickly and with bounded memory, and the outcome
 // stays small enough to be evidence.
 func TestHostileStreamsAreBounded(t *testing.T) {
+	t.Parallel()
 	line := "data: " + strings.Repeat("x", 1000) + "\n"
 	for _, c := range []struct {
 		name string

@@ -42,6 +42,7 @@ func field(t *testing.T, raw json.RawMessage, name string) any {
 
 // TestCaptures reads real llama-server streams.
 func TestCaptures(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		finish    string
@@ -144,6 +145,7 @@ func TestCaptures(t *testing.T) {
 }
 
 func TestStreamRules(t *testing.T) {
+	t.Parallel()
 	const role = `data: {"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}]}` + "\n\n"
 	const answer = `data: {"choices":[{"finish_reason":null,"index":0,"delta":{"content":"READY"}}]}` + "\n\n"
 	const finish = `data: {"choices":[{"finish_reason":"stop","index":0,"delta":{}}]}` + "\n\n"
@@ -189,6 +191,7 @@ func TestStreamRules(t *testing.T) {
 }
 
 func TestLongLine(t *testing.T) {
+	t.Parallel()
 	body := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + strings.Repeat("a", 2<<20) + "\"}}]}\n\n"
 	o, err := replay(t, []byte(body))
 	if err != nil {

@@ -76,6 +76,7 @@ func committedDir(t testing.TB) string {
 // were built by an independent script from the spec's words; our fixtures
 // must carry the same messages and tools and the same token counts.
 func TestMatchesVectors(t *testing.T) {
+	t.Parallel()
 	b := bundle(t)
 	f, err := os.Open(sharedpath.Path(t, "vectors", "chat-template-qwen3.jsonl"))
 	if err != nil {
@@ -129,6 +130,7 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 }
 
 func TestConstruction(t *testing.T) {
+	t.Parallel()
 	b := bundle(t)
 	if len(b.Fixtures) != 34 {
 		t.Fatalf("%d fixtures, want 34", len(b.Fixtures))
@@ -190,6 +192,7 @@ func TestConstruction(t *testing.T) {
 // TestNoFloatOrNoneReachesAFixture: the template engine prints floats and
 // None differently from Python, so none may reach a rendered prompt.
 func TestNoFloatOrNoneReachesAFixture(t *testing.T) {
+	t.Parallel()
 	for _, f := range bundle(t).Fixtures {
 		msgs, _ := json.Marshal(f.Messages)
 		if err := noFloatOrNull(msgs); err != nil {
@@ -223,6 +226,7 @@ func TestNoFloatOrNoneReachesAFixture(t *testing.T) {
 // TestCommittedBundleLoads: the committed bundle verifies against the
 // protocol's corpus SHA and agrees with the schedule.
 func TestCommittedBundleLoads(t *testing.T) {
+	t.Parallel()
 	b, err := fixtures.LoadDir(committedDir(t), protocol.CorpusSHA256)
 	if err != nil {
 		t.Fatal(err)

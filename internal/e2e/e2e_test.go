@@ -49,6 +49,9 @@ type harness struct {
 	identity *result.Identity
 }
 
+// longReasoning reasons 300 tokens (600 on long prompts, past the cap).
+func longReasoning(c *simengine.Config) { c.ReasoningTokens = 300 }
+
 type outcome struct {
 	res     *contract.Results
 	outs    map[string]contract.Output
@@ -94,7 +97,9 @@ func (h harness) run(t testing.TB) outcome {
 		decode = 2e5
 	}
 	tmpl, _, _ := prompts.Template(b)
-	cfg := simengine.Config{PromptTPS: 5e6, DecodeTPS: decode, ReasoningTokens: 300, Accuracy: 1, Slots: max(h.slots, 1), Template: string(tmpl),
+	// Short reasoning by default (a run streams a fifth of the deltas);
+	// longReasoning is the demo engine's.
+	cfg := simengine.Config{PromptTPS: 5e6, DecodeTPS: decode, ReasoningTokens: 60, Accuracy: 1, Slots: max(h.slots, 1), Template: string(tmpl),
 		ContextTokens: 32768, ModelPath: "/srv/models/qwen/model-00001-of-00001.gguf", Bundle: b, Scenario: sc}
 	if h.sim != nil {
 		h.sim(&cfg)

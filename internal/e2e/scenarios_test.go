@@ -20,7 +20,9 @@ import (
 )
 
 func TestCompleteRun(t *testing.T) {
-	o := harness{}.run(t)
+	t.Parallel()
+	// Reasoning as long as the demo engine's: the long prompts reach the cap.
+	o := harness{sim: longReasoning}.run(t)
 	o.mustBeValid(t)
 	r := o.res
 	if r.Run.Status != contract.StatusComplete {
@@ -78,9 +80,10 @@ func TestCompleteRun(t *testing.T) {
 }
 
 func TestOptionalConcurrency(t *testing.T) {
+	t.Parallel()
 	// About 25 ms per request, so the queue behind one slot dominates
 	// any scheduling noise.
-	o := harness{optional: true, slots: 1, decodeTPS: 20000}.run(t)
+	o := harness{optional: true, slots: 1, decodeTPS: 20000, sim: longReasoning}.run(t)
 	o.mustBeValid(t)
 	r := o.res
 	if len(r.Requests) != 34 || len(r.ConcurrencyRounds) != 3 || r.Run.OptionalDurationS == nil {
@@ -117,6 +120,7 @@ func TestOptionalConcurrency(t *testing.T) {
 }
 
 func TestEarlyEOSAndWrongAnswers(t *testing.T) {
+	t.Parallel()
 	sc := &simengine.Scenario{Requests: map[string]simengine.Behaviour{
 		"performance-short-r1": {ReasoningTokens: i(5), AnswerTokens: i(3)}, // early EOS
 		"sanity-I1":            {Answer: s(`{"ok": true, "count": 3.0}`)},
@@ -155,6 +159,7 @@ func TestEarlyEOSAndWrongAnswers(t *testing.T) {
 }
 
 func TestCapTruncation(t *testing.T) {
+	t.Parallel()
 	sc := &simengine.Scenario{Requests: map[string]simengine.Behaviour{
 		"sanity-R1": {ReasoningTokens: i(5000)},                                                                                                              // the cap inside reasoning
 		"sanity-T4": {ReasoningTokens: i(2040), ToolCall: &simengine.ToolCallSpec{Name: "get_build_status", Arguments: `{"project": "Orion", "build": 17}`}}, // cap inside the arguments
@@ -177,6 +182,7 @@ func TestCapTruncation(t *testing.T) {
 }
 
 func TestStreamFaults(t *testing.T) {
+	t.Parallel()
 	sc := &simengine.Scenario{Requests: map[string]simengine.Behaviour{
 		"performance-short-r1":      {ErrorEventAfter: i(3)},
 		"performance-prompt-4k-r1":  {CutAfter: i(10)},
@@ -231,6 +237,7 @@ func TestStreamFaults(t *testing.T) {
 }
 
 func TestMissingUsageTimingsAndKeepAlives(t *testing.T) {
+	t.Parallel()
 	sc := &simengine.Scenario{Requests: map[string]simengine.Behaviour{
 		"performance-short-r1":     {OmitUsage: true},
 		"performance-short-r2":     {OmitTimings: true},
@@ -288,6 +295,7 @@ func TestMissingUsageTimingsAndKeepAlives(t *testing.T) {
 }
 
 func TestTimeout(t *testing.T) {
+	t.Parallel()
 	sc := &simengine.Scenario{Requests: map[string]simengine.Behaviour{
 		"performance-short-r1":     {StallBeforeMS: 3000}, // queued: no headers
 		"performance-prompt-4k-r1": {StallAfterMS: 3000},  // headers, then silence
@@ -309,6 +317,7 @@ func TestTimeout(t *testing.T) {
 }
 
 func TestServerDeath(t *testing.T) {
+	t.Parallel()
 	sc := &simengine.Scenario{Requests: map[string]simengine.Behaviour{"performance-prompt-4k-r2": {Die: true}}}
 	o := harness{scenario: sc}.run(t)
 	o.mustBeValid(t)
@@ -340,6 +349,7 @@ func TestServerDeath(t *testing.T) {
 }
 
 func TestWarmupFailureSkipsEverything(t *testing.T) {
+	t.Parallel()
 	sc := &simengine.Scenario{Requests: map[string]simengine.Behaviour{"warmup": {HTTPStatus: 503, ErrorMessage: "Loading model"}}}
 	o := harness{scenario: sc, optional: true}.run(t)
 	o.mustBeValid(t)
@@ -353,6 +363,7 @@ func TestWarmupFailureSkipsEverything(t *testing.T) {
 }
 
 func TestCancellation(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	sc := &simengine.Scenario{Requests: map[string]simengine.Behaviour{"performance-prompt-16k-r1": {StallAfterMS: 5000}}}
 	go func() {
@@ -375,6 +386,7 @@ func TestCancellation(t *testing.T) {
 }
 
 func TestPayloadReuseAndRefusedSetting(t *testing.T) {
+	t.Parallel()
 	sc := &simengine.Scenario{Requests: map[string]simengine.Behaviour{
 		"performance-prompt-4k-r2": {CachedTokens: i(4088)},                                                // the payload came from the cache
 		"sanity-R2":                {CachedTokens: i(4000)},                                                // reuse outside the performance stage
@@ -412,6 +424,7 @@ func TestPayloadReuseAndRefusedSetting(t *testing.T) {
 }
 
 func TestBadRequestIsNonconforming(t *testing.T) {
+	t.Parallel()
 	sc := &simengine.Scenario{Requests: map[string]simengine.Behaviour{"sanity-T2": {HTTPStatus: 400, ErrorMessage: "Cannot use custom grammar constraints with tools."}}}
 	o := harness{scenario: sc}.run(t)
 	o.mustBeValid(t)
@@ -424,6 +437,7 @@ func TestBadRequestIsNonconforming(t *testing.T) {
 }
 
 func TestRemoteServerIsNonconforming(t *testing.T) {
+	t.Parallel()
 	// A name that is not loopback (and resolves nowhere): the run is
 	// nonconforming whatever the server would have answered.
 	o := harness{url: "http://remote.invalid:9"}.run(t)
@@ -437,6 +451,7 @@ func TestRemoteServerIsNonconforming(t *testing.T) {
 }
 
 func TestSimulatorIsNeverConforming(t *testing.T) {
+	t.Parallel()
 	o := harness{scenario: &simengine.Scenario{Props: map[string]json.RawMessage{}}}.run(t)
 	o.mustBeValid(t)
 	if o.res.Run.Status != contract.StatusNonconforming || !strings.Contains(o.reasons(), "simulated engine") {
@@ -445,6 +460,7 @@ func TestSimulatorIsNeverConforming(t *testing.T) {
 }
 
 func TestRunTwiceFlagsReuse(t *testing.T) {
+	t.Parallel()
 	// The same server answering the protocol twice: the second run's
 	// prompts come from the engine's prompt cache (all but one token), so
 	// its payload reuse is flagged and the run is nonconforming.
@@ -472,6 +488,7 @@ func TestRunTwiceFlagsReuse(t *testing.T) {
 // TestLlamaCaptures replays real llama-server streams for some requests and
 // checks that each result field comes from the source the spec's table names.
 func TestLlamaCaptures(t *testing.T) {
+	t.Parallel()
 	dir := sharedpath.Path(t, "wire", "llama-server", "captures")
 	sc := &simengine.Scenario{CapturesDir: dir, Requests: map[string]simengine.Behaviour{
 		"warmup":                   {Replay: "chat-warmup-stream-max128"},
@@ -518,6 +535,7 @@ func TestLlamaCaptures(t *testing.T) {
 }
 
 func TestNullReasonsAndUnknownFormat(t *testing.T) {
+	t.Parallel()
 	o := harness{}.run(t)
 	o.mustBeValid(t)
 	data, err := os.ReadFile(filepath.Join(o.dir, contract.ResultsFile))
@@ -599,6 +617,7 @@ func approx(a, b float64) bool { d := a - b; return d < 1e-12 && d > -1e-12 }
 // TestNothingPrivateReachesTheFolder plants private data where a server can
 // put it (props, model path, error messages) and checks every file.
 func TestNothingPrivateReachesTheFolder(t *testing.T) {
+	t.Parallel()
 	planted := []string{"/home/alice", "alice@example.com", "192.168.7.42", "sk-live-ABCDEFGHIJKLMNOPQRSTU", "/srv/private/models", "fe80::aa:bb:cc:dd"}
 	props := map[string]json.RawMessage{
 		"strata_simulator": json.RawMessage("null"), "build_info": json.RawMessage(`"b9928-81ff7ab"`),
@@ -630,6 +649,7 @@ func TestNothingPrivateReachesTheFolder(t *testing.T) {
 // request at a bound, with the heap bounded, the rest of the run goes on,
 // and the folder validates.
 func TestHostileStreamsEndTheirRequest(t *testing.T) {
+	t.Parallel()
 	sc := &simengine.Scenario{Requests: map[string]simengine.Behaviour{
 		"performance-short-r1":      {Flood: "lines"},
 		"performance-prompt-4k-r1":  {Flood: "deltas"},

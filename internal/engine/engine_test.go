@@ -83,6 +83,7 @@ func healthOf(port int) Health {
 }
 
 func TestStartWaitStop(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	p, err := Start(fakeProfile(t, "serve", port), os.Environ())
 	if err != nil {
@@ -110,6 +111,7 @@ func TestStartWaitStop(t *testing.T) {
 }
 
 func TestCrashDuringLoad(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	p, err := Start(fakeProfile(t, "crash", port), os.Environ())
 	if err != nil {
@@ -126,6 +128,7 @@ func TestCrashDuringLoad(t *testing.T) {
 }
 
 func TestLoadTimeoutAndSIGKILL(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	p, err := Start(fakeProfile(t, "ignore-term", port), os.Environ())
 	if err != nil {
@@ -145,6 +148,7 @@ func TestLoadTimeoutAndSIGKILL(t *testing.T) {
 }
 
 func TestStartMissingCommand(t *testing.T) {
+	t.Parallel()
 	_, err := Start(&Profile{Name: "x", Command: []string{"/nonexistent/llama-server"}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "llama-server") {
 		t.Fatalf("err %v", err)
@@ -160,6 +164,7 @@ func writeProfile(t *testing.T, dir, name, body string) {
 }
 
 func TestProfiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeProfile(t, dir, "good", `
 url = "http://127.0.0.1:8080"
@@ -226,6 +231,7 @@ track = "fastest"
 }
 
 func TestCountServed(t *testing.T) {
+	t.Parallel()
 	dir := sharedpath.Path(t, "wire", "llama-server", "captures")
 	fresh, _ := os.ReadFile(filepath.Join(dir, "get-metrics.resp.body"))
 	after, _ := os.ReadFile(filepath.Join(dir, "get-metrics-after.resp.body"))

@@ -18,6 +18,7 @@ func capture(t *testing.T, name string) json.RawMessage {
 }
 
 func TestCapture(t *testing.T) {
+	t.Parallel()
 	props, slots, slotsNP4 := capture(t, "get-props"), capture(t, "get-slots-busy"), capture(t, "get-slots-np4-idle")
 	cases := []struct {
 		name    string

@@ -9,6 +9,7 @@ import (
 )
 
 func TestWriteRead(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "m.gguf")
 	err := Write(path, []KV{
 		{"general.architecture", "qwen3"},
@@ -44,6 +45,7 @@ func TestWriteRead(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := Open(filepath.Join(dir, "nope.gguf")); err == nil || !strings.Contains(err.Error(), "nope.gguf") {
 		t.Errorf("missing file: %v", err)

@@ -169,6 +169,7 @@ func TestLockedJournalIsLeftAlone(t *testing.T) {
 }
 
 func TestLockChild(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("STRATA_JOURNAL_CHILD")
 	if dir == "" {
 		t.Skip("run by TestLockedJournalIsLeftAlone")

@@ -24,7 +24,8 @@ func opts(t *testing.T, activate ...string) manifest.Options {
 }
 
 func TestVerify(t *testing.T) {
-	s := resulttest.BuildScenario(t, protocol.ID)
+	t.Parallel()
+	s := resulttest.Committed(t)
 	repo, err := manifest.Open(s.Repo.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +127,8 @@ func TestParseIsStrict(t *testing.T) {
 }
 
 func TestAdd(t *testing.T) {
-	s := resulttest.BuildScenario(t, protocol.ID)
+	t.Parallel()
+	s := resulttest.Committed(t)
 	repo, err := manifest.Open(s.Repo.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +175,8 @@ func TestAdd(t *testing.T) {
 // listed (the spec), so an entry for one verifies; only the helper refuses
 // to add it.
 func TestPartialEntryVerifies(t *testing.T) {
-	s := resulttest.BuildScenario(t, protocol.ID)
+	t.Parallel()
+	s := resulttest.Committed(t)
 	repo, err := manifest.Open(s.Repo.Dir)
 	if err != nil {
 		t.Fatal(err)

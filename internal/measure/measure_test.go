@@ -10,6 +10,7 @@ import (
 )
 
 func TestAccountLlamaCapture(t *testing.T) {
+	t.Parallel()
 	// From chat-warmup-stream-max128: the usage chunk's usage and timings.
 	a := Account(Evidence{
 		Usage:   []byte(`{"completion_tokens":128,"prompt_tokens":30,"total_tokens":158,"prompt_tokens_details":{"cached_tokens":0}}`),
@@ -43,6 +44,7 @@ func TestAccountLlamaCapture(t *testing.T) {
 func ptr(f float64) *float64 { return &f }
 
 func TestAccountRules(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name                  string
 		usage, timings        string
@@ -119,6 +121,7 @@ func checkNulls(t *testing.T, a Accounting) {
 }
 
 func TestMedian(t *testing.T) {
+	t.Parallel()
 	if m := Median([]float64{3, 1, 2}); m != 2 {
 		t.Errorf("odd median %v", m)
 	}
@@ -128,6 +131,7 @@ func TestMedian(t *testing.T) {
 }
 
 func TestCacheReuseAndLength(t *testing.T) {
+	t.Parallel()
 	if r, _ := CacheReuse(i64(20), 12); r {
 		t.Error("12 + 8 = 20 is allowed")
 	}
@@ -146,6 +150,7 @@ func TestCacheReuseAndLength(t *testing.T) {
 }
 
 func TestSummariesAndRounds(t *testing.T) {
+	t.Parallel()
 	one := func(v float64) *float64 { return &v }
 	round := func(r int) *int { return &r }
 	reqs := []contract.Request{

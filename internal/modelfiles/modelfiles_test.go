@@ -62,6 +62,7 @@ func TestOnlyModelFilesAreHashed(t *testing.T) {
 }
 
 func TestFindAndHash(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	files := map[string]string{
 		"pack/q-00001-of-00002.gguf": "GGUF shard one", "pack/q-00002-of-00002.gguf": "GGUF shard two",
@@ -120,6 +121,7 @@ func mustRel(t *testing.T, dir, p string) string {
 }
 
 func TestProgress(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "big.gguf")
 	os.WriteFile(p, append([]byte("GGUF"), make([]byte, 9<<20-4)...), 0o644)

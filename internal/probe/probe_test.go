@@ -39,6 +39,7 @@ var linuxRoot = fstest.MapFS{
 }
 
 func TestNvidiaTwoCards(t *testing.T) {
+	t.Parallel()
 	f := Probe(context.Background(), recorded{
 		"nvidia-smi --query-gpu": "nvidia-smi-query-2gpu.txt", "nvidia-smi": "nvidia-smi-header.txt", "lsblk": "lsblk.json",
 	}, linuxRoot, "linux")
@@ -65,6 +66,7 @@ func TestNvidiaTwoCards(t *testing.T) {
 }
 
 func TestROCmEmptyProductName(t *testing.T) {
+	t.Parallel()
 	f := Probe(context.Background(), recorded{"rocm-smi": "rocm-smi-empty-name.json"}, linuxRoot, "linux")
 	g := f.Hardware.GPUs
 	if len(g) != 2 || g[0].Name != "AMD GPU" || g[1].Name != "Radeon RX 7900 XTX" || *g[0].MemoryBytes != 25753026560 || *g[0].PowerLimitW != 327 {
@@ -82,6 +84,7 @@ func TestROCmEmptyProductName(t *testing.T) {
 }
 
 func TestAMDSMIROCm7(t *testing.T) {
+	t.Parallel()
 	root := fstest.MapFS{
 		"sys/bus/pci/devices/0000:03:00.0/mem_info_vram_total": {Data: []byte("25753026560\n")},
 		"opt/rocm/.info/version":                               {Data: []byte("7.0.1-38\n")},
@@ -103,6 +106,7 @@ func TestAMDSMIROCm7(t *testing.T) {
 }
 
 func TestAppleSilicon(t *testing.T) {
+	t.Parallel()
 	r := fakeMac{}
 	f := Probe(context.Background(), r, fstest.MapFS{}, "darwin")
 	g := f.Hardware.GPUs
@@ -129,6 +133,7 @@ func (fakeMac) Run(ctx context.Context, name string, args ...string) ([]byte, er
 }
 
 func TestWindowsDisplayKey(t *testing.T) {
+	t.Parallel()
 	f := Probe(context.Background(), recorded{"reg query": "reg-display.txt"}, fstest.MapFS{}, "windows")
 	if g := f.Hardware.GPUs; len(g) != 1 || g[0].Name != "NVIDIA GeForce RTX 4090" || *f.Drivers[0].Version != "32.0.15.6094" {
 		t.Fatalf("gpus %+v drivers %+v", g, f.Drivers)
@@ -136,6 +141,7 @@ func TestWindowsDisplayKey(t *testing.T) {
 }
 
 func TestNoToolsAndAHangingTool(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -154,6 +160,7 @@ func TestNoToolsAndAHangingTool(t *testing.T) {
 
 // TestExecTimeout: the real runner cuts a tool that does not answer.
 func TestExecTimeout(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	_, err := Exec{Timeout: 200 * time.Millisecond}.Run(context.Background(), "sleep", "10")
 	if err == nil || !strings.Contains(err.Error(), "did not answer") || time.Since(start) > 3*time.Second {

@@ -6,6 +6,7 @@ import (
 )
 
 func TestSchedule(t *testing.T) {
+	t.Parallel()
 	req := Schedule(false)
 	if len(req) != 22 {
 		t.Fatalf("required schedule has %d requests, want 22", len(req))
@@ -63,6 +64,7 @@ func TestSchedule(t *testing.T) {
 }
 
 func TestLengthRule(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		tokens, target int
 		ok             bool
@@ -77,6 +79,7 @@ func TestLengthRule(t *testing.T) {
 }
 
 func TestSanityDefinitions(t *testing.T) {
+	t.Parallel()
 	defs := SanityDefinitions()
 	if len(defs) != 12 {
 		t.Fatalf("%d definitions", len(defs))

@@ -430,7 +430,6 @@ func TestContextFillsDuringGeneration(t *testing.T) {
 }
 
 func TestThinkerSHA(t *testing.T) {
-	t.Parallel()
 	data, err := os.ReadFile(Model(t, Thinker))
 	if err != nil {
 		t.Fatal(err)

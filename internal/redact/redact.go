@@ -488,9 +488,13 @@ func (r *Redactor) JSON(data []byte, indent bool, skip Skip) ([]byte, error) {
 // ValuePath is the path (object names and array indexes) of the value a
 // decoder just read, from its JSON Pointer.
 func ValuePath(dec *jsontext.Decoder) []string {
-	var segs []string
-	for _, seg := range strings.Split(strings.TrimPrefix(string(dec.StackPointer()), "/"), "/") {
-		segs = append(segs, strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~"))
+	ptr := string(dec.StackPointer())
+	segs := make([]string, 0, strings.Count(ptr, "/"))
+	for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		if strings.IndexByte(seg, '~') >= 0 {
+			seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+		}
+		segs = append(segs, seg)
 	}
 	return segs
 }

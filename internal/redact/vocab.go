@@ -2,7 +2,6 @@ package redact
 
 import (
 	_ "embed"
-	"regexp"
 	"strings"
 )
 
@@ -13,8 +12,6 @@ import (
 //
 //go:embed vocab.txt
 var strataWords string
-
-var vocabWord = regexp.MustCompile(`[A-Za-z0-9_]+`)
 
 // Vocabulary returns the words a machine name must not be mistaken for:
 // strata's own text and the given texts (the protocol's fixtures), lower
@@ -27,9 +24,23 @@ func Vocabulary(texts ...string) map[string]bool {
 		}
 	}
 	for _, t := range texts {
-		for _, w := range vocabWord.FindAllString(t, -1) {
-			v[strings.ToLower(w)] = true
-		}
+		Words(t, v)
 	}
 	return v
+}
+
+// Words adds the words of t (runs of ASCII letters, digits and
+// underscores), in lower case, to set.
+func Words(t string, set map[string]bool) {
+	start := -1
+	for i := 0; i <= len(t); i++ {
+		word := i < len(t) && (t[i] == '_' || '0' <= t[i] && t[i] <= '9' || 'a' <= t[i] && t[i] <= 'z' || 'A' <= t[i] && t[i] <= 'Z')
+		switch {
+		case word && start < 0:
+			start = i
+		case !word && start >= 0:
+			set[strings.ToLower(t[start:i])] = true
+			start = -1
+		}
+	}
 }

@@ -14,19 +14,10 @@ import (
 // "build" argument and one called "short" never rewrites
 // performance-short-r1.
 func Vocabulary(b *fixtures.Bundle) map[string]bool {
-	var texts []string
-	if b != nil {
-		for id, f := range b.Fixtures {
-			texts = append(texts, id, string(f.Tools))
-			for _, m := range f.Messages {
-				texts = append(texts, m.Content)
-			}
-			if f.Expected != nil {
-				texts = append(texts, string(f.Expected.Value), f.Expected.Function, string(f.Expected.Arguments))
-			}
-		}
+	if b == nil {
+		return redact.Vocabulary()
 	}
-	return redact.Vocabulary(texts...)
+	return redact.Vocabulary(b.Texts()...)
 }
 
 // Redactor is the redactor of a result folder: this machine's names and

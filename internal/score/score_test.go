@@ -26,6 +26,7 @@ func expectations(t *testing.T) map[string]*fixtures.Expected {
 }
 
 func TestEvaluate(t *testing.T) {
+	t.Parallel()
 	exp := expectations(t)
 	ok := func(answer string) Response { return Response{Status: Completed, Answer: answer} }
 	call := func(name, args string) Response {

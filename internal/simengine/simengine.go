@@ -176,7 +176,14 @@ func (s *Server) Close() error {
 func (s *Server) die() {
 	s.dieOnce.Do(func() {
 		close(s.dead)
-		go s.srv.Close()
+		// The listener closes before the dying handler returns, so nothing
+		// the client sends after the crash is answered.
+		if s.ln != nil {
+			s.ln.Close()
+		}
+		if s.srv != nil {
+			go s.srv.Close()
+		}
 	})
 }
 
@@ -197,11 +204,18 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 404, "not_found_error", "File Not Found")
 	})
-	return serverHeader(mux)
+	return s.serverHeader(mux)
 }
 
-func serverHeader(h http.Handler) http.Handler {
+func (s *Server) serverHeader(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-s.dead:
+			// A dead engine answers nothing, also on a connection that was
+			// open before it died.
+			panic(http.ErrAbortHandler)
+		default:
+		}
 		w.Header().Set("Server", "strata-simulator")
 		h.ServeHTTP(w, r)
 	})
@@ -438,6 +452,9 @@ type chunkWriter struct {
 	fingerprint string
 	created     int64
 	err         error
+	// tail is what follows a delta in its chunk (the keys after
+	// "choices", as json.Marshal of the map orders them), made once.
+	tail string
 }
 
 func (c *chunkWriter) raw(s string) {
@@ -458,8 +475,16 @@ func (c *chunkWriter) chunk(choices any, extra map[string]any) {
 	c.raw("data: " + string(data) + "\n\n")
 }
 
+// delta writes one delta chunk, byte for byte what chunk would write, without
+// marshalling the whole chunk for each of thousands of deltas.
 func (c *chunkWriter) delta(d map[string]any) {
-	c.chunk([]any{map[string]any{"finish_reason": nil, "index": 0, "delta": d}}, nil)
+	if c.tail == "" {
+		q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+		c.tail = fmt.Sprintf(`,"finish_reason":null,"index":0}],"created":%d,"id":%s,"model":%s,"object":"chat.completion.chunk","system_fingerprint":%s}`,
+			c.created, q(c.id), q(c.model), q(c.fingerprint))
+	}
+	data, _ := json.Marshal(d)
+	c.raw(`data: {"choices":[{"delta":` + string(data) + c.tail + "\n\n")
 }
 
 func seedOf(id string, seed int64) uint64 {

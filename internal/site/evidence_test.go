@@ -12,6 +12,7 @@ import (
 
 // TestEvidence: what a run publishes, and why a listed artifact is not.
 func TestEvidence(t *testing.T) {
+	t.Parallel()
 	files := map[string][]byte{}
 	var arts []contract.Artifact
 	list := func(kind, path string, data []byte) {

@@ -15,6 +15,7 @@ import (
 // response, text/plain for anything under runs/<slug>/, even a file no
 // build wrote, and no folder listings.
 func TestHandlerHeaders(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for name, body := range map[string]string{
 		"index.html":                    "<!doctype html><title>i</title>",

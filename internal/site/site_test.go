@@ -24,7 +24,8 @@ import (
 // TestSite builds the scenario repository and its site once and checks
 // them in subtests.
 func TestSite(t *testing.T) {
-	s := resulttest.BuildScenario(t, protocol.ID)
+	t.Parallel()
+	s := resulttest.Committed(t)
 	repo, err := manifest.Open(s.Repo.Dir)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ var update = flag.Bool("update", false, "regenerate testdata/site-repo.git, the 
 // checkout's testdata/site-repo.git (with -update), used by the CLI tests
 // and the README's site example.
 func TestUpdateTestRepository(t *testing.T) {
+	t.Parallel()
 	if !*update {
 		t.Skip("run with -update to regenerate testdata/site-repo.git")
 	}
@@ -41,5 +42,6 @@ func TestUpdateTestRepository(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.RemoveAll(filepath.Join(dst, "refs", "remotes"))
-	t.Logf("wrote %s", dst)
+	s.WriteMetadata(t)
+	t.Logf("wrote %s and its metadata", dst)
 }

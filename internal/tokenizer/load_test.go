@@ -15,6 +15,7 @@ import (
 // TestLoaders: the vocab.json + merges.txt pair and a GGUF converted from the
 // same tokenizer.json encode exactly as tokenizer.json does.
 func TestLoaders(t *testing.T) {
+	t.Parallel()
 	tokPath := sharedpath.Path(t, "tokenizer", "qwen3", "tokenizer.json")
 	ref := qwen(t)
 	kvs, err := GGUFMetadata(tokPath)
@@ -83,6 +84,7 @@ func TestLoaders(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
@@ -99,6 +101,11 @@ func TestLoadErrors(t *testing.T) {
 		{write("norm.json", `{"normalizer":{"type":"Lowercase"},"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"a":0},"merges":[]}}`), `normalizer: type "Lowercase"`},
 		{write("nobytes.json", `{"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"a":0},"merges":[]}}`), "byte token"},
 		{write("trunc.json", `{"model":`), "not a tokenizer.json"},
+		{write("dup.json", `{"model":{"type":"BPE","vocab":{"a":0,"a":1},"merges":[]}}`), "is in the vocabulary twice"},
+		{write("id.json", `{"model":{"type":"BPE","vocab":{"a":1.5},"merges":[]}}`), "is not a token id"},
+		{write("merge.json", `{"model":{"type":"BPE","vocab":{"a":0},"merges":["ab"]}}`), `"ab" is not "a b"`},
+		{write("pair.json", `{"model":{"type":"BPE","vocab":{"a":0},"merges":[["a",1]]}}`), "not a pair of strings"},
+		{write("nomerges.json", `{"model":{"type":"BPE","vocab":{"a":0}}}`), "model.merges: missing"},
 		{filepath.Join(dir, "missing.json"), "no such file"},
 		{dir, "neither tokenizer.json nor vocab.json"},
 	}

@@ -48,6 +48,7 @@ func splitFast(s string) []string {
 // TestQwen2SplitMatchesRegexp: on every vector text the hand-written
 // matcher splits exactly as regexp2 does.
 func TestQwen2SplitMatchesRegexp(t *testing.T) {
+	t.Parallel()
 	for _, v := range readVectors(t) {
 		s := norm.NFC.String(v.Text)
 		if want, got := splitRegexp(t, s), splitFast(s); !slices.Equal(want, got) {
@@ -61,6 +62,7 @@ var alphabet = []rune("aZé ß'sSrReEvVlLmMdDtT0912²½①٣ \t\n\r\v\f\u0085\u0
 
 // TestQwen2SplitRandom compares the two on seeded random strings.
 func TestQwen2SplitRandom(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 20000; i++ {
 		var b strings.Builder

@@ -57,6 +57,7 @@ func readVectors(t testing.TB) []vector {
 
 // TestVectors requires every line of the reference vectors to match exactly.
 func TestVectors(t *testing.T) {
+	t.Parallel()
 	tok := qwen(t)
 	vs := readVectors(t)
 	if len(vs) != 348 {

@@ -561,8 +561,7 @@ func (c *checker) checkRounds() {
 		g := r.ConcurrencyRounds[i]
 		eqI := (g.OutputTokens == nil) == (w.OutputTokens == nil) && (g.OutputTokens == nil || *g.OutputTokens == *w.OutputTokens)
 		wallOK := (g.WallS == nil) == (w.WallS == nil) && (g.WallS == nil || math.Abs(*g.WallS-*w.WallS) <= 1e-5)
-		rateOK := (g.AggregateTPS == nil) == (w.AggregateTPS == nil) &&
-			(g.AggregateTPS == nil || g.OutputTokens == nil || g.WallS == nil || near(*g.AggregateTPS, float64(*g.OutputTokens)/(*g.WallS)))
+		rateOK := (g.AggregateTPS == nil) == (w.AggregateTPS == nil) && (g.AggregateTPS == nil || near(*g.AggregateTPS, *w.AggregateTPS))
 		if g.Round != w.Round || !eqI || !wallOK || !rateOK || g.Failed != w.Failed || strings.Join(g.RequestIDs, ",") != strings.Join(w.RequestIDs, ",") {
 			c.add(contract.Pointer("concurrency_rounds", i), "does not match the records and outputs.jsonl (rebuilt: wall %s s, output tokens %v, failed %d)",
 				show(w.WallS), w.OutputTokens, w.Failed)

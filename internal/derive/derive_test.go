@@ -1,0 +1,209 @@
+package derive
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/protocol"
+)
+
+func str(s string) *string { return &s }
+
+func TestRequestStatus(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		dispatched bool
+		err        string
+		finish     *string
+		want       string
+	}{
+		{false, "", nil, contract.Skipped},
+		{true, "timeout", nil, contract.Failed},
+		{true, "malformed_stream", str("stop"), contract.Failed},
+		{true, "", str("length"), contract.Truncated},
+		{true, "", str("stop"), contract.Completed},
+		{true, "", str("tool_calls"), contract.Completed},
+	} {
+		if got := RequestStatus(c.dispatched, c.err, c.finish); got != c.want {
+			t.Errorf("RequestStatus(%v, %q, %v) = %s, want %s", c.dispatched, c.err, c.finish, got, c.want)
+		}
+	}
+}
+
+func TestStatusPrecedence(t *testing.T) {
+	t.Parallel()
+	skipped := Reason{Kind: SkippedWork, Text: "skipped"}
+	remote := Reason{Kind: RemoteServer, Text: "remote"}
+	for _, c := range []struct {
+		rs   []Reason
+		want string
+	}{
+		{nil, contract.StatusComplete},
+		{[]Reason{skipped, Interruption("SIGHUP")}, contract.StatusPartial},
+		{[]Reason{skipped, remote}, contract.StatusNonconforming},
+	} {
+		if got := Status(c.rs); got != c.want {
+			t.Errorf("Status(%v) = %s, want %s", c.rs, got, c.want)
+		}
+	}
+	non, part := Split([]Reason{remote, skipped, remote})
+	if len(non) != 1 || len(part) != 1 {
+		t.Errorf("Split: %v %v (a repeated reason is listed once)", non, part)
+	}
+}
+
+func TestRemote(t *testing.T) {
+	t.Parallel()
+	for url, remote := range map[string]bool{
+		"http://127.0.0.1:8080": false, "http://localhost:1": false, "http://[::1]:8080": false,
+		"http://10.0.0.5:8080": true, "https://gpu.example.com": true,
+	} {
+		if got := Remote(url) != nil; got != remote {
+			t.Errorf("Remote(%s) = %v, want %v", url, got, remote)
+		}
+	}
+}
+
+// TestMismatches: llama.cpp keeps float settings as float32; 0.95 comes
+// back as 0.949999988 and is the value sent, 0 for a temperature of 1 is not.
+func TestMismatches(t *testing.T) {
+	t.Parallel()
+	req := protocol.Schedule(false)[1]
+	got := Mismatches(req, map[string]float64{"top_p": 0.949999988079071, "temperature": 0, "seed": float64(req.Seed), "n_predict": float64(req.Cap)})
+	if len(got) != 1 || !strings.HasPrefix(got[0], "temperature = 0, not the 1 sent (") {
+		t.Errorf("mismatches %q", got)
+	}
+	// A round's check holds each request's values under its ID.
+	chk := &contract.SettingsCheck{Revealed: true, Seen: map[string]any{"concurrency-r1-c1": map[string]any{"seed": 1.0}, "concurrency-r1-c2": map[string]any{"seed": 2.0}}}
+	if s := chk.SeenFor("concurrency-r1-c2"); s["seed"] != 2 {
+		t.Errorf("SeenFor in a round: %v", s)
+	}
+	if s := chk.SeenFor("concurrency-r1-c3"); s != nil {
+		t.Errorf("SeenFor a request the round's check lacks: %v", s)
+	}
+}
+
+// folder reads a committed result folder's records.
+func folder(t *testing.T, name string) (*contract.Results, map[string]contract.Output) {
+	t.Helper()
+	dir := filepath.Join("..", "..", "testdata", "results", name)
+	data, err := os.ReadFile(filepath.Join(dir, contract.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res contract.Results
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	lines, err := os.ReadFile(filepath.Join(dir, contract.OutputsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := map[string]contract.Output{}
+	for _, l := range bytes.Split(bytes.TrimSpace(lines), []byte("\n")) {
+		var o contract.Output
+		if err := json.Unmarshal(l, &o); err != nil {
+			t.Fatal(err)
+		}
+		outs[o.RequestID] = o
+	}
+	return &res, outs
+}
+
+func maxShared(t *testing.T) map[string]int {
+	b, err := prompts.Bundle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for id, f := range b.Fixtures {
+		out[id] = f.MaxSharedPrefixTokens
+	}
+	return out
+}
+
+// TestCommittedFoldersDeriveAgain: what each committed folder stores is
+// what its records give.
+func TestCommittedFoldersDeriveAgain(t *testing.T) {
+	t.Parallel()
+	ms := maxShared(t)
+	for _, name := range []string{"baseline", "candidate", "partial", "nonconforming", "aborted"} {
+		res, outs := folder(t, name)
+		d := Run(res, outs, ms, nil)
+		if !reflect.DeepEqual(d.Counts, res.RequestCounts) || !reflect.DeepEqual(d.Quality, res.Quality) {
+			t.Errorf("%s: counts or quality differ", name)
+		}
+		if len(d.Summaries) != len(res.Summaries) || len(d.Rounds) != len(res.ConcurrencyRounds) {
+			t.Errorf("%s: %d summaries, %d rounds; stored %d, %d", name, len(d.Summaries), len(d.Rounds), len(res.Summaries), len(res.ConcurrencyRounds))
+		}
+		for i := range d.Summaries {
+			if i < len(res.Summaries) && (d.Summaries[i].N != res.Summaries[i].N || !sameF(d.Summaries[i].Median, res.Summaries[i].Median)) {
+				t.Errorf("%s: summary %d differs", name, i)
+			}
+		}
+		var ext struct {
+			StatusReasons struct{ Nonconforming, Partial []string } `json:"status_reasons"`
+		}
+		json.Unmarshal(res.Extensions, &ext)
+		non, part := Split(Reasons(Evidence{Results: res, Outputs: outs, MaxShared: ms}))
+		if strings.Join(non, "\n") != strings.Join(ext.StatusReasons.Nonconforming, "\n") || strings.Join(part, "\n") != strings.Join(ext.StatusReasons.Partial, "\n") {
+			t.Errorf("%s: reasons %q / %q, stored %q / %q", name, non, part, ext.StatusReasons.Nonconforming, ext.StatusReasons.Partial)
+		}
+		if got := Status(Reasons(Evidence{Results: res, Outputs: outs, MaxShared: ms})); got != res.Run.Status {
+			t.Errorf("%s: status %s, stored %s", name, got, res.Run.Status)
+		}
+	}
+}
+
+func sameF(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+// TestReasonsFollowTheRecords: each rule fires on the record that breaks it.
+func TestReasonsFollowTheRecords(t *testing.T) {
+	t.Parallel()
+	ms := maxShared(t)
+	for _, c := range []struct {
+		name   string
+		mutate func(*contract.Results, map[string]contract.Output)
+		kind   Kind
+	}{
+		{"no commit", func(r *contract.Results, _ map[string]contract.Output) { r.Software.StrataCommit = nil }, NoCommit},
+		{"no template", func(r *contract.Results, _ map[string]contract.Output) { r.Configuration.Template = nil }, NoTemplate},
+		{"an unhashed file", func(r *contract.Results, _ map[string]contract.Output) { r.Model.Files[0].SHA256 = nil }, UnhashedModel},
+		{"cache reuse", func(r *contract.Results, _ map[string]contract.Output) {
+			n := int64(4000)
+			r.Requests[2].Tokens.CachedTokens = &n
+		}, CacheReuse},
+		{"length rule", func(r *contract.Results, _ map[string]contract.Output) {
+			n := int64(3000)
+			r.Requests[2].Tokens.InputTokens = &n
+		}, LengthRule},
+		{"a refusal", func(r *contract.Results, o map[string]contract.Output) {
+			x := o["sanity-T2"]
+			s := 400
+			x.HTTPStatus, x.Error = &s, &contract.ErrorInfo{Kind: "http_status", Message: "no"}
+			o["sanity-T2"] = x
+		}, RefusedRequest},
+		{"a resolved setting", func(r *contract.Results, o map[string]contract.Output) {
+			x := o["sanity-I1"]
+			x.SettingsCheck = &contract.SettingsCheck{Revealed: true, Seen: map[string]any{"temperature": 0.0}}
+			o["sanity-I1"] = x
+		}, SettingOtherwise},
+	} {
+		res, outs := folder(t, "baseline")
+		c.mutate(res, outs)
+		found := false
+		for _, r := range Reasons(Evidence{Results: res, Outputs: outs, MaxShared: ms}) {
+			found = found || r.Kind == c.kind
+		}
+		if !found {
+			t.Errorf("%s: no %s reason", c.name, c.kind)
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package result
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/runner"
+	"github.com/strata-bench/strata/internal/validate"
+)
+
+func str(s string) *string { return &s }
+
+// TestRequestRecord maps each way a request can end to its status, error
+// and the reasons of its nulls.
+func TestRequestRecord(t *testing.T) {
+	t.Parallel()
+	req := protocol.Schedule(false)[1]
+	now := time.Now()
+	for _, c := range []struct {
+		name    string
+		e       runner.Executed
+		status  string
+		errKind string
+		null    string // a pointer that must have a reason
+	}{
+		{"skipped", runner.Executed{Req: req, SkipReason: "the run was interrupted"}, contract.Skipped, "skipped", "/requests/1/finish_reason"},
+		{"failed", runner.Executed{Req: req, Outcome: &client.Outcome{Error: &client.Error{Kind: client.ErrTimeout, Message: "1800 s"}, Total: 1800}}, contract.Failed, client.ErrTimeout, "/requests/1/finish_reason"},
+		{"truncated", runner.Executed{Req: req, Outcome: &client.Outcome{FinishReason: str("length"), Normal: true, Total: 1}}, contract.Truncated, "", "/requests/1/error"},
+		{"completed", runner.Executed{Req: req, Outcome: &client.Outcome{FinishReason: str("stop"), Normal: true, Total: 1}}, contract.Completed, "", "/requests/1/error"},
+		{"lost in flight", runner.Executed{Req: req, Lost: true, Outcome: &client.Outcome{Error: &client.Error{Kind: "runner_stopped", Message: "the runner stopped"}}}, contract.Failed, "runner_stopped", "/requests/1/timings/total_s"},
+	} {
+		c.e.Start, c.e.End, c.e.DispatchedAt = now, now, now
+		r, o, miss := RequestRecord(1, &c.e)
+		if r.Status != c.status || o.Status != c.status {
+			t.Errorf("%s: status %s (outputs %s), want %s", c.name, r.Status, o.Status, c.status)
+		}
+		if (r.Error == nil) != (c.errKind == "") || (r.Error != nil && r.Error.Kind != c.errKind) {
+			t.Errorf("%s: error %+v, want kind %q", c.name, r.Error, c.errKind)
+		}
+		if miss[c.null] == "" {
+			t.Errorf("%s: no reason for the null %s (%v)", c.name, c.null, miss)
+		}
+	}
+}
+
+// TestAssembleStatusAndValidity: a run off loopback that a signal ended
+// before its first request is nonconforming (the server's place) and
+// partial (skipped work, the interruption), with every reason listed, and
+// the folder it renders to validates.
+func TestAssembleStatusAndValidity(t *testing.T) {
+	t.Parallel()
+	b, err := prompts.Bundle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	rec := &runner.Record{ID: "20261201T100000Z-abcdef", StartedAt: started, Origin: started, BaseURL: "http://10.0.0.5:8080",
+		Interrupted: true, Interruption: "SIGHUP (the terminal or the SSH session closed)"}
+	for _, req := range protocol.Schedule(false) {
+		f, _ := b.Fixture(req.ID)
+		rec.Requests = append(rec.Requests, &runner.Executed{Req: req, Fixture: f, SkipReason: "the run was interrupted"})
+	}
+	commit := strings.Repeat("ab", 20)
+	facts := Facts{StrataCommit: &commit, RunnerCommit: &commit, Missing: map[string]string{
+		"/hardware/gpus": "test", "/hardware/cpu": "test", "/hardware/ram_bytes": "test", "/hardware/storage": "test",
+		"/software/os": "test", "/software/drivers": "test", "/software/runtime": "test", "/software/build_kind": "test"}}
+	maxShared := map[string]int{}
+	for id, f := range b.Fixtures {
+		maxShared[id] = f.MaxSharedPrefixTokens
+	}
+	a, err := Assemble(rec, Identity{Track: "custom", Command: "strata bench run --url http://10.0.0.5:8080"}, facts, maxShared, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Results.Run.Status != contract.StatusNonconforming {
+		t.Errorf("status %s", a.Results.Run.Status)
+	}
+	var ext struct {
+		StatusReasons struct{ Nonconforming, Partial []string } `json:"status_reasons"`
+	}
+	json.Unmarshal(a.Results.Extensions, &ext)
+	all := strings.Join(append(ext.StatusReasons.Nonconforming, ext.StatusReasons.Partial...), "\n")
+	for _, want := range []string{"is not on loopback", "no model file hashes", "the effective chat template is unknown", "required work was skipped: 22 of the 22", "the run was interrupted: SIGHUP"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("reasons lack %q:\n%s", want, all)
+		}
+	}
+	files, _, err := Render(a, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := fstest.MapFS{}
+	for name, data := range files {
+		fsys[name] = &fstest.MapFile{Data: data, Mode: 0o644}
+	}
+	for _, v := range validate.FS(fsys, b).Violations {
+		t.Errorf("the rendered folder breaks a rule: %s", v)
+	}
+}
