@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README and CI run it. The tests read the
 # shared reference material in ../shared (tokenizer data, vectors, wire
-# captures); under CI=true a test that cannot find it fails instead of skipping.
+# captures, the real llama-server); under CI=true a test that cannot find
+# it fails instead of skipping.
+#
+# The real-engine tests are listed first: they are the longest package and
+# mostly wait on llama-server, so they start while the rest runs beside them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-go test -count=1 ./... "$@"
+go test -count=1 ./internal/realengine ./internal/cli ./... "$@"

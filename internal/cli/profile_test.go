@@ -336,3 +336,56 @@ func TestServerNamedFileIsNotHashed(t *testing.T) {
 		}
 	}
 }
+
+// TestModelFilesHashWhileTheEngineLoads: the files a profile names are
+// hashed while the engine it starts loads; both durations are reported, the
+// file is hashed once (fresh, not from a cache), and the result validates.
+func TestModelFilesHashWhileTheEngineLoads(t *testing.T) {
+	t.Parallel()
+	port := freeTestPort(t)
+	work := simProfile(t, port, "--load-time", "1s")
+	big := append([]byte("GGUF"), make([]byte, 32<<20)...)
+	mustWrite(t, filepath.Join(work, "profiles", "big-model.gguf"), string(big))
+	r := runIn(t, work, "", "bench", "run", "--profile", "fake")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "while the engine loaded") {
+		t.Errorf("stderr does not say the files were hashed during the load:\n%s", r.stderr)
+	}
+	res, dir := readResults(t, work)
+	var ext struct {
+		Hashing struct {
+			DurationS float64 `json:"duration_s"`
+			Files     []struct {
+				Path      string `json:"path"`
+				FromCache bool   `json:"from_cache"`
+			} `json:"files"`
+			During *struct {
+				HashingS    float64 `json:"hashing_s"`
+				EngineLoadS float64 `json:"engine_load_s"`
+				Files       int     `json:"files_hashed"`
+			} `json:"while_engine_loaded"`
+		} `json:"model_hashing"`
+	}
+	json.Unmarshal(res.Extensions, &ext)
+	h := ext.Hashing
+	if h.During == nil || h.During.Files != 1 || h.During.HashingS <= 0 || h.During.EngineLoadS < 0.9 || h.DurationS < h.During.HashingS {
+		t.Fatalf("model_hashing %+v, during the load %+v", h, h.During)
+	}
+	found := false
+	for _, f := range h.Files {
+		if f.Path == "big-model.gguf" {
+			found = true
+			if f.FromCache {
+				t.Error("the file hashed during the load is reported as from the cache")
+			}
+		}
+	}
+	if !found || len(res.Model.Files) != 2 {
+		t.Errorf("model files %+v (hashing %+v)", res.Model.Files, h.Files)
+	}
+	if rep := runIn(t, work, "", "bench", "report", "-q", dir); rep.code != 0 {
+		t.Errorf("report: %s", rep.stdout)
+	}
+}

@@ -264,8 +264,8 @@ func Account(ev Evidence) Accounting {
 		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(predN), str(SrcPredictedN)
 	case predNOK && rateOK && predOK && impliedOK:
 		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(implied), str(SrcPredictedRate)
-		notes = append(notes, fmt.Sprintf("timings.predicted_n (%d) disagrees with predicted_per_second x predicted_ms/1000 (%.3f) beyond 0.05 x decode_s + 1; decode_tokens is the count the rate implies (%d); the raw timings are kept in outputs.jsonl",
-			predN, rate*predMS/1000, implied))
+		notes = append(notes, fmt.Sprintf("timings.predicted_n (%d) disagrees with predicted_per_second x predicted_ms/1000 (%.3f) beyond %g x decode_s + %d; decode_tokens is the count the rate implies (%d); the raw timings are kept in outputs.jsonl",
+			predN, rate*predMS/1000, protocol.DecodeCountSlackPerSecond, protocol.DecodeCountSlack, implied))
 	case predNOK && rateOK && predOK:
 		miss("/tokens/decode_tokens", fmt.Sprintf("timings.predicted_n (%d) disagrees with predicted_per_second x predicted_ms/1000, and the count that implies is not a usable number", predN))
 		miss("/sources/decode_tokens", "no decode_tokens: the engine's decode count and rate disagree and the rate implies no usable count")

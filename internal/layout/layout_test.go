@@ -1,0 +1,66 @@
+// Package layout_test holds README.md's Layout section to the tree: every
+// package folder is listed there, and everything listed exists.
+package layout_test
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestReadmeLayoutMatchesTheTree(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..")
+	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(data)
+	start := strings.Index(section, "## Layout\n")
+	if start < 0 {
+		t.Fatal("README.md has no Layout section")
+	}
+	section = section[start:]
+	if end := strings.Index(section[3:], "\n## "); end >= 0 {
+		section = section[:end+3]
+	}
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^(\S+)\s{2,}\S`).FindAllStringSubmatch(section, -1) {
+		listed[strings.TrimSuffix(m[1], "/")] = true
+	}
+	for p := range listed {
+		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+			t.Errorf("README.md lists %s, which is not in the tree", p)
+		}
+	}
+	// Every folder with Go files is listed (or is inside a listed
+	// folder that is not internal/, such as bench/prompts' data).
+	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules" {
+			return filepath.SkipDir
+		}
+		if goFiles, _ := filepath.Glob(filepath.Join(path, "*.go")); len(goFiles) == 0 {
+			return nil
+		}
+		covered := listed[rel]
+		for p := range listed {
+			covered = covered || (!strings.HasPrefix(rel, "internal/") && strings.HasPrefix(rel, p+"/"))
+			covered = covered || (strings.HasPrefix(rel, "internal/") && strings.Count(rel, "/") > 1 && strings.HasPrefix(rel, p+"/"))
+		}
+		if !covered {
+			t.Errorf("%s is not in README.md's Layout section", rel)
+		}
+		return nil
+	})
+}
