@@ -24,8 +24,10 @@ import (
 
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/journal"
+	"github.com/strata-bench/strata/internal/liveline"
 	"github.com/strata-bench/strata/internal/probe"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
@@ -35,8 +37,10 @@ import (
 // Process is the process state a run may touch.
 type Process struct {
 	Stdout, Stderr io.Writer
-	// TTY says Stderr is a terminal (the live status line).
-	TTY bool
+	// TTY says Stderr is a terminal that takes the live status line (not
+	// TERM=dumb); Width is its width in cells (nil: 80).
+	TTY   bool
+	Width func() int
 	// Dir is the working folder; relative paths resolve against it.
 	Dir    string
 	Getenv func(string) string
@@ -61,6 +65,19 @@ type Process struct {
 	// SimulatorSpeed runs the simulated engine that much faster than real
 	// time (0 or 1: real time).
 	SimulatorSpeed float64
+
+	// scr is the status line on Stderr, set by Run and Check.
+	scr *liveline.Screen
+}
+
+// withScreen returns p with its status line: Stderr then writes through
+// it, so every message keeps the status line intact and fitted.
+func (p Process) withScreen() Process {
+	if p.scr == nil {
+		p.scr = liveline.New(p.Stderr, p.TTY, p.Width)
+		p.Stderr = p.scr
+	}
+	return p
 }
 
 func (p Process) now() time.Time {
@@ -105,6 +122,8 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 	if err := o.Target.validate(); err != nil {
 		return nil, err
 	}
+	p = p.withScreen()
+	defer p.scr.Clear()
 	stderr := p.Stderr
 	// Where the result goes is checked before anything else: a run whose
 	// folder cannot be written is not started.
@@ -133,6 +152,16 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 		return nil, fmt.Errorf("refusing to run: %w", err)
 	}
 	hashes := newPrehash(p, prof, o.Rehash)
+	// A server off loopback makes the run nonconforming: said before
+	// anything is sent, with the result's own words, so the user can stop.
+	if u := o.Target.URL; u != "" || prof != nil {
+		if prof != nil {
+			u = prof.URL
+		}
+		if r := derive.Remote(u); r != nil {
+			fmt.Fprintf(stderr, "warning: the run will be nonconforming: %s\n", r.Text)
+		}
+	}
 	t, err := connect(ctx, p, o.Target, prof, hashes)
 	if err != nil {
 		return nil, err
@@ -188,7 +217,11 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 	}
 	defer jw.Close()
 
-	progress := newProgress(stderr, p.TTY)
+	maxShared := map[string]int{}
+	for rid, f := range bundle.Fixtures {
+		maxShared[rid] = f.MaxSharedPrefixTokens
+	}
+	progress := newProgress(p.scr, p.now, maxShared, srv.Slots)
 	rec := runner.Run(ctx, runner.Config{Client: t.client, Bundle: bundle, Optional: o.Optional, Progress: progress, Server: &srv,
 		Journal: jw, ID: runID, StartedAt: started})
 	progress.finish()
@@ -198,10 +231,6 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 	t.stop()
 	if t.proc != nil {
 		facts.EngineLog = t.proc.Log()
-	}
-	maxShared := map[string]int{}
-	for rid, f := range bundle.Fixtures {
-		maxShared[rid] = f.MaxSharedPrefixTokens
 	}
 	a, err := result.Assemble(rec, id, facts, maxShared, red)
 	if err != nil {

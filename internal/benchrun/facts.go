@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-bench/strata/internal/dialect"
@@ -12,6 +13,7 @@ import (
 	"github.com/strata-bench/strata/internal/localproc"
 	"github.com/strata-bench/strata/internal/modelfiles"
 	"github.com/strata-bench/strata/internal/provenance"
+	"github.com/strata-bench/strata/internal/quantity"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
 )
@@ -31,6 +33,17 @@ type prehash struct {
 	bytes   int64
 	took    time.Duration
 	loadDur time.Duration
+	// doneBytes and totalBytes are the hashing's progress, for the status
+	// line while the engine loads.
+	doneBytes, totalBytes atomic.Int64
+}
+
+// progress is how many bytes are hashed of how many.
+func (h *prehash) progress() (done, total int64) {
+	if h == nil {
+		return 0, 0
+	}
+	return h.doneBytes.Load(), h.totalBytes.Load()
 }
 
 // newPrehash opens the hash cache (shared by the prehash and the facts).
@@ -72,7 +85,10 @@ func (h *prehash) start(ctx context.Context) {
 	h.done = make(chan struct{})
 	go func() {
 		defer close(h.done)
-		hashed, took := modelfiles.Hash(ctx, cands, modelfiles.Options{Cache: h.cache, Rehash: h.rehash})
+		hashed, took := modelfiles.Hash(ctx, cands, modelfiles.Options{Cache: h.cache, Rehash: h.rehash, Progress: func(done, total int64) {
+			h.doneBytes.Store(done)
+			h.totalBytes.Store(total)
+		}})
 		h.took = took
 		for _, x := range hashed {
 			if x.Err == nil && !x.FromCache {
@@ -131,26 +147,22 @@ func gatherFacts(ctx context.Context, p Process, t *target, srv runner.ServerInf
 	}
 	overlapped := h.wait()
 	if overlapped && h.files > 0 {
-		fmt.Fprintf(p.Stderr, "hashed %.2f GB of model files in %.1f s while the engine loaded (%.1f s)\n",
-			float64(h.bytes)/1e9, h.took.Seconds(), h.loadDur.Seconds())
+		fmt.Fprintf(p.Stderr, "hashed %s of model files in %s while the engine loaded (%s)\n",
+			quantity.Bytes(h.bytes), quantity.Seconds(h.took.Seconds()), quantity.Seconds(h.loadDur.Seconds()))
 	}
 	start := p.now()
 	in.Progress = func(done, total int64) {
 		el := p.now().Sub(start).Seconds()
 		rate := float64(done) / max(el, 1e-9)
-		eta := 0.0
-		if rate > 0 {
-			eta = float64(total-done) / rate
-		}
-		line := fmt.Sprintf("hashing model files: %.2f of %.2f GB, %.2f GB/s, ETA %.0f s", float64(done)/1e9, float64(total)/1e9, rate/1e9, eta)
 		switch {
-		case p.TTY:
-			fmt.Fprint(p.Stderr, "\r\033[K"+line)
-			if done == total {
-				fmt.Fprintln(p.Stderr)
+		case p.scr != nil && p.scr.Live() && done < total:
+			eta := "time left: measuring"
+			if rate > 0 && el > 0.5 {
+				eta = "~" + clock(float64(total-done)/rate) + " left"
 			}
+			p.scr.Status(fmt.Sprintf("hashing model files: %s of %s · %s/s · %s", quantity.Bytes(done), quantity.Bytes(total), quantity.Bytes(int64(rate)), eta))
 		case done == total:
-			fmt.Fprintf(p.Stderr, "hashed %.2f GB of model files in %.1f s (%.2f GB/s)\n", float64(total)/1e9, el, rate/1e9)
+			fmt.Fprintf(p.Stderr, "hashed %s of model files in %s (%s/s)\n", quantity.Bytes(total), quantity.Seconds(el), quantity.Bytes(int64(rate)))
 		}
 	}
 	f := provenance.Gather(ctx, in)

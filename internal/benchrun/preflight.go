@@ -21,6 +21,8 @@ func Check(ctx context.Context, p Process, o Target) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
+	p = p.withScreen()
+	defer p.scr.Clear()
 	w := p.Stdout
 	prof, err := o.loadProfile(p)
 	if err != nil {

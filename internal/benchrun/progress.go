@@ -2,59 +2,145 @@ package benchrun
 
 import (
 	"fmt"
-	"io"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/mattn/go-runewidth"
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/display"
+	"github.com/strata-bench/strata/internal/liveline"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/quantity"
+	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
 )
 
-// progress shows the run: on a terminal a live status line (stage, request
-// i of N, streamed deltas, elapsed), otherwise one plain line per request.
+// progress shows the run as it goes. On a terminal the status line holds
+// the overall position (n of 22 or 34), the stage, the request in flight
+// with its phase (queued, prefill, reasoning, answer), its tokens so far
+// and live rate, the elapsed time and an estimate of the time left; every
+// finished request leaves one permanent line. Without a terminal only the
+// permanent lines are written. A warning that changes the result's status
+// (a refused request, a setting resolved otherwise, cache reuse, the length
+// rule) is written when its request ends, with derive's words.
 type progress struct {
-	w      io.Writer
-	tty    bool
+	scr       *liveline.Screen
+	now       func() time.Time
+	maxShared map[string]int
+	slots     int // the server's slots (0: unknown)
+
 	mu     sync.Mutex
-	stage  protocol.Phase
-	active map[string]*live
 	start  time.Time
-	last   time.Time
+	stage  protocol.Phase
+	plan   []planned
+	index  map[string]int // request ID → position in plan
+	active map[string]*inFlight
+	begun  int // the highest position dispatched so far (1-based)
+	rates  rates
+	drawn  time.Time // when the status line was last drawn
+	ticker *time.Ticker
+	quit   chan struct{}
 }
 
-type live struct {
-	index, total int
-	deltas       int
-	began        time.Time
+// planned is one request of the schedule: its size and cap, and whether it
+// has ended.
+type planned struct {
+	id, caseID  string
+	phase       protocol.Phase
+	input, cap  int
+	ended       bool
+	concurrency bool
 }
 
-func newProgress(w io.Writer, tty bool) *progress {
-	return &progress{w: w, tty: tty, active: map[string]*live{}, start: time.Now()}
+type inFlight struct {
+	pos          int
+	began, first time.Time
+	reasoning    int // reasoning deltas so far
+	answer       int // answer and tool-call deltas so far
+}
+
+// rates are what the requests measured so far (client side): prompt
+// tokens per second of prefill (input tokens over TTFT), decode deltas per
+// second after the first, and how much of its cap a request used.
+type rates struct {
+	promptTok, promptS float64
+	decodeTok, decodeS float64
+	// used and caps are by stage: a sanity answer is shorter than a
+	// performance request's, which runs to its cap.
+	used, caps map[protocol.Phase]float64
+}
+
+func (r rates) prompt() float64 { return ratio(r.promptTok, r.promptS) }
+func (r rates) decode() float64 { return ratio(r.decodeTok, r.decodeS) }
+
+func ratio(a, b float64) float64 {
+	if b <= 0 || a <= 0 {
+		return 0
+	}
+	return a / b
+}
+
+func newProgress(scr *liveline.Screen, now func() time.Time, maxShared map[string]int, slots *int64) *progress {
+	p := &progress{scr: scr, now: now, maxShared: maxShared, start: now(), index: map[string]int{}, active: map[string]*inFlight{}}
+	if slots != nil && *slots > 0 {
+		p.slots = int(*slots)
+	}
+	if scr.Live() {
+		// The status line moves on its own during a long prefill, when no
+		// event arrives to redraw it.
+		p.ticker, p.quit = time.NewTicker(500*time.Millisecond), make(chan struct{})
+		go func() {
+			for {
+				select {
+				case <-p.ticker.C:
+					p.mu.Lock()
+					p.render()
+					p.mu.Unlock()
+				case <-p.quit:
+					return
+				}
+			}
+		}()
+	}
+	return p
+}
+
+func (p *progress) Planned(list []*runner.Executed) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, e := range list {
+		pl := planned{id: e.Req.ID, caseID: e.Req.CaseID, phase: e.Req.Phase, cap: e.Req.Cap,
+			concurrency: e.Req.Phase == protocol.PhaseConcurrency, ended: e.SkipReason != ""}
+		if e.Fixture != nil {
+			pl.input = e.Fixture.InputTokens
+		}
+		p.plan = append(p.plan, pl)
+		p.index[e.Req.ID] = i
+	}
 }
 
 func (p *progress) Stage(phase protocol.Phase, n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.clearLine()
 	p.stage = phase
-	fmt.Fprintf(p.w, "== %s: %d request(s)\n", phase, n)
+	p.scr.Printf("== %s: %s", phase, quantity.Count(n, "request", "requests"))
+	p.render()
 }
 
-func (p *progress) Begin(id string, i, n int) {
+func (p *progress) Begin(id string, _, _ int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.active[id] = &live{index: i, total: n, began: time.Now()}
-	p.render(id)
+	pos := p.index[id] + 1
+	p.active[id] = &inFlight{pos: pos, began: p.now()}
+	p.begun = max(p.begun, pos)
+	p.render()
 }
 
 func (p *progress) Event(id, kind string) {
-	if !p.tty {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	l := p.active[id]
@@ -62,11 +148,21 @@ func (p *progress) Event(id, kind string) {
 		return
 	}
 	switch kind {
-	case client.EvReasoning, client.EvAnswer, client.EvToolCall:
-		l.deltas++
+	case client.EvReasoning:
+		l.reasoning++
+	case client.EvAnswer, client.EvToolCall:
+		l.answer++
+	default:
+		return
 	}
-	if time.Since(p.last) > 100*time.Millisecond {
-		p.render(id)
+	now := p.now()
+	if l.first.IsZero() {
+		l.first = now
+	}
+	// A terminal redrawn at every token would cost more than the line
+	// tells: ten times a second is enough.
+	if now.Sub(p.drawn) >= 100*time.Millisecond {
+		p.render()
 	}
 }
 
@@ -75,7 +171,10 @@ func (p *progress) End(id string, e *runner.Executed) {
 	defer p.mu.Unlock()
 	l := p.active[id]
 	delete(p.active, id)
-	p.clearLine()
+	i, known := p.index[id]
+	if known {
+		p.plan[i].ended = true
+	}
 	o := e.Outcome
 	var status string
 	switch {
@@ -88,39 +187,184 @@ func (p *progress) End(id string, e *runner.Executed) {
 	default:
 		status = "completed (" + o.Finish() + ")"
 	}
-	idx := ""
-	if l != nil {
-		idx = fmt.Sprintf("[%d/%d] ", l.index, l.total)
+	if o != nil && o.Error == nil && l != nil && known {
+		p.measure(p.plan[i], l, o)
 	}
 	total := 0.0
 	if o != nil {
 		total = o.Total
 	}
-	fmt.Fprintf(p.w, "  %s%s: %s, %.2f s\n", idx, id, status, total)
+	line := fmt.Sprintf("  [%d/%d] %s: %s, %s", i+1, len(p.plan), id, status, quantity.Seconds(total))
+	if left, ok := p.left(); ok && !p.scr.Live() {
+		line += " (" + left + ")"
+	}
+	p.scr.Println(line)
+	p.render()
 }
 
-func (p *progress) render(id string) {
-	if !p.tty {
+// Checked hears a request once its record is final (the settings checked):
+// its warnings are the result's own reasons for that request.
+func (p *progress) Checked(e *runner.Executed) {
+	if e.Outcome == nil {
 		return
 	}
-	l := p.active[id]
-	if l == nil {
-		return
+	q, o, _ := result.RequestRecord(0, e)
+	o.SettingsCheck = e.Settings
+	for _, r := range derive.RequestReasons(q, o, p.maxShared) {
+		p.scr.Printf("  warning: the run will be nonconforming: %s", display.Line(r.Text))
 	}
-	p.last = time.Now()
-	fmt.Fprintf(p.w, "\r\033[K  [%s %d/%d] %s  %d deltas streamed  %.1f s (run %.0f s)",
-		p.stage, l.index, l.total, id, l.deltas, time.Since(l.began).Seconds(), time.Since(p.start).Seconds())
 }
 
-func (p *progress) clearLine() {
-	if p.tty {
-		fmt.Fprint(p.w, "\r\033[K")
+// measure adds a finished request to the rates.
+func (p *progress) measure(pl planned, l *inFlight, o *client.Outcome) {
+	if o.TTFT != nil && *o.TTFT > 0 && pl.input > 0 && !pl.concurrency {
+		p.rates.promptTok += float64(pl.input)
+		p.rates.promptS += *o.TTFT
 	}
+	n := l.reasoning + l.answer
+	if o.TTFT != nil && n > 1 && o.Total > *o.TTFT && !pl.concurrency {
+		p.rates.decodeTok += float64(n - 1)
+		p.rates.decodeS += o.Total - *o.TTFT
+	}
+	if pl.cap > 0 {
+		if p.rates.used == nil {
+			p.rates.used, p.rates.caps = map[protocol.Phase]float64{}, map[protocol.Phase]float64{}
+		}
+		p.rates.used[pl.phase] += float64(min(n, pl.cap))
+		p.rates.caps[pl.phase] += float64(pl.cap)
+	}
+}
+
+// estimate is the time a request is expected to take at the rates so far:
+// its prompt at the prompt rate and, at the decode rate, the share of its
+// cap that its stage's requests have used so far (before any of them
+// ended: the whole cap, an upper bound).
+func (p *progress) estimate(pl planned) float64 {
+	fill := 1.0
+	if c := p.rates.caps[pl.phase]; c > 0 {
+		fill = p.rates.used[pl.phase] / c
+	}
+	return float64(pl.input)/p.rates.prompt() + float64(pl.cap)*fill/p.rates.decode()
+}
+
+// left estimates the time the run has left, or false before there is a
+// rate to estimate from (the warm-up measures the first).
+func (p *progress) left() (string, bool) {
+	if p.rates.prompt() == 0 || p.rates.decode() == 0 {
+		return "", false
+	}
+	now := p.now()
+	parallel := 1.0
+	if p.slots > 1 {
+		parallel = float64(min(p.slots, protocol.ConcurrencyClients))
+	}
+	var s float64
+	for _, pl := range p.plan {
+		if pl.ended {
+			continue
+		}
+		est := p.estimate(pl)
+		if l := p.active[pl.id]; l != nil {
+			est = max(est-now.Sub(l.began).Seconds(), 0)
+		}
+		if pl.concurrency {
+			est /= parallel
+		}
+		s += est
+	}
+	return "~" + clock(s) + " left", true
+}
+
+// clock writes seconds as "42 s", "3m05s" or "1h02m".
+func clock(s float64) string {
+	d := time.Duration(s * float64(time.Second)).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// render draws the status line: position and time left first, so a narrow
+// terminal keeps them, then the request in flight, then the run's clock.
+func (p *progress) render() {
+	if !p.scr.Live() || len(p.plan) == 0 {
+		return
+	}
+	now := p.now()
+	p.drawn = now
+	head := fmt.Sprintf("%d/%d %s", max(p.begun, 1), len(p.plan), p.stage)
+	left, ok := p.left()
+	if !ok {
+		left = "time left: measuring"
+	}
+	parts := []string{head, left}
+	ids := make([]string, 0, len(p.active))
+	for id := range p.active {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return p.active[ids[i]].pos < p.active[ids[j]].pos })
+	waiting := 0 // dispatched, no token yet, ahead of this one
+	streaming := 0
+	for _, id := range ids {
+		if !p.active[id].first.IsZero() {
+			streaming++
+		}
+	}
+	var flights []string
+	for _, id := range ids {
+		l := p.active[id]
+		pl := p.plan[l.pos-1]
+		name := pl.caseID
+		if rep := strings.TrimPrefix(id, string(pl.phase)+"-"+pl.caseID+"-"); rep != id {
+			name += " " + rep
+		}
+		if len(ids) > 1 {
+			name = ""
+		}
+		flights = append(flights, strings.TrimSpace(name+" "+p.phaseOf(pl, l, now, &waiting, streaming)))
+	}
+	if len(flights) > 0 {
+		parts = append(parts, strings.Join(flights, " | "))
+	}
+	line := strings.Join(append(parts, "run "+clock(now.Sub(p.start).Seconds())), " · ")
+	if runewidth.StringWidth(line) >= p.scr.Width() {
+		line = strings.Join(parts, " · ") // the run's clock goes first
+	}
+	p.scr.Status(line)
+}
+
+// phaseOf says where a request in flight is: queued (more requests wait for
+// their first token than the server has free slots), prefill (with the
+// prompt's size and time), reasoning or answer (tokens and live rate).
+func (p *progress) phaseOf(pl planned, l *inFlight, now time.Time, waiting *int, streaming int) string {
+	if l.first.IsZero() {
+		*waiting++
+		if p.slots > 0 && streaming+*waiting > p.slots {
+			return "queued " + clock(now.Sub(l.began).Seconds())
+		}
+		return fmt.Sprintf("prefill %s tok %s", quantity.Grouped(float64(pl.input), 0), clock(now.Sub(l.began).Seconds()))
+	}
+	what, n := "answer", l.answer
+	if l.answer == 0 {
+		what, n = "reasoning", l.reasoning
+	}
+	s := fmt.Sprintf("%s %s tok", what, quantity.Grouped(float64(n), 0))
+	if el := now.Sub(l.first).Seconds(); el > 0.2 && l.reasoning+l.answer > 1 {
+		s += " " + quantity.Rate(float64(l.reasoning+l.answer-1)/el)
+	}
+	return s
 }
 
 func (p *progress) finish() {
+	if p.ticker != nil {
+		p.ticker.Stop()
+		close(p.quit)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.clearLine()
-	fmt.Fprintf(p.w, "run finished in %.1f s\n", time.Since(p.start).Seconds())
+	p.scr.Clear()
+	p.scr.Printf("run finished in %s", clock(p.now().Sub(p.start).Seconds()))
 }

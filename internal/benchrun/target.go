@@ -232,7 +232,7 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 		}
 		if status == 503 {
 			fmt.Fprintf(stderr, "the engine at %s is loading; waiting\n", c.BaseURL())
-			if err := waitHealthy(ctx, c, loadTimeout(prof)); err != nil {
+			if err := waitHealthy(ctx, c, loadTimeout(prof), t.loadingStatus(loadTimeout(prof), nil)); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -261,13 +261,37 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 	// the page cache serves the second reader).
 	hashes.start(ctx)
 	loadStart := time.Now()
-	if err := proc.WaitReady(ctx, health, loadTimeout(prof), func(s string) { fmt.Fprintf(stderr, "  %s\n", s) }); err != nil {
+	limit := loadTimeout(prof)
+	if err := proc.WaitReady(ctx, health, limit, t.loadingStatus(limit, hashes)); err != nil {
 		proc.Stop(5*time.Second, nil)
 		return nil, nil, fmt.Errorf("profile %s: %w", prof.Name, err)
 	}
 	hashes.loaded(time.Since(loadStart))
 	fmt.Fprintf(stderr, "the engine is ready\n")
 	return nil, proc, nil
+}
+
+// loadingStatus shows an engine's load: on a terminal a status line that
+// counts up against the load timeout (and shows the model files hashing
+// beside it), elsewhere one line per change of state.
+func (t *target) loadingStatus(limit time.Duration, h *prehash) func(string, time.Duration) {
+	last := ""
+	return func(state string, el time.Duration) {
+		if t.p.scr != nil && t.p.scr.Live() {
+			line := fmt.Sprintf("engine loading: %s · %s of %s load timeout", state, clock(el.Seconds()), clock(limit.Seconds()))
+			if h != nil {
+				if done, total := h.progress(); total > 0 {
+					line += fmt.Sprintf(" · hashing %.0f%%", 100*float64(done)/float64(total))
+				}
+			}
+			t.p.scr.Status(line)
+			return
+		}
+		if state != last {
+			fmt.Fprintf(t.p.Stderr, "  %s after %s\n", state, clock(el.Seconds()))
+			last = state
+		}
+	}
 }
 
 func loadTimeout(p *engine.Profile) time.Duration {
@@ -282,13 +306,19 @@ func loadTimeout(p *engine.Profile) time.Duration {
 }
 
 // waitHealthy polls /health until it answers 200.
-func waitHealthy(ctx context.Context, c *client.Client, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
+func waitHealthy(ctx context.Context, c *client.Client, limit time.Duration, show func(string, time.Duration)) error {
+	start := time.Now()
+	deadline := start.Add(limit)
 	for {
 		status, _, err := c.Get(ctx, "/health", 2*time.Second)
 		if err == nil && status == 200 {
 			return nil
 		}
+		state := "waiting for the server to answer"
+		if err == nil {
+			state = fmt.Sprintf("loading (/health answers %d)", status)
+		}
+		show(state, time.Since(start))
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the engine did not become healthy within %s", limit)
 		}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/strata-bench/strata/internal/benchrun"
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/probe"
+	"github.com/strata-bench/strata/internal/quantity"
 	"github.com/strata-bench/strata/internal/redact"
 	"golang.org/x/term"
 )
@@ -48,8 +50,10 @@ type Env struct {
 	// Signals delivers the signals that end a command early (SIGINT,
 	// SIGTERM, SIGHUP); nil when nothing is wired.
 	Signals <-chan os.Signal
-	// TTY says stderr is a terminal (the live status line).
-	TTY bool
+	// TTY says stderr is a terminal that takes the live status line (not
+	// TERM=dumb); Width is its width in cells (nil: 80).
+	TTY   bool
+	Width func() int
 	// Root is the machine's file system, for what probes read (/proc,
 	// /sys); Probe runs the probes' programs (nvidia-smi, lsblk). nil: none
 	// (every such fact is null with a reason).
@@ -125,7 +129,7 @@ func (e Env) process() (benchrun.Process, error) {
 	if err != nil {
 		return benchrun.Process{}, err
 	}
-	p := benchrun.Process{Stdout: e.Stdout, Stderr: e.Stderr, TTY: e.TTY, Dir: e.Dir, Getenv: e.Getenv, Environ: e.environ(),
+	p := benchrun.Process{Stdout: e.Stdout, Stderr: e.Stderr, TTY: e.TTY, Width: e.Width, Dir: e.Dir, Getenv: e.Getenv, Environ: e.environ(),
 		Root: e.Root, Probe: e.Probe, CacheDir: cache, Executable: e.Executable, Now: e.Now, StopNow: e.stopNow,
 		SimulatorSpeed: e.SimulatorSpeed}
 	p.Machine = e.machine()
@@ -157,12 +161,19 @@ func (e Env) environ() []string {
 // same way (the work in flight stops, the result is written), and a broken
 // pipe on stdout or stderr an error to ignore rather than a reason to die
 // mid-run. It returns the exit code.
-func Main() int {
+func Main() int { return mainWith(nil) }
+
+// mainWith is Main with the process state adjusted first (tests run this
+// binary as strata with a faster simulator).
+func mainWith(adjust func(*Env)) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	signal.Ignore(syscall.SIGPIPE)
 	env := OSEnv()
 	env.Signals = sigs
+	if adjust != nil {
+		adjust(&env)
+	}
 	return Run(context.Background(), os.Args[1:], env)
 }
 
@@ -171,8 +182,20 @@ func OSEnv() Env {
 	wd, _ := os.Getwd()
 	exe, _ := os.Executable()
 	m := redact.Local(os.Getenv)
+	fd := int(os.Stderr.Fd())
+	// A dumb terminal takes no cursor movement: plain lines, as for a pipe.
+	tty := term.IsTerminal(fd) && os.Getenv("TERM") != "dumb"
+	width := func() int {
+		if w, _, err := term.GetSize(fd); err == nil && w > 0 {
+			return w
+		}
+		if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil {
+			return n
+		}
+		return 80
+	}
 	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: wd, Getenv: os.Getenv, Environ: os.Environ,
-		TTY: term.IsTerminal(int(os.Stderr.Fd())), Root: os.DirFS("/"), Probe: probe.Exec{Timeout: 5 * time.Second},
+		TTY: tty, Width: width, Root: os.DirFS("/"), Probe: probe.Exec{Timeout: 5 * time.Second},
 		Executable: exe, Machine: &m, Now: time.Now}
 }
 
@@ -201,14 +224,18 @@ func Run(ctx context.Context, args []string, env Env) int {
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
 	fmt.Fprintf(env.Stderr, "strata: %v\n", err)
 	code := exitcode.Of(ctx, err)
 	if code == ExitUsage {
-		fmt.Fprintln(env.Stderr, "Run 'strata --help' (or add --help to the command) for usage.")
+		path := "strata"
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(env.Stderr, "Run '%s --help' for usage.\n", path)
 	}
 	return code
 }
@@ -223,27 +250,39 @@ local LLM inference servers that speak llama.cpp's server API.
 It sends a frozen set of prompts in a fixed order with fixed settings, measures
 client latencies and engine token rates, scores twelve sanity checks, and writes
 a result folder that anyone can re-validate.`,
+		Example: `  strata bench run --simulate
+  strata bench report bench-results/*/
+  strata bench --help`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       versionString(),
+		Args:          noArgs,
+		RunE:          groupRunE,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitcode.UsageError{Err: err} })
 	root.CompletionOptions.DisableDefaultCmd = true
 	bench := &cobra.Command{
-		Use:   "bench",
+		Use: "bench",
+		Example: `  strata bench run --simulate
+  strata bench report bench-results/*/
+  strata bench compare bench-results/RUN-A bench-results/RUN-B`,
 		Short: "Benchmark commands: run the protocol, report a result, manage the fixture bundle",
 		Args:  noArgs,
 		RunE:  groupRunE,
 	}
 	corpus := &cobra.Command{
-		Use:   "corpus",
+		Use: "corpus",
+		Example: `  strata bench corpus verify
+  strata bench corpus verify bench/prompts/standard-v1`,
 		Short: "Build or verify the frozen fixture bundle",
 		Args:  noArgs,
 		RunE:  groupRunE,
 	}
 	corpus.AddCommand(newCorpusBuild(env), newCorpusVerify(env))
 	profile := &cobra.Command{
-		Use:   "profile",
+		Use: "profile",
+		Example: `  strata bench profile check simulator
+  strata bench profile check my-llama-server`,
 		Short: "Engine profile commands",
 		Args:  noArgs,
 		RunE:  groupRunE,
@@ -251,27 +290,61 @@ a result folder that anyone can re-validate.`,
 	profile.AddCommand(newProfileCheck(env))
 	bench.AddCommand(newRun(env), newCheck(env), newRecover(env), newReport(env), corpus, newProfiles(env), profile, newManifest(env), newSite(env), newSubmit(env), newCompare(env))
 	engine := &cobra.Command{
-		Use:   "engine",
+		Use: "engine",
+		Example: `  strata engine simulate --port 8080
+  strata engine simulate --port 8080 --scenario slow-prefill.json`,
 		Short: "Engine commands: the simulated llama-server-compatible engine",
 		Args:  noArgs,
 		RunE:  groupRunE,
 	}
 	engine.AddCommand(newSimulate(env))
-	root.AddCommand(bench, engine, newTokens(env))
+	root.AddCommand(bench, engine, newTokens(env), newVersion())
 	return root
 }
 
 // groupRunE makes a command group print its help when called bare and
-// reject unknown subcommands as usage errors.
+// reject unknown subcommands as usage errors, with the nearest names.
 func groupRunE(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+		return unknownCommand(cmd, args[0])
 	}
 	return cmd.Help()
 }
 
+// unknownCommand is the usage error for a subcommand that does not exist,
+// naming the ones it could have meant.
+func unknownCommand(cmd *cobra.Command, name string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", name, cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2
+	}
+	if s := cmd.SuggestionsFor(name); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(quoteAll(s), " or ") + "?"
+	} else {
+		var names []string
+		for _, c := range cmd.Commands() {
+			if c.IsAvailableCommand() {
+				names = append(names, c.Name())
+			}
+		}
+		msg += " (its commands: " + strings.Join(names, ", ") + ")"
+	}
+	return usagef("%s", msg)
+}
+
+func quoteAll(s []string) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = fmt.Sprintf("%q", x)
+	}
+	return out
+}
+
 func noArgs(cmd *cobra.Command, args []string) error {
-	if len(args) > 0 && !cmd.HasSubCommands() {
+	if len(args) > 0 {
+		if cmd.HasSubCommands() {
+			return unknownCommand(cmd, args[0])
+		}
 		return usagef("%s takes no arguments, got %q", cmd.CommandPath(), strings.Join(args, " "))
 	}
 	return nil
@@ -280,7 +353,7 @@ func noArgs(cmd *cobra.Command, args []string) error {
 func maxArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) > n {
-			return usagef("%s takes at most %d argument(s), got %d", cmd.CommandPath(), n, len(args))
+			return usagef("%s takes at most %s, got %d", cmd.CommandPath(), quantity.Count(n, "argument", "arguments"), len(args))
 		}
 		return nil
 	}

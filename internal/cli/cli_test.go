@@ -6,16 +6,25 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/strata-bench/strata/internal/simengine"
 )
 
 // TestMain lets the test binary stand in for strata when a test starts it
 // as an engine (the simulator profile runs os.Executable()).
 func TestMain(m *testing.M) {
 	if os.Getenv("STRATA_TEST_AS_CLI") == "1" {
-		os.Exit(Main())
+		os.Exit(mainWith(func(e *Env) {
+			if v, err := strconv.ParseFloat(os.Getenv("STRATA_TEST_SPEED"), 64); err == nil {
+				e.SimulatorSpeed = v
+			}
+		}))
 	}
 	os.Exit(m.Run())
 }
@@ -85,24 +94,86 @@ func TestUsageErrorsExit2(t *testing.T) {
 	}
 }
 
+// TestHelpEverywhere walks every command: each has a help page with a
+// description and an example, and exits 0 for --help.
 func TestHelpEverywhere(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{
-		{"--help"}, {"bench", "--help"}, {"bench", "corpus", "--help"},
-		{"bench", "corpus", "build", "--help"}, {"bench", "corpus", "verify", "--help"}, {"tokens", "--help"},
+	var walk func(c *cobra.Command)
+	var paths [][]string
+	walk = func(c *cobra.Command) {
+		if c.Hidden || c.Name() == "help" {
+			return
+		}
+		path := strings.Fields(c.CommandPath())[1:]
+		paths = append(paths, path)
+		if c.Example == "" {
+			t.Errorf("%q has no example", c.CommandPath())
+		}
+		if c.Short == "" {
+			t.Errorf("%q has no description", c.CommandPath())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRoot(testEnv(t, t.TempDir(), nil, io.Discard, io.Discard)))
+	if len(paths) < 20 {
+		t.Fatalf("walked only %d commands", len(paths))
+	}
+	for _, p := range paths {
+		r := runIn(t, t.TempDir(), "", append(p, "--help")...)
+		if r.code != ExitOK || !strings.Contains(r.stdout, "Usage:") || !strings.Contains(r.stdout, "Examples:") {
+			t.Errorf("%v --help: exit %d, stdout %q", p, r.code, r.stdout)
+		}
+	}
+}
+
+// TestUnknownCommands: a typo at any level is a usage error (exit 2) that
+// suggests the command meant and points at that level's help.
+func TestUnknownCommands(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args       []string
+		want, help string
+	}{
+		{[]string{"bogus"}, `unknown command "bogus" for "strata" (its commands:`, "Run 'strata --help' for usage."},
+		{[]string{"benhc"}, `did you mean "bench"?`, "Run 'strata --help' for usage."},
+		{[]string{"bench", "runn"}, `did you mean "run"?`, "Run 'strata bench --help' for usage."},
+		{[]string{"bench", "corpus", "verfy"}, `did you mean "verify"?`, "Run 'strata bench corpus --help' for usage."},
+		{[]string{"bench", "manifest", "ad"}, `did you mean "add"?`, "Run 'strata bench manifest --help' for usage."},
+		{[]string{"engine", "simulat"}, `did you mean "simulate"?`, "Run 'strata engine --help' for usage."},
+		{[]string{"bench", "report"}, "", "Run 'strata bench report --help' for usage."},
+		{[]string{"version", "extra"}, "takes no arguments", "Run 'strata version --help' for usage."},
 	} {
-		r := runIn(t, t.TempDir(), "", args...)
-		if r.code != ExitOK || !strings.Contains(r.stdout, "Usage:") {
-			t.Errorf("%v: exit %d, stdout %q", args, r.code, r.stdout)
+		r := runIn(t, t.TempDir(), "", c.args...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, c.help) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d with %q and %q", c.args, r.code, r.stderr, ExitUsage, c.want, c.help)
+		}
+	}
+}
+
+// TestSimulateHelpDocumentsScenarios: every field a scenario file may hold
+// is named in engine simulate --help, the scenario format's only manual.
+func TestSimulateHelpDocumentsScenarios(t *testing.T) {
+	t.Parallel()
+	r := runIn(t, t.TempDir(), "", "engine", "simulate", "--help")
+	for _, typ := range []reflect.Type{reflect.TypeFor[simengine.Scenario](), reflect.TypeFor[simengine.Behaviour](), reflect.TypeFor[simengine.ToolCallSpec]()} {
+		for f := range typ.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name != "" && !strings.Contains(r.stdout, `"`+name+`"`) {
+				t.Errorf("scenario field %s.%s (%q) is not in engine simulate --help", typ.Name(), f.Name, name)
+			}
 		}
 	}
 }
 
 func TestVersion(t *testing.T) {
 	t.Parallel()
-	r := runIn(t, t.TempDir(), "", "--version")
-	if r.code != 0 || !strings.Contains(r.stdout, "strata-qwen38-thinking-v1-draft.1") {
-		t.Fatalf("exit %d, stdout %q", r.code, r.stdout)
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		r := runIn(t, t.TempDir(), "", args...)
+		if r.code != 0 || !strings.Contains(r.stdout, "strata-qwen38-thinking-v1-draft.1") {
+			t.Errorf("%v: exit %d, stdout %q", args, r.code, r.stdout)
+		}
 	}
 }
 

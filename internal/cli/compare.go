@@ -11,6 +11,7 @@ import (
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/compare"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/quantity"
 	"github.com/strata-bench/strata/internal/validate"
 )
 
@@ -21,13 +22,23 @@ func newCompare(env Env) *cobra.Command {
 		Use:   "compare BASELINE CANDIDATE [--markdown] [--charts DIR]",
 		Short: "Compare two results side by side, per case and metric",
 		Long: `Compare two result folders side by side: per prompt case and metric, each run's
-median with its min–max and n, the difference (candidate − baseline) and the
-ratio, and the sanity verdicts next to each other. Both folders are validated
-first. It refuses to compare across protocol IDs, corpus SHAs, models, model
-files or quantizations; cases and concurrency levels are never pooled (a case in
-one run only is listed, not compared); and it warns loudly when the GPUs, CPU or
-engine versions differ, since a claimed improvement needs a same-machine
-baseline. --markdown prints Markdown; --charts DIR writes one SVG per metric.`,
+median with its min–max and n, the difference (candidate − baseline), the ratio
+and which way the candidate moved (faster/slower for a rate, lower/higher
+latency for a time; within 0.5 % "about the same"), and the sanity verdicts next
+to each other. Both folders are validated first.
+
+It refuses to compare across protocol IDs or corpus SHAs, and unless the two
+ran the same model and quantization. Byte-identical model files (the same
+SHA-256s, whatever their paths) are the same model and quantization even when
+no --quantization was declared, and the output says so; otherwise both runs
+must declare the same quantization (bench run --quantization) and name the same
+model. Cases and concurrency levels are never pooled (a case in one run only is
+listed, not compared), and it warns loudly when the GPUs, CPU or engine
+versions differ, since a claimed improvement needs a same-machine baseline.
+--markdown prints Markdown; --charts DIR writes one SVG per metric, baseline
+and candidate side by side.`,
+		Example: `  strata bench compare bench-results/RUN-A bench-results/RUN-B
+  strata bench compare --markdown --charts charts/ bench-results/RUN-A bench-results/RUN-B`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usagef("compare takes two result folders: BASELINE CANDIDATE")
@@ -46,7 +57,7 @@ baseline. --markdown prints Markdown; --charts DIR writes one SVG per metric.`,
 					return err
 				}
 				if len(v.Violations) > 0 {
-					return fmt.Errorf("%s is not a valid result (%d violation(s), first: %s); run strata bench report on it", a, len(v.Violations), v.Violations[0])
+					return fmt.Errorf("%s is not a valid result (%s, first: %s); run strata bench report on it", a, quantity.Count(len(v.Violations), "violation", "violations"), v.Violations[0])
 				}
 				rs[i] = v.Results
 			}

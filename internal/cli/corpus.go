@@ -13,6 +13,7 @@ import (
 	"github.com/strata-bench/strata/internal/corpus"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/quantity"
 	"github.com/strata-bench/strata/internal/tokenizer"
 )
 
@@ -119,7 +120,9 @@ func buildInputs(tokPath, tmplPath string) (corpus.Inputs, error) {
 
 func newCorpusVerify(env Env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "verify [DIR]",
+		Use: "verify [DIR]",
+		Example: `  strata bench corpus verify
+  strata bench corpus verify path/to/standard-v1`,
 		Short: "Check a fixture bundle byte for byte against its manifest and the protocol's corpus SHA-256",
 		Long: `Check every file of a bundle against MANIFEST.sha256 (nothing missing, altered or
 extra) and the manifest against the protocol's corpus SHA-256. DIR defaults to
@@ -147,7 +150,7 @@ bundle embedded in this binary. Exit 1 names every file that differs.`,
 			var ve *fixtures.VerifyError
 			if errors.As(err, &ve) {
 				fmt.Fprintln(w, ve.Error())
-				return checkFailed(fmt.Sprintf("bundle %s failed verification (%d problem(s))", where, len(ve.Problems)))
+				return checkFailed(fmt.Sprintf("bundle %s failed verification (%s)", where, quantity.Count(len(ve.Problems), "problem", "problems")))
 			}
 			if err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/display"
+	"github.com/strata-bench/strata/internal/quantity"
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
@@ -19,7 +20,10 @@ import (
 
 func newManifest(env Env) *cobra.Command {
 	m := &cobra.Command{
-		Use:   "manifest",
+		Use: "manifest",
+		Example: `  strata bench manifest verify --repo results-repo
+  strata bench manifest add --repo results-repo --results bench-results/RUN \
+      --review-pr https://github.com/OWNER/results/pull/12 --reviewed-by maintainer`,
 		Short: "The approved manifest (bench/approved.json): verify entries, add a reviewed run",
 		Args:  noArgs,
 		RunE:  groupRunE,
@@ -42,7 +46,9 @@ func newManifestVerify(env Env) *cobra.Command {
 	var repoDir string
 	var activate []string
 	cmd := &cobra.Command{
-		Use:   "verify [--repo DIR] [--activate PROTOCOL_ID]",
+		Use: "verify [--repo DIR] [--activate PROTOCOL_ID]",
+		Example: `  strata bench manifest verify
+  strata bench manifest verify --repo results-repo --activate standard-v1`,
 		Short: "Verify every entry of bench/approved.json at its evidence commit",
 		Long: `Read bench/approved.json on the repository's default branch and verify every
 entry: results_path resolved at evidence_commit (from the git objects; no git
@@ -80,9 +86,9 @@ failure names the entry and the reason; exit 1 if any.`,
 					fmt.Fprintf(w, "        %s\n", display.Line(p))
 				}
 			}
-			fmt.Fprintf(w, "%d entr(ies), %d failed (branch %s at %s)\n", len(m.Entries), bad, repo.Branch, repo.Head()[:12])
+			fmt.Fprintf(w, "%s, %d failed (branch %s at %s)\n", quantity.Count(len(m.Entries), "entry", "entries"), bad, repo.Branch, repo.Head()[:12])
 			if bad > 0 {
-				return checkFailed(fmt.Sprintf("%d manifest entr(ies) failed verification", bad))
+				return checkFailed(fmt.Sprintf("%s failed verification", quantity.Count(bad, "manifest entry", "manifest entries")))
 			}
 			return nil
 		},
@@ -96,7 +102,9 @@ func newManifestAdd(env Env) *cobra.Command {
 	var repoDir, results, pr, by string
 	var activate []string
 	cmd := &cobra.Command{
-		Use:   "add --repo DIR --results PATH --review-pr URL --reviewed-by HANDLE",
+		Use: "add --repo DIR --results PATH --review-pr URL --reviewed-by HANDLE",
+		Example: `  strata bench manifest add --repo results-repo --results bench-results/RUN \
+      --review-pr https://github.com/OWNER/results/pull/12 --reviewed-by maintainer`,
 		Short: "A maintainer's helper: verify a reviewed run and add its entry to bench/approved.json",
 		Long: `Verify the report at PATH (bench/results/<folder>/results.json, or the folder)
 on the default branch exactly as "manifest verify" would, then write its entry
@@ -151,7 +159,9 @@ func newSite(env Env) *cobra.Command {
 	var activate []string
 	var serve bool
 	cmd := &cobra.Command{
-		Use:   "site --repo DIR --out DIR [--activate PROTOCOL_ID] [--serve]",
+		Use: "site --repo DIR --out DIR [--activate PROTOCOL_ID] [--serve]",
+		Example: `  strata bench site --repo results-repo --out site
+  strata bench site --repo results-repo --out site --serve`,
 		Short: "Build the static results website from the repository",
 		Long: `Build a static website from the repository's default branch: the standard list
 shows only verified, approved entries of activated protocols (their data from the

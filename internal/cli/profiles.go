@@ -5,12 +5,14 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/engine"
+	"github.com/strata-bench/strata/internal/quantity"
 )
 
 func newProfiles(env Env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "profiles",
-		Short: "List the engine profiles found (./profiles, then the user config folder)",
+		Use:     "profiles",
+		Example: `  strata bench profiles`,
+		Short:   "List the engine profiles found (./profiles, then the user config folder)",
 		Long: `List the engine profiles strata can find: ./profiles/NAME.toml, then
 strata/profiles/NAME.toml in the user config folder (the first of a name wins),
 and the built-in "simulator". A profile that does not parse is listed with its
@@ -46,7 +48,7 @@ Unknown keys are an error.`,
 			}
 			fmt.Fprintf(w, "(looked in %v)\n", engine.Dirs(env.Dir))
 			if bad > 0 {
-				return checkFailed(fmt.Sprintf("%d profile(s) do not parse", bad))
+				return checkFailed(fmt.Sprintf("%s not parse", quantity.Count(bad, "profile does", "profiles do")))
 			}
 			return nil
 		},
@@ -55,7 +57,9 @@ Unknown keys are an error.`,
 
 func newProfileCheck(env Env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "check NAME",
+		Use: "check NAME",
+		Example: `  strata bench profile check simulator
+  strata bench profile check my-llama-server`,
 		Short: "Validate an engine profile",
 		Long: `Read and validate a profile: TOML syntax, no unknown keys, a loopback url, a
 command that exists, a valid load_timeout, an existing workdir, api_key_env
@@ -81,7 +85,7 @@ naming a variable, and the identity track. Every problem is listed; exit 1 if an
 				fmt.Fprintf(w, "%s (%s): ok\n  url %s\n  command %v\n", p.Name, p.Path, p.URL, p.Command)
 				return nil
 			}
-			fmt.Fprintf(w, "%s (%s): %d problem(s)\n", p.Name, p.Path, len(errs))
+			fmt.Fprintf(w, "%s (%s): %s\n", p.Name, p.Path, quantity.Count(len(errs), "problem", "problems"))
 			for _, e := range errs {
 				fmt.Fprintf(w, "  %v\n", e)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/journal"
+	"github.com/strata-bench/strata/internal/quantity"
 	"github.com/strata-bench/strata/internal/result"
 )
 
@@ -77,7 +78,7 @@ journal under the current folder's result location (bench/results, else
 				}
 			}
 			if len(failed) > 0 {
-				return checkFailed(fmt.Sprintf("%d journal(s) could not be recovered: %s", len(failed), strings.Join(failed, ", ")))
+				return checkFailed(fmt.Sprintf("%s could not be recovered: %s", quantity.Count(len(failed), "journal", "journals"), strings.Join(failed, ", ")))
 			}
 			return nil
 		},

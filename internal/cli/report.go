@@ -10,6 +10,7 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/quantity"
 	"github.com/strata-bench/strata/internal/report"
 	"github.com/strata-bench/strata/internal/validate"
 )
@@ -18,7 +19,9 @@ func newReport(env Env) *cobra.Command {
 	var quiet bool
 	var chartsDir string
 	cmd := &cobra.Command{
-		Use:   "report DIR [DIR...]",
+		Use: "report DIR [DIR...]",
+		Example: `  strata bench report bench-results/RUN
+  strata bench report --charts charts/ bench-results/RUN`,
 		Short: "Print a saved result again and re-validate it strictly",
 		Long: `Print the plain report of a result folder and re-validate it strictly: the
 format and schema version (unknown ones are rejected), the JSON Schema
@@ -74,11 +77,11 @@ lists).`,
 					fmt.Fprintf(w, "valid: %s follows the result contract (%d requests, status %s)\n", dir, len(v.Results.Requests), v.Results.Run.Status)
 					continue
 				}
-				fmt.Fprintf(w, "INVALID: %d violation(s) in %s\n", len(v.Violations), dir)
+				fmt.Fprintf(w, "INVALID: %s in %s\n", quantity.Count(len(v.Violations), "violation", "violations"), dir)
 				for _, x := range v.Violations {
 					fmt.Fprintln(w, "  "+x.String())
 				}
-				failed = append(failed, fmt.Sprintf("%s (%d violation(s))", dir, len(v.Violations)))
+				failed = append(failed, fmt.Sprintf("%s (%s)", dir, quantity.Count(len(v.Violations), "violation", "violations")))
 			}
 			if len(failed) > 0 {
 				return checkFailed("failed validation: " + strings.Join(failed, ", "))

@@ -39,6 +39,19 @@ func TestRunSimulateAndReport(t *testing.T) {
 			t.Errorf("missing %s", f)
 		}
 	}
+	// The main command again, then compare the two: the simulator's model
+	// files are byte-identical, so no quantization is needed.
+	if r2 := runIn(t, work, "", "bench", "run", "--simulate"); r2.code != 0 {
+		t.Fatalf("second run: exit %d\n%s", r2.code, r2.stderr)
+	}
+	both, _ := filepath.Glob(filepath.Join(work, "bench", "results", "*-standard-*"))
+	if len(both) != 2 {
+		t.Fatalf("result folders after two runs: %v", both)
+	}
+	cmp := runIn(t, work, "", "bench", "compare", both[0], both[1])
+	if cmp.code != 0 || !strings.Contains(cmp.stdout, "byte-identical") || !strings.Contains(cmp.stdout, "candidate is") {
+		t.Errorf("compare of two main-job runs: exit %d\n%s%s", cmp.code, cmp.stdout, cmp.stderr)
+	}
 	rep := runIn(t, work, "", "bench", "report", dirs[0])
 	if rep.code != 0 || !strings.Contains(rep.stdout, "valid: ") || !strings.Contains(rep.stdout, "# Strata standard benchmark result") {
 		t.Fatalf("report: exit %d\n%s\n%s", rep.code, rep.stdout, rep.stderr)

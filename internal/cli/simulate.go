@@ -23,12 +23,43 @@ func newSimulate(env Env) *cobra.Command {
 /v1/models, /slots, streaming /v1/chat/completions with llama.cpp's chunk shapes,
 usage and timings, and /apply-template and /tokenize for the preflight). By
 default it models a plausible engine; --scenario scripts each request's
-behaviour and faults by request ID (see internal/simengine), and can replay real
+behaviour and faults by request ID (format below), and can replay real
 llama-server captures. --dialect and --build choose the engine it speaks as
 (llama.cpp b10470 by default; "strata-server" serves GET /v1/status), each with
 that engine's reading of the reasoning budget, and --reasoning-budget sets a
 server-level budget as llama-server's does. It says it is a simulator in /props,
-so a run against it is always nonconforming. Stop it with Ctrl-C.`,
+so a run against it is always nonconforming. Stop it with Ctrl-C.
+
+Scenario file (JSON; an unknown field is an error). Request IDs are the
+protocol's, e.g. "performance-prompt-4k-r2" or "sanity-I1" (see a
+result's results.json); "default" applies to every request first, then the
+request's own entry:
+  {"default": {...}, "requests": {"ID": {...}},
+   "props": {"FIELD": VALUE}        replace top-level /props fields
+   "no_slots": true                 /slots answers 501 (no --slots)
+   "no_template_endpoints": true    /apply-template and /tokenize answer 404
+   "tokenize_skew": {"ID": N}       add N to /tokenize's count of ID's prompt
+   "captures_dir": "DIR"}           where "replay" files are read from
+Each behaviour ({...}) may set:
+  output     "reasoning_tokens": N, "answer_tokens": N, "answer": "TEXT",
+             "tool_call": {"name": "NAME", "arguments": "EXACT JSON TEXT"},
+             "no_tool_call": true, "finish_reason": "stop|length|..."
+  counts     "prompt_tokens": N, "cached_tokens": N, "predicted_n_skew": N
+             (added to timings.predicted_n only), "omit_usage": true,
+             "omit_timings": true, "usage_on_finish": true (timings on the
+             finish chunk, no usage chunk)
+  faults     "http_status": CODE with "error_message": "TEXT"; "html": true
+             (200 with an HTML page); after N deltas: "error_event_after",
+             "cut_after" (close), "malformed_after" (broken JSON line),
+             "invalid_utf8_after"; "no_done": true; "duplicate_keys": true
+             (usage repeats a key); "long_line": true (a line over 1 MiB);
+             "empty_deltas": N and "keep_alives": N before the first token;
+             "stall_before_ms": MS (before headers, as queueing),
+             "stall_after_headers_ms": MS; "die": true (the server stops
+             mid-stream); "flood": "lines|deltas|content" (a stream that
+             never ends); "slot_params": {...} (what /slots reports);
+             "replay": "FILE" (serve a recorded llama-server body).
+For example {"requests": {"performance-short-r1": {"cut_after": 5}}}.`,
 		Example: `  strata engine simulate --port 8080 &
   strata bench run --url http://127.0.0.1:8080
   strata engine simulate --port 8081 --dialect llama.cpp --build 9928 --reasoning-budget 16`,

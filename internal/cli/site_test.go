@@ -49,14 +49,17 @@ func TestSiteOnTestRepository(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	idx, _ := os.ReadFile(filepath.Join(out, "index.html"))
-	if n := strings.Count(string(idx), "<tr data-run-id="); n != 10 {
+	if n := strings.Count(string(idx), " data-run-id="); n != 10 {
 		t.Errorf("%d index rows", n)
 	}
 	other, _ := os.ReadFile(filepath.Join(out, "other.html"))
-	for _, l := range []string{"label-legacy", "label-partial", "label-unreviewed", "label-unverifiable"} {
+	for _, l := range []string{"label-legacy", "label-partial", "label-unreviewed", "label-unverifiable", "failed verification: "} {
 		if !strings.Contains(string(other), l) {
 			t.Errorf("other.html lacks %s", l)
 		}
+	}
+	if strings.Contains(string(other), ":;") {
+		t.Error("other.html joins a heading to its reasons with \":;\"")
 	}
 	runs, _ := filepath.Glob(filepath.Join(out, "runs", "*.html"))
 	if len(runs) != 9 {

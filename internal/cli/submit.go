@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/quantity"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/submit"
 	"github.com/strata-bench/strata/internal/validate"
@@ -13,8 +14,9 @@ import (
 
 func newSubmit(env Env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "submit DIR",
-		Short: "Check a result folder and print a results-only pull request's title and body (uploads nothing)",
+		Use:     "submit DIR",
+		Example: `  strata bench submit bench-results/RUN`,
+		Short:   "Check a result folder and print a results-only pull request's title and body (uploads nothing)",
 		Long: `Check a result folder before you share it: the strict validator (with every
 artifact hash), and a scan of every file for private data the redactor would
 replace (home folders, user and host names, machine paths, private addresses,
@@ -51,7 +53,7 @@ uploaded. Exit 1 when a check fails (and no text is printed).`,
 				for _, f := range findings {
 					fmt.Fprintf(w, "private data: %s\n", f)
 				}
-				return checkFailed(fmt.Sprintf("%s is not ready to share: %d violation(s), %d private finding(s)", dir, len(v.Violations), len(findings)))
+				return checkFailed(fmt.Sprintf("%s is not ready to share: %s, %s", dir, quantity.Count(len(v.Violations), "violation", "violations"), quantity.Count(len(findings), "private finding", "private findings")))
 			}
 			fmt.Fprintf(w, "Title:\n%s\n\nBody:\n%s", submit.Title(v.Results), submit.Body(v.Results, filepath.Base(dir)))
 			return nil

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/version"
 )
@@ -18,4 +19,17 @@ func versionString() string {
 		}
 	}
 	return s
+}
+
+func newVersion() *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "Print strata's version, the protocol it implements and the commit it was built from",
+		Example: "  strata version",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(cmd.OutOrStdout(), "strata %s\n", versionString())
+			return nil
+		},
+	}
 }

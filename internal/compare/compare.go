@@ -9,6 +9,7 @@ package compare
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -16,6 +17,7 @@ import (
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/display"
+	"github.com/strata-bench/strata/internal/quantity"
 )
 
 // Row is one case and metric.
@@ -40,6 +42,9 @@ type Comparison struct {
 	Warnings   []string
 	// OnlyIn lists cases present in one run only (never pooled).
 	OnlyIn []string
+	// Notes say how the two were found comparable where it is not plain
+	// (byte-identical model files standing in for a declared quantization).
+	Notes []string
 }
 
 // Refusal says why two results cannot be compared.
@@ -56,19 +61,39 @@ func s(p *string) string {
 	return *p
 }
 
-func files(r *contract.Results) string {
-	var parts []string
+// fileHashes is the sorted SHA-256s of a run's model files, and whether
+// every file was hashed. Paths are left out: the same bytes at another path
+// are the same model.
+func fileHashes(r *contract.Results) ([]string, bool) {
+	var out []string
 	for _, f := range r.Model.Files {
-		parts = append(parts, f.Path+"="+s(f.SHA256))
+		if f.SHA256 == nil || *f.SHA256 == "" {
+			return nil, false
+		}
+		out = append(out, *f.SHA256)
 	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
+	sort.Strings(out)
+	return out, len(out) > 0
+}
+
+// which names the runs a condition holds for.
+func which(base, cand bool) string {
+	switch {
+	case base && cand:
+		return "either run"
+	case base:
+		return "the baseline"
+	}
+	return "the candidate"
 }
 
 func gpus(r *contract.Results) string {
 	var parts []string
 	for _, g := range r.Hardware.GPUs {
 		parts = append(parts, display.Line(g.Name))
+	}
+	if len(parts) == 0 {
+		return "unknown GPU"
 	}
 	return strings.Join(parts, " + ")
 }
@@ -83,16 +108,37 @@ func New(base, cand *contract.Results) (*Comparison, error) {
 	}
 	check("protocol IDs", base.Protocol.ID, cand.Protocol.ID)
 	check("corpus SHA-256s", base.Protocol.CorpusSHA256, cand.Protocol.CorpusSHA256)
-	check("models", s(base.Model.ID), s(cand.Model.ID))
-	check("model files", files(base), files(cand))
-	check("quantizations", s(base.Model.Quantization), s(cand.Model.Quantization))
-	if base.Model.Quantization == nil || cand.Model.Quantization == nil {
-		refuse = append(refuse, "a quantization is not declared, so the two cannot be shown to be the same")
+	// The model and its quantization: byte-identical model files are the
+	// same model and quantization, declared or not. Otherwise both must be
+	// declared, and alike, for the two to be shown to be the same.
+	bh, bok := fileHashes(base)
+	ch, cok := fileHashes(cand)
+	identical := bok && cok && strings.Join(bh, ",") == strings.Join(ch, ",")
+	bq, cq := base.Model.Quantization, cand.Model.Quantization
+	var notes []string
+	switch {
+	case bok && cok && !identical:
+		refuse = append(refuse, "the model files differ (their SHA-256s are not the same set)")
+	case !identical && (!bok || !cok):
+		refuse = append(refuse, fmt.Sprintf("the model files were not hashed in %s, so they cannot be shown to be the same", which(!bok, !cok)))
+	}
+	if base.Model.ID != nil && cand.Model.ID != nil {
+		check("model IDs", *base.Model.ID, *cand.Model.ID)
+	} else if !identical {
+		refuse = append(refuse, fmt.Sprintf("the server named no model in %s, and the model files are not shown to be identical", which(base.Model.ID == nil, cand.Model.ID == nil)))
+	}
+	switch {
+	case bq != nil && cq != nil:
+		check("quantizations", *bq, *cq)
+	case identical:
+		notes = append(notes, fmt.Sprintf("the model files are byte-identical (%s, same SHA-256s), so the model and quantization are the same although the quantization is not declared in %s", quantity.Count(len(bh), "file", "files"), which(bq == nil, cq == nil)))
+	default:
+		refuse = append(refuse, fmt.Sprintf("the quantization is not declared in %s and the model files are not shown to be identical; declare it with bench run --quantization", which(bq == nil, cq == nil)))
 	}
 	if len(refuse) > 0 {
 		return nil, &Refusal{refuse}
 	}
-	c := &Comparison{Base: base, Cand: cand}
+	c := &Comparison{Base: base, Cand: cand, Notes: notes}
 	warn := func(what, a, b string) {
 		if a != b {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("%s differ: %s vs %s", what, display.Line(a), display.Line(b)))
@@ -188,32 +234,57 @@ func caseOrder(id string) int {
 	return 3
 }
 
-func stat(sm *contract.Summary, unit string) string {
+func stat(sm *contract.Summary) string {
 	if sm == nil {
 		return "absent"
 	}
-	prec := 1
-	if unit == contract.UnitSeconds {
-		prec = 3
-	}
-	return sm.Cell(prec)
+	return quantity.Cell(sm)
 }
 
-// diff is the candidate minus the baseline and their ratio.
-func diff(r Row) (string, string) {
-	if r.Base == nil || r.Cand == nil || r.Base.Median == nil || r.Cand.Median == nil {
-		return "–", "–"
+// Change is how the candidate's median differs from the baseline's: the
+// difference in the metric's unit, the ratio, and which way is better
+// ("faster"/"slower" for a rate, "lower latency"/"higher latency" for a
+// time). All three are "–" when either median is missing.
+type Change struct {
+	Diff, Ratio, Direction string
+}
+
+// ChangeOf is the change of one row.
+func ChangeOf(metric string, base, cand *contract.Summary) Change {
+	if base == nil || cand == nil || base.Median == nil || cand.Median == nil {
+		return Change{"–", "–", "–"}
 	}
-	d := *r.Cand.Median - *r.Base.Median
-	ratio := "–"
-	if *r.Base.Median != 0 {
-		ratio = fmt.Sprintf("%.3f×", *r.Cand.Median / *r.Base.Median)
+	b, c := *base.Median, *cand.Median
+	d := quantity.Of(metric, c-b)
+	switch {
+	case c == b || strings.Trim(quantity.Number(c-b), "-0.,") == "":
+		d = "±" + quantity.Of(metric, 0)
+	case c > b:
+		d = "+" + d
 	}
-	prec := 1
-	if contract.Unit(r.Metric) == contract.UnitSeconds {
-		prec = 3
+	out := Change{Diff: d, Ratio: "–", Direction: Direction(metric, b, c)}
+	if b != 0 {
+		out.Ratio = fmt.Sprintf("%.3f×", c/b)
 	}
-	return fmt.Sprintf("%+.*f", prec, d), ratio
+	return out
+}
+
+// Direction says which way the candidate moved from the baseline: a higher
+// rate is faster, a shorter time is lower latency. Medians within 0.5 % of
+// each other are "about the same": the protocol's samples are three.
+func Direction(metric string, base, cand float64) string {
+	rate := contract.Unit(metric) == contract.UnitRate
+	switch {
+	case base == cand || (base != 0 && math.Abs(cand-base)/math.Abs(base) < 0.005):
+		return "about the same"
+	case rate && cand > base:
+		return "faster"
+	case rate:
+		return "slower"
+	case cand < base:
+		return "lower latency"
+	}
+	return "higher latency"
 }
 
 // WriteText writes the comparison as an aligned terminal table.
@@ -222,15 +293,18 @@ func (c *Comparison) WriteText(w io.Writer) {
 	for _, wmsg := range c.Warnings {
 		fmt.Fprintf(w, "WARNING: %s\n", wmsg)
 	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 	for _, o := range c.OnlyIn {
 		fmt.Fprintf(w, "note: %s (not compared)\n", o)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "case\tconc\tmetric\tbaseline\tcandidate\tdiff\tratio")
+	fmt.Fprintln(tw, "case\tconc\tmetric\tbaseline\tcandidate\tdiff\tratio\tcandidate is")
 	for _, r := range c.Rows {
-		d, ratio := diff(r)
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Case, r.Concurrency, r.Metric, stat(r.Base, contract.Unit(r.Metric)), stat(r.Cand, contract.Unit(r.Metric)), d, ratio)
+		ch := ChangeOf(r.Metric, r.Base, r.Cand)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Case, r.Concurrency, r.Metric, stat(r.Base), stat(r.Cand), ch.Diff, ch.Ratio, ch.Direction)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nsanity: %d/%d vs %d/%d\n", c.Base.Quality.Passed, c.Base.Quality.Total, c.Cand.Quality.Passed, c.Cand.Quality.Total)
@@ -248,13 +322,16 @@ func (c *Comparison) WriteMarkdown(w io.Writer) {
 	for _, wmsg := range c.Warnings {
 		fmt.Fprintf(w, "- **Warning:** %s\n", wmsg)
 	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(w, "- Note: %s\n", n)
+	}
 	for _, o := range c.OnlyIn {
 		fmt.Fprintf(w, "- Note: %s (not compared)\n", o)
 	}
-	fmt.Fprintf(w, "\n| Case | Concurrency | Metric | Baseline | Candidate | Difference | Ratio |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+	fmt.Fprintf(w, "\n| Case | Concurrency | Metric | Baseline | Candidate | Difference | Ratio | Candidate is |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range c.Rows {
-		d, ratio := diff(r)
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s |\n", r.Case, r.Concurrency, r.Metric, stat(r.Base, contract.Unit(r.Metric)), stat(r.Cand, contract.Unit(r.Metric)), d, ratio)
+		ch := ChangeOf(r.Metric, r.Base, r.Cand)
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", r.Case, r.Concurrency, r.Metric, stat(r.Base), stat(r.Cand), ch.Diff, ch.Ratio, ch.Direction)
 	}
 	fmt.Fprintf(w, "\n### Sanity: %d/%d vs %d/%d\n\n| Case | Baseline | Candidate |\n| --- | --- | --- |\n", c.Base.Quality.Passed, c.Base.Quality.Total, c.Cand.Quality.Passed, c.Cand.Quality.Total)
 	for _, v := range c.Verdicts {
@@ -263,21 +340,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) {
 }
 
 // Charts returns one SVG per charted metric: for each case, a bar for the
-// baseline and one for the candidate.
+// baseline and one for the candidate, side by side.
 func (c *Comparison) Charts() (map[string][]byte, error) {
-	out := map[string][]byte{}
-	for _, m := range charts.Metrics() {
-		ch := charts.Chart{Title: m.Title + ": baseline vs candidate", Unit: contract.Unit(m.Metric)}
-		for _, k := range charts.Cases(c.Base) {
-			ch.Bars = append(ch.Bars,
-				charts.Bar{Label: k.Label + " (baseline)", Stat: c.Base.Summary(k.Phase, k.ID, m.Metric), Series: 0},
-				charts.Bar{Label: k.Label + " (candidate)", Stat: c.Cand.Summary(k.Phase, k.ID, m.Metric), Series: 1})
-		}
-		b, err := charts.SVG(ch)
-		if err != nil {
-			return nil, err
-		}
-		out[m.Metric] = b
-	}
-	return out, nil
+	return charts.ForPair(c.Base, c.Cand)
 }

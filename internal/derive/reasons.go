@@ -99,6 +99,38 @@ func Remote(base string) *Reason {
 	return &Reason{Kind: RemoteServer, Text: fmt.Sprintf("the server (%s) is not on loopback; standard latency is a loopback measurement", host)}
 }
 
+// RequestReasons are the reasons one request makes the run nonconforming:
+// a refused request, a setting the server resolved otherwise, unexpected
+// cache reuse of the user payload and the length rule (performance
+// requests). Run-level checks use it for every request, and the live line
+// as each request ends, so a warning is shown when it happens.
+func RequestReasons(q contract.Request, o contract.Output, maxShared map[string]int) []Reason {
+	var out []Reason
+	add := func(k Kind, text string) { out = append(out, Reason{Kind: k, Request: q.ID, Text: text}) }
+	if s := o.HTTPStatus; s != nil && (*s == 400 || *s == 422) {
+		msg := ""
+		if o.Error != nil {
+			msg = " (" + o.Error.Message + ")"
+		}
+		add(RefusedRequest, fmt.Sprintf("%s: the server refused the protocol's request with HTTP %d%s; no retry with other settings", q.ID, *s, msg))
+	}
+	if req, known := protocol.Lookup(q.ID); known {
+		for _, m := range Mismatches(req, o.SettingsCheck.SeenFor(q.ID)) {
+			add(SettingOtherwise, "the server resolved "+m)
+		}
+	}
+	if q.Phase != string(protocol.PhasePerformance) {
+		return out
+	}
+	if why, hit := Reuse([]contract.Request{q}, maxShared)[q.ID]; hit {
+		add(CacheReuse, q.ID+": "+why+" (the user payload was read from the cache; restart the engine between runs)")
+	}
+	if bad, why := measure.LengthViolation(q.CaseID, q.Tokens.InputTokens); bad {
+		add(LengthRule, q.ID+": "+why)
+	}
+	return out
+}
+
 // Interruption is the reason an interrupted run is partial.
 func Interruption(how string) Reason {
 	if how == "" {
@@ -129,38 +161,9 @@ func Reasons(ev Evidence) []Reason {
 	if v := res.Software.EngineVersion; v != nil && dialect.IsSimulatorVersion(*v) {
 		add(SimulatedEngine, "", "the server is strata's simulated engine, not a real inference engine: its numbers are made up")
 	}
-	sched := map[string]protocol.Request{}
-	for _, r := range protocol.Schedule(res.Run.OptionalConcurrency) {
-		sched[r.ID] = r
-	}
 	for _, q := range res.Requests {
-		o, ok := ev.Outputs[q.ID]
-		if !ok {
-			continue
-		}
-		if s := o.HTTPStatus; s != nil && (*s == 400 || *s == 422) {
-			msg := ""
-			if o.Error != nil {
-				msg = " (" + o.Error.Message + ")"
-			}
-			add(RefusedRequest, q.ID, fmt.Sprintf("%s: the server refused the protocol's request with HTTP %d%s; no retry with other settings", q.ID, *s, msg))
-		}
-		if req, known := sched[q.ID]; known {
-			for _, m := range Mismatches(req, o.SettingsCheck.SeenFor(q.ID)) {
-				add(SettingOtherwise, q.ID, "the server resolved "+m)
-			}
-		}
-	}
-	reuse := Reuse(res.Requests, ev.MaxShared)
-	for _, q := range res.Requests {
-		if q.Phase != string(protocol.PhasePerformance) {
-			continue
-		}
-		if why, hit := reuse[q.ID]; hit {
-			add(CacheReuse, q.ID, q.ID+": "+why+" (the user payload was read from the cache; restart the engine between runs)")
-		}
-		if bad, why := measure.LengthViolation(q.CaseID, q.Tokens.InputTokens); bad {
-			add(LengthRule, q.ID, q.ID+": "+why)
+		if o, ok := ev.Outputs[q.ID]; ok {
+			out = append(out, RequestReasons(q, o, ev.MaxShared)...)
 		}
 	}
 	if res.Software.StrataCommit == nil {

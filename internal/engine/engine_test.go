@@ -90,7 +90,7 @@ func TestStartWaitStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	var states []string
-	if err := p.WaitReady(context.Background(), healthOf(port), 10*time.Second, func(s string) { states = append(states, s) }); err != nil {
+	if err := p.WaitReady(context.Background(), healthOf(port), 10*time.Second, func(s string, _ time.Duration) { states = append(states, s) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(states) == 0 {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/strata-bench/strata/internal/quantity"
 )
 
 // Process is an engine the runner started.
@@ -124,14 +126,15 @@ type Health func(ctx context.Context) (int, error)
 var ErrLoadTimeout = errors.New("the engine did not finish loading in time")
 
 // WaitReady polls health until it answers 200 (the model is loaded), the
-// process exits, the timeout passes or ctx ends. status reports progress.
-func (p *Process) WaitReady(ctx context.Context, health Health, timeout time.Duration, status func(string)) error {
+// process exits, the timeout passes or ctx ends. status hears the state at
+// every poll ("loading (/health answers 503)") with the time since the
+// start, so a caller can count up against the timeout.
+func (p *Process) WaitReady(ctx context.Context, health Health, timeout time.Duration, status func(state string, elapsed time.Duration)) error {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	start := time.Now()
-	last := ""
 	for {
 		code, err := health(ctx)
 		if err == nil && code == 200 {
@@ -141,9 +144,8 @@ func (p *Process) WaitReady(ctx context.Context, health Health, timeout time.Dur
 		if err == nil {
 			state = fmt.Sprintf("loading (/health answers %d)", code)
 		}
-		if status != nil && state != last {
-			status(fmt.Sprintf("%s after %.0f s", state, time.Since(start).Seconds()))
-			last = state
+		if status != nil {
+			status(state, time.Since(start))
 		}
 		select {
 		case <-p.exited:
@@ -195,7 +197,7 @@ func (s ServedBefore) Summary() string {
 	case s.Answered != nil && *s.Answered == 0:
 		return "it had answered no request before this run"
 	case s.Answered != nil:
-		return fmt.Sprintf("not freshly loaded: it had answered %d request(s) before this run", *s.Answered)
+		return fmt.Sprintf("not freshly loaded: it had answered %s before this run", quantity.Count(int(*s.Answered), "request", "requests"))
 	}
 	return s.Reason
 }

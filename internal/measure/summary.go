@@ -199,3 +199,24 @@ func Rounds(reqs []contract.Request, timing map[string]RoundTiming) ([]contract.
 	}
 	return out, missing
 }
+
+// Samples returns the values a summary was made of, in the order of its
+// included request IDs: what a chart draws as dots beside the median.
+func Samples(r *contract.Results, s *contract.Summary) []float64 {
+	if s == nil {
+		return nil
+	}
+	byID := make(map[string]*contract.Request, len(r.Requests))
+	for i := range r.Requests {
+		byID[r.Requests[i].ID] = &r.Requests[i]
+	}
+	var out []float64
+	for _, id := range s.IncludedRequestIDs {
+		if q := byID[id]; q != nil {
+			if v := metricValue(q, s.Metric); v != nil {
+				out = append(out, *v)
+			}
+		}
+	}
+	return out
+}

@@ -29,6 +29,7 @@ import (
 	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/quantity"
 )
 
 // Endpoints the check uses (llama.cpp's server and servers built on it).
@@ -109,10 +110,10 @@ func FitContext(b *fixtures.Bundle, n int64) *ContextFit {
 func (c *ContextFit) Warnings() []string {
 	var out []string
 	if len(c.TooLong) > 0 {
-		out = append(out, fmt.Sprintf("%d request(s) have prompts longer than the engine's per-slot context of %d tokens and will fail: %s", len(c.TooLong), c.Tokens, strings.Join(c.TooLong, ", ")))
+		out = append(out, fmt.Sprintf("%s prompts longer than the engine's per-slot context of %d tokens and will fail: %s", quantity.Count(len(c.TooLong), "request has", "requests have"), c.Tokens, strings.Join(c.TooLong, ", ")))
 	}
 	if len(c.MayFill) > 0 {
-		out = append(out, fmt.Sprintf("%d request(s) may stop before their cap because prompt plus cap exceed the per-slot context of %d tokens: %s", len(c.MayFill), c.Tokens, strings.Join(c.MayFill, ", ")))
+		out = append(out, fmt.Sprintf("%s stop before their cap because prompt plus cap exceed the per-slot context of %d tokens: %s", quantity.Count(len(c.MayFill), "request may", "requests may"), c.Tokens, strings.Join(c.MayFill, ", ")))
 	}
 	return out
 }

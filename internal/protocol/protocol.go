@@ -236,6 +236,16 @@ func ConcurrencyID(round, client int) string {
 // ConcurrencySeed is the seed of client j (1..4) in round r (1..3).
 func ConcurrencySeed(round, client int) int { return 4*(round-1) + client }
 
+// Lookup returns the scheduled request with this ID, required or optional.
+func Lookup(id string) (Request, bool) {
+	for _, r := range Schedule(true) {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Request{}, false
+}
+
 // Schedule returns the scheduled requests in run order: the 22 required ones
 // and, when optional is true, the 12 of the concurrency stage.
 func Schedule(optional bool) []Request {

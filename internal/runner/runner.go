@@ -69,10 +69,15 @@ type Record struct {
 // Progress receives live progress. All methods may be called from several
 // goroutines during the concurrency stage.
 type Progress interface {
+	// Planned hears the whole schedule before the first request.
+	Planned(reqs []*Executed)
 	Stage(phase protocol.Phase, requests int)
 	Begin(id string, index, total int)
 	Event(id, kind string)
 	End(id string, e *Executed)
+	// Checked hears a request once its record is final: the stream ended
+	// and the resolved settings were checked.
+	Checked(e *Executed)
 }
 
 // Config is what a run needs.
@@ -149,6 +154,9 @@ func Run(ctx context.Context, cfg Config) *Record {
 		rec.Requests = append(rec.Requests, e)
 	}
 	r := &run{cfg: cfg, rec: rec}
+	if cfg.Progress != nil {
+		cfg.Progress.Planned(rec.Requests)
+	}
 	r.stages(ctx)
 	if ctx.Err() != nil {
 		rec.Interrupted, rec.Interruption = true, Interruption(ctx)
@@ -234,6 +242,9 @@ func (r *run) one(ctx context.Context, e *Executed, i, n int) {
 	e.Settings = checkSettings(ctx, r.cfg.Client, []*Executed{e})
 	if j := r.cfg.Journal; j != nil {
 		j.Done(r.rec, e)
+	}
+	if p := r.cfg.Progress; p != nil {
+		p.Checked(e)
 	}
 	if e.Outcome.Failed() {
 		r.afterFailure(ctx, e.Req.ID)
@@ -338,6 +349,9 @@ func (r *run) concurrency(ctx context.Context, list []*Executed) {
 			e.Settings = check
 			if j := r.cfg.Journal; j != nil {
 				j.Done(r.rec, e)
+			}
+			if p := r.cfg.Progress; p != nil {
+				p.Checked(e)
 			}
 		}
 		if failed != "" {

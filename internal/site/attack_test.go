@@ -102,7 +102,7 @@ func publishedFiles(t *testing.T, s *resulttest.Scenario, c *site.Site, dir stri
 		".js", ".mjs", ".cjs", ".css", ".wasm", ".pdf", ".mht", ".mhtml", ".swf"}
 	published := map[string]map[string]bool{} // slug -> original names
 	for _, f := range siteFiles(t, dir) {
-		if own[f] {
+		if own[f] || isComparePage(f) {
 			continue
 		}
 		for _, ext := range rendered {
@@ -157,6 +157,13 @@ func publishedFiles(t *testing.T, s *resulttest.Scenario, c *site.Site, dir stri
 	if !published[runByRole(t, s, c, "legacy").Slug]["README.md"] {
 		t.Error("the legacy README is not published")
 	}
+}
+
+// isComparePage reports whether f is one of the site's compare pages
+// (compare/<slug>-vs-<slug>.html): evidence is only ever under runs/.
+func isComparePage(f string) bool {
+	name, ok := strings.CutPrefix(f, "compare/")
+	return ok && !strings.Contains(name, "/") && strings.HasSuffix(name, ".html")
 }
 
 // urlPath escapes each element of a site path.

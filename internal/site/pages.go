@@ -13,28 +13,96 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/quantity"
 )
 
 var funcs = template.FuncMap{
 	"join":    strings.Join,
 	"add":     func(a, b int) int { return a + b },
-	"deref":   func(p *float64) float64 { return *p },
-	"deref64": func(p *int64) int64 { return *p },
 	"page":    func(title, root string) map[string]string { return map[string]string{"Title": title, "Root": root} },
 	"csp":     func() string { return Policy },
+	"seconds": func(p *float64) string { return quantity.Seconds(*p) },
+	"rate":    func(p *float64) string { return quantity.Rate(*p) },
+	"tokens":  func(p *int64) string { return quantity.Grouped(float64(*p), 0) },
+	"heads":   func() []metricHead { return metricHeads },
+	"clients": concurrencyLabel,
+	"side": func(role, class string, r *Run) map[string]any {
+		return map[string]any{"Role": role, "Class": class, "Run": r}
+	},
+}
+
+// metricHead is a column of the five summary metrics.
+type metricHead struct {
+	Metric, Title, Unit string
+}
+
+// metricHeads are contract.SummaryMetrics() in report order, with the
+// titles and units the pages show.
+var metricHeads = func() []metricHead {
+	titles := map[string]string{
+		contract.MetricPromptTPS: "Prompt rate", contract.MetricDecodeTPS: "Decode rate", contract.MetricTTFT: "TTFT",
+		contract.MetricFirstAnswer: "First answer", contract.MetricTotal: "Total time",
+	}
+	var out []metricHead
+	for _, m := range contract.SummaryMetrics() {
+		unit := "s"
+		if contract.Unit(m) == contract.UnitRate {
+			unit = "tok/s"
+		}
+		out = append(out, metricHead{Metric: m, Title: titles[m], Unit: unit})
+	}
+	return out
+}()
+
+// cell is a summary as a page shows it: the median large, the range and
+// n small beneath it; Full is the whole of quantity.Cell for a tooltip.
+type cell struct {
+	Title, Median, Range, N, Full string
+	Measured                      bool
+}
+
+// cellOf writes a summary (nil or empty: not measured).
+func cellOf(title string, s *contract.Summary) cell {
+	c := cell{Title: title, Full: quantity.Cell(s)}
+	if s == nil || s.N == 0 || s.Median == nil || s.Min == nil || s.Max == nil {
+		c.Median, c.N = "not measured", "n=0"
+		return c
+	}
+	c.Measured = true
+	c.Median = quantity.Of(s.Metric, *s.Median)
+	lo, hi := quantity.Of(s.Metric, *s.Min), quantity.Of(s.Metric, *s.Max)
+	for _, unit := range []string{" tok/s", " s"} {
+		if strings.HasSuffix(lo, unit) && strings.HasSuffix(hi, unit) {
+			lo, hi = strings.TrimSuffix(lo, unit), strings.TrimSuffix(hi, unit)
+			break
+		}
+	}
+	c.Range, c.N = lo+"–"+hi, fmt.Sprintf("n=%d", s.N)
+	return c
+}
+
+// cells are the five metrics of a case.
+func cells(r *contract.Results, phase, caseID string) []cell {
+	var out []cell
+	for _, h := range metricHeads {
+		out = append(out, cellOf(h.Title, r.Summary(phase, caseID, h.Metric)))
+	}
+	return out
 }
 
 // Row is one (run, case) line of the comparison table.
 type Row struct {
 	Slug, RunID, GPU, Model, Quant, Track, Protocol, Case string
 	Concurrency                                           int
-	Input, Cached                                         string
-	Prompt, Decode, TTFT, Total                           string
+	Input, Cached                                         tokenCount
+	Metrics                                               []cell
 	Capped, Sanity                                        string
 	Verification                                          string
 	// Status is the run's outcome; a partial run keeps its label and is
 	// never shown as a complete result.
 	Status string
+	// First marks a run's first row.
+	First bool
 }
 
 type indexPage struct {
@@ -51,8 +119,21 @@ func str(p *string) string {
 	return *p
 }
 
-// tokenRange is "median (min–max)" of a token count over a case's requests.
-func tokenRange(r *contract.Results, phase, caseID string, get func(contract.Tokens) *int64) string {
+// tokenCount is the median of a token count over a case's requests, and
+// its min–max.
+type tokenCount struct {
+	Median, Range string
+}
+
+func (t tokenCount) String() string {
+	if t.Range == "" {
+		return t.Median
+	}
+	return t.Median + " (" + t.Range + ")"
+}
+
+// tokenRange is the token count of a case's requests.
+func tokenRange(r *contract.Results, phase, caseID string, get func(contract.Tokens) *int64) tokenCount {
 	var xs []float64
 	for _, q := range r.Requests {
 		if q.Phase == phase && q.CaseID == caseID {
@@ -62,10 +143,14 @@ func tokenRange(r *contract.Results, phase, caseID string, get func(contract.Tok
 		}
 	}
 	if len(xs) == 0 {
-		return "not measured"
+		return tokenCount{Median: "not measured"}
 	}
 	sort.Float64s(xs)
-	return fmt.Sprintf("%.0f (%.0f–%.0f)", measure.Median(xs), xs[0], xs[len(xs)-1])
+	t := tokenCount{Median: quantity.Grouped(measure.Median(xs), 0)}
+	if xs[0] != xs[len(xs)-1] {
+		t.Range = quantity.Grouped(xs[0], 0) + "–" + quantity.Grouped(xs[len(xs)-1], 0)
+	}
+	return t
 }
 
 func capped(r *contract.Results, phase, caseID string) string {
@@ -86,17 +171,14 @@ func indexData(s *Site) indexPage {
 	sets := map[string]map[string]bool{"gpu": {}, "model": {}, "quant": {}, "track": {}}
 	for _, run := range s.Approved {
 		r := run.Results
-		for _, k := range charts.Cases(r) {
-			row := Row{
+		for i, k := range charts.Cases(r) {
+			row := Row{First: i == 0,
 				Slug: run.Slug, RunID: r.Run.ID, GPU: r.GPULabel(), Model: str(r.Model.ID), Quant: str(r.Model.Quantization),
 				Track: r.Configuration.Track, Protocol: r.Protocol.ID, Case: k.ID, Concurrency: concurrencyOf(k.Phase),
-				Input:  tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.InputTokens }),
-				Cached: tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.CachedTokens }),
-				Prompt: r.Summary(k.Phase, k.ID, contract.MetricPromptTPS).Cell(1),
-				Decode: r.Summary(k.Phase, k.ID, contract.MetricDecodeTPS).Cell(1),
-				TTFT:   r.Summary(k.Phase, k.ID, contract.MetricTTFT).Cell(3),
-				Total:  r.Summary(k.Phase, k.ID, contract.MetricTotal).Cell(3),
-				Capped: capped(r, k.Phase, k.ID), Sanity: fmt.Sprintf("%d/%d", r.Quality.Passed, r.Quality.Total),
+				Input:   tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.InputTokens }),
+				Cached:  tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.CachedTokens }),
+				Metrics: cells(r, k.Phase, k.ID),
+				Capped:  capped(r, k.Phase, k.ID), Sanity: fmt.Sprintf("%d/%d", r.Quality.Passed, r.Quality.Total),
 				Verification: run.Entry.Verification, Status: r.Run.Status,
 			}
 			p.Rows = append(p.Rows, row)
@@ -122,14 +204,16 @@ type runPageData struct {
 	Cases    []caseRow
 	Charts   []template.HTML
 	Verdicts []verdict
+	Pairs    []pairLink
 	Files    []fileLink
 }
 
 type caseRow struct {
-	Phase, Case                              string
-	Concurrency                              int
-	Capped, Input, Cached, Read              string
-	Prompt, Decode, TTFT, FirstAnswer, Total string
+	Phase, Case         string
+	Concurrency         int
+	Capped              string
+	Input, Cached, Read tokenCount
+	Metrics             []cell
 }
 
 type verdict struct {
@@ -142,22 +226,42 @@ type fileLink struct {
 	Kind, Name, Href, SHA256, Withheld string
 }
 
-// runPage is a run's page; evidence is run.Evidence().
-func runPage(run *Run, evidence []Evidence) runPageData {
+// pairLink is, on a run page, one pair the run is in: the other run, and
+// the compare page or the reasons compare.New refused the pair.
+type pairLink struct {
+	Role     string // of this run: "baseline" or "candidate"
+	Other    *Run
+	Href     string // "" for a refused pair
+	Warnings int
+	Reasons  []string
+}
+
+// chartsOf orders a chart map by charts.Metrics(). Each SVG is drawn by
+// the charts package's html/template: every label in it is already
+// escaped.
+func chartsOf(cs map[string][]byte) []template.HTML {
+	var out []template.HTML
+	for _, m := range charts.Metrics() {
+		if b, ok := cs[m.Metric]; ok {
+			out = append(out, template.HTML(b))
+		}
+	}
+	return out
+}
+
+// runPage is a run's page; evidence is run.Evidence(), pairs the pairs the
+// run is in.
+func runPage(run *Run, evidence []Evidence, pairs []*pair) runPageData {
 	d := runPageData{Run: run, R: run.Results}
 	r := run.Results
 	if r != nil {
 		for _, k := range charts.Cases(r) {
 			d.Cases = append(d.Cases, caseRow{
 				Phase: k.Phase, Case: k.ID, Concurrency: concurrencyOf(k.Phase), Capped: capped(r, k.Phase, k.ID),
-				Input:       tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.InputTokens }),
-				Cached:      tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.CachedTokens }),
-				Read:        tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.ReadTokens }),
-				Prompt:      r.Summary(k.Phase, k.ID, contract.MetricPromptTPS).Cell(1),
-				Decode:      r.Summary(k.Phase, k.ID, contract.MetricDecodeTPS).Cell(1),
-				TTFT:        r.Summary(k.Phase, k.ID, contract.MetricTTFT).Cell(3),
-				FirstAnswer: r.Summary(k.Phase, k.ID, contract.MetricFirstAnswer).Cell(3),
-				Total:       r.Summary(k.Phase, k.ID, contract.MetricTotal).Cell(3),
+				Input:   tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.InputTokens }),
+				Cached:  tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.CachedTokens }),
+				Read:    tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.ReadTokens }),
+				Metrics: cells(r, k.Phase, k.ID),
 			})
 		}
 		for _, q := range r.Requests {
@@ -171,12 +275,18 @@ func runPage(run *Run, evidence []Evidence) runPageData {
 			d.Verdicts = append(d.Verdicts, verdict{q.CaseID, q.Status, v, q.Evaluation.Reason})
 		}
 		if cs, err := charts.ForRun(r); err == nil {
-			for _, m := range charts.Metrics() {
-				// Drawn by the charts package's html/template: every
-				// label in it is already escaped.
-				d.Charts = append(d.Charts, template.HTML(cs[m.Metric]))
-			}
+			d.Charts = chartsOf(cs)
 		}
+	}
+	for _, p := range pairs {
+		l := pairLink{Role: "baseline", Other: p.Cand, Reasons: p.Reasons}
+		if p.Cand == run {
+			l.Role, l.Other = "candidate", p.Base
+		}
+		if p.Cmp != nil {
+			l.Href, l.Warnings = "../compare/"+p.Name+".html", len(p.Cmp.Warnings)
+		}
+		d.Pairs = append(d.Pairs, l)
 	}
 	for _, e := range evidence {
 		l := fileLink{Kind: e.Kind, Name: e.Name, SHA256: e.SHA256, Withheld: e.Withheld}

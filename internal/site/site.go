@@ -10,6 +10,13 @@
 // that allows nothing inline, so a string that ever slipped through would
 // still not run. Of a result folder the site publishes only the evidence it
 // means to (see Run.Evidence), each file as plain text.
+//
+// Approved runs of one protocol and model are also put side by side on
+// compare pages (compare/<slug>-vs-<slug>.html), built by compare.New with
+// the refusals and warnings of bench compare; which pairs get one is
+// bounded (see maxPairs). Every page fits a laptop's and a phone's width
+// without scrolling sideways, and every number is written by package
+// quantity.
 package site
 
 import (
@@ -24,8 +31,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/strata-bench/strata/internal/contract"
@@ -204,7 +214,7 @@ func Collect(repo *manifest.Repo, o manifest.Options) (*Site, error) {
 		if reasons, ok := failed[name]; ok {
 			// It is in the manifest but did not verify: its problems are the
 			// whole story.
-			r.Label, r.Reasons = LabelUnverifiable, append([]string{"in the approved manifest, but it failed verification:"}, reasons...)
+			r.Label, r.Reasons = LabelUnverifiable, []string{"in the approved manifest, but it failed verification: " + strings.Join(reasons, "; ")}
 		}
 		s.Others = append(s.Others, r)
 	}
@@ -361,16 +371,73 @@ func render(s *Site, dir string) error {
 	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o755); err != nil {
 		return err
 	}
-	for _, r := range append(append([]*Run{}, s.Approved...), s.Others...) {
+	all, pairsOf := pairs(s)
+	runs := append(append([]*Run{}, s.Approved...), s.Others...)
+	err = each(len(runs), func(i int) error {
+		r := runs[i]
 		evidence := r.Evidence() // once: it hashes every listed file
 		if err := writeEvidence(filepath.Join(dir, "runs", r.Slug), evidence); err != nil {
 			return fmt.Errorf("evidence of %s: %w", r.Folder, err)
 		}
-		if err := write(filepath.Join("runs", r.Slug+".html"), "run.html", runPage(r, evidence)); err != nil {
-			return err
+		return write(filepath.Join("runs", r.Slug+".html"), "run.html", runPage(r, evidence, pairsOf[r]))
+	})
+	if err != nil {
+		return err
+	}
+	// Compare pages are not under runs/: everything there but a run's page
+	// is its evidence, served as text.
+	var compared []*pair
+	for _, p := range all {
+		if p.Cmp != nil {
+			compared = append(compared, p)
 		}
 	}
-	return nil
+	if len(compared) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "compare"), 0o755); err != nil {
+		return err
+	}
+	return each(len(compared), func(i int) error {
+		p := compared[i]
+		return write(filepath.Join("compare", p.Name+".html"), "compare.html", compareData(p))
+	})
+}
+
+// each calls f(0) ... f(n-1), on as many goroutines as there are CPUs, and
+// returns the first error. Every page has its own file, and a parsed
+// template may be executed concurrently.
+func each(n int, f func(i int) error) error {
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		first    error
+		next     atomic.Int64
+		failed   atomic.Bool
+		nWorkers = min(runtime.GOMAXPROCS(0), n)
+	)
+	for range nWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := f(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					failed.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
 }
 
 // writeEvidence writes a run's published files into its folder, each under

@@ -48,6 +48,15 @@ func TestSite(t *testing.T) {
 	t.Run("draft shows nothing", func(t *testing.T) { draftShowsNothing(t, repo) })
 	t.Run("browser", func(t *testing.T) { inBrowser(t, s, c, dir) })
 	t.Run("browser attack", func(t *testing.T) { attackInBrowser(t, s, c, dir) })
+	// The same site with a comparable pair of runs.
+	tw := twinSite(t, s, c)
+	twDir := filepath.Join(t.TempDir(), "site-twin")
+	if err := site.Build(tw, twDir); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("layout", func(t *testing.T) { layoutInBrowser(t, s, tw, twDir) })
+	t.Run("comparisons: published files", func(t *testing.T) { publishedFiles(t, s, tw, twDir) })
+	t.Run("comparisons: browser attack", func(t *testing.T) { attackInBrowser(t, s, tw, twDir) })
 }
 
 func collectLabels(t *testing.T, s *resulttest.Scenario, c *site.Site) {

@@ -1,0 +1,157 @@
+package benchrun
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mattn/go-runewidth"
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/liveline"
+	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/runner"
+)
+
+// fakeClock is a clock the test moves.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func schedule(t *testing.T, optional bool) []*runner.Executed {
+	t.Helper()
+	b, err := prompts.Bundle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*runner.Executed
+	for _, r := range protocol.Schedule(optional) {
+		f, err := b.Fixture(r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, &runner.Executed{Req: r, Fixture: f})
+	}
+	return out
+}
+
+// status is the last status line drawn in out.
+func status(out string) string {
+	segs := strings.Split(out, "\r\033[K")
+	last := segs[len(segs)-1]
+	if i := strings.LastIndexByte(last, '\n'); i >= 0 {
+		last = last[i+1:]
+	}
+	return last
+}
+
+func f64(v float64) *float64 { return &v }
+
+// finish ends a request as a stream of n deltas that took ttft then decode.
+func finish(p *progress, clk *fakeClock, e *runner.Executed, ttft, decode time.Duration, n int) {
+	p.Begin(e.Req.ID, 0, 0)
+	clk.add(ttft)
+	for range n {
+		p.Event(e.Req.ID, client.EvAnswer)
+		clk.add(decode / time.Duration(n))
+	}
+	stop := "stop"
+	e.Outcome = &client.Outcome{TTFT: f64(ttft.Seconds()), Total: (ttft + decode).Seconds(), FinishReason: &stop}
+	p.End(e.Req.ID, e)
+}
+
+func TestStatusLine(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	clk := &fakeClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	scr := liveline.New(&out, true, func() int { return 50 })
+	one := int64(1)
+	p := newProgress(scr, clk.now, nil, &one)
+	defer p.finish()
+	plan := schedule(t, true)
+	p.Planned(plan)
+	p.Stage(protocol.PhaseWarmup, 1)
+	p.Begin(plan[0].Req.ID, 1, 1)
+	if s := status(out.String()); !strings.HasPrefix(s, "1/34 warmup · time left: measuring · warmup") {
+		t.Errorf("before any rate: %q", s)
+	}
+	clk.add(time.Second)
+	finish(p, clk, plan[0], 200*time.Millisecond, time.Second, 128) // the warm-up ends (Begin again is harmless)
+
+	p.Stage(protocol.PhasePerformance, 9)
+	short := plan[1]
+	p.Begin(short.Req.ID, 1, 9)
+	clk.add(300 * time.Millisecond)
+	s := status(out.String())
+	if !regexp.MustCompile(`^2/34 performance · ~\d+(m\d+s| s) left`).MatchString(s) {
+		t.Errorf("position and time left: %q", s)
+	}
+	p.Event(short.Req.ID, client.EvReasoning)
+	for range 40 {
+		clk.add(25 * time.Millisecond)
+		p.Event(short.Req.ID, client.EvReasoning)
+	}
+	if s := status(out.String()); !strings.Contains(s, "short r1 reaso") {
+		t.Errorf("reasoning: %q", s)
+	}
+	// The full line, on a wide terminal, has the live rate and the clock.
+	var full bytes.Buffer
+	p.scr = liveline.New(&full, true, func() int { return 200 })
+	clk.add(200 * time.Millisecond)
+	p.mu.Lock()
+	p.render()
+	p.mu.Unlock()
+	if s := status(full.String()); !regexp.MustCompile(`short r1 reasoning 41 tok 33\.3 tok/s · run \d+ s$`).MatchString(s) {
+		t.Errorf("wide line: %q", s)
+	}
+	p.scr = scr
+
+	// Concurrency with one slot: one request in prefill, the rest queued.
+	var conc []*runner.Executed
+	for _, e := range plan {
+		if e.Req.Phase == protocol.PhaseConcurrency && e.Req.Round == 1 {
+			conc = append(conc, e)
+		}
+	}
+	p.End(short.Req.ID, short)
+	p.Stage(protocol.PhaseConcurrency, 12)
+	var c bytes.Buffer
+	p.scr = liveline.New(&c, true, func() int { return 200 })
+	for _, e := range conc {
+		p.Begin(e.Req.ID, 0, 0)
+	}
+	if s := status(c.String()); !strings.Contains(s, "prefill 33 tok") || strings.Count(s, "queued") != 3 {
+		t.Errorf("one slot, four clients: %q", s)
+	}
+	// Every status line drawn on the 50-cell screen fits it.
+	for _, seg := range strings.Split(out.String(), "\r\033[K") {
+		for _, row := range strings.Split(seg, "\n") {
+			if w := runewidth.StringWidth(row); w >= 50 {
+				t.Errorf("a %d-cell row on a 50-cell terminal: %q", w, row)
+			}
+		}
+	}
+}
+
+func TestClock(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		s    float64
+		want string
+	}{{0.4, "0 s"}, {42, "42 s"}, {185, "3m05s"}, {3720, "1h02m"}} {
+		if got := clock(c.s); got != c.want {
+			t.Errorf("clock(%g) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,166 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/strata-bench/strata/internal/contract"
+)
+
+// load reads a committed result folder's results.json.
+func load(t *testing.T, name string) *contract.Results {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "results", name, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r contract.Results
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
+func str(s string) *string { return &s }
+
+// TestIdentity: which pairs are the same model and quantization.
+func TestIdentity(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name       string
+		edit       func(base, cand *contract.Results)
+		refuse     []string // substrings of the refusal; none: compared
+		note       string
+		notRefused bool
+	}{
+		{name: "declared and alike", edit: func(b, c *contract.Results) {}},
+		{name: "identical files, no quantization declared", edit: func(b, c *contract.Results) {
+			b.Model.Quantization, c.Model.Quantization = nil, nil
+		}, note: "byte-identical (1 file, same SHA-256s), so the model and quantization are the same although the quantization is not declared in either run"},
+		{name: "identical files at other paths, one declares", edit: func(b, c *contract.Results) {
+			c.Model.Quantization = nil
+			c.Model.Files[0].Path = "elsewhere/" + c.Model.Files[0].Path
+		}, note: "not declared in the candidate"},
+		{name: "declared quantizations differ", edit: func(b, c *contract.Results) {
+			c.Model.Quantization = str("Q4_K_M")
+		}, refuse: []string{"quantizations differ"}},
+		{name: "different files, undeclared", edit: func(b, c *contract.Results) {
+			c.Model.Files[0].SHA256 = str(strings.Repeat("ab", 32))
+			b.Model.Quantization, c.Model.Quantization = nil, nil
+		}, refuse: []string{"the model files differ", "--quantization"}},
+		{name: "different files, declared alike", edit: func(b, c *contract.Results) {
+			c.Model.Files[0].SHA256 = str(strings.Repeat("ab", 32))
+		}, refuse: []string{"the model files differ"}},
+		{name: "unhashed, undeclared", edit: func(b, c *contract.Results) {
+			b.Model.Files, c.Model.Files = nil, nil
+			b.Model.Quantization = nil
+		}, refuse: []string{"not hashed in either run", "not declared in the baseline", "--quantization"}},
+		{name: "unhashed, declared alike", edit: func(b, c *contract.Results) {
+			c.Model.Files[0].SHA256 = nil
+		}, refuse: []string{"not hashed in the candidate"}},
+		{name: "other model ID", edit: func(b, c *contract.Results) {
+			c.Model.ID = str("another-model")
+		}, refuse: []string{"model IDs differ"}},
+		{name: "other protocol", edit: func(b, c *contract.Results) {
+			c.Protocol.ID = "other-protocol"
+		}, refuse: []string{"protocol IDs differ"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b, cd := load(t, "baseline"), load(t, "candidate")
+			c.edit(b, cd)
+			cmp, err := New(b, cd)
+			if len(c.refuse) > 0 {
+				if err == nil {
+					t.Fatalf("compared; want a refusal with %q", c.refuse)
+				}
+				for _, want := range c.refuse {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("refusal %q lacks %q", err, want)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			var out bytes.Buffer
+			cmp.WriteText(&out)
+			if c.note != "" && !strings.Contains(out.String(), "note: "+"the model files are "+c.note) && !strings.Contains(out.String(), c.note) {
+				t.Errorf("no note %q in\n%s", c.note, out.String())
+			}
+			if c.note == "" && strings.Contains(out.String(), "byte-identical") {
+				t.Errorf("a declared pair says it relied on the files:\n%s", out.String())
+			}
+		})
+	}
+}
+
+func f(v float64) *float64 { return &v }
+
+func TestChange(t *testing.T) {
+	t.Parallel()
+	sum := func(m string, v float64) *contract.Summary {
+		return &contract.Summary{Metric: m, Median: f(v), Min: f(v), Max: f(v), N: 3}
+	}
+	for _, c := range []struct {
+		metric     string
+		base, cand float64
+		want       Change
+	}{
+		{contract.MetricDecodeTPS, 40, 82, Change{"+42.0 tok/s", "2.050×", "faster"}},
+		{contract.MetricPromptTPS, 2000, 1000, Change{"-1,000 tok/s", "0.500×", "slower"}},
+		{contract.MetricTTFT, 0.42, 0.21, Change{"-0.210 s", "0.500×", "lower latency"}},
+		{contract.MetricTotal, 10, 12, Change{"+2.00 s", "1.200×", "higher latency"}},
+		{contract.MetricTotal, 10, 10, Change{"±0 s", "1.000×", "about the same"}},
+		{contract.MetricTTFT, 0.5, 0.5000001, Change{"±0 s", "1.000×", "about the same"}},
+		{contract.MetricTTFT, 0, 0.1, Change{"+0.100 s", "–", "higher latency"}},
+	} {
+		got := ChangeOf(c.metric, sum(c.metric, c.base), sum(c.metric, c.cand))
+		if got != c.want {
+			t.Errorf("%s %g→%g: %+v, want %+v", c.metric, c.base, c.cand, got, c.want)
+		}
+	}
+	if got := ChangeOf(contract.MetricTTFT, nil, sum(contract.MetricTTFT, 1)); got != (Change{"–", "–", "–"}) {
+		t.Errorf("absent baseline: %+v", got)
+	}
+}
+
+// TestTextReadable: the table has units and directions and no bare zero
+// differences or exponent notation; an unknown GPU is named as such.
+func TestTextReadable(t *testing.T) {
+	t.Parallel()
+	b, cd := load(t, "baseline"), load(t, "candidate")
+	b.Hardware.GPUs = nil
+	cmp, err := New(b, cd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, write := range []func(*Comparison, *bytes.Buffer){
+		func(c *Comparison, w *bytes.Buffer) { c.WriteText(w) },
+		func(c *Comparison, w *bytes.Buffer) { c.WriteMarkdown(w) },
+	} {
+		var out bytes.Buffer
+		write(cmp, &out)
+		s := out.String()
+		if strings.Contains(s, "(, ") {
+			t.Errorf("an empty GPU name:\n%s", s)
+		}
+		if m := regexp.MustCompile(`[+-]0(\.0+)? `).FindString(s); m != "" {
+			t.Errorf("a signed zero difference %q:\n%s", m, s)
+		}
+		if regexp.MustCompile(`\de[+-]\d`).MatchString(s) {
+			t.Errorf("exponent notation:\n%s", s)
+		}
+		for _, want := range []string{"unknown gpu", "tok/s", "faster", "candidate is"} {
+			if !strings.Contains(strings.ToLower(s), want) {
+				t.Errorf("output lacks %q:\n%s", want, s)
+			}
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package site
+
+import (
+	"errors"
+	"fmt"
+	"html/template"
+	"sort"
+
+	"github.com/strata-bench/strata/internal/charts"
+	"github.com/strata-bench/strata/internal/compare"
+)
+
+// The site's compare pages are bounded, so that a repository of many runs
+// of one model does not make a site of every pair (1,000 runs would be
+// 499,500 pages):
+//
+//   - only approved runs with the same protocol ID and the same declared
+//     model ID are paired (compare.New refuses across those anyway; a run
+//     that declares no model ID is paired with nothing);
+//   - within such a group, runs in order of their start (then folder),
+//     each run is paired with its nearest neighbours first (the next run,
+//     then the one after, ...), the earlier run the baseline;
+//   - a run is in at most maxPairsPerRun pairs, and the site has at most
+//     maxPairs pairs in all.
+//
+// A pair compare.New refuses counts too: it gets no page, and its reasons
+// are shown on both run pages where its link would be. A group of up to
+// maxPairsPerRun+1 runs is therefore compared in full. Any other pair is
+// for bench compare.
+const (
+	maxPairsPerRun = 8
+	maxPairs       = 500
+)
+
+// pair is two approved runs that the site puts side by side.
+type pair struct {
+	Base, Cand *Run
+	// Name is the compare page's file name (in compare/, plus .html),
+	// made from the runs' slugs.
+	Name string
+	// Cmp is compare.New's comparison; nil when it refused the pair, and
+	// Reasons says why.
+	Cmp     *compare.Comparison
+	Reasons []string
+}
+
+// pairs returns the site's pairs (see maxPairs) and, by run, the pairs
+// each run is in.
+func pairs(s *Site) ([]*pair, map[*Run][]*pair) {
+	type key struct{ protocol, model string }
+	groups := map[key][]*Run{}
+	var keys []key
+	for _, r := range s.Approved {
+		if r.Results == nil || r.Results.Model.ID == nil {
+			continue
+		}
+		k := key{r.Results.Protocol.ID, *r.Results.Model.ID}
+		if groups[k] == nil {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].protocol != keys[j].protocol {
+			return keys[i].protocol < keys[j].protocol
+		}
+		return keys[i].model < keys[j].model
+	})
+	var all []*pair
+	of := map[*Run][]*pair{}
+	for _, k := range keys {
+		runs := groups[k]
+		sort.SliceStable(runs, func(i, j int) bool {
+			a, b := runs[i].Results.Run.StartedAt, runs[j].Results.Run.StartedAt
+			if a != b {
+				return a < b
+			}
+			return runs[i].Folder < runs[j].Folder
+		})
+		for d := 1; d < len(runs); d++ {
+			for i := 0; i+d < len(runs); i++ {
+				if len(all) >= maxPairs {
+					return all, of
+				}
+				base, cand := runs[i], runs[i+d]
+				if len(of[base]) >= maxPairsPerRun || len(of[cand]) >= maxPairsPerRun {
+					continue
+				}
+				p := &pair{Base: base, Cand: cand, Name: base.Slug + "-vs-" + cand.Slug}
+				c, err := compare.New(base.Results, cand.Results)
+				var refusal *compare.Refusal
+				switch {
+				case errors.As(err, &refusal):
+					p.Reasons = refusal.Reasons
+				case err != nil:
+					p.Reasons = []string{err.Error()}
+				default:
+					p.Cmp = c
+				}
+				all = append(all, p)
+				of[base], of[cand] = append(of[base], p), append(of[cand], p)
+			}
+		}
+	}
+	return all, of
+}
+
+// comparePage is a compare page.
+type comparePage struct {
+	Title      string
+	Base, Cand *Run
+	C          *compare.Comparison
+	Cases      []compareCase
+	Verdicts   []compareVerdict
+	Charts     []template.HTML
+}
+
+// compareCase is one case's rows: per metric, both runs and the ratio.
+type compareCase struct {
+	Case        string
+	Concurrency int
+	Rows        []compareRow
+}
+
+type compareRow struct {
+	Metric     string
+	Base, Cand cell
+	// Ratio is the candidate's median over the baseline's, Difference the
+	// candidate's minus the baseline's; Direction says which way that is
+	// (faster/slower, lower/higher latency, about the same). All three
+	// are compare.ChangeOf's, as bench compare writes them.
+	Ratio, Direction, Difference string
+	// Better is whether the candidate is faster or lower latency (for the
+	// colour only: the words carry the meaning).
+	Better, Worse bool
+}
+
+type compareVerdict struct {
+	Case, Base, Cand string
+	BaseFail         bool
+	CandFail         bool
+}
+
+func metricTitle(metric string) string {
+	for _, h := range metricHeads {
+		if h.Metric == metric {
+			return h.Title
+		}
+	}
+	return metric
+}
+
+// compareData is the page of a pair compare.New compared.
+func compareData(p *pair) comparePage {
+	c := p.Cmp
+	d := comparePage{Base: p.Base, Cand: p.Cand, C: c,
+		Title: p.Base.Results.GPULabel() + " vs " + p.Cand.Results.GPULabel() + " · " + str(p.Base.Results.Model.ID)}
+	for _, r := range c.Rows {
+		if n := len(d.Cases); n == 0 || d.Cases[n-1].Case != r.Case || d.Cases[n-1].Concurrency != r.Concurrency {
+			d.Cases = append(d.Cases, compareCase{Case: r.Case, Concurrency: r.Concurrency})
+		}
+		title := metricTitle(r.Metric)
+		// The words and numbers of bench compare: compare.ChangeOf.
+		ch := compare.ChangeOf(r.Metric, r.Base, r.Cand)
+		row := compareRow{Metric: title, Base: cellOf(title, r.Base), Cand: cellOf(title, r.Cand),
+			Ratio: ch.Ratio, Direction: ch.Direction, Difference: ch.Diff}
+		row.Better = ch.Direction == "faster" || ch.Direction == "lower latency"
+		row.Worse = ch.Direction == "slower" || ch.Direction == "higher latency"
+		d.Cases[len(d.Cases)-1].Rows = append(d.Cases[len(d.Cases)-1].Rows, row)
+	}
+	for _, v := range c.Verdicts {
+		d.Verdicts = append(d.Verdicts, compareVerdict{Case: v.Case, Base: v.Base, Cand: v.Cand,
+			BaseFail: v.Base != "pass" && v.Base != "absent", CandFail: v.Cand != "pass" && v.Cand != "absent"})
+	}
+	if cs, err := charts.ForPair(p.Base.Results, p.Cand.Results); err == nil {
+		d.Charts = chartsOf(cs)
+	}
+	return d
+}
+
+// concurrencyLabel is how a page names a case's concurrency.
+func concurrencyLabel(n int) string {
+	if n <= 1 {
+		return "1 client"
+	}
+	return fmt.Sprintf("%d clients", n)
+}
