@@ -221,7 +221,7 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 	for rid, f := range bundle.Fixtures {
 		maxShared[rid] = f.MaxSharedPrefixTokens
 	}
-	progress := newProgress(p.scr, p.now, maxShared, srv.Slots)
+	progress := newProgress(p.scr, p.now, maxShared, srv)
 	rec := runner.Run(ctx, runner.Config{Client: t.client, Bundle: bundle, Optional: o.Optional, Progress: progress, Server: &srv,
 		Journal: jw, ID: runID, StartedAt: started})
 	progress.finish()

@@ -11,6 +11,7 @@ import (
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/derive"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/liveline"
 	"github.com/strata-bench/strata/internal/protocol"
@@ -32,6 +33,7 @@ type progress struct {
 	now       func() time.Time
 	maxShared map[string]int
 	slots     int // the server's slots (0: unknown)
+	dialect   dialect.Dialect
 
 	mu     sync.Mutex
 	start  time.Time
@@ -84,8 +86,9 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
-func newProgress(scr *liveline.Screen, now func() time.Time, maxShared map[string]int, slots *int64) *progress {
-	p := &progress{scr: scr, now: now, maxShared: maxShared, start: now(), index: map[string]int{}, active: map[string]*inFlight{}}
+func newProgress(scr *liveline.Screen, now func() time.Time, maxShared map[string]int, srv runner.ServerInfo) *progress {
+	slots := srv.Slots
+	p := &progress{scr: scr, now: now, maxShared: maxShared, dialect: srv.Dialect, start: now(), index: map[string]int{}, active: map[string]*inFlight{}}
 	if slots != nil && *slots > 0 {
 		p.slots = int(*slots)
 	}
@@ -208,7 +211,7 @@ func (p *progress) Checked(e *runner.Executed) {
 	if e.Outcome == nil {
 		return
 	}
-	q, o, _ := result.RequestRecord(0, e)
+	q, o, _ := result.RequestRecord(0, e, p.dialect)
 	o.SettingsCheck = e.Settings
 	for _, r := range derive.RequestReasons(q, o, p.maxShared) {
 		p.scr.Printf("  warning: the run will be nonconforming: %s", display.Line(r.Text))

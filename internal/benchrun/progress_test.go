@@ -77,7 +77,7 @@ func TestStatusLine(t *testing.T) {
 	clk := &fakeClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
 	scr := liveline.New(&out, true, func() int { return 50 })
 	one := int64(1)
-	p := newProgress(scr, clk.now, nil, &one)
+	p := newProgress(scr, clk.now, nil, runner.ServerInfo{Slots: &one})
 	defer p.finish()
 	plan := schedule(t, true)
 	p.Planned(plan)

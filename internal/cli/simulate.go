@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,8 +28,12 @@ behaviour and faults by request ID (format below), and can replay real
 llama-server captures. --dialect and --build choose the engine it speaks as
 (llama.cpp b10470 by default; "strata-server" serves GET /v1/status), each with
 that engine's reading of the reasoning budget, and --reasoning-budget sets a
-server-level budget as llama-server's does. It says it is a simulator in /props,
-so a run against it is always nonconforming. Stop it with Ctrl-C.
+server-level budget as llama-server's does. The other dialects ("vllm",
+"sglang", "ollama", "ik_llama.cpp", "lmstudio", "tabbyapi") serve that
+engine's identification endpoints and streaming wire instead, with the same
+simulated model. It says it is a simulator in /props (where the dialect has
+/props) and in an X-Strata-Simulator response header on every response, so a
+run against it is always nonconforming. Stop it with Ctrl-C.
 
 Scenario file (JSON; an unknown field is an error). Request IDs are the
 protocol's, e.g. "performance-prompt-4k-r2" or "sanity-I1" (see a
@@ -39,7 +44,13 @@ request's own entry:
    "no_slots": true                 /slots answers 501 (no --slots)
    "no_template_endpoints": true    /apply-template and /tokenize answer 404
    "tokenize_skew": {"ID": N}       add N to /tokenize's count of ID's prompt
-   "captures_dir": "DIR"}           where "replay" files are read from
+   "captures_dir": "DIR",           where "replay" files are read from
+   "vllm_per_request_metrics": false    vllm: no usage-chunk "metrics"
+   "vllm_prompt_tokens_details": false  vllm: no usage.prompt_tokens_details
+   "sglang_reject_xhigh": true      sglang: an older SGLang, 400 on a
+                                    reasoning_effort other than low/medium/high
+   "tabbyapi_no_timings": true}     tabbyapi: an older TabbyAPI, usage with
+                                    the three counts only
 Each behaviour ({...}) may set:
   output     "reasoning_tokens": N, "answer_tokens": N, "answer": "TEXT",
              "tool_call": {"name": "NAME", "arguments": "EXACT JSON TEXT"},
@@ -84,10 +95,8 @@ For example {"requests": {"performance-short-r1": {"cut_after": 5}}}.`,
 			cfg.PromptTPS *= speed
 			cfg.DecodeTPS *= speed
 			cfg.LoadTime = time.Duration(float64(cfg.LoadTime) / speed)
-			switch cfg.Dialect {
-			case simengine.DialectLlamaCpp, simengine.DialectStrata, simengine.DialectUnknown:
-			default:
-				return usagef("--dialect %q: expected %s, %s or %s", cfg.Dialect, simengine.DialectLlamaCpp, simengine.DialectStrata, simengine.DialectUnknown)
+			if !simengine.KnownDialect(cfg.Dialect) {
+				return usagef("--dialect %q: expected one of %s", cfg.Dialect, strings.Join(simengine.Dialects(), ", "))
 			}
 			if cfg.Build <= 0 {
 				return usagef("--build %d: expected a positive llama.cpp build number", cfg.Build)
@@ -151,7 +160,7 @@ For example {"requests": {"performance-short-r1": {"cut_after": 5}}}.`,
 	f.IntVar(&cfg.ContextTokens, "context", cfg.ContextTokens, "per-slot context size reported in /props")
 	f.DurationVar(&cfg.LoadTime, "load-time", cfg.LoadTime, "how long /health answers 503 (loading)")
 	f.StringVar(&cfg.ModelPath, "model-path", cfg.ModelPath, "model path reported by /props")
-	f.StringVar(&cfg.Dialect, "dialect", cfg.Dialect, `the engine to speak as: "llama.cpp" (of --build), "strata-server" (GET /v1/status) or "unknown"`)
+	f.StringVar(&cfg.Dialect, "dialect", cfg.Dialect, `the engine to speak as: "llama.cpp" (of --build), "strata-server" (GET /v1/status), "unknown", "vllm", "sglang", "ollama", "ik_llama.cpp", "lmstudio" or "tabbyapi"`)
 	f.IntVar(&cfg.Build, "build", cfg.Build, "the llama.cpp build number to speak as (per-request reasoning budgets arrived in b9982)")
 	f.IntVar(&budget, "reasoning-budget", -1, "server-level reasoning budget, as llama-server's (-1 unrestricted; env LLAMA_ARG_THINK_BUDGET)")
 	f.StringVar(&modelDir, "model-dir", "", "write a small stand-in GGUF here and report it as the model")

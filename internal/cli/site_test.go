@@ -52,6 +52,10 @@ func TestSiteOnTestRepository(t *testing.T) {
 	if n := strings.Count(string(idx), " data-run-id="); n != 10 {
 		t.Errorf("%d index rows", n)
 	}
+	// Every row names its engine, and the engines can be filtered.
+	if n := strings.Count(string(idx), `data-engine="llama.cpp"`); n != 10 || !strings.Contains(string(idx), `data-filter="engine"`) {
+		t.Errorf("%d rows name their engine", n)
+	}
 	other, _ := os.ReadFile(filepath.Join(out, "other.html"))
 	for _, l := range []string{"label-legacy", "label-partial", "label-unreviewed", "label-unverifiable", "failed verification: "} {
 		if !strings.Contains(string(other), l) {

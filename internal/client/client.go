@@ -185,16 +185,24 @@ func classify(reqCtx, parent context.Context, err error, timeout time.Duration) 
 // Get fetches a small JSON endpoint (health, props, slots, models) with a
 // short timeout. It returns the status and body; an error means no answer.
 func (c *Client) Get(ctx context.Context, path string, timeout time.Duration) (int, []byte, error) {
+	status, _, body, err := c.small(ctx, http.MethodGet, path, nil, timeout)
+	return status, body, err
+}
+
+// GetHeader is Get with the answer's headers (an engine's Server header
+// identifies it).
+func (c *Client) GetHeader(ctx context.Context, path string, timeout time.Duration) (int, http.Header, []byte, error) {
 	return c.small(ctx, http.MethodGet, path, nil, timeout)
 }
 
 // Post sends a small JSON request (the preflight's /apply-template and
 // /tokenize) with a short timeout and returns the status and body.
 func (c *Client) Post(ctx context.Context, path string, body []byte, timeout time.Duration) (int, []byte, error) {
-	return c.small(ctx, http.MethodPost, path, body, timeout)
+	status, _, data, err := c.small(ctx, http.MethodPost, path, body, timeout)
+	return status, data, err
 }
 
-func (c *Client) small(ctx context.Context, method, path string, body []byte, timeout time.Duration) (int, []byte, error) {
+func (c *Client) small(ctx context.Context, method, path string, body []byte, timeout time.Duration) (int, http.Header, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var rd io.Reader
@@ -203,7 +211,7 @@ func (c *Client) small(ctx context.Context, method, path string, body []byte, ti
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -211,12 +219,12 @@ func (c *Client) small(ctx context.Context, method, path string, body []byte, ti
 	c.authorize(req)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return resp.StatusCode, data, err
+		return resp.StatusCode, resp.Header, data, err
 	}
-	return resp.StatusCode, data, nil
+	return resp.StatusCode, resp.Header, data, nil
 }

@@ -172,11 +172,15 @@ type streamState struct {
 
 func (s *streamState) add(kind string) float64 {
 	t := s.since()
+	s.addAt(kind, t)
+	return t
+}
+
+func (s *streamState) addAt(kind string, t float64) {
 	s.o.Events = append(s.o.Events, TimedEvent{T: t, Kind: kind})
 	if s.onEvent != nil {
 		s.onEvent(kind)
 	}
-	return t
 }
 
 // fail records the first failure only: later problems are consequences.
@@ -301,13 +305,21 @@ func (s *streamState) handle(data []byte) {
 	case c.content != "":
 		kind = EvAnswer
 	}
+	delta := kind
 	if c.finish != nil {
 		kind = EvFinish
 	}
 	if c.usage != nil || c.timings != nil {
 		kind = EvUsage
 	}
-	t := s.add(kind)
+	t := s.since()
+	// A chunk that carries a token and the finish or usage too (ik_llama.cpp
+	// sends usage on every chunk, TabbyAPI a finish with its last text) is
+	// two events at one instant: the trace keeps the token.
+	if delta != kind && (delta == EvReasoning || delta == EvAnswer || delta == EvToolCall) {
+		s.addAt(delta, t)
+	}
+	s.addAt(kind, t)
 	n := len(c.reasoning) + len(c.content)
 	for _, d := range c.tools {
 		n += len(d.name) + len(d.args) + len(d.id)
@@ -441,7 +453,10 @@ func (s *streamState) parseChunk(data []byte) (chunk, error) {
 			if err := s.parseChoices(&c); err != nil {
 				return c, err
 			}
-		case "usage", "timings", "error":
+		case "usage", "timings", "metrics", "error":
+			// metrics is vLLM's per-request timer object on the final usage
+			// chunk (--enable-per-request-metrics): kept as the engine's
+			// timings, the evidence its rates are read from.
 			v, err := s.dec.ReadValue()
 			if err != nil {
 				return c, err
@@ -453,7 +468,7 @@ func (s *streamState) parseChunk(data []byte) (chunk, error) {
 			switch key {
 			case "usage":
 				c.usage = raw
-			case "timings":
+			case "timings", "metrics":
 				c.timings = raw
 			default:
 				c.errorValue = raw
@@ -572,7 +587,11 @@ func (s *streamState) parseDelta(c *chunk) error {
 			if c.content, _, err = s.readString(); err != nil {
 				return err
 			}
-		case "reasoning_content":
+		case "reasoning_content", "reasoning":
+			// llama.cpp, SGLang, ik_llama.cpp and TabbyAPI stream reasoning
+			// as reasoning_content; vLLM and Ollama as reasoning
+			// (vllm/entrypoints/generate/base/protocol.py DeltaMessage,
+			// ollama openai/openai.go ToChunk).
 			if c.reasoning, _, err = s.readString(); err != nil {
 				return err
 			}

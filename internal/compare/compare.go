@@ -16,6 +16,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/quantity"
 )
@@ -74,6 +75,15 @@ func fileHashes(r *contract.Results) ([]string, bool) {
 	}
 	sort.Strings(out)
 	return out, len(out) > 0
+}
+
+// EngineOf names the engine a result was measured on (its recorded
+// dialect), "unknown" when none is recorded.
+func EngineOf(r *contract.Results) string {
+	if d, ok := dialect.Recorded(r.Extensions); ok {
+		return string(d.Engine)
+	}
+	return "unknown"
 }
 
 // which names the runs a condition holds for.
@@ -147,6 +157,9 @@ func New(base, cand *contract.Results) (*Comparison, error) {
 	warn("GPUs", gpus(base), gpus(cand))
 	warn("CPUs", s(base.Hardware.CPU), s(cand.Hardware.CPU))
 	warn("engine versions", s(base.Software.EngineVersion), s(cand.Software.EngineVersion))
+	if be, ce := EngineOf(base), EngineOf(cand); be != ce {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("engines differ (%s vs %s): each rate is that engine's own timer (see each request's sources), so a ratio compares two engines' clocks as well as two setups", be, ce))
+	}
 	if len(c.Warnings) > 0 {
 		c.Warnings = append(c.Warnings, "a claimed improvement needs a separate, same-machine baseline")
 	}
@@ -289,7 +302,7 @@ func Direction(metric string, base, cand float64) string {
 
 // WriteText writes the comparison as an aligned terminal table.
 func (c *Comparison) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "baseline:  %s (%s, %s)\ncandidate: %s (%s, %s)\n", c.Base.Run.ID, gpus(c.Base), c.Base.Run.Status, c.Cand.Run.ID, gpus(c.Cand), c.Cand.Run.Status)
+	fmt.Fprintf(w, "baseline:  %s (%s, %s, %s)\ncandidate: %s (%s, %s, %s)\n", c.Base.Run.ID, gpus(c.Base), EngineOf(c.Base), c.Base.Run.Status, c.Cand.Run.ID, gpus(c.Cand), EngineOf(c.Cand), c.Cand.Run.Status)
 	for _, wmsg := range c.Warnings {
 		fmt.Fprintf(w, "WARNING: %s\n", wmsg)
 	}
@@ -318,7 +331,7 @@ func (c *Comparison) WriteText(w io.Writer) {
 
 // WriteMarkdown writes the comparison as Markdown.
 func (c *Comparison) WriteMarkdown(w io.Writer) {
-	fmt.Fprintf(w, "## Comparison\n\n- Baseline: `%s` (%s, %s)\n- Candidate: `%s` (%s, %s)\n", c.Base.Run.ID, gpus(c.Base), c.Base.Run.Status, c.Cand.Run.ID, gpus(c.Cand), c.Cand.Run.Status)
+	fmt.Fprintf(w, "## Comparison\n\n- Baseline: `%s` (%s, %s, %s)\n- Candidate: `%s` (%s, %s, %s)\n", c.Base.Run.ID, gpus(c.Base), EngineOf(c.Base), c.Base.Run.Status, c.Cand.Run.ID, gpus(c.Cand), EngineOf(c.Cand), c.Cand.Run.Status)
 	for _, wmsg := range c.Warnings {
 		fmt.Fprintf(w, "- **Warning:** %s\n", wmsg)
 	}

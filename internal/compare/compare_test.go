@@ -164,3 +164,30 @@ func TestTextReadable(t *testing.T) {
 		}
 	}
 }
+
+// TestEnginesDiffer: two engines' rates are never shown side by side
+// without saying so, and each run names its engine.
+func TestEnginesDiffer(t *testing.T) {
+	t.Parallel()
+	b, cd := load(t, "baseline"), load(t, "candidate")
+	var ext map[string]any
+	if err := json.Unmarshal(cd.Extensions, &ext); err != nil {
+		t.Fatal(err)
+	}
+	ext["engine_dialect"].(map[string]any)["dialect"].(map[string]any)["engine"] = "vllm"
+	cd.Extensions, _ = json.Marshal(ext)
+	cmp, err := New(b, cd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmp.WriteText(&out)
+	for _, want := range []string{"engines differ (llama.cpp vs vllm): each rate is that engine's own timer", "(NVIDIA GeForce RTX 3060, llama.cpp, complete)", "(NVIDIA GeForce RTX 3060, vllm, complete)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in\n%s", want, out.String())
+		}
+	}
+	if same, _ := New(b, load(t, "candidate")); strings.Contains(strings.Join(same.Warnings, " "), "engines differ") {
+		t.Error("one engine, yet a warning that engines differ")
+	}
+}

@@ -22,6 +22,7 @@ const (
 	SimulatedEngine  Kind = "simulated_engine"
 	RefusedRequest   Kind = "refused_request"
 	SettingOtherwise Kind = "setting_resolved_otherwise"
+	SettingNotTaken  Kind = "setting_not_taken"
 	CacheReuse       Kind = "cache_reuse"
 	LengthRule       Kind = "length_rule"
 	NoCommit         Kind = "no_commit"
@@ -148,6 +149,9 @@ type Evidence struct {
 	// Budget is the reasoning-budget check's nonconforming sentence ("" when
 	// the engine's budget means "none").
 	Budget string
+	// NotTaken are the profile settings the engine's chat endpoint cannot
+	// take (dialect.NotTaken of the recorded dialect), each with its source.
+	NotTaken []string
 }
 
 // Reasons are every reason the evidence shows, in the order the result
@@ -160,6 +164,9 @@ func Reasons(ev Evidence) []Reason {
 	add := func(k Kind, id, text string) { out = append(out, Reason{Kind: k, Request: id, Text: text}) }
 	if v := res.Software.EngineVersion; v != nil && dialect.IsSimulatorVersion(*v) {
 		add(SimulatedEngine, "", "the server is strata's simulated engine, not a real inference engine: its numbers are made up")
+	}
+	for _, n := range ev.NotTaken {
+		add(SettingNotTaken, "", "the engine cannot take the profile's setting "+n)
 	}
 	for _, q := range res.Requests {
 		if o, ok := ev.Outputs[q.ID]; ok {

@@ -27,7 +27,7 @@ func (d Dialect) Body(f *fixtures.Fixture) ([]byte, error) {
 	}
 	s := protocol.ProfileSampling()
 	kw := protocol.ProfileTemplateKwargs()
-	alias := d.SettingNames()
+	w := d.wireOf()
 	var b bytes.Buffer
 	field := func(name, value string) {
 		if b.Len() > 1 {
@@ -37,9 +37,17 @@ func (d Dialect) Body(f *fixtures.Fixture) ([]byte, error) {
 		b.WriteString(": ")
 		b.WriteString(value)
 	}
+	// A setting goes under the spec's name, the engine's own name, or both;
+	// one the engine cannot take is not sent (the result names it).
 	setting := func(name, value string) {
-		field(name, value)
-		if other, ok := alias[name]; ok {
+		if d.dropped(name) {
+			return
+		}
+		other, aliased := w.alias[name]
+		if !aliased || w.keepSpec {
+			field(name, value)
+		}
+		if aliased {
 			field(other, value)
 		}
 	}
@@ -53,12 +61,13 @@ func (d Dialect) Body(f *fixtures.Fixture) ([]byte, error) {
 	setting("min_p", floatLit(s.MinP))
 	setting("presence_penalty", floatLit(s.PresencePenalty))
 	setting("repetition_penalty", floatLit(s.RepetitionPenalty))
-	field("seed", strconv.Itoa(f.Seed))
+	setting("seed", strconv.Itoa(f.Seed))
 	field("max_tokens", strconv.Itoa(f.MaxTokens))
-	field("chat_template_kwargs", fmt.Sprintf(`{"enable_thinking": %t, "preserve_thinking": %t}`, kw.EnableThinking, kw.PreserveThinking))
+	setting("chat_template_kwargs", fmt.Sprintf(`{"enable_thinking": %t, "preserve_thinking": %t}`, kw.EnableThinking, kw.PreserveThinking))
 	setting("reasoning_effort", strconv.Quote(s.ReasoningEffort))
-	budget := d.ReasoningBudget()
-	field(budget.Field, strconv.Itoa(budget.Value))
+	if budget := d.ReasoningBudget(); budget.Field != "" {
+		field(budget.Field, strconv.Itoa(budget.Value))
+	}
 	if tools := bytes.TrimSpace(f.Tools); len(tools) > 0 && string(tools) != "null" {
 		var compact bytes.Buffer
 		if err := json.Compact(&compact, tools); err != nil {

@@ -52,8 +52,8 @@ func serverBudget(v EngineView) (value string, where string, ok bool) {
 
 // BudgetCheck is the verdict on the reasoning budget of a run.
 type BudgetCheck struct {
-	// State is "sent per request", "overridden per request", "unlimited",
-	// "limited" or "not verifiable".
+	// State is "sent per request", "overridden per request", "none by
+	// default", "unlimited", "limited" or "not verifiable".
 	State string `json:"state"`
 	// Server is the server-level budget strata saw ("" when not set or not
 	// visible) and where it was set.
@@ -80,6 +80,8 @@ func (d Dialect) CheckBudget(v EngineView) BudgetCheck {
 	case !b.Known:
 		return BudgetCheck{State: "not verifiable", Server: seen,
 			Detail: "the engine is not identified, so what reasoning_budget_tokens 0 means there, and whether the server sets its own budget, cannot be verified"}
+	case b.ByDefault:
+		return BudgetCheck{State: "none by default", Detail: b.Meaning}
 	case d.Engine == StrataServer:
 		return BudgetCheck{State: "sent per request", Server: seen,
 			Detail: "reasoning_budget_tokens 0 (no custom budget, in Strata's own words) is sent with every request"}

@@ -62,19 +62,50 @@ type Dialect struct {
 	Simulated bool `json:"simulated"`
 }
 
-// Evidence is what a server serves about itself before the run.
+// Evidence is what a server serves about itself before the run: each a raw
+// body (nil when the route did not answer 200 with JSON), and the Server
+// header of its /health answer.
 type Evidence struct {
-	Props  json.RawMessage // GET /props (nil: none)
-	Status json.RawMessage // GET /v1/status (nil: none)
+	Props  json.RawMessage // GET /props
+	Status json.RawMessage // GET /v1/status (Strata's server)
+	Models json.RawMessage // GET /v1/models
+	// Version is GET /version (vLLM: {"version": "0.11.2"}; ik_llama.cpp:
+	// {"version": 4, "features": {...}}).
+	Version json.RawMessage
+	// OllamaVersion is GET /api/version, ServerInfo SGLang's GET
+	// /get_server_info and LMStudioModels LM Studio's GET /api/v0/models.
+	OllamaVersion  json.RawMessage
+	ServerInfo     json.RawMessage
+	LMStudioModels json.RawMessage
+	ServerHeader   string
+	// SimulatorHeader is the X-Strata-Simulator header strata's simulator
+	// sends with every answer, whatever engine it speaks as.
+	SimulatorHeader string
 }
 
 // llamaBuild is llama.cpp's build_info form, b<build>-<commit>.
 var llamaBuild = regexp.MustCompile(`^b(\d+)-[0-9a-f]{7,}$`)
 
-// Identify names the engine behind the evidence. Strata's /v1/status wins
-// over a build_info in /props: Strata's server is built on llama.cpp and may
-// report its build, but its chat handler reads the settings in Strata's
-// words.
+// ownedBy is the owned_by of the first model /v1/models lists.
+func ownedBy(models json.RawMessage) string {
+	var m struct {
+		Data []struct {
+			OwnedBy string `json:"owned_by"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(models, &m) != nil || len(m.Data) == 0 {
+		return ""
+	}
+	return m.Data[0].OwnedBy
+}
+
+// Identify names the engine behind the evidence, most specific first.
+// Strata's /v1/status wins over a build_info in /props: Strata's server is
+// built on llama.cpp and may report its build, but its chat handler reads
+// the settings in Strata's words. ik_llama.cpp is told from llama.cpp by
+// its Server header or its /version (an integer with features), vLLM by a
+// /version whose version is a string or by owned_by, and the others by
+// their own routes and owned_by values.
 func Identify(ev Evidence) Dialect {
 	var props struct {
 		BuildInfo       string `json:"build_info"`
@@ -83,7 +114,13 @@ func Identify(ev Evidence) Dialect {
 	if len(ev.Props) > 0 {
 		_ = json.Unmarshal(ev.Props, &props)
 	}
-	sim := props.StrataSimulator || IsSimulatorVersion(props.BuildInfo)
+	sim := props.StrataSimulator || IsSimulatorVersion(props.BuildInfo) || ev.SimulatorHeader != ""
+	d := identify(ev, props.BuildInfo)
+	d.Simulated = sim || IsSimulatorVersion(d.Version)
+	return d
+}
+
+func identify(ev Evidence, buildInfo string) Dialect {
 	if len(ev.Status) > 0 {
 		var st struct {
 			Version       string `json:"version"`
@@ -94,22 +131,70 @@ func Identify(ev Evidence) Dialect {
 			if v == "" {
 				v = st.Version
 			}
-			return Dialect{Engine: StrataServer, Version: v, IdentifiedBy: "GET /v1/status answers (Strata's server)", Simulated: sim || IsSimulatorVersion(v)}
+			return Dialect{Engine: StrataServer, Version: v, IdentifiedBy: "GET /v1/status answers (Strata's server)"}
 		}
 	}
-	if m := llamaBuild.FindStringSubmatch(props.BuildInfo); m != nil {
-		n, err := strconv.Atoi(m[1])
-		if err == nil {
-			return Dialect{Engine: LlamaCpp, Version: props.BuildInfo, Build: n,
-				IdentifiedBy: fmt.Sprintf("/props build_info %q (llama.cpp's b<build>-<commit> form)", props.BuildInfo), Simulated: sim}
+	var ver struct {
+		Version  json.RawMessage `json:"version"`
+		Features json.RawMessage `json:"features"`
+	}
+	_ = json.Unmarshal(ev.Version, &ver)
+	var verNum int
+	verIsNum := json.Unmarshal(ver.Version, &verNum) == nil
+	var verStr string
+	verIsStr := json.Unmarshal(ver.Version, &verStr) == nil
+	switch {
+	case ev.ServerHeader == "ik_llama.cpp":
+		return Dialect{Engine: IKLlamaCpp, Version: numVersion(verIsNum, verNum), IdentifiedBy: `the Server header "ik_llama.cpp"`}
+	case verIsNum && len(ver.Features) > 0:
+		return Dialect{Engine: IKLlamaCpp, Version: numVersion(verIsNum, verNum), IdentifiedBy: "GET /version answers an integer version with features (ik_llama.cpp's form)"}
+	}
+	if m := llamaBuild.FindStringSubmatch(buildInfo); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			return Dialect{Engine: LlamaCpp, Version: buildInfo, Build: n,
+				IdentifiedBy: fmt.Sprintf("/props build_info %q (llama.cpp's b<build>-<commit> form)", buildInfo)}
 		}
 	}
-	d := Dialect{Engine: Unknown, Version: props.BuildInfo, Simulated: sim,
-		IdentifiedBy: "neither GET /v1/status nor a llama.cpp build_info in /props identifies the engine"}
-	if len(ev.Props) == 0 {
-		d.IdentifiedBy = "the server has no /props and no /v1/status"
+	owner := ownedBy(ev.Models)
+	switch {
+	case owner == "vllm":
+		return Dialect{Engine: VLLM, Version: verStr, IdentifiedBy: `GET /v1/models says owned_by "vllm"`}
+	case verIsStr && verStr != "" && len(ev.Props) == 0 && owner == "":
+		return Dialect{Engine: VLLM, Version: verStr, IdentifiedBy: "GET /version answers a string version and nothing else identifies the engine (vLLM's form)"}
+	case owner == "sglang" || len(ev.ServerInfo) > 0:
+		var info struct {
+			Version string `json:"version"`
+		}
+		_ = json.Unmarshal(ev.ServerInfo, &info)
+		by := `GET /v1/models says owned_by "sglang"`
+		if owner != "sglang" {
+			by = "GET /get_server_info answers (SGLang's server arguments)"
+		}
+		return Dialect{Engine: SGLang, Version: info.Version, IdentifiedBy: by}
+	case len(ev.OllamaVersion) > 0:
+		var v struct {
+			Version string `json:"version"`
+		}
+		_ = json.Unmarshal(ev.OllamaVersion, &v)
+		return Dialect{Engine: Ollama, Version: v.Version, IdentifiedBy: "GET /api/version answers (Ollama's route)"}
+	case owner == "tabbyAPI":
+		return Dialect{Engine: TabbyAPI, IdentifiedBy: `GET /v1/models says owned_by "tabbyAPI"`}
+	case len(ev.LMStudioModels) > 0:
+		return Dialect{Engine: LMStudio, IdentifiedBy: "GET /api/v0/models answers (LM Studio's native REST API)"}
+	}
+	d := Dialect{Engine: Unknown, Version: buildInfo,
+		IdentifiedBy: "no route or field of a known engine identifies it (checked: /v1/status, /props build_info, /version, /v1/models owned_by, /get_server_info, /api/version, /api/v0/models, the Server header)"}
+	if len(ev.Props) == 0 && len(ev.Models) == 0 {
+		d.IdentifiedBy = "the server has no /props, no /v1/models and no route of a known engine"
 	}
 	return d
+}
+
+func numVersion(ok bool, n int) string {
+	if !ok {
+		return ""
+	}
+	return strconv.Itoa(n)
 }
 
 // simulatorPrefix starts every version string strata's simulator reports.
@@ -126,28 +211,28 @@ func (d Dialect) Name() string {
 	switch {
 	case d.Engine == LlamaCpp && d.Build > 0:
 		return fmt.Sprintf("llama.cpp b%d", d.Build)
+	case d.Engine == IKLlamaCpp && d.Version != "":
+		return "ik_llama.cpp (version " + d.Version + ")"
 	case d.Version != "" && d.Engine != Unknown && !IsSimulatorVersion(d.Version):
 		return string(d.Engine) + " " + d.Version
 	}
 	return string(d.Engine)
 }
 
-// readsRequestBudget reports whether the engine reads a reasoning budget
-// from each chat request.
-func (d Dialect) readsRequestBudget() bool {
-	return d.Engine == StrataServer || (d.Engine == LlamaCpp && d.Build >= LlamaPerRequestBudgetBuild)
-}
-
 // Budget is how "no custom reasoning budget" is said to an engine.
 type Budget struct {
+	// Field is the request field strata sends ("" when it sends none).
 	Field string `json:"field"`
 	Value int    `json:"value"`
 	// PerRequest is false when the engine ignores the field, so only a
 	// server-level budget applies.
 	PerRequest bool `json:"per_request"`
 	// Known is false when strata cannot tell what the value means there.
-	Known   bool   `json:"known"`
-	Meaning string `json:"meaning"`
+	Known bool `json:"known"`
+	// ByDefault is set for an engine that applies a budget only when a
+	// request asks for one: sending nothing is "no custom budget".
+	ByDefault bool   `json:"by_default,omitempty"`
+	Meaning   string `json:"meaning"`
 }
 
 // ReasoningBudget returns the field and value strata sends.
@@ -165,6 +250,24 @@ func (d Dialect) ReasoningBudget() Budget {
 		// should the build number be misread.
 		return Budget{Field: field, Value: LlamaNoBudget, PerRequest: false, Known: true,
 			Meaning: fmt.Sprintf("llama.cpp before b%d ignores the field on the chat endpoint: only the server's --reasoning-budget (LLAMA_ARG_THINK_BUDGET) applies", LlamaPerRequestBudgetBuild)}
+	case d.Engine == IKLlamaCpp:
+		return Budget{PerRequest: false, Known: true,
+			Meaning: "ik_llama.cpp reads no reasoning budget from a chat request; only the server's --reasoning-budget applies (examples/server/server-context.cpp @0192b22 init), so strata sends none and checks the server's"}
+	case d.Engine == VLLM:
+		return Budget{Known: true, ByDefault: true,
+			Meaning: "vLLM limits thinking only when a request sets thinking_token_budget (and the server has a reasoning config); strata sets none, which is no custom budget"}
+	case d.Engine == SGLang:
+		return Budget{Known: true, ByDefault: true,
+			Meaning: "SGLang's chat request has no budget field (a budget needs a custom logit processor the request would have to name); strata names none, which is no custom budget"}
+	case d.Engine == Ollama:
+		return Budget{Known: true, ByDefault: true,
+			Meaning: "Ollama's OpenAI-compatible endpoint has no budget field (only the native think takes one); sending none is no custom budget"}
+	case d.Engine == LMStudio:
+		return Budget{Known: true, ByDefault: true,
+			Meaning: "LM Studio documents no reasoning budget; sending none is no custom budget"}
+	case d.Engine == TabbyAPI:
+		return Budget{Known: true, ByDefault: true,
+			Meaning: "TabbyAPI has no thinking budget (reasoning.max_tokens is ignored: endpoints/OAI/types/chat_completion.py @0158fb4); sending none is no custom budget"}
 	}
 	return Budget{Field: field, Value: 0, PerRequest: true, Known: false,
 		Meaning: "the engine is not identified: strata sends the spec's literal 0, whose meaning on this engine is unknown (on some engines 0 ends thinking at once)"}
@@ -173,8 +276,19 @@ func (d Dialect) ReasoningBudget() Budget {
 // SettingNames maps a profile setting to the request field the engine reads
 // it from, where that differs from the spec's name.
 func (d Dialect) SettingNames() map[string]string {
-	if d.Engine == LlamaCpp {
-		return map[string]string{"repetition_penalty": "repeat_penalty"}
+	return d.wireOf().alias
+}
+
+// Recorded is the dialect a result's extensions record (engine_dialect):
+// the engine its requests were built for and its rates read from.
+func Recorded(extensions json.RawMessage) (Dialect, bool) {
+	var ext struct {
+		D *struct {
+			Dialect *Dialect `json:"dialect"`
+		} `json:"engine_dialect"`
 	}
-	return nil
+	if json.Unmarshal(extensions, &ext) != nil || ext.D == nil || ext.D.Dialect == nil {
+		return Dialect{}, false
+	}
+	return *ext.D.Dialect, true
 }

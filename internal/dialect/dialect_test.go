@@ -135,3 +135,107 @@ func TestLimitationsFollowTheBuild(t *testing.T) {
 		t.Errorf("simulated: %v", sim)
 	}
 }
+
+// TestIdentifyEngines: each engine by what it serves, in the shapes of its
+// own source (cited in engines.go).
+func TestIdentifyEngines(t *testing.T) {
+	t.Parallel()
+	models := func(owner string) json.RawMessage {
+		return json.RawMessage(`{"object":"list","data":[{"id":"m","object":"model","owned_by":"` + owner + `"}]}`)
+	}
+	for _, c := range []struct {
+		name    string
+		ev      Evidence
+		engine  Engine
+		version string
+	}{
+		{"vLLM by owned_by", Evidence{Models: models("vllm"), Version: raw(`{"version":"0.11.2"}`)}, VLLM, "0.11.2"},
+		{"vLLM by a string /version alone", Evidence{Version: raw(`{"version":"0.11.2"}`)}, VLLM, "0.11.2"},
+		{"ik_llama.cpp by header", Evidence{ServerHeader: "ik_llama.cpp", Props: raw(`{"model_name":"m"}`), Models: models("llamacpp")}, IKLlamaCpp, ""},
+		{"ik_llama.cpp by /version", Evidence{Version: raw(`{"version":4,"features":{"sql":false}}`), Props: raw(`{"n_ctx":4096}`)}, IKLlamaCpp, "4"},
+		{"ik_llama.cpp before a build_info", Evidence{Version: raw(`{"version":4,"features":{}}`), Props: raw(`{"build_info":"b10470-34af94cd9"}`)}, IKLlamaCpp, "4"},
+		{"SGLang by owned_by", Evidence{Models: models("sglang")}, SGLang, ""},
+		{"SGLang by /get_server_info", Evidence{ServerInfo: raw(`{"version":"0.5.6","tp_size":1}`)}, SGLang, "0.5.6"},
+		{"Ollama", Evidence{OllamaVersion: raw(`{"version":"0.12.6"}`), Models: models("library")}, Ollama, "0.12.6"},
+		{"TabbyAPI", Evidence{Models: models("tabbyAPI")}, TabbyAPI, ""},
+		{"LM Studio", Evidence{LMStudioModels: raw(`{"object":"list","data":[]}`), Models: models("organization_owner")}, LMStudio, ""},
+		{"llama.cpp's owned_by is not enough", Evidence{Models: models("llamacpp")}, Unknown, ""},
+		{"nothing at all", Evidence{}, Unknown, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := Identify(c.ev)
+			if d.Engine != c.engine || d.Version != c.version || d.IdentifiedBy == "" {
+				t.Errorf("got %+v, want %s %q", d, c.engine, c.version)
+			}
+		})
+	}
+	if d := Identify(Evidence{Models: models("vllm"), SimulatorHeader: "strata-simulator 1"}); !d.Simulated {
+		t.Error("the simulator's header does not mark the dialect simulated")
+	}
+}
+
+// TestBodyPerEngine: a setting an engine cannot take is not sent and is
+// named; the engine's own field names are used; no engine but llama.cpp,
+// Strata's and an unknown one gets a budget field.
+func TestBodyPerEngine(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		engine        Engine
+		has, hasNot   []string
+		notTaken      []string
+		timers        Timers
+		budgetDefault bool
+	}{
+		{VLLM, []string{`"top_k": 20`, `"min_p": 0.0`, `"repetition_penalty": 1.0`, `"chat_template_kwargs"`, `"reasoning_effort": "xhigh"`, `"seed": 1`}, []string{"reasoning_budget_tokens", "repeat_penalty", "thinking_token_budget"}, nil, TimersVLLM, true},
+		{SGLang, []string{`"top_k": 20`, `"repetition_penalty": 1.0`, `"chat_template_kwargs"`}, []string{"reasoning_budget_tokens"}, nil, TimersNone, true},
+		{Ollama, []string{`"temperature": 1.0`, `"seed": 1`, `"reasoning_effort": "xhigh"`}, []string{`"top_k"`, `"min_p"`, "repetition_penalty", "chat_template_kwargs", "reasoning_budget_tokens"}, []string{"top_k", "min_p", "repetition_penalty", "chat_template_kwargs"}, TimersNone, true},
+		{IKLlamaCpp, []string{`"repetition_penalty": 1.0, "repeat_penalty": 1.0`, `"chat_template_kwargs"`}, []string{"reasoning_effort", "reasoning_budget_tokens"}, []string{"reasoning_effort"}, TimersIKLlamaCpp, false},
+		{LMStudio, []string{`"repeat_penalty": 1.0`, `"top_k": 20`}, []string{"repetition_penalty", `"min_p"`, "chat_template_kwargs", "reasoning_effort"}, []string{"min_p", "chat_template_kwargs", "reasoning_effort"}, TimersNone, true},
+		{TabbyAPI, []string{`"repetition_penalty": 1.0`, `"chat_template_kwargs"`, `"min_p": 0.0`}, []string{`"seed"`, "reasoning_budget_tokens"}, []string{"seed"}, TimersTabbyAPI, true},
+	} {
+		t.Run(string(c.engine), func(t *testing.T) {
+			d := Dialect{Engine: c.engine}
+			b, err := d.Body(tool())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !json.Valid(b) {
+				t.Fatalf("invalid JSON: %s", b)
+			}
+			for _, want := range c.has {
+				if !strings.Contains(string(b), want) {
+					t.Errorf("body lacks %s: %s", want, b)
+				}
+			}
+			for _, bad := range c.hasNot {
+				if strings.Contains(string(b), bad) {
+					t.Errorf("body has %s: %s", bad, b)
+				}
+			}
+			got := d.NotTaken()
+			if len(got) != len(c.notTaken) {
+				t.Fatalf("not taken %q, want %q", got, c.notTaken)
+			}
+			for i, n := range c.notTaken {
+				if !strings.HasPrefix(got[i], n+": ") || !strings.Contains(got[i], "@") && c.engine != LMStudio && c.engine != TabbyAPI {
+					t.Errorf("not taken %q: want %s with its source", got[i], n)
+				}
+			}
+			if d.Timers() != c.timers || (c.timers == TimersNone) != (d.NoTimers() != "") {
+				t.Errorf("timers %q (%q), want %q", d.Timers(), d.NoTimers(), c.timers)
+			}
+			bud := d.ReasoningBudget()
+			if bud.ByDefault != c.budgetDefault || bud.Field != "" || !bud.Known {
+				t.Errorf("budget %+v", bud)
+			}
+			if c.budgetDefault {
+				if chk := d.CheckBudget(EngineView{}); chk.State != "none by default" || chk.Nonconforming != "" {
+					t.Errorf("budget check %+v", chk)
+				}
+			}
+			if len(d.Limitations()) < 2 {
+				t.Errorf("limitations %q", d.Limitations())
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
@@ -47,6 +48,11 @@ type Accounting struct {
 // Evidence is what accounting reads: the raw usage and timings objects and
 // the client's latencies.
 type Evidence struct {
+	// Timers says where the engine's counts and durations are (the
+	// recorded dialect's; "" is llama.cpp's timings), and NoTimers why it
+	// has none (dialect.TimersNone).
+	Timers      dialect.Timers
+	NoTimers    string
 	Usage       json.RawMessage
 	Timings     json.RawMessage
 	TTFT        *float64
@@ -191,6 +197,15 @@ func Account(ev Evidence) Accounting {
 			cachedBad = bad
 		}
 	}
+	// ik_llama.cpp reports no cache_n, but its prompt_n counts only the
+	// tokens it evaluated (at least one on a full hit), so the cached part
+	// is the rest of the prompt.
+	if !cachedOK && ev.Timers == dialect.TimersIKLlamaCpp && a.Tokens.InputTokens != nil {
+		if n, ok, _ := count(timings, "prompt_n"); ok && n <= *a.Tokens.InputTokens {
+			cached, cachedOK = *a.Tokens.InputTokens-n, true
+			a.Sources.CachedTokens = str(SrcCachedIKLlam)
+		}
+	}
 	if cachedOK {
 		a.Tokens.CachedTokens = i64(cached)
 	} else {
@@ -214,6 +229,9 @@ func Account(ev Evidence) Accounting {
 			r = "invalid evidence: timings." + bad
 		} else if ev.NoDataReason == "" {
 			r = "timings.prompt_n is absent and input_tokens - cached_tokens cannot be formed"
+			if ev.Timers == dialect.TimersVLLM || ev.Timers == dialect.TimersTabbyAPI || ev.Timers == dialect.TimersNone {
+				r = "the engine reports no cached_tokens (vLLM only with --enable-prompt-tokens-details), so the tokens its prefill computed are unknown and the prompt rate cannot exclude cached tokens"
+			}
 		}
 		miss("/tokens/read_tokens", r)
 		miss("/sources/read_tokens", "no read_tokens: "+r)
@@ -229,7 +247,106 @@ func Account(ev Evidence) Accounting {
 		miss("/tokens/output_tokens", r)
 		miss("/sources/output_tokens", "no output_tokens: "+r)
 	}
-	// Engine durations.
+	// Engine durations and the decode count, from the engine's own timers.
+	switch ev.Timers {
+	case dialect.TimersVLLM:
+		notes = vllmTimers.read(&a, usage, timings, miss, absent, notes)
+	case dialect.TimersTabbyAPI:
+		notes = tabbyTimers.read(&a, usage, usage, miss, absent, notes)
+	case dialect.TimersNone:
+		why := ev.NoTimers
+		if ev.NoDataReason != "" {
+			why = ev.NoDataReason
+		}
+		miss("/timings/prompt_s", why)
+		miss("/timings/decode_s", why)
+		miss("/sources/engine_timings", "no engine timer fields: "+why)
+		miss("/tokens/decode_tokens", "no engine decode count: "+why)
+		miss("/sources/decode_tokens", "no decode_tokens: "+why)
+	default:
+		notes = llamaTimers(&a, timings, miss, absent, notes)
+	}
+	if a.Tokens.OutputTokens != nil && a.Tokens.DecodeTokens != nil && *a.Tokens.OutputTokens != *a.Tokens.DecodeTokens {
+		notes = append(notes, fmt.Sprintf("API output_tokens (%d) and the engine's decode_tokens (%d) differ; the rate uses the engine's count for its own timer",
+			*a.Tokens.OutputTokens, *a.Tokens.DecodeTokens))
+	}
+	// Client latencies.
+	a.Timings.TTFTS, a.Timings.FirstAnswerS, a.Timings.TotalS = ev.TTFT, ev.FirstAnswer, ev.Total
+	if ev.TTFT == nil {
+		r := "no nonempty reasoning, answer or tool-call delta arrived"
+		if ev.NoDataReason != "" && ev.Status == contract.Skipped {
+			r = ev.NoDataReason
+		}
+		miss("/timings/ttft_s", r)
+	}
+	if ev.FirstAnswer == nil {
+		r := ev.FirstAnswerReason
+		if r == "" {
+			r = "no answer text or tool-call delta arrived"
+		}
+		miss("/timings/first_answer_s", r)
+	}
+	if ev.Total == nil {
+		r := "the request was never dispatched: " + ev.NoDataReason
+		if ev.TotalReason != "" {
+			r = ev.TotalReason
+		}
+		miss("/timings/total_s", r)
+		miss("/sources/client_timings", r)
+	} else {
+		a.Sources.ClientTimings = str(SrcClientTimings)
+	}
+	// Rates, from engine counts and durations only.
+	var why string
+	if a.Metrics.PromptTPS, why = Rate(a.Tokens.ReadTokens, a.Timings.PromptS, "read_tokens", "prompt_s", "prompt time"); why != "" {
+		if a.Tokens.ReadTokens != nil && *a.Tokens.ReadTokens == 0 {
+			why = "read_tokens is 0: the whole prompt came from the cache"
+		}
+		miss("/metrics/prompt_tps", why+otherEngine(ev.Timers, a.Missing, "/timings/prompt_s", "/tokens/read_tokens"))
+	}
+	if a.Metrics.DecodeTPS, why = Rate(a.Tokens.DecodeTokens, a.Timings.DecodeS, "decode_tokens", "decode_s", "decode time"); why != "" {
+		miss("/metrics/decode_tps", why+otherEngine(ev.Timers, a.Missing, "/timings/decode_s", "/tokens/decode_tokens"))
+	}
+	if len(notes) > 0 {
+		a.Note = str(strings.Join(notes, "; "))
+	} else {
+		miss("/token_accounting_note", "not needed: the counts agree")
+	}
+	return a
+}
+
+// CacheReuse reports unexpected reuse of the user payload: cached_tokens
+// above the fixture's max_shared_prefix_tokens plus the boundary allowance.
+func CacheReuse(cached *int64, maxShared int) (bool, string) {
+	if cached == nil {
+		return false, ""
+	}
+	limit := int64(maxShared + protocol.CacheBoundaryAllowance)
+	if *cached > limit {
+		return true, fmt.Sprintf("unexpected cache reuse: cached_tokens %d > max_shared_prefix_tokens %d + %d",
+			*cached, maxShared, protocol.CacheBoundaryAllowance)
+	}
+	return false, ""
+}
+
+// LengthViolation checks a 4K/16K performance request's measured
+// input_tokens against the 2 % rule.
+func LengthViolation(caseID string, input *int64) (bool, string) {
+	target, ok := protocol.TargetTokens(caseID)
+	if !ok || input == nil {
+		return false, ""
+	}
+	if !protocol.WithinLengthRule(int(*input), target) {
+		return true, fmt.Sprintf("measured input_tokens %d of %s is not within %d%% of %d (a different tokenizer or template)",
+			*input, caseID, protocol.LengthTolerancePercent, target)
+	}
+	return false, ""
+}
+
+// llamaTimers reads llama-server's timings (and ik_llama.cpp's, the same
+// fields): prompt_ms and predicted_ms, and predicted_n checked against
+// predicted_per_second.
+func llamaTimers(a *Accounting, timings map[string]json.RawMessage, miss func(ptr, reason string), absent func(string) string, notes []string) []string {
 	promptMS, promptOK, promptBad := number(timings, "prompt_ms")
 	predMS, predOK, predBad := number(timings, "predicted_ms")
 	if promptOK {
@@ -283,79 +400,103 @@ func Account(ev Evidence) Accounting {
 		miss("/tokens/decode_tokens", r)
 		miss("/sources/decode_tokens", "no decode_tokens: "+r)
 	}
-	if a.Tokens.OutputTokens != nil && a.Tokens.DecodeTokens != nil && *a.Tokens.OutputTokens != *a.Tokens.DecodeTokens {
-		notes = append(notes, fmt.Sprintf("API output_tokens (%d) and the engine's decode_tokens (%d) differ; the rate uses the engine's count for its own timer",
-			*a.Tokens.OutputTokens, *a.Tokens.DecodeTokens))
-	}
-	// Client latencies.
-	a.Timings.TTFTS, a.Timings.FirstAnswerS, a.Timings.TotalS = ev.TTFT, ev.FirstAnswer, ev.Total
-	if ev.TTFT == nil {
-		r := "no nonempty reasoning, answer or tool-call delta arrived"
-		if ev.NoDataReason != "" && ev.Status == contract.Skipped {
-			r = ev.NoDataReason
-		}
-		miss("/timings/ttft_s", r)
-	}
-	if ev.FirstAnswer == nil {
-		r := ev.FirstAnswerReason
-		if r == "" {
-			r = "no answer text or tool-call delta arrived"
-		}
-		miss("/timings/first_answer_s", r)
-	}
-	if ev.Total == nil {
-		r := "the request was never dispatched: " + ev.NoDataReason
-		if ev.TotalReason != "" {
-			r = ev.TotalReason
-		}
-		miss("/timings/total_s", r)
-		miss("/sources/client_timings", r)
-	} else {
-		a.Sources.ClientTimings = str(SrcClientTimings)
-	}
-	// Rates, from engine counts and durations only.
-	var why string
-	if a.Metrics.PromptTPS, why = Rate(a.Tokens.ReadTokens, a.Timings.PromptS, "read_tokens", "prompt_s", "prompt time"); why != "" {
-		if a.Tokens.ReadTokens != nil && *a.Tokens.ReadTokens == 0 {
-			why = "read_tokens is 0: the whole prompt came from the cache"
-		}
-		miss("/metrics/prompt_tps", why)
-	}
-	if a.Metrics.DecodeTPS, why = Rate(a.Tokens.DecodeTokens, a.Timings.DecodeS, "decode_tokens", "decode_s", "decode time"); why != "" {
-		miss("/metrics/decode_tps", why)
-	}
-	if len(notes) > 0 {
-		a.Note = str(strings.Join(notes, "; "))
-	} else {
-		miss("/token_accounting_note", "not needed: the counts agree")
-	}
-	return a
+	return notes
 }
 
-// CacheReuse reports unexpected reuse of the user payload: cached_tokens
-// above the fixture's max_shared_prefix_tokens plus the boundary allowance.
-func CacheReuse(cached *int64, maxShared int) (bool, string) {
-	if cached == nil {
-		return false, ""
-	}
-	limit := int64(maxShared + protocol.CacheBoundaryAllowance)
-	if *cached > limit {
-		return true, fmt.Sprintf("unexpected cache reuse: cached_tokens %d > max_shared_prefix_tokens %d + %d",
-			*cached, maxShared, protocol.CacheBoundaryAllowance)
-	}
-	return false, ""
+// Source names of the other engines' timers.
+const (
+	SrcVLLMTimers   = "vllm metrics.time_to_first_token_ms / 1000 (scheduling to first token) and metrics.generation_time_ms / 1000 (first token to last)"
+	SrcVLLMDecode   = "derived: usage.completion_tokens - 1 (vLLM's generation_time_ms runs from the first token to the last)"
+	SrcTabbyTimers  = "usage.prompt_time and usage.completion_time (TabbyAPI, seconds rounded to 0.01)"
+	SrcTabbyDecode  = "usage.completion_tokens (TabbyAPI's completion_time covers every generated token)"
+	SrcCachedIKLlam = "derived: usage.prompt_tokens - timings.prompt_n (ik_llama.cpp's prompt_n counts only the tokens it evaluated)"
+)
+
+// engineTimers is where one engine keeps a request's two durations and
+// how its decode count relates to the generated tokens.
+type engineTimers struct {
+	where            string // "metrics" or "usage": the object in outputs.jsonl
+	prompt, decode   string // duration fields
+	scale            float64
+	source, decodeSr string
+	// afterFirst: the decode duration starts at the first token, so it
+	// covers completion_tokens - 1 of them.
+	afterFirst bool
+	absent     string // why the fields may be missing
+	note       string // said whenever the timers are read
 }
 
-// LengthViolation checks a 4K/16K performance request's measured
-// input_tokens against the 2 % rule.
-func LengthViolation(caseID string, input *int64) (bool, string) {
-	target, ok := protocol.TargetTokens(caseID)
-	if !ok || input == nil {
-		return false, ""
+// vLLM's per-request metrics (the timings slot holds the final usage
+// chunk's metrics object): the prefill is the time from scheduling to the
+// first token, over the tokens it computed (input minus cached); the
+// decode is the time from the first token to the last, over the tokens
+// after the first. tokens_per_second spans both phases and is never used.
+var vllmTimers = engineTimers{where: "metrics", prompt: "time_to_first_token_ms", decode: "generation_time_ms", scale: 1e-3,
+	source: SrcVLLMTimers, decodeSr: SrcVLLMDecode, afterFirst: true,
+	absent: "metrics object (vLLM sends it only with --enable-per-request-metrics)"}
+
+// TabbyAPI's usage timers: prompt_time is exllamav3's prefill of the
+// tokens it did not find cached, completion_time its generation of every
+// new token. Both are rounded to 0.01 s, so a short prefill reads 0 (its
+// rate is then null).
+var tabbyTimers = engineTimers{where: "usage", prompt: "prompt_time", decode: "completion_time", scale: 1,
+	source: SrcTabbyTimers, decodeSr: SrcTabbyDecode,
+	absent: "usage.prompt_time or usage.completion_time (older TabbyAPI builds report counts only)",
+	note:   "TabbyAPI rounds prompt_time and completion_time to 0.01 s"}
+
+// read fills the durations and the decode count from the engine's object.
+func (e engineTimers) read(a *Accounting, usage, obj map[string]json.RawMessage, miss func(ptr, reason string), absent func(string) string, notes []string) []string {
+	none := absent(e.absent)
+	seconds := func(key, ptr string) (*float64, bool) {
+		v, ok, bad := number(obj, key)
+		if ok {
+			return f64(v * e.scale), true
+		}
+		r := none
+		if bad != "" {
+			r = "invalid evidence: " + e.where + "." + bad
+		}
+		miss(ptr, r)
+		return nil, false
 	}
-	if !protocol.WithinLengthRule(int(*input), target) {
-		return true, fmt.Sprintf("measured input_tokens %d of %s is not within %d%% of %d (a different tokenizer or template)",
-			*input, caseID, protocol.LengthTolerancePercent, target)
+	var promptOK, decodeOK bool
+	a.Timings.PromptS, promptOK = seconds(e.prompt, "/timings/prompt_s")
+	a.Timings.DecodeS, decodeOK = seconds(e.decode, "/timings/decode_s")
+	if promptOK || decodeOK {
+		a.Sources.EngineTimings = str(e.source)
+		if e.note != "" {
+			notes = append(notes, e.note)
+		}
+	} else {
+		miss("/sources/engine_timings", "no engine timer fields: "+none)
 	}
-	return false, ""
+	first := int64(0)
+	if e.afterFirst {
+		first = 1
+	}
+	if n, ok, _ := count(usage, "completion_tokens"); ok && n >= first && decodeOK {
+		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(n-first), str(e.decodeSr)
+	} else {
+		r := "no decode duration: " + none
+		if decodeOK {
+			r = absent("usage.completion_tokens")
+		}
+		miss("/tokens/decode_tokens", r)
+		miss("/sources/decode_tokens", "no decode_tokens: "+r)
+	}
+	return notes
+}
+
+// otherEngine adds, for an engine other than llama.cpp's family, why the
+// rate's inputs are null: its timers differ, and the reason is the news.
+func otherEngine(t dialect.Timers, missing map[string]string, ptrs ...string) string {
+	if t == "" || t == dialect.TimersLlamaCpp {
+		return ""
+	}
+	for _, p := range ptrs {
+		if why := missing[p]; why != "" {
+			return ": " + why
+		}
+	}
+	return ""
 }

@@ -46,10 +46,13 @@ type Fixture struct {
 	Agree bool `json:"agree"`
 	// RenderingAgrees is false when the bytes differ; FirstDifference is
 	// then the byte offset, with a little of each side.
-	RenderingAgrees bool   `json:"rendering_agrees"`
-	FirstDifference *int   `json:"first_differing_byte,omitempty"`
-	EngineText      string `json:"engine_text,omitempty"`
-	StrataText      string `json:"strata_text,omitempty"`
+	RenderingAgrees bool `json:"rendering_agrees"`
+	// RenderingUnchecked is set when the engine returns a count without
+	// its rendering (vLLM's /tokenize): only the count is compared.
+	RenderingUnchecked bool   `json:"rendering_unchecked,omitempty"`
+	FirstDifference    *int   `json:"first_differing_byte,omitempty"`
+	EngineText         string `json:"engine_text,omitempty"`
+	StrataText         string `json:"strata_text,omitempty"`
 	// EngineTokens is the engine's count of its own rendering; FrozenTokens
 	// the bundle's input_tokens.
 	EngineTokens *int `json:"engine_tokens,omitempty"`
@@ -164,6 +167,13 @@ func Check(ctx context.Context, in Input) *Result {
 			r.TemplateNote = "the engine's template (/props chat_template) is not the one the bundle was built with"
 		}
 	}
+	if why := unverifiable(in.Dialect); why != "" {
+		r.Verifiable, r.Reason = false, why
+		return r
+	}
+	if in.Dialect.Engine == dialect.VLLM {
+		r.Source = "POST " + Tokenize + " with each request's exact body (vLLM renders the messages with its template and counts them; it returns no rendering, so only the count is compared)"
+	}
 	ids := scheduleIDs(in.Bundle)
 	for i, id := range ids {
 		if ctx.Err() != nil {
@@ -235,6 +245,9 @@ func checkOne(ctx context.Context, in Input, f *fixtures.Fixture) (Fixture, stri
 		out.Problem = err.Error()
 		return out, ""
 	}
+	if in.Dialect.Engine == dialect.VLLM {
+		return countOnly(ctx, in, f, body, out)
+	}
 	got, problem, fatal := post[struct {
 		Prompt *string `json:"prompt"`
 	}](ctx, in, ApplyTemplate, body)
@@ -267,6 +280,47 @@ func checkOne(ctx context.Context, in Input, f *fixtures.Fixture) (Fixture, stri
 		out.LengthRule = fmt.Sprintf("the engine counts %d tokens, not within %d%% of %d: the run will be nonconforming", n, protocol.LengthTolerancePercent, target)
 	}
 	out.Agree = out.RenderingAgrees && n == f.InputTokens && out.Problem == ""
+	return out, ""
+}
+
+// unverifiable says why an engine's own rendering and count cannot be
+// had ("" when they can).
+func unverifiable(d dialect.Dialect) string {
+	switch d.Engine {
+	case dialect.SGLang:
+		return "SGLang's /v1/tokenize takes a prompt, not chat messages (python/sglang/srt/entrypoints/openai/serving_tokenize.py @0351c1f), so the engine's rendering of the fixtures cannot be checked; usage.prompt_tokens of each request is the only count"
+	case dialect.Ollama:
+		return "Ollama has no tokenize endpoint (only _debug_render_only, which returns a rendering without a count), so the engine's count of the fixtures cannot be checked before the run"
+	case dialect.LMStudio:
+		return "LM Studio documents no tokenize endpoint, so the engine's rendering and count of the fixtures cannot be checked before the run"
+	case dialect.TabbyAPI:
+		return "TabbyAPI's /v1/token/encode renders messages without the generation prompt and without template_vars (endpoints/core/router.py @03189bc), so its count is not the chat request's and cannot be checked"
+	}
+	return ""
+}
+
+// countOnly is vLLM's check: POST /tokenize takes the chat body (messages,
+// chat_template_kwargs, tools) and answers the count of its rendering
+// (vllm/entrypoints/serve/tokenize/protocol.py @343baca).
+func countOnly(ctx context.Context, in Input, f *fixtures.Fixture, body []byte, out Fixture) (Fixture, string) {
+	tok, problem, fatal := post[struct {
+		Count *int `json:"count"`
+	}](ctx, in, Tokenize, body)
+	if problem != "" {
+		out.Problem = problem
+		return out, fatal
+	}
+	if tok.Count == nil {
+		out.Problem = "POST " + Tokenize + " answered without a count"
+		return out, "the engine's " + Tokenize + " answers without a count"
+	}
+	n := *tok.Count
+	out.EngineTokens = &n
+	out.RenderingUnchecked = true
+	if target, ok := protocol.TargetTokens(f.CaseID); ok && f.Phase == protocol.PhasePerformance && !protocol.WithinLengthRule(n, target) {
+		out.LengthRule = fmt.Sprintf("the engine counts %d tokens, not within %d%% of %d: the run will be nonconforming", n, protocol.LengthTolerancePercent, target)
+	}
+	out.Agree = n == f.InputTokens
 	return out, ""
 }
 
@@ -322,6 +376,8 @@ func (f Fixture) Line() string {
 		return fmt.Sprintf("%-28s not checked: %s", f.RequestID, display.Line(f.Problem))
 	case f.RenderingAgrees:
 		parts = append(parts, "rendering agrees")
+	case f.RenderingUnchecked:
+		parts = append(parts, "rendering not shown by the engine")
 	default:
 		parts = append(parts, fmt.Sprintf("rendering differs at byte %d (engine %q, strata %q)", *f.FirstDifference, f.EngineText, f.StrataText))
 	}

@@ -131,3 +131,48 @@ func TestFitContext(t *testing.T) {
 		t.Errorf("20480 fits everything: %+v", c)
 	}
 }
+
+// TestOtherEngines: vLLM's /tokenize takes the chat body and answers a
+// count (count only: it shows no rendering); the engines that cannot
+// tokenize chat messages are not verifiable, and say why.
+func TestOtherEngines(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		dialect string
+		engine  dialect.Engine
+		reason  string // "": verifiable
+	}{
+		{simengine.DialectVLLM, dialect.VLLM, ""},
+		{simengine.DialectSGLang, dialect.SGLang, "takes a prompt, not chat messages"},
+		{simengine.DialectOllama, dialect.Ollama, "no tokenize endpoint"},
+		{simengine.DialectLMStudio, dialect.LMStudio, "no tokenize endpoint"},
+		{simengine.DialectTabbyAPI, dialect.TabbyAPI, "without the generation prompt"},
+	} {
+		t.Run(c.dialect, func(t *testing.T) {
+			t.Parallel()
+			b, _ := prompts.Bundle()
+			src, sum, _ := prompts.Template(b)
+			tmpl, _ := chattemplate.Parse(string(src))
+			sim := simengine.New(simengine.Config{PromptTPS: 1e6, DecodeTPS: 1e6, Bundle: b, Template: string(src), ContextTokens: 32768, Dialect: c.dialect})
+			url, err := sim.Start("127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { sim.Close() })
+			r := Check(context.Background(), Input{Client: client.New(client.Options{BaseURL: url}), Dialect: dialect.Dialect{Engine: c.engine},
+				Bundle: b, Template: tmpl, TemplateSHA256: sum})
+			if c.reason != "" {
+				if r.Verifiable || !strings.Contains(r.Reason, c.reason) {
+					t.Fatalf("verifiable %v, reason %q", r.Verifiable, r.Reason)
+				}
+				return
+			}
+			if !r.OK() || r.Agree != 34 || !strings.Contains(r.Source, "only the count is compared") {
+				t.Fatalf("%+v", r.Summary())
+			}
+			if l := r.Fixtures[0].Line(); !strings.Contains(l, "rendering not shown by the engine; 30 tokens") {
+				t.Errorf("line %q", l)
+			}
+		})
+	}
+}

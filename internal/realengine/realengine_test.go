@@ -397,7 +397,7 @@ func one(t *testing.T, srv *Server, id string) (contract.Request, contract.Outpu
 	}
 	e := &runner.Executed{Req: req, Fixture: fx, Body: body}
 	e.Outcome, e.Start, e.End = c.Chat(context.Background(), body, nil)
-	rec, o, _ := result.RequestRecord(0, e)
+	rec, o, _ := result.RequestRecord(0, e, info.Dialect)
 	return rec, o
 }
 

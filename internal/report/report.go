@@ -66,16 +66,13 @@ type statusReasons struct {
 		Without    []string `json:"requests_without_reasoning"`
 	} `json:"thinking"`
 	Preflight *struct {
-		Verifiable     bool   `json:"verifiable"`
-		Reason         string `json:"reason"`
-		TemplateAgrees bool   `json:"template_agrees"`
-		EngineSHA      string `json:"engine_template_sha256"`
-		Agree          int    `json:"agree"`
-		Differ         int    `json:"differ"`
-		Fixtures       []struct {
-			RequestID string `json:"request_id"`
-			Agree     bool   `json:"agree"`
-		} `json:"fixtures"`
+		Verifiable     bool               `json:"verifiable"`
+		Reason         string             `json:"reason"`
+		TemplateAgrees bool               `json:"template_agrees"`
+		EngineSHA      string             `json:"engine_template_sha256"`
+		Agree          int                `json:"agree"`
+		Differ         int                `json:"differ"`
+		Fixtures       []preflightFixture `json:"fixtures"`
 	} `json:"preflight"`
 }
 
@@ -266,13 +263,18 @@ func writeEngineSection(p func(string, ...any), ext statusReasons) {
 		name = fmt.Sprintf("%s b%d", name, d.Dialect.Build)
 	}
 	p("- Engine dialect: %s, identified by %s\n", mdEscape(name), mdEscape(d.Dialect.IdentifiedBy))
-	if d.Budget.Value != nil {
+	switch {
+	case d.Budget.Field == "" && d.Check.State != "":
+		p("- Reasoning budget: no field sent; check: %s\n", d.Check.State)
+	case d.Budget.Value != nil:
 		p("- Reasoning budget sent: `%s: %d`; check: %s\n", d.Budget.Field, *d.Budget.Value, d.Check.State)
 	}
 	if pf := ext.Preflight; pf != nil {
 		switch {
 		case !pf.Verifiable:
 			p("- Preflight (the engine's own template and tokenizer): not verifiable: %s\n", pf.Reason)
+		case pf.Differ == 0 && countOnly(pf.Fixtures):
+			p("- Preflight (the engine's own tokenizer; it shows no rendering): all %d fixtures count as the bundle does\n", pf.Agree)
 		case pf.Differ == 0 && (pf.TemplateAgrees || pf.EngineSHA == ""):
 			p("- Preflight (the engine's own template and tokenizer): all %d fixtures agree with the bundle\n", pf.Agree)
 		default:
@@ -362,4 +364,21 @@ func clipLine(s string) string {
 		return s[:120] + "…"
 	}
 	return s
+}
+
+type preflightFixture struct {
+	RequestID string `json:"request_id"`
+	Agree     bool   `json:"agree"`
+	// Unchecked: the engine returned a count without its rendering.
+	Unchecked bool `json:"rendering_unchecked"`
+}
+
+// countOnly reports whether the preflight compared counts only (vLLM).
+func countOnly(fs []preflightFixture) bool {
+	for _, f := range fs {
+		if f.Unchecked {
+			return true
+		}
+	}
+	return false
 }

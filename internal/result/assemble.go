@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"path"
 	"strings"
 	"time"
@@ -109,7 +110,7 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 		}
 	}
 	for i, e := range rec.Requests {
-		r, o, m := RequestRecord(i, e)
+		r, o, m := RequestRecord(i, e, rec.Server.Dialect)
 		for k, v := range m {
 			missing.Add(k, v)
 		}
@@ -181,7 +182,11 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	case srv.BuildInfo != "":
 		res.Software.EngineVersion = ptr(srv.BuildInfo)
 	default:
-		missing.Add("/software/engine_version", "neither /props build_info nor /v1/status names the engine's version: "+orElse(srv.PropsErr, "fields absent"))
+		why := "neither /props build_info nor /v1/status names the engine's version: " + orElse(srv.PropsErr, "fields absent")
+		if e := srv.Dialect.Engine; e != dialect.LlamaCpp && e != dialect.StrataServer && e != dialect.Unknown {
+			why = fmt.Sprintf("%s names no version on any route strata reads (identified by %s)", e, srv.Dialect.IdentifiedBy)
+		}
+		missing.Add("/software/engine_version", why)
 	}
 
 	// Model.
@@ -278,7 +283,7 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	if r := derive.Remote(rec.BaseURL); r != nil {
 		reasons = append(reasons, *r)
 	}
-	reasons = append(reasons, derive.Reasons(derive.Evidence{Results: &res, Outputs: byID, MaxShared: maxShared, Budget: budget.Nonconforming})...)
+	reasons = append(reasons, derive.Reasons(derive.Evidence{Results: &res, Outputs: byID, MaxShared: maxShared, Budget: budget.Nonconforming, NotTaken: rec.Server.Dialect.NotTaken()})...)
 	if rec.Interrupted {
 		reasons = append(reasons, derive.Interruption(rec.Interruption))
 	}
@@ -401,7 +406,7 @@ func durations(rec *runner.Record, missing contract.Missing) (*float64, *float64
 // RequestRecord maps one executed request (the i-th of the schedule) to its
 // record, its outputs line, and the reasons of its nulls (absolute
 // pointers).
-func RequestRecord(i int, e *runner.Executed) (contract.Request, contract.Output, map[string]string) {
+func RequestRecord(i int, e *runner.Executed, d dialect.Dialect) (contract.Request, contract.Output, map[string]string) {
 	req := e.Req
 	r := contract.Request{
 		ID: req.ID, Phase: string(req.Phase), CaseID: req.CaseID, Repetition: req.Repetition,
@@ -495,6 +500,7 @@ func RequestRecord(i int, e *runner.Executed) (contract.Request, contract.Output
 	if r.Error != nil {
 		o.Error = r.Error
 	}
+	ev.Timers, ev.NoTimers = d.Timers(), d.NoTimers()
 	acc := measure.Account(ev)
 	r.Tokens, r.Timings, r.Metrics, r.Sources, r.TokenAccountingNote = acc.Tokens, acc.Timings, acc.Metrics, acc.Sources, acc.Note
 	for k, v := range acc.Missing {

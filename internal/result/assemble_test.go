@@ -10,6 +10,7 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/runner"
 	"github.com/strata-bench/strata/internal/validate"
@@ -37,7 +38,7 @@ func TestRequestRecord(t *testing.T) {
 		{"lost in flight", runner.Executed{Req: req, Lost: true, Outcome: &client.Outcome{Error: &client.Error{Kind: "runner_stopped", Message: "the runner stopped"}}}, contract.Failed, "runner_stopped", "/requests/1/timings/total_s"},
 	} {
 		c.e.Start, c.e.End, c.e.DispatchedAt = now, now, now
-		r, o, miss := RequestRecord(1, &c.e)
+		r, o, miss := RequestRecord(1, &c.e, dialect.Dialect{Engine: dialect.LlamaCpp, Build: 10470})
 		if r.Status != c.status || o.Status != c.status {
 			t.Errorf("%s: status %s (outputs %s), want %s", c.name, r.Status, o.Status, c.status)
 		}

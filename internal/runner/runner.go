@@ -384,14 +384,20 @@ type ServerInfo struct {
 	// (nil when absent).
 	SlotsRaw  json.RawMessage
 	StatusRaw json.RawMessage
+	// The other engines' identifying answers: GET /version, /api/version,
+	// /get_server_info and /api/v0/models (nil when absent), and the Server
+	// and X-Strata-Simulator headers of /health.
+	VersionRaw, OllamaVersionRaw, ServerInfoRaw, LMStudioRaw json.RawMessage
+	ServerHeader, SimulatorHeader                            string
 }
 
 // ProbeServer asks the server about itself (/health, /props, /v1/models,
 // /slots, /v1/status) and identifies its dialect.
 func ProbeServer(ctx context.Context, c *client.Client) ServerInfo {
 	var s ServerInfo
-	if status, _, err := c.Get(ctx, "/health", 10*time.Second); err == nil {
+	if status, h, _, err := c.GetHeader(ctx, "/health", 10*time.Second); err == nil {
 		s.Health = status
+		s.ServerHeader, s.SimulatorHeader = h.Get("Server"), h.Get("X-Strata-Simulator")
 	}
 	status, body, err := c.Get(ctx, "/props", 10*time.Second)
 	switch {
@@ -452,6 +458,25 @@ func ProbeServer(ctx context.Context, c *client.Client) ServerInfo {
 	} else {
 		s.VersionSource = "/props build_info"
 	}
-	s.Dialect = dialect.Identify(dialect.Evidence{Props: s.Props, Status: s.StatusRaw})
+	// The routes other engines identify themselves by (dialect.Identify
+	// says which answer names which engine).
+	json200 := func(path string) json.RawMessage {
+		status, body, err := c.Get(ctx, path, 10*time.Second)
+		if err != nil || status != 200 || !json.Valid(body) {
+			return nil
+		}
+		return body
+	}
+	s.VersionRaw, s.OllamaVersionRaw = json200("/version"), json200("/api/version")
+	s.ServerInfoRaw, s.LMStudioRaw = json200("/get_server_info"), json200("/api/v0/models")
+	s.Dialect = dialect.Identify(dialect.Evidence{Props: s.Props, Status: s.StatusRaw, Models: s.Models, Version: s.VersionRaw,
+		OllamaVersion: s.OllamaVersionRaw, ServerInfo: s.ServerInfoRaw, LMStudioModels: s.LMStudioRaw,
+		ServerHeader: s.ServerHeader, SimulatorHeader: s.SimulatorHeader})
+	if s.BuildInfo == "" && s.Dialect.Version != "" && s.Dialect.Engine != dialect.Unknown {
+		s.BuildInfo, s.VersionSource = s.Dialect.Version, s.Dialect.IdentifiedBy
+	}
+	if s.SimulatorVersion == "" {
+		s.SimulatorVersion = s.SimulatorHeader
+	}
 	return s
 }

@@ -38,6 +38,17 @@ func checkSettings(ctx context.Context, c *client.Client, sent []*Executed) *con
 		chk.Reason = "GET /slots did not answer a JSON array of slots"
 		return chk
 	}
+	// ik_llama.cpp lists a slot's settings on the slot itself, not under
+	// params (examples/server/server-context.cpp @0192b22
+	// get_formated_generation).
+	var flat []map[string]json.RawMessage
+	if json.Unmarshal(body, &flat) == nil && len(flat) == len(slots) {
+		for i := range slots {
+			if len(slots[i].Params) == 0 {
+				slots[i].Params = flat[i]
+			}
+		}
+	}
 	sort.Slice(slots, func(i, j int) bool { return taskOf(slots[i]) > taskOf(slots[j]) })
 	chk.Seen = map[string]any{}
 	for _, e := range sent {

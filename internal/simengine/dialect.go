@@ -22,6 +22,87 @@ const (
 	DialectUnknown  = "unknown"
 )
 
+// Dialects of other engines: each serves that engine's identification
+// endpoints and streaming wire (shapes from the engines' sources, cited in
+// engines.go and wire.go), with the simulator's own model behind them.
+const (
+	DialectVLLM     = "vllm"
+	DialectSGLang   = "sglang"
+	DialectOllama   = "ollama"
+	DialectIKLlama  = "ik_llama.cpp"
+	DialectLMStudio = "lmstudio"
+	DialectTabbyAPI = "tabbyapi"
+)
+
+// Dialects lists every dialect the simulator speaks, llama.cpp first.
+func Dialects() []string {
+	return []string{DialectLlamaCpp, DialectStrata, DialectUnknown, DialectVLLM, DialectSGLang,
+		DialectOllama, DialectIKLlama, DialectLMStudio, DialectTabbyAPI}
+}
+
+// KnownDialect reports whether d is one of Dialects.
+func KnownDialect(d string) bool {
+	for _, k := range Dialects() {
+		if d == k {
+			return true
+		}
+	}
+	return false
+}
+
+// llamaServer reports whether the dialect is served by the llama-server
+// handlers (llama.cpp, Strata's server and the unknown engine), whose wire
+// stays as it always was.
+func (s *Server) llamaServer() bool {
+	switch s.cfg.Dialect {
+	case DialectLlamaCpp, DialectStrata, DialectUnknown:
+		return true
+	}
+	return false
+}
+
+// Engine options: the Config value, overridden by the scenario's when it
+// sets one.
+func (s *Server) vllmPerRequestMetrics() bool {
+	return optOn(s.cfg.VLLMPerRequestMetrics, s.scenario().VLLMPerRequestMetrics)
+}
+
+func (s *Server) vllmPromptTokensDetails() bool {
+	return optOn(s.cfg.VLLMPromptTokensDetails, s.scenario().VLLMPromptTokensDetails)
+}
+
+func (s *Server) sglangRejectXHigh() bool {
+	if v := s.scenario().SGLangRejectXHigh; v != nil {
+		return *v
+	}
+	return s.cfg.SGLangRejectXHigh
+}
+
+func (s *Server) tabbyNoTimings() bool {
+	if v := s.scenario().TabbyAPINoTimings; v != nil {
+		return *v
+	}
+	return s.cfg.TabbyAPINoTimings
+}
+
+// optOn is an option that is on unless set off.
+func optOn(cfg, sc *bool) bool {
+	switch {
+	case sc != nil:
+		return *sc
+	case cfg != nil:
+		return *cfg
+	}
+	return true
+}
+
+func (s *Server) scenario() *Scenario {
+	if s.cfg.Scenario != nil {
+		return s.cfg.Scenario
+	}
+	return &Scenario{}
+}
+
 // DefaultBuild is the llama.cpp build the simulator speaks as by default:
 // the one in ../shared/engines/llama.cpp.
 const DefaultBuild = 10470

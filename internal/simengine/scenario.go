@@ -80,6 +80,20 @@ type Scenario struct {
 	// TokenizeSkew adds tokens to /tokenize's count of a bundle prompt, by
 	// request ID (a tokenizer that counts differently).
 	TokenizeSkew map[string]int `json:"tokenize_skew,omitempty"`
+
+	// Engine options of the other dialects (unset: the Config's value,
+	// whose defaults describe the current engine).
+	// VLLMPerRequestMetrics is vLLM's --enable-per-request-metrics (the
+	// usage chunk's "metrics"); VLLMPromptTokensDetails its
+	// --enable-prompt-tokens-details (usage.prompt_tokens_details).
+	VLLMPerRequestMetrics   *bool `json:"vllm_per_request_metrics,omitempty"`
+	VLLMPromptTokensDetails *bool `json:"vllm_prompt_tokens_details,omitempty"`
+	// SGLangRejectXHigh speaks as an older SGLang whose reasoning_effort is
+	// Literal["low","medium","high"]: other values get its HTTP 400.
+	SGLangRejectXHigh *bool `json:"sglang_reject_xhigh,omitempty"`
+	// TabbyAPINoTimings speaks as an older TabbyAPI whose usage has only
+	// the three counts.
+	TabbyAPINoTimings *bool `json:"tabbyapi_no_timings,omitempty"`
 }
 
 // LoadScenario reads a scenario file; unknown fields are an error.

@@ -8,8 +8,12 @@
 // reasoning length, mostly right answers) so a first run works without a
 // GPU; a Scenario scripts each request's behaviour and faults for tests, and
 // can replay real llama-server captures. It says what it is in /props
-// (strata_simulator: true), so a result from it can never pass for a real
-// run.
+// (strata_simulator: true) and in an X-Strata-Simulator header on every
+// response, so a result from it can never pass for a real run.
+//
+// The other dialects (vLLM, SGLang, Ollama, ik_llama.cpp, LM Studio,
+// TabbyAPI; engines.go and wire.go) serve that engine's identification
+// endpoints and streaming wire over the same simulated model.
 package simengine
 
 import (
@@ -65,6 +69,18 @@ type Config struct {
 	// Template is the chat template served in /props and used by
 	// /apply-template (the bundle's; "" serves a minimal stand-in).
 	Template string
+
+	// Options of the other engines' dialects (a scenario may override
+	// each). VLLMPerRequestMetrics is vLLM's --enable-per-request-metrics
+	// and VLLMPromptTokensDetails its --enable-prompt-tokens-details (nil:
+	// on). SGLangRejectXHigh speaks as an older SGLang that answers 400 to
+	// reasoning_effort values other than low, medium and high.
+	// TabbyAPINoTimings speaks as an older TabbyAPI whose usage has only
+	// the three counts.
+	VLLMPerRequestMetrics   *bool
+	VLLMPromptTokensDetails *bool
+	SGLangRejectXHigh       bool
+	TabbyAPINoTimings       bool
 }
 
 // WriteModel writes the simulator's stand-in model into dir: a small,
@@ -187,8 +203,12 @@ func (s *Server) die() {
 	})
 }
 
-// Handler routes the llama-server endpoints.
+// Handler routes the llama-server endpoints, or the other engine's of a
+// non-llama dialect (engines.go).
 func (s *Server) Handler() http.Handler {
+	if !s.llamaServer() {
+		return s.serverHeader(s.engineMux())
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", s.health)
 	mux.HandleFunc("GET /props", s.props)
@@ -216,7 +236,20 @@ func (s *Server) serverHeader(h http.Handler) http.Handler {
 			panic(http.ErrAbortHandler)
 		default:
 		}
-		w.Header().Set("Server", "strata-simulator")
+		if s.cfg.Dialect == DialectIKLlama {
+			// ik_llama.cpp examples/server/server.cpp @bb7e35c6:
+			// svr->set_default_headers({{"Server", "ik_llama.cpp"}}).
+			w.Header().Set("Server", "ik_llama.cpp")
+		} else {
+			w.Header().Set("Server", "strata-simulator")
+		}
+		// The simulator says what it is on every response of every
+		// dialect, also where the engine has no /props to carry the
+		// strata_simulator marker, unless a test's scenario disguises it
+		// as a real engine ("strata_simulator": null in its props).
+		if !s.disguised() {
+			w.Header().Set(SimulatorHeader, Version())
+		}
 		h.ServeHTTP(w, r)
 	})
 }
@@ -326,6 +359,8 @@ type chatRequest struct {
 	TopK               *int               `json:"top_k"`
 	MinP               *float64           `json:"min_p"`
 	PresencePenalty    *float64           `json:"presence_penalty"`
+	FrequencyPenalty   *float64           `json:"frequency_penalty"`
+	ReasoningEffort    json.RawMessage    `json:"reasoning_effort"`
 	RepeatPenalty      *float64           `json:"repeat_penalty"`
 	Stream             bool               `json:"stream"`
 	ReasoningBudget    *int               `json:"reasoning_budget_tokens"`
@@ -363,6 +398,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if s.cfg.Dialect == DialectSGLang && s.sglangRejectXHigh() && sglangRejects(w, req.ReasoningEffort) {
+		return
+	}
+	arrived := time.Now()
 	id := ""
 	if m := caseMarker.FindStringSubmatch(req.Messages[0].Content); m != nil {
 		id = m[1]
@@ -408,7 +447,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		flood(w, r, b.Flood)
 		return
 	}
-	s.generate(w, r, &req, id, slot, b)
+	s.generate(w, r, &req, id, slot, b, time.Since(arrived))
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {
@@ -493,7 +532,7 @@ func seedOf(id string, seed int64) uint64 {
 	return h.Sum64()
 }
 
-func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatRequest, id string, slot int, b Behaviour) {
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatRequest, id string, slot int, b Behaviour, queued time.Duration) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		writeError(w, 500, "server_error", "streaming unsupported")
@@ -551,6 +590,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 	w.WriteHeader(200)
 	fl.Flush()
 	cw := &chunkWriter{w: w, fl: fl, id: fmt.Sprintf("chatcmpl-sim%024d", task), model: s.cfg.ModelPath, fingerprint: s.BuildInfo(), created: time.Now().Unix()}
+	// ew is the other engine's wire (nil: llama-server's, written below).
+	var ew *engineWire
+	if !s.llamaServer() {
+		ew = s.newEngineWire(cw, req, promptTokens, cached, queued, b)
+	}
 	if b.StallAfterMS > 0 && !sleepCtx(r.Context(), time.Duration(b.StallAfterMS)*time.Millisecond) {
 		return
 	}
@@ -559,12 +603,23 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 	for i := 0; i < b.KeepAlives; i++ {
 		cw.raw(":\n\n")
 	}
+	prefillStart := time.Now()
 	if !sleepCtx(r.Context(), promptDur) {
 		return
 	}
-	cw.delta(map[string]any{"role": "assistant", "content": nil})
-	for i := 0; i < b.EmptyDeltas; i++ {
-		cw.delta(map[string]any{"content": ""})
+	lead := 1 // the first token takes one decode step after the prefill
+	if ew == nil {
+		cw.delta(map[string]any{"role": "assistant", "content": nil})
+		for i := 0; i < b.EmptyDeltas; i++ {
+			cw.delta(map[string]any{"content": ""})
+		}
+	} else {
+		ew.prefillStart, ew.promptDur = prefillStart, promptDur
+		ew.role()
+		for i := 0; i < b.EmptyDeltas; i++ {
+			ew.token(map[string]any{"content": ""})
+		}
+		lead = ew.lead()
 	}
 	decodeStart := time.Now()
 	emitted := 0
@@ -598,11 +653,15 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 			s.die()
 			panic(http.ErrAbortHandler)
 		}
-		due := decodeStart.Add(time.Duration(float64(emitted+1) / s.cfg.DecodeTPS * float64(time.Second)))
+		due := decodeStart.Add(time.Duration(float64(emitted+lead) / s.cfg.DecodeTPS * float64(time.Second)))
 		if d := time.Until(due); d > 0 && !sleepCtx(r.Context(), d) {
 			return
 		}
-		cw.delta(t)
+		if ew == nil {
+			cw.delta(t)
+		} else {
+			ew.token(t)
+		}
 		emitted++
 		if cw.err != nil {
 			return
@@ -612,6 +671,16 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 		finish = *b.FinishReason
 	}
 	decodeDur := time.Since(decodeStart)
+	if ew != nil {
+		ew.finish(finish, emitted, decodeDur)
+		if !b.NoDone {
+			cw.raw("data: [DONE]\n\n")
+		}
+		s.mu.Lock()
+		s.served++
+		s.mu.Unlock()
+		return
+	}
 	timings := map[string]any{
 		"cache_n": cached, "prompt_n": readN, "prompt_ms": ms(promptDur), "prompt_per_token_ms": perToken(promptDur, readN),
 		"prompt_per_second": rate(readN, promptDur),
@@ -745,6 +814,9 @@ func (s *Server) slotParams(req *chatRequest, limit int, b Behaviour) map[string
 	if req.TopK != nil {
 		p["top_k"] = *req.TopK
 	}
+	if s.cfg.Dialect == DialectIKLlama { // ik's /slots echoes it too
+		p["frequency_penalty"] = get(req.FrequencyPenalty, 0)
+	}
 	for k, v := range b.SlotParams {
 		var x any
 		_ = json.Unmarshal(v, &x)
@@ -798,3 +870,13 @@ func splitEvents(body []byte) [][]byte {
 }
 
 var errNoCaptures = errors.New("the scenario names a replay but no captures_dir")
+
+// disguised reports whether the scenario removes the simulator's marker
+// (tests of the status rules need a run that can be conforming).
+func (s *Server) disguised() bool {
+	if s.cfg.Scenario == nil {
+		return false
+	}
+	v, ok := s.cfg.Scenario.Props["strata_simulator"]
+	return ok && string(v) == "null"
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/strata-bench/strata/internal/charts"
+	"github.com/strata-bench/strata/internal/compare"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
@@ -93,11 +94,14 @@ func cells(r *contract.Results, phase, caseID string) []cell {
 // Row is one (run, case) line of the comparison table.
 type Row struct {
 	Slug, RunID, GPU, Model, Quant, Track, Protocol, Case string
-	Concurrency                                           int
-	Input, Cached                                         tokenCount
-	Metrics                                               []cell
-	Capped, Sanity                                        string
-	Verification                                          string
+	// Engine is the engine the run was measured on: each rate is its own
+	// timer, so rows of different engines say which.
+	Engine         string
+	Concurrency    int
+	Input, Cached  tokenCount
+	Metrics        []cell
+	Capped, Sanity string
+	Verification   string
 	// Status is the run's outcome; a partial run keeps its label and is
 	// never shown as a complete result.
 	Status string
@@ -108,6 +112,7 @@ type Row struct {
 type indexPage struct {
 	Rows                         []Row
 	GPUs, Models, Quants, Tracks []string
+	Engines                      []string
 	Approved, Others             int
 	Branch, Head                 string
 }
@@ -168,13 +173,13 @@ func capped(r *contract.Results, phase, caseID string) string {
 
 func indexData(s *Site) indexPage {
 	p := indexPage{Approved: len(s.Approved), Others: len(s.Others), Branch: s.Branch, Head: s.Head}
-	sets := map[string]map[string]bool{"gpu": {}, "model": {}, "quant": {}, "track": {}}
+	sets := map[string]map[string]bool{"gpu": {}, "model": {}, "quant": {}, "track": {}, "engine": {}}
 	for _, run := range s.Approved {
 		r := run.Results
 		for i, k := range charts.Cases(r) {
 			row := Row{First: i == 0,
 				Slug: run.Slug, RunID: r.Run.ID, GPU: r.GPULabel(), Model: str(r.Model.ID), Quant: str(r.Model.Quantization),
-				Track: r.Configuration.Track, Protocol: r.Protocol.ID, Case: k.ID, Concurrency: concurrencyOf(k.Phase),
+				Track: r.Configuration.Track, Protocol: r.Protocol.ID, Case: k.ID, Concurrency: concurrencyOf(k.Phase), Engine: compare.EngineOf(r),
 				Input:   tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.InputTokens }),
 				Cached:  tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.CachedTokens }),
 				Metrics: cells(r, k.Phase, k.ID),
@@ -183,6 +188,7 @@ func indexData(s *Site) indexPage {
 			}
 			p.Rows = append(p.Rows, row)
 			sets["gpu"][row.GPU], sets["model"][row.Model], sets["quant"][row.Quant], sets["track"][row.Track] = true, true, true, true
+			sets["engine"][row.Engine] = true
 		}
 	}
 	keys := func(m map[string]bool) []string {
@@ -194,6 +200,7 @@ func indexData(s *Site) indexPage {
 		return out
 	}
 	p.GPUs, p.Models, p.Quants, p.Tracks = keys(sets["gpu"]), keys(sets["model"]), keys(sets["quant"]), keys(sets["track"])
+	p.Engines = keys(sets["engine"])
 	return p
 }
 

@@ -735,7 +735,8 @@ func (c *checker) checkStatus() {
 		recorded[s] = true
 		all = append(all, derive.Reason{Kind: derive.SkippedWork, Text: s}) // any partial kind
 	}
-	ev := derive.Evidence{Results: r, Outputs: c.outs, MaxShared: c.maxShared(), Budget: ext.EngineDialect.BudgetCheck.Nonconforming}
+	d, _ := c.recordedDialect()
+	ev := derive.Evidence{Results: r, Outputs: c.outs, MaxShared: c.maxShared(), Budget: ext.EngineDialect.BudgetCheck.Nonconforming, NotTaken: d.NotTaken()}
 	var unlisted []string
 	for _, why := range derive.Reasons(ev) {
 		if !recorded[why.Text] {

@@ -54,15 +54,7 @@ func (c *checker) checkIdentity() {
 
 // recordedDialect is the dialect the result says its bodies were built for.
 func (c *checker) recordedDialect() (dialect.Dialect, bool) {
-	var ext struct {
-		D *struct {
-			Dialect *dialect.Dialect `json:"dialect"`
-		} `json:"engine_dialect"`
-	}
-	if json.Unmarshal(c.res.Extensions, &ext) != nil || ext.D == nil || ext.D.Dialect == nil {
-		return dialect.Dialect{}, false
-	}
-	return *ext.D.Dialect, true
+	return dialect.Recorded(c.res.Extensions)
 }
 
 // checkBody: the exact body sent is the fixture and the profile's settings
@@ -129,8 +121,9 @@ func around(b []byte, at int) string {
 // note are what the protocol's source table gives for the raw usage and
 // timings in outputs.jsonl.
 func (c *checker) checkAccounting(p func(...any) string, q *contract.Request, o contract.Output) {
+	d, _ := c.recordedDialect()
 	acc := measure.Account(measure.Evidence{Usage: o.Usage, Timings: o.Timings, TTFT: q.Timings.TTFTS,
-		FirstAnswer: q.Timings.FirstAnswerS, Total: q.Timings.TotalS, Status: q.Status})
+		FirstAnswer: q.Timings.FirstAnswerS, Total: q.Timings.TotalS, Status: q.Status, Timers: d.Timers(), NoTimers: d.NoTimers()})
 	eqI := func(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 	eqS := func(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 	for _, f := range []struct {
