@@ -285,6 +285,10 @@ func (r *run) send(ctx context.Context, e *Executed, i, n int) {
 		}
 	}
 	e.Outcome, e.Start, e.End = r.cfg.Client.Chat(ctx, body, onEvent)
+	// The recorded dispatch is the trace's own instant: the wall clock of
+	// the same reading whose monotonic part starts the latencies, so a
+	// dispatch and the durations never disagree by a scheduling delay.
+	e.DispatchedAt = e.Start.UTC()
 	if p := r.cfg.Progress; p != nil {
 		p.End(e.Req.ID, e)
 	}
