@@ -176,10 +176,12 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 	facts := gatherFacts(ctx, p, t, srv, view, lp, hashes)
 	facts.Engine = view
 	budget := srv.Dialect.CheckBudget(view)
-	switch {
-	case budget.Nonconforming != "":
-		fmt.Fprintf(stderr, "warning: the run will be nonconforming: %s\n", budget.Nonconforming)
-	case budget.State == "not verifiable":
+	// What already makes the run nonconforming is said now, in the words
+	// the result will use, so the user can stop before the warm-up.
+	for _, r := range derive.BeforeRun(result.Preview(srv, facts), srv.Dialect.NotTaken(), budget.Nonconforming) {
+		fmt.Fprintf(stderr, "warning: the run will be nonconforming: %s\n", displayLine(r.Text))
+	}
+	if budget.Nonconforming == "" && budget.State == "not verifiable" {
 		fmt.Fprintf(stderr, "note: the reasoning budget is not verifiable: %s\n", budget.Detail)
 	}
 

@@ -262,9 +262,13 @@ func (p *progress) left() (string, bool) {
 		parallel = float64(min(p.slots, protocol.ConcurrencyClients))
 	}
 	var s float64
+	bound := false // a stage not measured yet is costed at its caps
 	for _, pl := range p.plan {
 		if pl.ended {
 			continue
+		}
+		if p.rates.caps[pl.phase] == 0 {
+			bound = true
 		}
 		est := p.estimate(pl)
 		if l := p.active[pl.id]; l != nil {
@@ -274,6 +278,11 @@ func (p *progress) left() (string, bool) {
 			est /= parallel
 		}
 		s += est
+	}
+	if bound {
+		// Until each remaining stage has a measured request, its requests
+		// count at their caps: an upper bound, and said as one.
+		return "≤ " + clock(s) + " left", true
 	}
 	return "~" + clock(s) + " left", true
 }
@@ -298,7 +307,11 @@ func (p *progress) render() {
 	}
 	now := p.now()
 	p.drawn = now
-	head := fmt.Sprintf("%d/%d %s", max(p.begun, 1), len(p.plan), p.stage)
+	pos := fmt.Sprint(max(p.begun, 1))
+	if lo := p.lowestActive(); lo > 0 && lo < p.begun {
+		pos = fmt.Sprintf("%d–%d", lo, p.begun) // a round in flight
+	}
+	head := fmt.Sprintf("%s/%d %s", pos, len(p.plan), p.stage)
 	left, ok := p.left()
 	if !ok {
 		left = "time left: measuring"
@@ -325,7 +338,8 @@ func (p *progress) render() {
 			name += " " + rep
 		}
 		if len(ids) > 1 {
-			name = ""
+			// A round: each client by its own number.
+			name = id[strings.LastIndexByte(id, '-')+1:]
 		}
 		flights = append(flights, strings.TrimSpace(name+" "+p.phaseOf(pl, l, now, &waiting, streaming)))
 	}
@@ -336,7 +350,26 @@ func (p *progress) render() {
 	if runewidth.StringWidth(line) >= p.scr.Width() {
 		line = strings.Join(parts, " · ") // the run's clock goes first
 	}
+	if runewidth.StringWidth(line) >= p.scr.Width() {
+		// Then the long words, so a narrow terminal keeps the phase.
+		line = compact.Replace(line)
+	}
 	p.scr.Status(line)
+}
+
+// compact shortens the status line's long words for a narrow terminal.
+var compact = strings.NewReplacer("performance", "perf", "concurrency", "conc", "prompt-16k", "16k", "prompt-4k", "4k",
+	"reasoning", "think", "time left: measuring", "measuring", " left", "", " tok/s", "/s")
+
+// lowestActive is the lowest position in flight (0: none).
+func (p *progress) lowestActive() int {
+	lo := 0
+	for _, l := range p.active {
+		if lo == 0 || l.pos < lo {
+			lo = l.pos
+		}
+	}
+	return lo
 }
 
 // phaseOf says where a request in flight is: queued (more requests wait for

@@ -12,11 +12,16 @@ func protocolLine() string { return protocol.ID }
 
 func versionString() string {
 	s := fmt.Sprintf("%s (protocol %s, corpus %s)", version.Version, protocol.ID, protocol.CorpusSHA256[:12])
-	if c, modified := version.Commit(); c != "" {
+	c, modified := version.Commit()
+	switch {
+	case c == "":
+		// A build without VCS stamps (go build -buildvcs=false, a tarball):
+		// a run from it records no strata_commit and is nonconforming.
+		s += " commit unknown"
+	case modified:
+		s += " commit " + c + " (modified)"
+	default:
 		s += " commit " + c
-		if modified {
-			s += " (modified)"
-		}
 	}
 	return s
 }

@@ -592,8 +592,14 @@ func (s *streamState) parseDelta(c *chunk) error {
 			// as reasoning_content; vLLM and Ollama as reasoning
 			// (vllm/entrypoints/generate/base/protocol.py DeltaMessage,
 			// ollama openai/openai.go ToChunk).
-			if c.reasoning, _, err = s.readString(); err != nil {
+			// A delta may carry both names (a gateway passing both on, one
+			// of them null or empty): the text is whichever has one.
+			var text string
+			if text, _, err = s.readString(); err != nil {
 				return err
+			}
+			if text != "" {
+				c.reasoning = text
 			}
 		case "tool_calls":
 			if err := s.parseToolCalls(c); err != nil {

@@ -2,7 +2,11 @@ package client
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -218,4 +222,23 @@ func FuzzReadStream(f *testing.F) {
 			t.Fatal("normal end without a finish reason")
 		}
 	})
+}
+
+// TestReasoningUnderEitherName: vLLM and Ollama stream delta.reasoning,
+// the others delta.reasoning_content; a delta with both keeps the text.
+func TestReasoningUnderEitherName(t *testing.T) {
+	t.Parallel()
+	for _, delta := range []string{`{"reasoning":"think"}`, `{"reasoning_content":"think"}`, `{"reasoning":"think","reasoning_content":null}`, `{"reasoning_content":"think","reasoning":""}`} {
+		body := `data: {"choices":[{"index":0,"delta":` + delta + `}]}` + "\n\n" +
+			`data: {"choices":[{"index":0,"delta":{"content":"42"},"finish_reason":"stop"}]}` + "\n\n" + "data: [DONE]\n\n"
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, body)
+		}))
+		o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), []byte(`{}`), nil)
+		srv.Close()
+		if o.Reasoning != "think" || o.FirstDeltaKind != EvReasoning || o.Answer != "42" {
+			t.Errorf("%s: reasoning %q, first %q, answer %q", delta, o.Reasoning, o.FirstDeltaKind, o.Answer)
+		}
+	}
 }

@@ -100,6 +100,48 @@ func Remote(base string) *Reason {
 	return &Reason{Kind: RemoteServer, Text: fmt.Sprintf("the server (%s) is not on loopback; standard latency is a loopback measurement", host)}
 }
 
+// BeforeRun are the reasons known before the first request: the engine
+// (the simulator, settings it cannot take) and the identity (commit, model
+// hashes, template, budget). The runner says them before the warm-up, with
+// the words the result will use.
+func BeforeRun(res *contract.Results, notTaken []string, budget string) []Reason {
+	return append(engineReasons(res, notTaken), identityReasons(res, budget)...)
+}
+
+func engineReasons(res *contract.Results, notTaken []string) []Reason {
+	var out []Reason
+	if v := res.Software.EngineVersion; v != nil && dialect.IsSimulatorVersion(*v) {
+		out = append(out, Reason{Kind: SimulatedEngine, Text: "the server is strata's simulated engine, not a real inference engine: its numbers are made up"})
+	}
+	for _, n := range notTaken {
+		out = append(out, Reason{Kind: SettingNotTaken, Text: "the engine cannot take the profile's setting " + n})
+	}
+	return out
+}
+
+func identityReasons(res *contract.Results, budget string) []Reason {
+	var out []Reason
+	add := func(k Kind, text string) { out = append(out, Reason{Kind: k, Text: text}) }
+	if res.Software.StrataCommit == nil {
+		add(NoCommit, "the install has no commit (strata_commit is null): required identity is missing")
+	}
+	if res.Model.Files == nil {
+		add(NoModelHashes, "no model file hashes: required identity is missing")
+	}
+	for _, f := range res.Model.Files {
+		if f.SHA256 == nil {
+			add(UnhashedModel, "model file "+f.Path+" could not be hashed")
+		}
+	}
+	if res.Configuration.Template == nil {
+		add(NoTemplate, "the effective chat template is unknown: required identity is missing")
+	}
+	if budget != "" {
+		add(ReasoningBudget, budget)
+	}
+	return out
+}
+
 // RequestReasons are the reasons one request makes the run nonconforming:
 // a refused request, a setting the server resolved otherwise, unexpected
 // cache reuse of the user payload and the length rule (performance
@@ -162,34 +204,13 @@ func Reasons(ev Evidence) []Reason {
 	res := ev.Results
 	var out []Reason
 	add := func(k Kind, id, text string) { out = append(out, Reason{Kind: k, Request: id, Text: text}) }
-	if v := res.Software.EngineVersion; v != nil && dialect.IsSimulatorVersion(*v) {
-		add(SimulatedEngine, "", "the server is strata's simulated engine, not a real inference engine: its numbers are made up")
-	}
-	for _, n := range ev.NotTaken {
-		add(SettingNotTaken, "", "the engine cannot take the profile's setting "+n)
-	}
+	out = append(out, engineReasons(res, ev.NotTaken)...)
 	for _, q := range res.Requests {
 		if o, ok := ev.Outputs[q.ID]; ok {
 			out = append(out, RequestReasons(q, o, ev.MaxShared)...)
 		}
 	}
-	if res.Software.StrataCommit == nil {
-		add(NoCommit, "", "the install has no commit (strata_commit is null): required identity is missing")
-	}
-	if res.Model.Files == nil {
-		add(NoModelHashes, "", "no model file hashes: required identity is missing")
-	}
-	for _, f := range res.Model.Files {
-		if f.SHA256 == nil {
-			add(UnhashedModel, "", "model file "+f.Path+" could not be hashed")
-		}
-	}
-	if res.Configuration.Template == nil {
-		add(NoTemplate, "", "the effective chat template is unknown: required identity is missing")
-	}
-	if ev.Budget != "" {
-		add(ReasoningBudget, "", ev.Budget)
-	}
+	out = append(out, identityReasons(res, ev.Budget)...)
 	var skipped []string
 	for _, q := range res.Requests {
 		if q.Status == contract.Skipped && q.Phase != string(protocol.PhaseConcurrency) {

@@ -94,22 +94,30 @@ func (d Dialect) CheckBudget(v EngineView) BudgetCheck {
 	}
 	// An engine that ignores the per-request field: only the server's budget
 	// applies, and strata can only check it.
+	ignores := d.Name() + " ignores reasoning_budget_tokens"
+	if d.Engine == IKLlamaCpp {
+		ignores = d.Name() + " reads no reasoning budget from a chat request"
+	}
 	if v.Args == nil {
 		return BudgetCheck{State: "not verifiable",
-			Detail: fmt.Sprintf("%s ignores reasoning_budget_tokens, so only the server's %s (or %s) applies, and the runner cannot see the server's command line: run with --profile, or on this machine, so the budget can be checked", d.Name(), llamaBudgetFlag, llamaBudgetEnv)}
+			Detail: fmt.Sprintf("%s, so only the server's %s (or %s) applies, and the runner cannot see the server's command line: run with --profile, or on this machine, so the budget can be checked", ignores, llamaBudgetFlag, llamaBudgetEnv)}
 	}
 	if !set && v.EnvUnreadable != "" {
 		return BudgetCheck{State: "not verifiable",
-			Detail: fmt.Sprintf("%s ignores reasoning_budget_tokens, so only the server's %s or %s applies; the command line (%s) sets no %s, but the environment cannot be read (%s)", d.Name(), llamaBudgetFlag, llamaBudgetEnv, v.Where, llamaBudgetFlag, v.EnvUnreadable)}
+			Detail: fmt.Sprintf("%s, so only the server's %s or %s applies; the command line (%s) sets no %s, but the environment cannot be read (%s)", ignores, llamaBudgetFlag, llamaBudgetEnv, v.Where, llamaBudgetFlag, v.EnvUnreadable)}
 	}
 	if !set {
 		return BudgetCheck{State: "unlimited",
-			Detail: fmt.Sprintf("%s ignores reasoning_budget_tokens; the server sets no %s and no %s (%s), so its default, unrestricted (-1), applies", d.Name(), llamaBudgetFlag, llamaBudgetEnv, v.Where)}
+			Detail: fmt.Sprintf("%s; the server sets no %s and no %s (%s), so its default, unrestricted (-1), applies", ignores, llamaBudgetFlag, llamaBudgetEnv, v.Where)}
 	}
 	if n, err := strconv.Atoi(strings.TrimSpace(value)); err == nil && n == -1 {
 		return BudgetCheck{State: "unlimited", Server: seen,
-			Detail: fmt.Sprintf("%s ignores reasoning_budget_tokens; the server's %s is unrestricted", d.Name(), where)}
+			Detail: fmt.Sprintf("%s; the server's %s is unrestricted", ignores, where)}
 	}
-	reason := fmt.Sprintf("the server sets a reasoning budget, %s (%s), and %s ignores the per-request reasoning_budget_tokens, so thinking may be cut short: the spec requires custom reasoning budgets to be disabled", where, v.Where, d.Name())
+	perRequest := d.Name() + " ignores the per-request reasoning_budget_tokens"
+	if d.Engine == IKLlamaCpp {
+		perRequest = ignores
+	}
+	reason := fmt.Sprintf("the server sets a reasoning budget, %s (%s), and %s, so thinking may be cut short: the spec requires custom reasoning budgets to be disabled", where, v.Where, perRequest)
 	return BudgetCheck{State: "limited", Server: seen, Detail: reason, Nonconforming: reason}
 }

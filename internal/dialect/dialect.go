@@ -11,6 +11,7 @@
 package dialect
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -73,7 +74,8 @@ type Evidence struct {
 	// {"version": 4, "features": {...}}).
 	Version json.RawMessage
 	// OllamaVersion is GET /api/version, ServerInfo SGLang's GET
-	// /get_server_info and LMStudioModels LM Studio's GET /api/v0/models.
+	// /get_server_info and LMStudioModels LM Studio's GET /api/v1/models (or
+	// /api/v0/models).
 	OllamaVersion  json.RawMessage
 	ServerInfo     json.RawMessage
 	LMStudioModels json.RawMessage
@@ -121,7 +123,7 @@ func Identify(ev Evidence) Dialect {
 }
 
 func identify(ev Evidence, buildInfo string) Dialect {
-	if len(ev.Status) > 0 {
+	if raw := bytes.TrimSpace(ev.Status); len(raw) > 0 && raw[0] == '{' {
 		var st struct {
 			Version       string `json:"version"`
 			EngineVersion string `json:"engine_version"`
@@ -155,32 +157,33 @@ func identify(ev Evidence, buildInfo string) Dialect {
 				IdentifiedBy: fmt.Sprintf("/props build_info %q (llama.cpp's b<build>-<commit> form)", buildInfo)}
 		}
 	}
-	owner := ownedBy(ev.Models)
+	// Routes only one engine serves come before owned_by, which is a
+	// namespace on Ollama (a model under "vllm/" says owned_by "vllm").
 	switch {
-	case owner == "vllm":
-		return Dialect{Engine: VLLM, Version: verStr, IdentifiedBy: `GET /v1/models says owned_by "vllm"`}
-	case verIsStr && verStr != "" && len(ev.Props) == 0 && owner == "":
-		return Dialect{Engine: VLLM, Version: verStr, IdentifiedBy: "GET /version answers a string version and nothing else identifies the engine (vLLM's form)"}
-	case owner == "sglang" || len(ev.ServerInfo) > 0:
-		var info struct {
-			Version string `json:"version"`
-		}
-		_ = json.Unmarshal(ev.ServerInfo, &info)
-		by := `GET /v1/models says owned_by "sglang"`
-		if owner != "sglang" {
-			by = "GET /get_server_info answers (SGLang's server arguments)"
-		}
-		return Dialect{Engine: SGLang, Version: info.Version, IdentifiedBy: by}
 	case len(ev.OllamaVersion) > 0:
 		var v struct {
 			Version string `json:"version"`
 		}
 		_ = json.Unmarshal(ev.OllamaVersion, &v)
 		return Dialect{Engine: Ollama, Version: v.Version, IdentifiedBy: "GET /api/version answers (Ollama's route)"}
+	case len(ev.ServerInfo) > 0:
+		var info struct {
+			Version string `json:"version"`
+		}
+		_ = json.Unmarshal(ev.ServerInfo, &info)
+		return Dialect{Engine: SGLang, Version: info.Version, IdentifiedBy: "GET /get_server_info answers (SGLang's server arguments)"}
+	case len(ev.LMStudioModels) > 0:
+		return Dialect{Engine: LMStudio, IdentifiedBy: "GET /api/v1/models or /api/v0/models answers (LM Studio's native REST API)"}
+	}
+	switch owner := ownedBy(ev.Models); {
+	case owner == "vllm":
+		return Dialect{Engine: VLLM, Version: verStr, IdentifiedBy: `GET /v1/models says owned_by "vllm"`}
+	case owner == "sglang":
+		return Dialect{Engine: SGLang, IdentifiedBy: `GET /v1/models says owned_by "sglang"`}
 	case owner == "tabbyAPI":
 		return Dialect{Engine: TabbyAPI, IdentifiedBy: `GET /v1/models says owned_by "tabbyAPI"`}
-	case len(ev.LMStudioModels) > 0:
-		return Dialect{Engine: LMStudio, IdentifiedBy: "GET /api/v0/models answers (LM Studio's native REST API)"}
+	case verIsStr && verStr != "" && len(ev.Props) == 0 && owner == "":
+		return Dialect{Engine: VLLM, Version: verStr, IdentifiedBy: "GET /version answers a string version and nothing else identifies the engine (vLLM's form)"}
 	}
 	d := Dialect{Engine: Unknown, Version: buildInfo,
 		IdentifiedBy: "no route or field of a known engine identifies it (checked: /v1/status, /props build_info, /version, /v1/models owned_by, /get_server_info, /api/version, /api/v0/models, the Server header)"}

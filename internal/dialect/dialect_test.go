@@ -161,6 +161,12 @@ func TestIdentifyEngines(t *testing.T) {
 		{"LM Studio", Evidence{LMStudioModels: raw(`{"object":"list","data":[]}`), Models: models("organization_owner")}, LMStudio, ""},
 		{"llama.cpp's owned_by is not enough", Evidence{Models: models("llamacpp")}, Unknown, ""},
 		{"nothing at all", Evidence{}, Unknown, ""},
+		// Spoofs and overlaps: a route only one engine serves wins over
+		// owned_by, which Ollama fills with a model's namespace.
+		{"Ollama with a model under vllm/", Evidence{OllamaVersion: raw(`{"version":"0.12.6"}`), Models: models("vllm")}, Ollama, "0.12.6"},
+		{"SGLang whose /v1/models did not answer", Evidence{ServerInfo: raw(`{"version":"0.5.6"}`), Version: raw(`{"version":"0.5.6"}`)}, SGLang, "0.5.6"},
+		{"a /v1/status of null is not Strata's server", Evidence{Status: raw(`null`), Props: raw(`{"build_info":"b10470-34af94cd9"}`)}, LlamaCpp, "b10470-34af94cd9"},
+		{"a /version that is an array", Evidence{Version: raw(`[1]`)}, Unknown, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := Identify(c.ev)

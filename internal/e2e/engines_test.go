@@ -71,6 +71,9 @@ func TestEveryEngine(t *testing.T) {
 			if len(c.notTaken) == 0 && strings.Contains(reasons, "cannot take") {
 				t.Errorf("a setting named as not taken: %s", reasons)
 			}
+			if strings.Contains(reasons, "the server resolved") {
+				t.Errorf("a setting read as resolved otherwise: %s", reasons)
+			}
 			if c.refused != "" && !strings.Contains(reasons, c.refused) {
 				t.Errorf("no refusal in %s", reasons)
 			}

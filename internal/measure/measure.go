@@ -162,6 +162,12 @@ func Account(ev Evidence) Accounting {
 	a := Accounting{Missing: map[string]string{}}
 	miss := func(ptr, reason string) { a.Missing[ptr] = reason }
 	usage, timings := object(ev.Usage), object(ev.Timings)
+	// prompt_n and cache_n are llama-server's timings fields (and
+	// ik_llama.cpp's): another engine's timer object never supplies them.
+	llamaTimings := timings
+	if !llamaFamily(ev.Timers) {
+		llamaTimings = nil
+	}
 	absent := func(what string) string {
 		if ev.NoDataReason != "" {
 			return ev.NoDataReason
@@ -191,7 +197,7 @@ func Account(ev Evidence) Accounting {
 	}
 	if !cachedOK {
 		var bad string
-		if cached, cachedOK, bad = count(timings, "cache_n"); cachedOK {
+		if cached, cachedOK, bad = count(llamaTimings, "cache_n"); cachedOK {
 			a.Sources.CachedTokens = str(SrcCachedTimings)
 		} else if cachedBad == "" {
 			cachedBad = bad
@@ -201,7 +207,7 @@ func Account(ev Evidence) Accounting {
 	// tokens it evaluated (at least one on a full hit), so the cached part
 	// is the rest of the prompt.
 	if !cachedOK && ev.Timers == dialect.TimersIKLlamaCpp && a.Tokens.InputTokens != nil {
-		if n, ok, _ := count(timings, "prompt_n"); ok && n <= *a.Tokens.InputTokens {
+		if n, ok, _ := count(llamaTimings, "prompt_n"); ok && n <= *a.Tokens.InputTokens {
 			cached, cachedOK = *a.Tokens.InputTokens-n, true
 			a.Sources.CachedTokens = str(SrcCachedIKLlam)
 		}
@@ -210,6 +216,9 @@ func Account(ev Evidence) Accounting {
 		a.Tokens.CachedTokens = i64(cached)
 	} else {
 		r := absent("usage.prompt_tokens_details.cached_tokens or timings.cache_n")
+		if !llamaFamily(ev.Timers) {
+			r = absent("usage.prompt_tokens_details.cached_tokens" + cachedHint[ev.Timers])
+		}
 		if cachedBad != "" {
 			r = "invalid evidence: " + cachedBad
 		}
@@ -217,7 +226,7 @@ func Account(ev Evidence) Accounting {
 		miss("/sources/cached_tokens", "no cached_tokens: "+r)
 	}
 	// read_tokens: timings.prompt_n, else input - cached (derived).
-	if v, ok, bad := count(timings, "prompt_n"); ok {
+	if v, ok, bad := count(llamaTimings, "prompt_n"); ok {
 		a.Tokens.ReadTokens, a.Sources.ReadTokens = i64(v), str(SrcPromptN)
 	} else if a.Tokens.InputTokens != nil && a.Tokens.CachedTokens != nil && *a.Tokens.InputTokens >= *a.Tokens.CachedTokens {
 		a.Tokens.ReadTokens = i64(*a.Tokens.InputTokens - *a.Tokens.CachedTokens)
@@ -229,8 +238,8 @@ func Account(ev Evidence) Accounting {
 			r = "invalid evidence: timings." + bad
 		} else if ev.NoDataReason == "" {
 			r = "timings.prompt_n is absent and input_tokens - cached_tokens cannot be formed"
-			if ev.Timers == dialect.TimersVLLM || ev.Timers == dialect.TimersTabbyAPI || ev.Timers == dialect.TimersNone {
-				r = "the engine reports no cached_tokens (vLLM only with --enable-prompt-tokens-details), so the tokens its prefill computed are unknown and the prompt rate cannot exclude cached tokens"
+			if !llamaFamily(ev.Timers) {
+				r = "the engine reported no usage.prompt_tokens_details.cached_tokens" + cachedHint[ev.Timers] + ", so the tokens its prefill computed are unknown and a prompt rate could not exclude cached tokens"
 			}
 		}
 		miss("/tokens/read_tokens", r)
@@ -499,4 +508,16 @@ func otherEngine(t dialect.Timers, missing map[string]string, ptrs ...string) st
 		}
 	}
 	return ""
+}
+
+// llamaFamily reports whether the engine's timings object is llama-server's
+// ("" is the timings of a result recorded before dialects named timers).
+func llamaFamily(t dialect.Timers) bool {
+	return t == "" || t == dialect.TimersLlamaCpp || t == dialect.TimersIKLlamaCpp
+}
+
+// cachedHint says when each engine reports cached tokens at all.
+var cachedHint = map[dialect.Timers]string{
+	dialect.TimersVLLM:     " (vLLM sends it only with --enable-prompt-tokens-details)",
+	dialect.TimersTabbyAPI: " (older TabbyAPI builds do not report it)",
 }

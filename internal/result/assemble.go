@@ -174,18 +174,8 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 		missing.Add("/software/runner_commit", "this install has no commit")
 	}
 	srv := rec.Server
-	switch {
-	case srv.Dialect.Simulated:
-		// The simulator's own name, so no reader takes it for the engine it
-		// speaks as.
-		res.Software.EngineVersion = ptr(orElse(srv.SimulatorVersion, "strata-simulator") + " (speaking as " + srv.Dialect.Name() + ")")
-	case srv.BuildInfo != "":
-		res.Software.EngineVersion = ptr(srv.BuildInfo)
-	default:
-		why := "neither /props build_info nor /v1/status names the engine's version: " + orElse(srv.PropsErr, "fields absent")
-		if e := srv.Dialect.Engine; e != dialect.LlamaCpp && e != dialect.StrataServer && e != dialect.Unknown {
-			why = fmt.Sprintf("%s names no version on any route strata reads (identified by %s)", e, srv.Dialect.IdentifiedBy)
-		}
+	var why string
+	if res.Software.EngineVersion, why = engineVersion(srv); why != "" {
 		missing.Add("/software/engine_version", why)
 	}
 
@@ -253,9 +243,8 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 		*res.Configuration.EngineOption(name) = v
 	}
 	a := &Assembled{Config: nil, EngineLog: facts.EngineLog}
-	if srv.Template != "" {
+	if res.Configuration.Template = templateOf(srv); res.Configuration.Template != nil {
 		a.Template = []byte(srv.Template)
-		res.Configuration.Template = &contract.PathSHA{Path: contract.TemplateFile, SHA256: sha256Hex(a.Template)}
 	} else {
 		missing.Add("/configuration/template", "the server revealed no chat template (/props chat_template): "+orElse(srv.PropsErr, "field absent"))
 	}
@@ -607,4 +596,42 @@ func thinkingEvidence(rec *runner.Record) map[string]any {
 	return map[string]any{"enable_thinking": protocol.ProfileTemplateKwargs().EnableThinking, "requests_dispatched": dispatched,
 		"requests_with_reasoning": with, "requests_without_reasoning": without,
 		"source": "nonempty reasoning deltas (outputs.jsonl reasoning) per request"}
+}
+
+// engineVersion is the result's software.engine_version, or why it is null.
+func engineVersion(srv runner.ServerInfo) (*string, string) {
+	switch {
+	case srv.Dialect.Simulated:
+		// The simulator's own name, so no reader takes it for the engine it
+		// speaks as.
+		return ptr(orElse(srv.SimulatorVersion, "strata-simulator") + " (speaking as " + srv.Dialect.Name() + ")"), ""
+	case srv.BuildInfo != "":
+		return ptr(srv.BuildInfo), ""
+	}
+	why := "neither /props build_info nor /v1/status names the engine's version: " + orElse(srv.PropsErr, "fields absent")
+	if e := srv.Dialect.Engine; e != dialect.LlamaCpp && e != dialect.StrataServer && e != dialect.Unknown {
+		why = fmt.Sprintf("%s names no version on any route strata reads (identified by %s)", e, srv.Dialect.IdentifiedBy)
+	}
+	return nil, why
+}
+
+// templateOf is the result's configuration.template: the chat template the
+// server revealed, or nil.
+func templateOf(srv runner.ServerInfo) *contract.PathSHA {
+	if srv.Template == "" {
+		return nil
+	}
+	return &contract.PathSHA{Path: contract.TemplateFile, SHA256: sha256Hex([]byte(srv.Template))}
+}
+
+// Preview is the part of a result known before the first request, built
+// by the same rules as Assemble: what derive.BeforeRun reads to say, before
+// the warm-up, why the run will be nonconforming.
+func Preview(srv runner.ServerInfo, facts Facts) *contract.Results {
+	res := &contract.Results{}
+	res.Software.EngineVersion, _ = engineVersion(srv)
+	res.Software.StrataCommit = facts.StrataCommit
+	res.Model.Files = facts.ModelFiles
+	res.Configuration.Template = templateOf(srv)
+	return res
 }

@@ -472,7 +472,10 @@ func ProbeServer(ctx context.Context, c *client.Client) ServerInfo {
 		return body
 	}
 	s.VersionRaw, s.OllamaVersionRaw = json200("/version"), json200("/api/version")
-	s.ServerInfoRaw, s.LMStudioRaw = json200("/get_server_info"), json200("/api/v0/models")
+	s.ServerInfoRaw, s.LMStudioRaw = json200("/get_server_info"), json200("/api/v1/models")
+	if s.LMStudioRaw == nil {
+		s.LMStudioRaw = json200("/api/v0/models")
+	}
 	s.Dialect = dialect.Identify(dialect.Evidence{Props: s.Props, Status: s.StatusRaw, Models: s.Models, Version: s.VersionRaw,
 		OllamaVersion: s.OllamaVersionRaw, ServerInfo: s.ServerInfoRaw, LMStudioModels: s.LMStudioRaw,
 		ServerHeader: s.ServerHeader, SimulatorHeader: s.SimulatorHeader})

@@ -41,11 +41,17 @@ func checkSettings(ctx context.Context, c *client.Client, sent []*Executed) *con
 	// ik_llama.cpp lists a slot's settings on the slot itself, not under
 	// params (examples/server/server-context.cpp @0192b22
 	// get_formated_generation).
+	// There n_predict is the server's own limit and the request's cap is
+	// max_tokens (the request's n_predict or max_tokens), so the cap is read
+	// from max_tokens.
 	var flat []map[string]json.RawMessage
 	if json.Unmarshal(body, &flat) == nil && len(flat) == len(slots) {
 		for i := range slots {
 			if len(slots[i].Params) == 0 {
 				slots[i].Params = flat[i]
+				if limit, ok := flat[i]["max_tokens"]; ok {
+					slots[i].Params["n_predict"] = limit
+				}
 			}
 		}
 	}

@@ -18,10 +18,12 @@ import (
 )
 
 var funcs = template.FuncMap{
-	"join":    strings.Join,
-	"add":     func(a, b int) int { return a + b },
-	"page":    func(title, root string) map[string]string { return map[string]string{"Title": title, "Root": root} },
-	"csp":     func() string { return Policy },
+	"join": strings.Join,
+	"add":  func(a, b int) int { return a + b },
+	"page": func(title, root string) map[string]string { return map[string]string{"Title": title, "Root": root} },
+	"csp":  func() string { return Policy },
+	// count writes n with its noun in the right number ("1 run", "3 runs").
+	"count":   quantity.Count,
 	"seconds": func(p *float64) string { return quantity.Seconds(*p) },
 	"rate":    func(p *float64) string { return quantity.Rate(*p) },
 	"tokens":  func(p *int64) string { return quantity.Grouped(float64(*p), 0) },
