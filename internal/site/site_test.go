@@ -46,17 +46,19 @@ func TestSite(t *testing.T) {
 	t.Run("escaped markup", func(t *testing.T) { escapedMarkup(t, dir) })
 	t.Run("published files", func(t *testing.T) { publishedFiles(t, s, c, dir) })
 	t.Run("draft shows nothing", func(t *testing.T) { draftShowsNothing(t, repo) })
-	t.Run("browser", func(t *testing.T) { inBrowser(t, s, c, dir) })
-	t.Run("browser attack", func(t *testing.T) { attackInBrowser(t, s, c, dir) })
+	// The browser tests read the built sites only; each drives its own
+	// Chromium, and they overlap their waits.
+	t.Run("browser", func(t *testing.T) { t.Parallel(); inBrowser(t, s, c, dir) })
+	t.Run("browser attack", func(t *testing.T) { t.Parallel(); attackInBrowser(t, s, c, dir) })
 	// The same site with a comparable pair of runs.
 	tw := twinSite(t, s, c)
 	twDir := filepath.Join(t.TempDir(), "site-twin")
 	if err := site.Build(tw, twDir); err != nil {
 		t.Fatal(err)
 	}
-	t.Run("layout", func(t *testing.T) { layoutInBrowser(t, s, tw, twDir) })
+	t.Run("layout", func(t *testing.T) { t.Parallel(); layoutInBrowser(t, s, tw, twDir) })
 	t.Run("comparisons: published files", func(t *testing.T) { publishedFiles(t, s, tw, twDir) })
-	t.Run("comparisons: browser attack", func(t *testing.T) { attackInBrowser(t, s, tw, twDir) })
+	t.Run("comparisons: browser attack", func(t *testing.T) { t.Parallel(); attackInBrowser(t, s, tw, twDir) })
 }
 
 func collectLabels(t *testing.T, s *resulttest.Scenario, c *site.Site) {
