@@ -70,6 +70,13 @@ type Process struct {
 	scr *liveline.Screen
 }
 
+// clearStatus removes the status line (a phase it showed is over).
+func (p Process) clearStatus() {
+	if p.scr != nil {
+		p.scr.Clear()
+	}
+}
+
 // withScreen returns p with its status line: Stderr then writes through
 // it, so every message keeps the status line intact and fitted.
 func (p Process) withScreen() Process {

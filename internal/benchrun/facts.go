@@ -162,6 +162,7 @@ func gatherFacts(ctx context.Context, p Process, t *target, srv runner.ServerInf
 			}
 			p.scr.Status(fmt.Sprintf("hashing model files: %s of %s · %s/s · %s", quantity.Bytes(done), quantity.Bytes(total), quantity.Bytes(int64(rate)), eta))
 		case done == total:
+			p.clearStatus()
 			fmt.Fprintf(p.Stderr, "hashed %s of model files in %s (%s/s)\n", quantity.Bytes(total), quantity.Seconds(el), quantity.Bytes(int64(rate)))
 		}
 	}

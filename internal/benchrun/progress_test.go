@@ -171,7 +171,7 @@ func TestLoadingStatus(t *testing.T) {
 	show := (&target{p: p}).loadingStatus(10*time.Minute, h)
 	show("loading (/health answers 503)", 12*time.Second)
 	show("loading (/health answers 503)", 13*time.Second)
-	if s := status(out.String()); s != "engine loading: loading (/health answers 503) · 13 s of 10m00s load timeout · hashing 25%" {
+	if s := status(out.String()); s != "engine loading (/health answers 503) · 13 s of 10m00s load timeout · hashing 25%" {
 		t.Errorf("status %q", s)
 	}
 	out.Reset()

@@ -232,7 +232,9 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 		}
 		if status == 503 {
 			fmt.Fprintf(stderr, "the engine at %s is loading; waiting\n", c.BaseURL())
-			if err := waitHealthy(ctx, c, loadTimeout(prof), t.loadingStatus(loadTimeout(prof), nil)); err != nil {
+			err := waitHealthy(ctx, c, loadTimeout(prof), t.loadingStatus(loadTimeout(prof), nil))
+			t.p.clearStatus()
+			if err != nil {
 				return nil, nil, err
 			}
 		}
@@ -262,7 +264,9 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 	hashes.start(ctx)
 	loadStart := time.Now()
 	limit := loadTimeout(prof)
-	if err := proc.WaitReady(ctx, health, limit, t.loadingStatus(limit, hashes)); err != nil {
+	err = proc.WaitReady(ctx, health, limit, t.loadingStatus(limit, hashes))
+	t.p.clearStatus() // the load is over: its line goes
+	if err != nil {
 		proc.Stop(5*time.Second, nil)
 		return nil, nil, fmt.Errorf("profile %s: %w", prof.Name, err)
 	}
@@ -278,7 +282,7 @@ func (t *target) loadingStatus(limit time.Duration, h *prehash) func(string, tim
 	last := ""
 	return func(state string, el time.Duration) {
 		if t.p.scr != nil && t.p.scr.Live() {
-			line := fmt.Sprintf("engine loading: %s · %s of %s load timeout", state, clock(el.Seconds()), clock(limit.Seconds()))
+			line := fmt.Sprintf("engine %s · %s of %s load timeout", state, clock(el.Seconds()), clock(limit.Seconds()))
 			if h != nil {
 				if done, total := h.progress(); total > 0 {
 					line += fmt.Sprintf(" · hashing %.0f%%", 100*float64(done)/float64(total))
