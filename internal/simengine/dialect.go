@@ -103,6 +103,16 @@ func (s *Server) scenario() *Scenario {
 	return &Scenario{}
 }
 
+// slotsRefused answers /slots as a server started without --slots does
+// (llama.cpp and ik_llama.cpp alike), when the scenario says so.
+func (s *Server) slotsRefused(w http.ResponseWriter) bool {
+	if !s.scenario().NoSlots {
+		return false
+	}
+	writeError(w, 501, "not_supported_error", "This server does not support slots endpoint.")
+	return true
+}
+
 // DefaultBuild is the llama.cpp build the simulator speaks as by default:
 // the one in ../shared/engines/llama.cpp.
 const DefaultBuild = 10470

@@ -392,8 +392,7 @@ func (s *Server) ikProps(w http.ResponseWriter, r *http.Request) {
 // max_tokens = the request's n_predict or max_tokens, n_predict = the
 // server's).
 func (s *Server) ikSlots(w http.ResponseWriter, r *http.Request) {
-	if s.scenario().NoSlots {
-		writeError(w, 501, "not_supported_error", "This server does not support slots endpoint.")
+	if s.slotsRefused(w) {
 		return
 	}
 	s.mu.Lock()

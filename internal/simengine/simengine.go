@@ -319,8 +319,7 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) slotsHandler(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.Scenario != nil && s.cfg.Scenario.NoSlots {
-		writeError(w, 501, "not_supported_error", "This server does not support slots endpoint.")
+	if s.slotsRefused(w) {
 		return
 	}
 	s.mu.Lock()
