@@ -24,7 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -32,6 +31,7 @@ import (
 
 	"github.com/ardanlabs/jinja"
 	"github.com/strata-bench/strata/internal/gguf"
+	"github.com/strata-bench/strata/internal/inputfile"
 )
 
 // Template is a compiled chat template.
@@ -48,6 +48,10 @@ func Parse(source string) (*Template, error) {
 	}
 	return &Template{source: source, tmpl: tmpl}, nil
 }
+
+// MaxFileBytes bounds a template file (or the tokenizer_config.json that
+// holds one): templates in use are tens of kilobytes.
+const MaxFileBytes = 16 << 20
 
 // Load reads and compiles a template file: a .jinja file, a
 // tokenizer_config.json whose chat_template is a string, or a GGUF model
@@ -77,9 +81,9 @@ func ReadSource(path string) (string, error) {
 		}
 		return src, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, MaxFileBytes)
 	if err != nil {
-		return "", fmt.Errorf("chat template %s: %w", path, err)
+		return "", fmt.Errorf("chat template: %w", err)
 	}
 	src := string(data)
 	if strings.HasSuffix(path, ".json") {

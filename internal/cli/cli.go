@@ -136,6 +136,14 @@ func (e Env) process() (benchrun.Process, error) {
 	return p, nil
 }
 
+// now reads the wall clock.
+func (e Env) now() time.Time {
+	if e.Now == nil {
+		return time.Now()
+	}
+	return e.Now()
+}
+
 // cacheDir is strata's cache folder: Env.CacheDir, else the user cache
 // folder's strata.
 func (e Env) cacheDir() (string, error) {

@@ -1,14 +1,17 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/journal"
 	"github.com/strata-bench/strata/internal/quantity"
 	"github.com/strata-bench/strata/internal/result"
@@ -46,12 +49,14 @@ journal under the current folder's result location (bench/results, else
 				return usagef("%s is not a folder", where)
 			}
 			pending := journal.Pending(where)
-			if _, err := os.Stat(filepath.Join(where, journal.Name)); err == nil {
+			if _, err := os.Lstat(filepath.Join(where, journal.Name)); err == nil {
+				// A folder holding a journal itself: recovered only if it is
+				// a pending folder strata made (Recover checks).
 				pending = []string{where}
 			}
 			w := cmd.OutOrStdout()
 			if len(pending) == 0 {
-				fmt.Fprintf(w, "nothing to recover under %s\n", where)
+				fmt.Fprintf(w, "nothing to recover under %s\n", display.Line(where))
 				return nil
 			}
 			b, err := prompts.Bundle()
@@ -61,20 +66,24 @@ journal under the current folder's result location (bench/results, else
 			red := result.Redactor(env.machine(), b)
 			var failed []string
 			for _, p := range pending {
-				if g := engineGroupOf(p); g > 0 && runtime.GOOS != "linux" {
+				if err := cmd.Context().Err(); err != nil {
+					return err
+				}
+				shown := display.Line(p)
+				if g := engineGroupOf(cmd.Context(), p, env.now()); g > 0 && runtime.GOOS != "linux" {
 					// No parent-death signal here: the engine may have
 					// outlived the runner that was killed.
-					fmt.Fprintf(w, "note: the run in %s started an engine as process group %d; if it still runs, stop it: kill -- -%d\n", p, g, g)
+					fmt.Fprintf(w, "note: the run in %s started an engine as process group %d; if it still runs, stop it: kill -- -%d\n", shown, g, g)
 				}
-				out, err := journal.Recover(p, b, red)
+				out, err := journal.Recover(cmd.Context(), p, b, red, env.now())
 				switch {
 				case journal.IsLocked(err):
-					fmt.Fprintf(w, "skipped %s: a running strata still writes it\n", p)
+					fmt.Fprintf(w, "skipped %s: a running strata still writes it\n", shown)
 				case err != nil:
-					fmt.Fprintf(w, "FAILED %s: %v\n", p, err)
-					failed = append(failed, p)
+					fmt.Fprintf(w, "FAILED %s: %s (the folder was left as it was)\n", shown, display.Line(err.Error()))
+					failed = append(failed, shown)
 				default:
-					fmt.Fprintf(w, "recovered: %s\n", out)
+					fmt.Fprintf(w, "recovered: %s\n", display.Line(out))
 				}
 			}
 			if len(failed) > 0 {
@@ -87,8 +96,8 @@ journal under the current folder's result location (bench/results, else
 
 // engineGroupOf reads the engine's process group from a journal's header
 // (0 when it names none or cannot be read: recover then says so itself).
-func engineGroupOf(pending string) int {
-	j, err := journal.Read(pending)
+func engineGroupOf(ctx context.Context, pending string, now time.Time) int {
+	j, err := journal.Read(ctx, pending, now)
 	if err != nil {
 		return 0
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/corpus"
+	"github.com/strata-bench/strata/internal/inputfile"
 	"github.com/strata-bench/strata/internal/tokenizer"
 )
 
@@ -167,7 +167,7 @@ func idsJSON(ids []int) string {
 
 // chatInput reads --messages (and --tools, --kwargs) into a render input.
 func chatInput(msgPath, toolsPath, kwargsFlag string) (chattemplate.Input, error) {
-	data, err := os.ReadFile(msgPath)
+	data, err := inputfile.Read(msgPath, maxStdin)
 	if err != nil {
 		return chattemplate.Input{}, fmt.Errorf("--messages: %w", err)
 	}
@@ -197,7 +197,7 @@ func chatInput(msgPath, toolsPath, kwargsFlag string) (chattemplate.Input, error
 		return chattemplate.Input{}, fmt.Errorf("--messages %s: not valid JSON", msgPath)
 	}
 	if toolsPath != "" {
-		if tools, err = os.ReadFile(toolsPath); err != nil {
+		if tools, err = inputfile.Read(toolsPath, maxStdin); err != nil {
 			return chattemplate.Input{}, fmt.Errorf("--tools: %w", err)
 		}
 		if !json.Valid(tools) {

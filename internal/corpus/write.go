@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/inputfile"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
@@ -89,7 +90,9 @@ func sha256Hex(data []byte) string {
 
 // SourceOf names an input file by base name and SHA-256.
 func SourceOf(path string) (Source, error) {
-	data, err := os.ReadFile(path)
+	// The builder's inputs were read already; this bound only keeps a
+	// swapped-in device from being read forever.
+	data, err := inputfile.Read(path, 1<<30)
 	if err != nil {
 		return Source{}, err
 	}

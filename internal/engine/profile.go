@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/strata-bench/strata/internal/inputfile"
 )
 
 // Identity is the operator-declared part of a profile; keys are named like
@@ -122,16 +123,9 @@ const MaxProfileBytes = 1 << 20
 // Read parses a profile file. Unknown keys are an error, so a typo never
 // silently drops a setting.
 func Read(path string) (*Profile, error) {
-	st, err := os.Stat(path)
+	data, err := inputfile.Read(path, MaxProfileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("profile %s: %w", path, err)
-	}
-	if st.Size() > MaxProfileBytes {
-		return nil, fmt.Errorf("profile %s: %d bytes, larger than a profile can be (%d)", path, st.Size(), MaxProfileBytes)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("profile %s: %w", path, err)
+		return nil, fmt.Errorf("profile: %w", err)
 	}
 	return Parse(data, path)
 }

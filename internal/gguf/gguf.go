@@ -12,11 +12,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	parser "github.com/gpustack/gguf-parser-go"
 
 	"github.com/strata-bench/strata/internal/atomicfile"
+	"github.com/strata-bench/strata/internal/inputfile"
 )
 
 // File is the parsed metadata of one GGUF file (or a split set).
@@ -33,8 +33,9 @@ func Open(path string) (file *File, err error) {
 			file, err = nil, fmt.Errorf("read GGUF %s: parser panic: %v", path, r)
 		}
 	}()
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("read GGUF %s: %w", path, err)
+	// A FIFO or a device named as a model would block or never end.
+	if err := inputfile.Check(path); err != nil {
+		return nil, fmt.Errorf("read GGUF: %w", err)
 	}
 	f, err := parser.ParseGGUFFile(path)
 	if err != nil {

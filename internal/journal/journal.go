@@ -19,12 +19,8 @@
 package journal
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,14 +107,19 @@ type Writer struct {
 	lock func()
 }
 
-// Create makes the pending folder under root (which must exist) and writes
-// the header. The folder is locked for as long as the writer is open, so
-// recover never takes the journal of a run that is still going.
+// Create makes the pending folder under root (which must exist), marks it
+// as strata's own and writes the header. The folder is locked for as long
+// as the writer is open, so recover never takes the journal of a run that
+// is still going.
 func Create(root string, h Header, red *redact.Redactor) (*Writer, error) {
 	h.Format, h.Version = Format, Version
 	dir := PendingDir(root, h.Folder)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create the run's pending folder: %w", err)
+	}
+	if err := writeMarker(dir, h); err != nil {
+		os.Remove(dir)
+		return nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(dir, Name), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
 	if err != nil {
@@ -237,78 +238,8 @@ func (w *Writer) Close() error {
 }
 
 // Remove closes the journal and removes the pending folder: the result
-// folder it stood for has been written.
+// folder it stood for has been written. Only what strata put there goes.
 func (w *Writer) Remove() error {
 	w.Close()
-	return os.RemoveAll(w.dir)
-}
-
-// Journal is a read journal.
-type Journal struct {
-	Dir    string
-	Header Header
-	Begins map[string]Begin
-	Dones  map[string]Done
-	// Torn is set when the last line was cut (the runner died writing it).
-	Torn bool
-}
-
-// ErrLocked means a running strata still writes the journal.
-var ErrLocked = errors.New("the journal is in use by a running strata")
-
-// Read reads the journal of a pending folder. A last line that was cut
-// while being written is ignored (it is said in Torn).
-func Read(dir string) (*Journal, error) {
-	f, err := os.Open(filepath.Join(dir, Name))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if unlock, err := tryLock(f); err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, ErrLocked)
-	} else {
-		defer unlock()
-	}
-	j := &Journal{Dir: dir, Begins: map[string]Begin{}, Dones: map[string]Done{}}
-	r := bufio.NewReader(f)
-	n := 0
-	for {
-		raw, err := r.ReadBytes('\n')
-		if err == io.EOF {
-			if len(bytes.TrimSpace(raw)) > 0 {
-				j.Torn = true
-			}
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("journal %s: %w", dir, err)
-		}
-		n++
-		var l line
-		if err := json.Unmarshal(raw, &l); err != nil {
-			return nil, fmt.Errorf("journal %s line %d: %w", dir, n, err)
-		}
-		switch {
-		case l.Header != nil:
-			j.Header = *l.Header
-		case l.Begin != nil:
-			j.Begins[l.Begin.ID] = *l.Begin
-		case l.Done != nil:
-			j.Dones[l.Done.ID] = *l.Done
-		}
-	}
-	if j.Header.Format != Format || j.Header.Version != Version {
-		return nil, fmt.Errorf("journal %s: not a strata run journal of version %d", dir, Version)
-	}
-	return j, nil
-}
-
-// Pending lists the pending folders with a journal under root.
-func Pending(root string) []string {
-	matches, _ := filepath.Glob(filepath.Join(root, "."+"*"+pendingSuffix, Name))
-	var out []string
-	for _, m := range matches {
-		out = append(out, filepath.Dir(m))
-	}
-	return out
+	return removePending(w.dir)
 }

@@ -35,8 +35,10 @@ func (s *snapshot) Begin(rec *runner.Record, e *runner.Executed) {
 	if e.Req.ID == s.at {
 		s.once.Do(func() {
 			os.MkdirAll(s.to, 0o755)
-			data, _ := os.ReadFile(filepath.Join(s.Writer.Dir(), Name))
-			os.WriteFile(filepath.Join(s.to, Name), data, 0o644)
+			for _, name := range []string{Name, markerName} {
+				data, _ := os.ReadFile(filepath.Join(s.Writer.Dir(), name))
+				os.WriteFile(filepath.Join(s.to, name), data, 0o644)
+			}
 		})
 	}
 }
@@ -95,7 +97,7 @@ func TestRecoverMatchesTheRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			snap := &snapshot{Writer: w, at: at, to: filepath.Join(t.TempDir(), ".killed.pending")}
+			snap := &snapshot{Writer: w, at: at, to: filepath.Join(t.TempDir(), filepath.Base(w.Dir()))}
 			rec := runner.Run(context.Background(), runner.Config{Client: c, Bundle: b, Optional: true, Server: &srv, Journal: snap, ID: runID, StartedAt: started})
 			maxShared := map[string]int{}
 			for rid, f := range b.Fixtures {
@@ -110,7 +112,7 @@ func TestRecoverMatchesTheRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			w.Remove()
-			got, err := Recover(snap.to, b, red)
+			got, err := Recover(context.Background(), snap.to, b, red, time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,7 +176,7 @@ func TestLockChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestLockedJournalIsLeftAlone")
 	}
-	_, err := Read(dir)
+	_, err := Read(context.Background(), dir, time.Now())
 	t.Logf("locked: %v", IsLocked(err))
 	os.Stdout.WriteString("locked: " + map[bool]string{true: "true", false: "false"}[IsLocked(err)] + "\n")
 }

@@ -1,17 +1,19 @@
 package journal
 
 import (
-	"errors"
+	"context"
 	"fmt"
-	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/quantity"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
+	"github.com/strata-bench/strata/internal/validate"
 )
 
 // StoppedKind is the error kind of the request that was in flight when the
@@ -63,9 +65,13 @@ func (j *Journal) Record(b *fixtures.Bundle) *runner.Record {
 }
 
 // Recover turns the journal of a pending folder into a result folder beside
-// it, then removes the pending folder. It returns the folder written.
-func Recover(dir string, b *fixtures.Bundle, red *redact.Redactor) (string, error) {
-	j, err := Read(dir)
+// it and returns the folder written. The folder is written only when the
+// same validation as `strata bench report` accepts it, and it appears
+// complete (written aside, then renamed). Only then are the pending folder's
+// own files removed; on any error nothing is removed. now is the wall
+// clock; ctx ends the work early.
+func Recover(ctx context.Context, dir string, b *fixtures.Bundle, red *redact.Redactor, now time.Time) (string, error) {
+	j, err := Read(ctx, dir, now)
 	if err != nil {
 		return "", err
 	}
@@ -84,16 +90,23 @@ func Recover(dir string, b *fixtures.Bundle, red *redact.Redactor) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("assemble the recovered result: %w", err)
 	}
-	root := filepath.Dir(dir)
-	out, err := result.Write(root, a, red)
+	valid := func(folder string) error {
+		v, err := validate.Dir(folder, b)
+		if err != nil {
+			return err
+		}
+		if n := len(v.Violations); n > 0 {
+			return fmt.Errorf("the folder it would become is not valid (%s; the first: %s); nothing was changed",
+				quantity.Count(n, "violation", "violations"), v.Violations[0])
+		}
+		return nil
+	}
+	out, err := result.WriteChecked(filepath.Dir(dir), a, red, valid)
 	if err != nil {
 		return "", err
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		return out, fmt.Errorf("the result was written to %s, but the pending folder %s could not be removed: %w", out, dir, err)
+	if err := removePending(dir); err != nil {
+		return out, fmt.Errorf("the result was written to %s, but the pending folder was not removed: %w", out, err)
 	}
 	return out, nil
 }
-
-// IsLocked reports whether err says a running strata holds the journal.
-func IsLocked(err error) bool { return errors.Is(err, ErrLocked) }

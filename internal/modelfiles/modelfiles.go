@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/atomicfile"
+	"github.com/strata-bench/strata/internal/inputfile"
 )
 
 // Candidate is a file to hash and where its name came from.
@@ -270,7 +271,7 @@ var ggufMagic = []byte("GGUF")
 // checkMagic refuses a file that does not start with the GGUF magic: the
 // server names the file, and a hostile one could name /etc/passwd.
 func checkMagic(path string) error {
-	f, err := os.Open(path)
+	f, _, err := inputfile.Open(path)
 	if err != nil {
 		return err
 	}
@@ -283,7 +284,7 @@ func checkMagic(path string) error {
 }
 
 func hashFile(ctx context.Context, path string, buf []byte, done *atomic.Int64) (string, error) {
-	f, err := os.Open(path)
+	f, _, err := inputfile.Open(path)
 	if err != nil {
 		return "", err
 	}

@@ -27,6 +27,12 @@ func ResultsRoot(workdir string) string {
 // bytes, and the folder appears only complete: it is written to a temporary
 // folder and renamed. An existing folder is never overwritten.
 func Write(root string, a *Assembled, red *redact.Redactor) (string, error) {
+	return WriteChecked(root, a, red, nil)
+}
+
+// WriteChecked is Write with check run on the complete temporary folder
+// before it is renamed into place: when check fails, nothing is written.
+func WriteChecked(root string, a *Assembled, red *redact.Redactor, check func(dir string) error) (string, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", fmt.Errorf("create %s: %w", root, err)
 	}
@@ -60,6 +66,11 @@ func Write(root string, a *Assembled, red *redact.Redactor) (string, error) {
 	_ = res
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return "", err
+	}
+	if check != nil {
+		if err := check(tmp); err != nil {
+			return "", err
+		}
 	}
 	if err := os.Rename(tmp, final); err != nil {
 		return "", fmt.Errorf("move the result into %s: %w", final, err)

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
+
+	"github.com/strata-bench/strata/internal/inputfile"
 )
 
 // Behaviour scripts what the engine does with one request. Zero values mean
@@ -96,11 +97,14 @@ type Scenario struct {
 	TabbyAPINoTimings *bool `json:"tabbyapi_no_timings,omitempty"`
 }
 
+// MaxScenarioBytes bounds a scenario file (a few lines of JSON).
+const MaxScenarioBytes = 4 << 20
+
 // LoadScenario reads a scenario file; unknown fields are an error.
 func LoadScenario(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, MaxScenarioBytes)
 	if err != nil {
-		return nil, fmt.Errorf("scenario %s: %w", path, err)
+		return nil, fmt.Errorf("scenario: %w", err)
 	}
 	var s Scenario
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/strata-bench/strata/internal/gguf"
+	"github.com/strata-bench/strata/internal/inputfile"
 )
 
 // gpt2Pattern is the ByteLevel pre-tokenizer's own regex (use_regex: true).
@@ -117,13 +118,18 @@ type hfFile struct {
 	} `json:"model"`
 }
 
+// MaxFileBytes bounds each tokenizer file strata reads (Qwen3's
+// tokenizer.json is 11 MB; the largest vocabularies in use are a few times
+// that).
+const MaxFileBytes = 256 << 20
+
 // LoadJSON reads a Hugging Face tokenizer.json. Only what byte-level BPE
 // needs is supported; anything else is an error naming the field, never a
 // silent approximation.
 func LoadJSON(path string) (*Tokenizer, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, MaxFileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer %s: %w", path, err)
+		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
 	// json v2 with the vocabulary and merges read token by token: a third
 	// of encoding/json's time on the 11 MB file. The vocabulary checks its
@@ -349,17 +355,17 @@ func regexpQuote(s string) string {
 // does). Added tokens come from tokenizer_config.json's added_tokens_decoder
 // when that file is beside vocab.json.
 func LoadVocabMerges(vocabPath, mergesPath string) (*Tokenizer, error) {
-	data, err := os.ReadFile(vocabPath)
+	data, err := inputfile.Read(vocabPath, MaxFileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer %s: %w", vocabPath, err)
+		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
 	var vocab map[string]int
 	if err := json.Unmarshal(data, &vocab); err != nil {
 		return nil, fmt.Errorf("tokenizer %s: not a vocab.json object: %w", vocabPath, err)
 	}
-	mf, err := os.ReadFile(mergesPath)
+	mf, err := inputfile.Read(mergesPath, MaxFileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer %s: %w", mergesPath, err)
+		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
 	var merges [][2]string
 	sc := bufio.NewScanner(bytes.NewReader(mf))
@@ -390,7 +396,7 @@ func LoadVocabMerges(vocabPath, mergesPath string) (*Tokenizer, error) {
 }
 
 func addedFromConfig(path string) ([]AddedToken, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, MaxFileBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -488,9 +494,9 @@ func LoadGGUF(path string) (*Tokenizer, error) {
 // model "gpt2" and pre-tokenizer "qwen2". The simulated engine and the tests
 // use it to write small GGUF files that carry a real tokenizer.
 func GGUFMetadata(tokenizerJSON string) ([]gguf.KV, error) {
-	data, err := os.ReadFile(tokenizerJSON)
+	data, err := inputfile.Read(tokenizerJSON, MaxFileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer %s: %w", tokenizerJSON, err)
+		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
 	var f hfFile
 	if err := jsonv2.Unmarshal(data, &f, jsontext.AllowDuplicateNames(true)); err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -23,8 +22,6 @@ import (
 // timeLayout is how strata writes UTC timestamps.
 const timeLayout = "2006-01-02T15:04:05.000000Z"
 
-var runIDForm = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$`)
-
 // checkIdentity: the run's ID and start are strata's own forms (UTC, no
 // control or bidirectional characters), and the recorded sampling and
 // template kwargs are exactly the profile's.
@@ -34,7 +31,7 @@ func (c *checker) checkIdentity() {
 	switch {
 	case err != nil:
 		c.add("/run/started_at", "%q is not a UTC timestamp of the form %s", r.Run.StartedAt, timeLayout)
-	case !runIDForm.MatchString(r.Run.ID):
+	case !contract.ValidRunID(r.Run.ID):
 		c.add("/run/id", "%q is not a run ID of the form <UTC start>-<6 hex digits>", r.Run.ID)
 	case !strings.HasPrefix(r.Run.ID, started.Format("20060102T150405Z")):
 		c.add("/run/id", "%q does not begin with the run's start %s", r.Run.ID, r.Run.StartedAt)

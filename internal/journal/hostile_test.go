@@ -1,0 +1,352 @@
+package journal
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/redact"
+	"github.com/strata-bench/strata/internal/result"
+	"github.com/strata-bench/strata/internal/runner"
+	"github.com/strata-bench/strata/internal/simengine"
+)
+
+// killed is one pending folder as a runner killed at sanity-R1 leaves it,
+// made once for the tests that attack recover.
+var killed struct {
+	once sync.Once
+	dir  string // a folder holding the pending folder
+	name string // the pending folder's name
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if killed.dir != "" {
+		os.RemoveAll(killed.dir)
+	}
+	os.Exit(code)
+}
+
+// killedCopy returns a fresh copy of the killed run's pending folder in
+// its own results folder.
+func killedCopy(t *testing.T) (pending string, b *fixtures.Bundle, red *redact.Redactor) {
+	t.Helper()
+	b, _ = prompts.Bundle()
+	red = result.Redactor(redact.Machine{}, b)
+	killed.once.Do(func() { killed.dir, killed.name, killed.err = makeKilled(b, red) })
+	if killed.err != nil {
+		t.Fatal(killed.err)
+	}
+	pending = filepath.Join(t.TempDir(), killed.name)
+	if err := os.Mkdir(pending, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{Name, markerName} {
+		data, err := os.ReadFile(filepath.Join(killed.dir, killed.name, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(pending, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pending, b, red
+}
+
+func makeKilled(b *fixtures.Bundle, red *redact.Redactor) (string, string, error) {
+	tmpl, _, _ := prompts.Template(b)
+	sim := simengine.New(simengine.Config{PromptTPS: 5e6, DecodeTPS: 2e5, ReasoningTokens: 40, Accuracy: 0.85, Slots: 4,
+		Template: string(tmpl), ContextTokens: 32768, ModelPath: "m.gguf", Bundle: b})
+	url, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		return "", "", err
+	}
+	defer sim.Close()
+	c := client.New(client.Options{BaseURL: url})
+	srv := runner.ProbeServer(context.Background(), c)
+	commit := strings.Repeat("ab", 20)
+	kind := "source"
+	facts := result.Facts{StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind, Extensions: map[string]any{}, Missing: map[string]string{
+		"/hardware/gpus": "test", "/hardware/cpu": "test", "/hardware/ram_bytes": "test", "/hardware/storage": "test",
+		"/software/os": "test", "/software/drivers": "test", "/software/runtime": "test"}}
+	started := time.Now().UTC()
+	runID := runner.NewID(started)
+	root, err := os.MkdirTemp("", "strata-killed-")
+	if err != nil {
+		return "", "", err
+	}
+	w, err := Create(root, Header{RunID: runID, Folder: contract.FolderName(started, facts.Hardware, runID), StartedAt: started,
+		Identity: result.Identity{Track: "custom", Command: "strata bench run"}, Facts: facts, Server: srv, BaseURL: url}, red)
+	if err != nil {
+		return "", "", err
+	}
+	snapDir, err := os.MkdirTemp("", "strata-killed-snap-")
+	if err != nil {
+		return "", "", err
+	}
+	snap := &snapshot{Writer: w, at: "sanity-R1", to: filepath.Join(snapDir, filepath.Base(w.Dir()))}
+	runner.Run(context.Background(), runner.Config{Client: c, Bundle: b, Server: &srv, Journal: snap, ID: runID, StartedAt: started})
+	w.Remove()
+	os.RemoveAll(root)
+	return snapDir, filepath.Base(w.Dir()), nil
+}
+
+// editLines rewrites the journal of a pending folder line by line.
+func editLines(t *testing.T, pending string, edit func(lines [][]byte) [][]byte) {
+	t.Helper()
+	path := filepath.Join(pending, Name)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	if err := os.WriteFile(path, bytes.Join(edit(lines), nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// editHeader changes the header's JSON object with edit.
+func editHeader(t *testing.T, pending string, edit func(h map[string]any)) {
+	t.Helper()
+	editLines(t, pending, func(lines [][]byte) [][]byte {
+		var l map[string]map[string]any
+		if err := json.Unmarshal(lines[0], &l); err != nil {
+			t.Fatal(err)
+		}
+		edit(l["header"])
+		data, _ := json.Marshal(l)
+		lines[0] = append(data, '\n')
+		return lines
+	})
+}
+
+// listing is every file under dir with its contents.
+func listing(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.Type()&os.ModeType == 0 {
+			data, _ := os.ReadFile(p)
+			out[rel] = string(data)
+		} else {
+			out[rel] = d.Type().String()
+		}
+		return nil
+	})
+	return out
+}
+
+func sameListing(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestRecoverRefusesWhatStrataDidNotWrite: a folder that is not a pending
+// folder strata made, or whose journal is not one a run of strata wrote, is
+// refused with the reason, and nothing anywhere is removed or written.
+func TestRecoverRefusesWhatStrataDidNotWrite(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		make func(t *testing.T) string // returns the folder given to recover
+		want string
+	}{
+		{"a project folder holding a copied journal", func(t *testing.T) string {
+			pending, _, _ := killedCopy(t)
+			project := filepath.Join(t.TempDir(), "project")
+			os.MkdirAll(filepath.Join(project, "src"), 0o755)
+			os.WriteFile(filepath.Join(project, "src", "main.go"), []byte("package main\n"), 0o644)
+			os.WriteFile(filepath.Join(project, "README.md"), []byte("# mine\n"), 0o644)
+			data, _ := os.ReadFile(filepath.Join(pending, Name))
+			os.WriteFile(filepath.Join(project, Name), data, 0o644)
+			return project
+		}, "its name is not .<result folder>.pending"},
+		{"a pending-named folder without strata's marker", func(t *testing.T) string {
+			pending, _, _ := killedCopy(t)
+			os.Remove(filepath.Join(pending, markerName))
+			return pending
+		}, "marker"},
+		{"a copy of a pending folder under another name", func(t *testing.T) string {
+			pending, _, _ := killedCopy(t)
+			other := filepath.Join(filepath.Dir(pending), ".2026-01-01-standard-unknown-gpu-20260101T000000Z-abcdef.pending")
+			os.Rename(pending, other)
+			return other
+		}, "a copied or renamed pending folder"},
+		{"a journal linked to /dev/zero", func(t *testing.T) string {
+			pending, _, _ := killedCopy(t)
+			os.Remove(filepath.Join(pending, Name))
+			os.Symlink("/dev/zero", filepath.Join(pending, Name))
+			return pending
+		}, "symbolic link"},
+		{"a FIFO journal", func(t *testing.T) string {
+			pending, _, _ := killedCopy(t)
+			os.Remove(filepath.Join(pending, Name))
+			if err := syscall.Mkfifo(filepath.Join(pending, Name), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return pending
+		}, "named pipe"},
+		{"a line longer than any strata writes", func(t *testing.T) string {
+			pending, _, _ := killedCopy(t)
+			editLines(t, pending, func(lines [][]byte) [][]byte {
+				huge := append([]byte(`{"begin":{"id":"`), bytes.Repeat([]byte("x"), MaxLineBytes)...)
+				return append(lines[:1], append(huge, []byte("\"}}\n")...))
+			})
+			return pending
+		}, "a line longer than"},
+		{"a duplicate name", func(t *testing.T) string {
+			pending, _, _ := killedCopy(t)
+			editLines(t, pending, func(lines [][]byte) [][]byte {
+				return append(lines, []byte(`{"begin":{"id":"sanity-R2","id":"sanity-R3","dispatched_at":"2026-12-01T00:00:00Z","offset_ns":1}}`+"\n"))
+			})
+			return pending
+		}, "duplicate object name"},
+		{"invalid UTF-8", func(t *testing.T) string {
+			pending, _, _ := killedCopy(t)
+			editLines(t, pending, func(lines [][]byte) [][]byte {
+				return append(lines, []byte("{\"begin\":{\"id\":\"sanity-\xff\",\"offset_ns\":1}}\n"))
+			})
+			return pending
+		}, "invalid UTF-8"},
+		{"a second header", func(t *testing.T) string {
+			pending, _, _ := killedCopy(t)
+			editLines(t, pending, func(lines [][]byte) [][]byte { return append(lines, lines[0]) })
+			return pending
+		}, "a second header"},
+		{"an empty run_id", func(t *testing.T) string {
+			pending, _, _ := killedCopy(t)
+			editHeader(t, pending, func(h map[string]any) { h["run_id"] = "" })
+			return pending
+		}, "is not a run ID"},
+		{"a run_id with escape sequences", func(t *testing.T) string {
+			pending, _, _ := killedCopy(t)
+			editHeader(t, pending, func(h map[string]any) { h["run_id"] = "\x1b]0;pwned\x07\x1b[2J" })
+			return pending
+		}, "is not a run ID"},
+		{"a start in the year 9999", func(t *testing.T) string {
+			pending, _, _ := killedCopy(t)
+			editHeader(t, pending, func(h map[string]any) { h["started_at"] = "9999-01-01T00:00:00Z" })
+			return pending
+		}, "is not a time a run can have started"},
+		{"a start in the year 0001", func(t *testing.T) string {
+			pending, _, _ := killedCopy(t)
+			editHeader(t, pending, func(h map[string]any) { h["started_at"] = "0001-01-01T00:00:00Z" })
+			return pending
+		}, "is not a time a run can have started"},
+		{"a swapped dialect", func(t *testing.T) string {
+			pending, _, _ := killedCopy(t)
+			editHeader(t, pending, func(h map[string]any) {
+				d := h["server"].(map[string]any)["Dialect"].(map[string]any)
+				d["engine"] = "vllm"
+			})
+			return pending
+		}, "not valid"},
+		{"a negative offset", func(t *testing.T) string {
+			pending, _, _ := killedCopy(t)
+			editLines(t, pending, func(lines [][]byte) [][]byte {
+				for i, l := range lines {
+					lines[i] = bytes.Replace(l, []byte(`"offset_ns":`), []byte(`"offset_ns":-`), 1)
+				}
+				return lines
+			})
+			return pending
+		}, "not inside the run"},
+		{"a huge end", func(t *testing.T) string {
+			pending, _, _ := killedCopy(t)
+			editLines(t, pending, func(lines [][]byte) [][]byte {
+				for i, l := range lines {
+					var m map[string]map[string]json.RawMessage
+					if json.Unmarshal(l, &m) == nil && m["done"] != nil {
+						m["done"]["end_ns"] = json.RawMessage("1000000000000000000") // 31 years
+						data, _ := json.Marshal(m)
+						lines[i] = append(data, '\n')
+						break
+					}
+				}
+				return lines
+			})
+			return pending
+		}, "not inside the run"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := c.make(t)
+			b, _ := prompts.Bundle()
+			red := result.Redactor(redact.Machine{}, b)
+			parent := filepath.Dir(dir)
+			before := listing(t, parent)
+			type res struct {
+				out string
+				err error
+			}
+			done := make(chan res, 1)
+			start := time.Now()
+			go func() { out, err := Recover(context.Background(), dir, b, red, time.Now()); done <- res{out, err} }()
+			var r res
+			select {
+			case r = <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("recover did not stop")
+			}
+			if r.err == nil || !strings.Contains(r.err.Error(), c.want) {
+				t.Fatalf("Recover: %q, %v; want an error with %q", r.out, r.err, c.want)
+			}
+			if strings.ContainsAny(r.err.Error(), "\x1b\x07") {
+				t.Errorf("the error carries raw escape bytes: %q", r.err)
+			}
+			if !sameListing(before, listing(t, parent)) {
+				t.Errorf("recover changed %s although it refused", parent)
+			}
+			_ = start
+		})
+	}
+}
+
+// TestRecoverRemovesOnlyItsOwn: a pending folder that also holds a file
+// strata did not write is recovered, and that file and its folder stay.
+func TestRecoverRemovesOnlyItsOwn(t *testing.T) {
+	t.Parallel()
+	pending, b, red := killedCopy(t)
+	mine := filepath.Join(pending, "notes.txt")
+	os.WriteFile(mine, []byte("mine"), 0o644)
+	out, err := Recover(context.Background(), pending, b, red, time.Now())
+	if err == nil || !strings.Contains(err.Error(), "did not write") {
+		t.Errorf("Recover: %v; want a note that other files were left", err)
+	}
+	if out == "" {
+		t.Fatal("the result was not written")
+	}
+	if data, err := os.ReadFile(mine); err != nil || string(data) != "mine" {
+		t.Errorf("the user's file: %q %v", data, err)
+	}
+	if _, err := os.Stat(filepath.Join(pending, Name)); !os.IsNotExist(err) {
+		t.Errorf("the journal stayed: %v", err)
+	}
+}
