@@ -60,8 +60,10 @@ type Fixture struct {
 	// LengthRule is set for a 4K/16K performance fixture the engine counts
 	// outside the 2 % rule: the run will be nonconforming.
 	LengthRule string `json:"length_rule,omitempty"`
-	// Problem says why this fixture could not be checked.
-	Problem string `json:"problem,omitempty"`
+	// Problem says why this fixture could not be checked; NoAnswer is set
+	// when it is that a route did not answer at all.
+	Problem  string `json:"problem,omitempty"`
+	NoAnswer bool   `json:"-"`
 }
 
 // Result is the whole check.
@@ -70,7 +72,11 @@ type Result struct {
 	// tokenize (Reason says why); then Fixtures is empty.
 	Verifiable bool   `json:"verifiable"`
 	Reason     string `json:"reason,omitempty"`
-	Source     string `json:"source"`
+	// Stopped says why the check ended before its last fixture (a route
+	// that did not answer, the overall deadline); the fixtures after it
+	// are not checked.
+	Stopped string `json:"stopped,omitempty"`
+	Source  string `json:"source"`
 	// The template the engine reports and the one the bundle was built with.
 	EngineTemplateSHA256 string    `json:"engine_template_sha256,omitempty"`
 	BundleTemplateSHA256 string    `json:"bundle_template_sha256"`
@@ -125,7 +131,7 @@ func (c *ContextFit) Warnings() []string {
 // engine's template, where it reveals one, is the bundle's.
 func (r *Result) OK() bool {
 	templateOK := r.TemplateAgrees || r.EngineTemplateSHA256 == ""
-	return r.Verifiable && templateOK && r.Differ == 0 && r.Agree == len(r.Fixtures)
+	return r.Verifiable && templateOK && r.Stopped == "" && r.Differ == 0 && r.Agree == len(r.Fixtures)
 }
 
 // Input is what the check needs.
@@ -142,15 +148,32 @@ type Input struct {
 	ContextTokens *int64
 	// Progress, when set, is told about each fixture as it is checked.
 	Progress func(done, total int, f Fixture)
-	Timeout  time.Duration
+	// Timeout bounds each request of the check (0: RouteTimeout) and
+	// Deadline the whole check (0: Deadline).
+	Timeout, Deadline time.Duration
 }
+
+// The preflight's bounds: rendering or counting one fixture takes an
+// engine milliseconds, so a route that does not answer in RouteTimeout
+// will not answer the next fixture either, and the whole check never
+// holds the run back longer than Deadline.
+const (
+	RouteTimeout = 10 * time.Second
+	Deadline     = 90 * time.Second
+)
 
 // Check runs the preflight over every fixture of the bundle in schedule
 // order (the 22 required requests, then the 12 optional ones).
 func Check(ctx context.Context, in Input) *Result {
 	if in.Timeout <= 0 {
-		in.Timeout = 30 * time.Second
+		in.Timeout = RouteTimeout
 	}
+	if in.Deadline <= 0 {
+		in.Deadline = Deadline
+	}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, in.Deadline)
+	defer cancel()
 	r := &Result{Source: "POST " + ApplyTemplate + " with each request's exact body, then POST " + Tokenize + " of the engine's rendering",
 		BundleTemplateSHA256: in.TemplateSHA256, Fixtures: []Fixture{}}
 	if in.ContextTokens != nil {
@@ -176,8 +199,12 @@ func Check(ctx context.Context, in Input) *Result {
 	}
 	ids := scheduleIDs(in.Bundle)
 	for i, id := range ids {
-		if ctx.Err() != nil {
+		if parent.Err() != nil {
 			r.Verifiable, r.Reason = false, "the check was interrupted"
+			return r
+		}
+		if ctx.Err() != nil {
+			r.Stopped = fmt.Sprintf("the check stopped before %s: it had taken its whole %s; %s not checked", id, in.Deadline, quantity.Count(len(ids)-i, "fixture was", "fixtures were"))
 			return r
 		}
 		f := in.Bundle.Fixtures[id]
@@ -185,6 +212,15 @@ func Check(ctx context.Context, in Input) *Result {
 		if fatal != "" && i == 0 {
 			// The first fixture tells whether the engine can be checked at all.
 			r.Verifiable, r.Reason = false, fatal
+			return r
+		}
+		if out.NoAnswer {
+			// A route that did not answer will not answer the next fixture:
+			// one wait, not one per fixture.
+			r.Verifiable = true
+			r.Differ++
+			r.Fixtures = append(r.Fixtures, out)
+			r.Stopped = fmt.Sprintf("the check stopped at %s: %s; %s not checked", id, out.Problem, quantity.Count(len(ids)-i-1, "fixture was", "fixtures were"))
 			return r
 		}
 		r.Verifiable = true
@@ -248,12 +284,12 @@ func checkOne(ctx context.Context, in Input, f *fixtures.Fixture) (Fixture, stri
 	if in.Dialect.Engine == dialect.VLLM {
 		return countOnly(ctx, in, f, body, out)
 	}
-	got, problem, fatal := post[struct {
+	got, p := post[struct {
 		Prompt *string `json:"prompt"`
 	}](ctx, in, ApplyTemplate, body)
-	if problem != "" {
-		out.Problem = problem
-		return out, fatal
+	if p.text != "" {
+		out.Problem, out.NoAnswer = p.text, p.noAnswer
+		return out, fatalText(p)
 	}
 	if got.Prompt == nil {
 		out.Problem = "POST " + ApplyTemplate + " answered without a prompt"
@@ -267,11 +303,11 @@ func checkOne(ctx context.Context, in Input, f *fixtures.Fixture) (Fixture, stri
 		out.EngineText, out.StrataText = around(engine, at), around(want, at)
 	}
 	req, _ := json.Marshal(map[string]any{"content": engine, "add_special": true, "parse_special": true})
-	tok, problem, _ := post[struct {
+	tok, p := post[struct {
 		Tokens []json.RawMessage `json:"tokens"`
 	}](ctx, in, Tokenize, req)
-	if problem != "" {
-		out.Problem = problem
+	if p.text != "" {
+		out.Problem, out.NoAnswer = p.text, p.noAnswer
 		return out, ""
 	}
 	n := len(tok.Tokens)
@@ -303,12 +339,12 @@ func unverifiable(d dialect.Dialect) string {
 // chat_template_kwargs, tools) and answers the count of its rendering
 // (vllm/entrypoints/serve/tokenize/protocol.py @343baca).
 func countOnly(ctx context.Context, in Input, f *fixtures.Fixture, body []byte, out Fixture) (Fixture, string) {
-	tok, problem, fatal := post[struct {
+	tok, p := post[struct {
 		Count *int `json:"count"`
 	}](ctx, in, Tokenize, body)
-	if problem != "" {
-		out.Problem = problem
-		return out, fatal
+	if p.text != "" {
+		out.Problem, out.NoAnswer = p.text, p.noAnswer
+		return out, fatalText(p)
 	}
 	if tok.Count == nil {
 		out.Problem = "POST " + Tokenize + " answered without a count"
@@ -324,25 +360,40 @@ func countOnly(ctx context.Context, in Input, f *fixtures.Fixture, body []byte, 
 	return out, ""
 }
 
-// post sends one request and decodes the answer. fatal is set when the
-// endpoint does not exist (404, 405, 501) or the server does not answer.
-func post[T any](ctx context.Context, in Input, path string, body []byte) (T, string, string) {
+// problem is what went wrong with one request of the check ("" text: nothing).
+type problem struct {
+	text string
+	// fatal: the route does not exist or did not answer (on the first
+	// fixture, the engine cannot be checked at all); noAnswer: it did not
+	// answer.
+	fatal, noAnswer bool
+}
+
+// post sends one request and decodes the answer.
+func post[T any](ctx context.Context, in Input, path string, body []byte) (T, problem) {
 	var v T
 	status, data, err := in.Client.Post(ctx, path, body, in.Timeout)
 	switch {
 	case err != nil:
-		msg := "POST " + path + " did not answer: " + err.Error()
-		return v, msg, msg
+		return v, problem{text: "POST " + path + " did not answer: " + err.Error(), fatal: true, noAnswer: true}
 	case status == 404 || status == 405 || status == 501:
-		msg := fmt.Sprintf("the engine has no POST %s (HTTP %d)", path, status)
-		return v, msg, msg
+		return v, problem{text: fmt.Sprintf("the engine has no POST %s (HTTP %d)", path, status), fatal: true}
 	case status != 200:
-		return v, fmt.Sprintf("POST %s answered HTTP %d: %s", path, status, clip(string(data))), ""
+		return v, problem{text: fmt.Sprintf("POST %s answered HTTP %d: %s", path, status, clip(string(data)))}
 	}
 	if err := json.Unmarshal(data, &v); err != nil {
-		return v, fmt.Sprintf("POST %s did not answer the expected JSON: %v", path, err), ""
+		return v, problem{text: fmt.Sprintf("POST %s did not answer the expected JSON: %v", path, err)}
 	}
-	return v, "", ""
+	return v, problem{}
+}
+
+// fatalText is the problem's text when it makes the first fixture's check
+// fatal ("" otherwise).
+func fatalText(p problem) string {
+	if p.fatal {
+		return p.text
+	}
+	return ""
 }
 
 func firstDifference(a, b string) int {
@@ -414,6 +465,9 @@ func (r *Result) Summary() []string {
 		out = append(out, fmt.Sprintf("template: DIFFERS: the engine's chat template hashes to %s, the bundle was built with %s", r.EngineTemplateSHA256, r.BundleTemplateSHA256))
 	}
 	out = append(out, fmt.Sprintf("%d fixtures: %d agree, %d differ", len(r.Fixtures), r.Agree, r.Differ))
+	if r.Stopped != "" {
+		out = append(out, display.Line(r.Stopped))
+	}
 	return out
 }
 

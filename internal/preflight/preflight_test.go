@@ -3,8 +3,12 @@ package preflight
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/chattemplate"
@@ -174,5 +178,49 @@ func TestOtherEngines(t *testing.T) {
 				t.Errorf("line %q", l)
 			}
 		})
+	}
+}
+
+// TestStopsAtTheFirstRouteThatTimesOut: a /tokenize that never answers
+// costs one wait, not one per fixture: the check stops there, names the
+// route, and leaves the rest unchecked.
+func TestStopsAtTheFirstRouteThatTimesOut(t *testing.T) {
+	t.Parallel()
+	in, _ := setup(t, nil)
+	var calls atomic.Int32
+	stop := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == Tokenize {
+			calls.Add(1)
+			select { // never answers while the test runs
+			case <-r.Context().Done():
+			case <-stop:
+			}
+			return
+		}
+		w.Write([]byte(`{"prompt":"a rendering"}`)) // /apply-template answers at once
+	}))
+	defer hang.Close()
+	defer close(stop)
+	in.Client = client.New(client.Options{BaseURL: hang.URL})
+	in.Timeout = time.Second // one real wait: the route never answers
+	r := Check(context.Background(), in)
+	if calls.Load() != 1 {
+		t.Errorf("%d calls to a /tokenize that never answers, want 1", calls.Load())
+	}
+	if r.OK() || !strings.Contains(r.Stopped, "the check stopped at warmup") || !strings.Contains(r.Stopped, "33 fixtures were not checked") {
+		t.Errorf("stopped %q, fixtures %d, reason %q", r.Stopped, len(r.Fixtures), r.Reason)
+	}
+}
+
+// TestOverallDeadline: the whole check never takes longer than its
+// deadline, however slowly each answer comes.
+func TestOverallDeadline(t *testing.T) {
+	t.Parallel()
+	in, _ := setup(t, nil)
+	in.Deadline = time.Nanosecond
+	r := Check(context.Background(), in)
+	if r.OK() || !strings.Contains(r.Stopped, "it had taken its whole") {
+		t.Errorf("stopped %q after %d fixtures", r.Stopped, len(r.Fixtures))
 	}
 }

@@ -68,6 +68,7 @@ type statusReasons struct {
 	Preflight *struct {
 		Verifiable     bool               `json:"verifiable"`
 		Reason         string             `json:"reason"`
+		Stopped        string             `json:"stopped"`
 		TemplateAgrees bool               `json:"template_agrees"`
 		EngineSHA      string             `json:"engine_template_sha256"`
 		Agree          int                `json:"agree"`
@@ -273,6 +274,8 @@ func writeEngineSection(p func(string, ...any), ext statusReasons) {
 		switch {
 		case !pf.Verifiable:
 			p("- Preflight (the engine's own template and tokenizer): not verifiable: %s\n", pf.Reason)
+		case pf.Stopped != "":
+			p("- Preflight (the engine's own template and tokenizer): %d of %d checked fixtures agree; %s\n", pf.Agree, pf.Agree+pf.Differ, pf.Stopped)
 		case pf.Differ == 0 && countOnly(pf.Fixtures):
 			p("- Preflight (the engine's own tokenizer; it shows no rendering): all %d fixtures count as the bundle does\n", pf.Agree)
 		case pf.Differ == 0 && (pf.TemplateAgrees || pf.EngineSHA == ""):
