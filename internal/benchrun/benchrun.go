@@ -65,6 +65,9 @@ type Process struct {
 	// SimulatorSpeed runs the simulated engine that much faster than real
 	// time (0 or 1: real time).
 	SimulatorSpeed float64
+	// Keys learns the secrets the run reads (the API key), so nothing the
+	// command prints shows them; nil: nothing to tell.
+	Keys *redact.Keyring
 
 	// scr is the status line on Stderr, set by Run and Check.
 	scr *liveline.Screen
@@ -81,7 +84,11 @@ func (p Process) clearStatus() {
 // it, so every message keeps the status line intact and fitted.
 func (p Process) withScreen() Process {
 	if p.scr == nil {
-		p.scr = liveline.New(p.Stderr, p.TTY, p.Width)
+		if scr, ok := liveline.Of(p.Stderr); ok {
+			p.scr = scr
+		} else {
+			p.scr = liveline.New(p.Stderr, p.TTY, p.Width, nil)
+		}
 		p.Stderr = p.scr
 	}
 	return p

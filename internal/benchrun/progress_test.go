@@ -75,7 +75,7 @@ func TestStatusLine(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	clk := &fakeClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
-	scr := liveline.New(&out, true, func() int { return 50 })
+	scr := liveline.New(&out, true, func() int { return 50 }, nil)
 	one := int64(1)
 	p := newProgress(scr, clk.now, nil, runner.ServerInfo{Slots: &one})
 	defer p.finish()
@@ -109,7 +109,7 @@ func TestStatusLine(t *testing.T) {
 	}
 	// The full line, on a wide terminal, has the live rate and the clock.
 	var full bytes.Buffer
-	p.scr = liveline.New(&full, true, func() int { return 200 })
+	p.scr = liveline.New(&full, true, func() int { return 200 }, nil)
 	clk.add(200 * time.Millisecond)
 	p.mu.Lock()
 	p.render()
@@ -129,7 +129,7 @@ func TestStatusLine(t *testing.T) {
 	p.End(short.Req.ID, short)
 	p.Stage(protocol.PhaseConcurrency, 12)
 	var c bytes.Buffer
-	p.scr = liveline.New(&c, true, func() int { return 200 })
+	p.scr = liveline.New(&c, true, func() int { return 200 }, nil)
 	for _, e := range conc {
 		p.Begin(e.Req.ID, 0, 0)
 	}

@@ -115,6 +115,9 @@ func connect(ctx context.Context, p Process, o Target, prof *engine.Profile, has
 		if t.apiKey = p.Getenv(keyEnv); t.apiKey == "" {
 			return nil, exitcode.Usagef("api key variable %s is empty or unset", keyEnv)
 		}
+		if p.Keys != nil {
+			p.Keys.Add(t.apiKey)
+		}
 	}
 	t.client = client.New(client.Options{BaseURL: t.baseURL, APIKey: t.apiKey})
 	var err error

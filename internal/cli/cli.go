@@ -18,7 +18,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/benchrun"
+	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/exitcode"
+	"github.com/strata-bench/strata/internal/liveline"
 	"github.com/strata-bench/strata/internal/probe"
 	"github.com/strata-bench/strata/internal/quantity"
 	"github.com/strata-bench/strata/internal/redact"
@@ -72,6 +74,8 @@ type Env struct {
 	// stopNow is closed on a second signal: stop waiting for anything
 	// graceful (an engine's shutdown) and write what there is.
 	stopNow <-chan struct{}
+	// keys are the secrets the command has learned (the API key in use).
+	keys *redact.Keyring
 }
 
 func signalName(sig os.Signal) string {
@@ -131,7 +135,7 @@ func (e Env) process() (benchrun.Process, error) {
 	}
 	p := benchrun.Process{Stdout: e.Stdout, Stderr: e.Stderr, TTY: e.TTY, Width: e.Width, Dir: e.Dir, Getenv: e.Getenv, Environ: e.environ(),
 		Root: e.Root, Probe: e.Probe, CacheDir: cache, Executable: e.Executable, Now: e.Now, StopNow: e.stopNow,
-		SimulatorSpeed: e.SimulatorSpeed}
+		SimulatorSpeed: e.SimulatorSpeed, Keys: e.keys}
 	p.Machine = e.machine()
 	return p, nil
 }
@@ -227,6 +231,19 @@ func Run(ctx context.Context, args []string, env Env) int {
 	ctx, now, stop := withSignals(ctx, env.Signals)
 	defer stop()
 	env.stopNow = now
+	// Everything a command prints, on a terminal or into a pipe, passes one
+	// filter: what came from outside (an engine's version, a run ID, an
+	// error a server wrote, a file name) is escaped so it cannot act on the
+	// terminal, and the secrets the command learns are removed.
+	if env.keys == nil {
+		env.keys = &redact.Keyring{}
+	}
+	clean := func(s string) string { return display.Line(env.keys.Redact(s)) }
+	stdout := liveline.New(env.Stdout, false, nil, clean)
+	stderr := liveline.New(env.Stderr, env.TTY, env.Width, clean)
+	defer stdout.Flush()
+	defer stderr.Flush()
+	env.Stdout, env.Stderr = stdout, stderr
 	root := newRoot(env)
 	root.SetArgs(args)
 	root.SetIn(env.Stdin)

@@ -1,6 +1,11 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,5 +65,47 @@ func TestSpecialFilesFailAtOnce(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want a failure naming %q", r.code, r.stderr, c.want)
 			}
 		})
+	}
+}
+
+// TestEngineStringsAreEscaped: an engine that names itself with terminal
+// escapes (a title change, a clipboard write, a right-to-left override)
+// and echoes the API key in an error has them printed visibly escaped and
+// the key removed, on every stream, as the command runs.
+func TestEngineStringsAreEscaped(t *testing.T) {
+	t.Parallel()
+	const key = "sk-test-0123456789abcdefXYZ"
+	evil := "0.11\x1b]0;pwned\x07\x1b]52;c;ZXZpbA==\x07\u202eevil\x1b[2J"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/health":
+			w.Write([]byte(`{}`))
+		case "/version":
+			json.NewEncoder(w).Encode(map[string]string{"version": evil})
+		case "/v1/models":
+			w.Write([]byte(`{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm","max_model_len":32768}]}`))
+		default:
+			http.Error(w, "bad key "+key+" \x1b]0;pwned\x07", http.StatusBadRequest)
+		}
+	}))
+	defer srv.Close()
+	var out, errb bytes.Buffer
+	env := testEnv(t, t.TempDir(), strings.NewReader(""), &out, &errb)
+	env.Getenv = func(k string) string {
+		if k == "MY_KEY" {
+			return key
+		}
+		return ""
+	}
+	Run(context.Background(), []string{"bench", "check", "--url", srv.URL, "--api-key-env", "MY_KEY"}, env)
+	all := out.String() + errb.String()
+	if strings.ContainsAny(all, "\x1b\x07\u202e") {
+		t.Errorf("raw control characters reached the terminal:\n%q", all)
+	}
+	if !strings.Contains(all, `\u001b]0;pwned\u0007`) {
+		t.Errorf("the engine's version is not shown escaped:\n%s", all)
+	}
+	if strings.Contains(all, key) {
+		t.Errorf("the API key was printed:\n%s", all)
 	}
 }

@@ -28,12 +28,31 @@ type Screen struct {
 	width func() int
 	shown string // the status line as drawn, "" when none
 	part  []byte // Write's unfinished line
+	clean func(string) string
 }
 
 // New returns a screen on w. live says w is a terminal that takes "\r" and
 // "\033[K"; width returns its width in cells (nil or a value below 20: 80).
-func New(w io.Writer, live bool, width func() int) *Screen {
-	return &Screen{w: w, live: live, width: width}
+// clean, when set, is applied to every line before it is shown (the
+// command layer escapes what came from outside and removes secrets there,
+// one place for everything a command prints); the screen's own control
+// sequences are written after it.
+func New(w io.Writer, live bool, width func() int, clean func(string) string) *Screen {
+	return &Screen{w: w, live: live, width: width, clean: clean}
+}
+
+// Of returns w as a screen when it is one (a command's stderr), so a run
+// draws its status line on the screen the command already prints through.
+func Of(w io.Writer) (*Screen, bool) {
+	s, ok := w.(*Screen)
+	return s, ok
+}
+
+func (s *Screen) cleaned(text string) string {
+	if s.clean == nil {
+		return text
+	}
+	return s.clean(text)
 }
 
 // Live reports whether the screen keeps a status line.
@@ -56,7 +75,7 @@ func (s *Screen) Status(text string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	line := Fit(text, s.Width()-1)
+	line := Fit(s.cleaned(text), s.Width()-1)
 	if line == s.shown {
 		return
 	}
@@ -87,13 +106,17 @@ func (s *Screen) Println(text string) {
 }
 
 func (s *Screen) println(text string) {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = s.cleaned(l)
+	}
 	if !s.live {
-		fmt.Fprintln(s.w, text)
+		fmt.Fprintln(s.w, strings.Join(lines, "\n"))
 		return
 	}
 	shown := s.shown
 	s.clear()
-	for _, l := range strings.Split(text, "\n") {
+	for _, l := range lines {
 		for _, w := range Wrap(l, s.Width()-1) {
 			fmt.Fprintln(s.w, w)
 		}
@@ -125,6 +148,16 @@ func (s *Screen) Write(p []byte) (int, error) {
 		s.part = s.part[i+1:]
 	}
 	return len(p), nil
+}
+
+// Flush writes a last line that Write received without its newline.
+func (s *Screen) Flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.part) > 0 {
+		s.println(string(s.part))
+		s.part = nil
+	}
 }
 
 // Fit truncates text to width cells, ending it with "…" when cut.

@@ -50,7 +50,7 @@ func TestFitAndWrap(t *testing.T) {
 func TestScreen(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
-	s := New(&b, true, func() int { return 40 })
+	s := New(&b, true, func() int { return 40 }, nil)
 	s.Status("[3/22 performance] short r3 · answer 120 tok · 42.0 tok/s · 1.2 s")
 	s.Println("  [3/22] performance-short-r3: completed (stop), 0.53 s")
 	s.Status("next")
@@ -68,7 +68,7 @@ func TestScreen(t *testing.T) {
 	}
 	// Not a terminal: no status line, no escapes, lines as they are.
 	b.Reset()
-	s = New(&b, false, nil)
+	s = New(&b, false, nil, nil)
 	s.Status("live")
 	s.Write([]byte("one\ntwo"))
 	s.Write([]byte(" halves\n"))

@@ -1,0 +1,59 @@
+package redact
+
+import (
+	"strings"
+	"sync"
+)
+
+// Keyring holds the secrets a command learns while it runs (the API key a
+// run reads from its variable), so that everything the command prints can
+// be cleaned of them: a server that echoes the key in an error must not put
+// it on the terminal or into a log the user pastes. It is safe for
+// concurrent use; the zero value is empty.
+type Keyring struct {
+	mu   sync.RWMutex
+	keys []string
+}
+
+// Add registers a secret ("" is ignored).
+func (k *Keyring) Add(secret string) {
+	if secret == "" {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.keys = append(k.keys, secret)
+	sortLongestFirst(k.keys)
+}
+
+// Redact replaces every registered secret in s, and the secret forms the
+// redactor's rules know (credentials, provider keys), with Secret. Paths
+// and names are left alone: this is for what strata prints to the user's
+// own terminal, not for what leaves the machine.
+func (k *Keyring) Redact(s string) string {
+	k.mu.RLock()
+	keys := k.keys
+	k.mu.RUnlock()
+	for _, key := range keys {
+		s = strings.ReplaceAll(s, key, Secret)
+	}
+	return SecretsOnly(s)
+}
+
+// SecretsOnly replaces the secret forms the redactor's rules know
+// (provider keys, credentials in URLs, bearer tokens, secret settings,
+// private key blocks) and nothing else.
+func SecretsOnly(s string) string {
+	if s == "" {
+		return s
+	}
+	note := func(kind, what, match string) {}
+	s = providerKeys(s, note)
+	low := asciiLower(s)
+	for _, ru := range secretRules {
+		if ru.applies(low) {
+			s = ru.replace(s, note)
+		}
+	}
+	return s
+}
