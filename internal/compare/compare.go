@@ -331,15 +331,17 @@ func (c *Comparison) WriteText(w io.Writer) {
 
 // WriteMarkdown writes the comparison as Markdown.
 func (c *Comparison) WriteMarkdown(w io.Writer) {
-	fmt.Fprintf(w, "## Comparison\n\n- Baseline: `%s` (%s, %s, %s)\n- Candidate: `%s` (%s, %s, %s)\n", c.Base.Run.ID, gpus(c.Base), EngineOf(c.Base), c.Base.Run.Status, c.Cand.Run.ID, gpus(c.Cand), EngineOf(c.Cand), c.Cand.Run.Status)
+	md := display.Markdown
+	fmt.Fprintf(w, "## Comparison\n\n- Baseline: `%s` (%s, %s, %s)\n- Candidate: `%s` (%s, %s, %s)\n", display.CodeSpan(c.Base.Run.ID), md(gpus(c.Base)), md(EngineOf(c.Base)), md(c.Base.Run.Status),
+		display.CodeSpan(c.Cand.Run.ID), md(gpus(c.Cand)), md(EngineOf(c.Cand)), md(c.Cand.Run.Status))
 	for _, wmsg := range c.Warnings {
-		fmt.Fprintf(w, "- **Warning:** %s\n", wmsg)
+		fmt.Fprintf(w, "- **Warning:** %s\n", md(wmsg))
 	}
 	for _, n := range c.Notes {
-		fmt.Fprintf(w, "- Note: %s\n", n)
+		fmt.Fprintf(w, "- Note: %s\n", md(n))
 	}
 	for _, o := range c.OnlyIn {
-		fmt.Fprintf(w, "- Note: %s (not compared)\n", o)
+		fmt.Fprintf(w, "- Note: %s (not compared)\n", md(o))
 	}
 	fmt.Fprintf(w, "\n| Case | Concurrency | Metric | Baseline | Candidate | Difference | Ratio | Candidate is |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range c.Rows {
@@ -348,7 +350,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\n### Sanity: %d/%d vs %d/%d\n\n| Case | Baseline | Candidate |\n| --- | --- | --- |\n", c.Base.Quality.Passed, c.Base.Quality.Total, c.Cand.Quality.Passed, c.Cand.Quality.Total)
 	for _, v := range c.Verdicts {
-		fmt.Fprintf(w, "| %s | %s | %s |\n", v.Case, v.Base, v.Cand)
+		fmt.Fprintf(w, "| %s | %s | %s |\n", md(v.Case), md(v.Base), md(v.Cand))
 	}
 }
 

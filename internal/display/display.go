@@ -51,3 +51,51 @@ func Line(s string) string {
 	}
 	return b.String()
 }
+
+// markdownSpecial are the characters that make Markdown or HTML of plain
+// text: raw HTML and autolinks (<script>, <javascript:…>), links and
+// images ([x](javascript:…), ![x] — without a bracket, "(" and "!" are
+// text), code spans, emphasis and table cells. Each is written with a
+// backslash, which CommonMark and GitHub read as the literal character, so
+// a string from an operator flag or an engine shows as exactly that text
+// in any renderer. Parentheses, "_" (GitHub ignores it inside words) and
+// the rest stay as they are, so the file stays readable as text.
+const markdownSpecial = "\\`*[]<>|"
+
+// Markdown returns s escaped for one line of Markdown text (outside a code
+// span): hidden characters as Line writes them, Markdown's and HTML's
+// special characters behind a backslash.
+func Markdown(s string) string {
+	s = Line(s)
+	if !strings.ContainsAny(s, markdownSpecial) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\':
+			// A backslash is an escape only before ASCII punctuation;
+			// elsewhere (Line's \n, \u001b) it is text and stays one.
+			if i+1 < len(s) && isASCIIPunct(s[i+1]) {
+				b.WriteByte('\\')
+			}
+		case strings.IndexByte(markdownSpecial, c) >= 0:
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func isASCIIPunct(c byte) bool {
+	return c >= '!' && c <= '/' || c >= ':' && c <= '@' || c >= '[' && c <= '`' || c >= '{' && c <= '~'
+}
+
+// CodeSpan returns s for the inside of a Markdown code span, where
+// backslashes are literal and only a backtick (which would end the span)
+// and, in a table, | (which would end the cell) act: the backtick becomes
+// ' and | is escaped.
+func CodeSpan(s string) string {
+	return strings.NewReplacer("`", "'", "|", `\|`).Replace(Line(s))
+}

@@ -17,3 +17,23 @@ func TestLine(t *testing.T) {
 		}
 	}
 }
+
+func TestMarkdown(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want, code string }{
+		{"RTX 3060", "RTX 3060", "RTX 3060"},
+		{"<script>alert(1)</script>", `\<script\>alert(1)\</script\>`, "<script>alert(1)</script>"},
+		{"[x](javascript:alert(1))", `\[x\](javascript:alert(1))`, "[x](javascript:alert(1))"},
+		{"![img](http://x/y.png)", `!\[img\](http://x/y.png)`, "![img](http://x/y.png)"},
+		{"Q4_K_M | `rm -rf` *x*", "Q4_K_M \\| \\`rm -rf\\` \\*x\\*", `Q4_K_M \| 'rm -rf' *x*`},
+		{"a\\b <https://x> \\*", `a\b \<https://x\> \\\*`, `a\b <https://x> \*`},
+		{"\x1b[2Jx\n```", "\\u001b\\[2Jx\\n\\`\\`\\`", `\u001b[2Jx\n'''`},
+	} {
+		if got := Markdown(c.in); got != c.want {
+			t.Errorf("Markdown(%q) = %q, want %q", c.in, got, c.want)
+		}
+		if got := CodeSpan(c.in); got != c.code {
+			t.Errorf("CodeSpan(%q) = %q, want %q", c.in, got, c.code)
+		}
+	}
+}

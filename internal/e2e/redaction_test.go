@@ -130,7 +130,9 @@ func TestControlCharactersAreShownEscaped(t *testing.T) {
 			t.Errorf("README.md holds %q raw", raw)
 		}
 	}
-	if !strings.Contains(string(readme), `\u001b]0;pwned\u0007`) {
+	// Escaped for the terminal (\u001b) and then for Markdown (\]): it
+	// renders as the visible text \u001b]0;pwned\u0007.
+	if !strings.Contains(string(readme), `\u001b\]0;pwned\u0007`) {
 		t.Error("the escaped text is not shown")
 	}
 }

@@ -103,7 +103,7 @@ func README(w io.Writer, r *contract.Results) {
 	p("| Sanity | **%d/%d** passed |\n", r.Quality.Passed, r.Quality.Total)
 	p("| Corpus SHA-256 | `%s` |\n", r.Protocol.CorpusSHA256)
 	p("| strata commit | %s |\n", sval(r.Software.StrataCommit))
-	p("| Command | `%s` |\n\n", strings.ReplaceAll(mdEscape(r.Run.Command), "`", "'"))
+	p("| Command | `%s` |\n\n", display.CodeSpan(r.Run.Command))
 	if len(ext.StatusReasons.Nonconforming) > 0 {
 		p("**Nonconforming.** This run is not a standard result:\n\n")
 		for _, s := range ext.StatusReasons.Nonconforming {
@@ -146,10 +146,10 @@ func README(w io.Writer, r *contract.Results) {
 		p("- Model files: %s\n", notMeasured)
 	}
 	for _, f := range r.Model.Files {
-		p("- Model file `%s`: SHA-256 %s\n", strings.ReplaceAll(mdEscape(f.Path), "`", "'"), sval(f.SHA256))
+		p("- Model file `%s`: SHA-256 %s\n", display.CodeSpan(f.Path), sval(f.SHA256))
 	}
 	p("- Configuration: track `%s` (%s); context %s tokens per slot; server capacity %s\n",
-		mdEscape(r.Configuration.Track), sval(r.Configuration.TrackNotes), inum(r.Configuration.ContextTokens), inum(r.Configuration.ServerCapacity))
+		display.CodeSpan(r.Configuration.Track), sval(r.Configuration.TrackNotes), inum(r.Configuration.ContextTokens), inum(r.Configuration.ServerCapacity))
 	if len(r.Hardware.BackgroundWorkloads) > 0 {
 		p("- Background workloads: %s\n", mdEscape(strings.Join(r.Hardware.BackgroundWorkloads, "; ")))
 	}
@@ -247,7 +247,7 @@ func README(w io.Writer, r *contract.Results) {
 	p("- Values written \"%s\" are null in results.json; `missing` there gives the reason for each (%d entries).\n", notMeasured, len(r.Missing))
 	p("\n## Evidence\n\n| Kind | File | SHA-256 |\n| --- | --- | --- |\n")
 	for _, a := range r.Artifacts {
-		p("| %s | [%s](%s) | `%s` |\n", mdEscape(a.Kind), mdEscape(a.Path), linkTarget(a.Path), mdEscape(a.SHA256))
+		p("| %s | [%s](%s) | `%s` |\n", mdEscape(a.Kind), mdEscape(a.Path), linkTarget(a.Path), display.CodeSpan(a.SHA256))
 	}
 	p("\nRe-validate this folder with `strata bench report <folder>`.\n")
 }
@@ -266,16 +266,16 @@ func writeEngineSection(p func(string, ...any), ext statusReasons) {
 	p("- Engine dialect: %s, identified by %s\n", mdEscape(name), mdEscape(d.Dialect.IdentifiedBy))
 	switch {
 	case d.Budget.Field == "" && d.Check.State != "":
-		p("- Reasoning budget: no field sent; check: %s\n", d.Check.State)
+		p("- Reasoning budget: no field sent; check: %s\n", mdEscape(d.Check.State))
 	case d.Budget.Value != nil:
-		p("- Reasoning budget sent: `%s: %d`; check: %s\n", d.Budget.Field, *d.Budget.Value, d.Check.State)
+		p("- Reasoning budget sent: `%s: %d`; check: %s\n", display.CodeSpan(d.Budget.Field), *d.Budget.Value, mdEscape(d.Check.State))
 	}
 	if pf := ext.Preflight; pf != nil {
 		switch {
 		case !pf.Verifiable:
-			p("- Preflight (the engine's own template and tokenizer): not verifiable: %s\n", pf.Reason)
+			p("- Preflight (the engine's own template and tokenizer): not verifiable: %s\n", mdEscape(pf.Reason))
 		case pf.Stopped != "":
-			p("- Preflight (the engine's own template and tokenizer): %d of %d checked fixtures agree; %s\n", pf.Agree, pf.Agree+pf.Differ, pf.Stopped)
+			p("- Preflight (the engine's own template and tokenizer): %d of %d checked fixtures agree; %s\n", pf.Agree, pf.Agree+pf.Differ, mdEscape(pf.Stopped))
 		case pf.Differ == 0 && countOnly(pf.Fixtures):
 			p("- Preflight (the engine's own tokenizer; it shows no rendering): all %d fixtures count as the bundle does\n", pf.Agree)
 		case pf.Differ == 0 && (pf.TemplateAgrees || pf.EngineSHA == ""):
@@ -291,14 +291,14 @@ func writeEngineSection(p func(string, ...any), ext statusReasons) {
 			if !pf.TemplateAgrees {
 				tmpl = "a template other than the bundle's"
 			}
-			p("- Preflight (the engine's own template and tokenizer): **%d of %d fixtures differ** (%s); the engine serves %s\n", pf.Differ, pf.Agree+pf.Differ, strings.Join(ids, ", "), tmpl)
+			p("- Preflight (the engine's own template and tokenizer): **%d of %d fixtures differ** (%s); the engine serves %s\n", pf.Differ, pf.Agree+pf.Differ, mdEscape(strings.Join(ids, ", ")), tmpl)
 		}
 	}
 	if t := ext.Thinking; t != nil {
 		if len(t.Without) == 0 {
 			p("- Thinking: reasoning arrived on all %d dispatched requests\n", t.Dispatched)
 		} else {
-			p("- Thinking: **%d of %d dispatched requests produced no reasoning** (%s), although the profile thinks\n", len(t.Without), t.Dispatched, strings.Join(t.Without, ", "))
+			p("- Thinking: **%d of %d dispatched requests produced no reasoning** (%s), although the profile thinks\n", len(t.Without), t.Dispatched, mdEscape(strings.Join(t.Without, ", ")))
 		}
 	}
 }
@@ -316,12 +316,10 @@ func capacityNote(slots *int64) string {
 	return fmt.Sprintf("The server's configured capacity is %d slots, enough for the %d requests to be decoded together.", *slots, protocol.ConcurrencyClients)
 }
 
-// mdEscape makes a string from the run safe on one Markdown line: hidden
-// characters (ESC sequences, bidirectional overrides, newlines) become
-// visible escapes, and a table's | is escaped.
-func mdEscape(s string) string {
-	return strings.ReplaceAll(display.Line(s), "|", `\|`)
-}
+// mdEscape makes a string from the run (an operator's flag, an engine's
+// answer) plain text on one Markdown line: no HTML, links, images or
+// emphasis of its own, hidden characters as visible escapes.
+func mdEscape(s string) string { return display.Markdown(s) }
 
 // linkTarget is a relative link to an artifact, with nothing in it that
 // Markdown or a browser would read as a scheme or markup.

@@ -86,17 +86,18 @@ func jsonStrings(data []byte, owned func([]string) bool) []string {
 	return out
 }
 
+// str is a field for the title or body: plain text in Markdown.
 func str(p *string, none string) string {
 	if p == nil || *p == "" {
 		return none
 	}
-	return display.Line(*p)
+	return display.Markdown(*p)
 }
 
 // Title is the suggested pull-request title:
 // benchmark: <GPU> / <model> / <quant> / <protocol-id>.
 func Title(r *contract.Results) string {
-	return fmt.Sprintf("benchmark: %s / %s / %s / %s", display.Line(r.GPULabel()), str(r.Model.ID, "unknown model"),
+	return fmt.Sprintf("benchmark: %s / %s / %s / %s", display.Markdown(r.GPULabel()), str(r.Model.ID, "unknown model"),
 		str(r.Model.Quantization, "quantization not declared"), r.Protocol.ID)
 }
 
@@ -115,8 +116,8 @@ func Body(r *contract.Results, folder string) string {
 	p("- Report: [%s/README.md](%s/README.md) ([results.json](%s/results.json), [outputs.jsonl](%s/outputs.jsonl))\n", report, report, report, report)
 	p("- Protocol: `%s` (draft: pilot data), corpus `%s`\n", r.Protocol.ID, r.Protocol.CorpusSHA256)
 	p("- Run `%s`, status **%s**, sanity **%d/%d**\n", r.Run.ID, r.Run.Status, r.Quality.Passed, r.Quality.Total)
-	p("- Hardware: %s; model %s; quantization %s; track `%s` (%s)\n", r.GPULabel(), str(r.Model.ID, "unknown"),
-		str(r.Model.Quantization, "not declared"), r.Configuration.Track, str(r.Configuration.TrackNotes, "no notes"))
+	p("- Hardware: %s; model %s; quantization %s; track `%s` (%s)\n", display.Markdown(r.GPULabel()), str(r.Model.ID, "unknown"),
+		str(r.Model.Quantization, "not declared"), display.CodeSpan(r.Configuration.Track), str(r.Configuration.TrackNotes, "no notes"))
 	p("- strata commit: %s\n\n", str(r.Software.StrataCommit, "none"))
 
 	p("## Stages\n\n")
@@ -142,7 +143,7 @@ func Body(r *contract.Results, folder string) string {
 	none := true
 	for _, kind := range []string{contract.StatusNonconforming, contract.StatusPartial} {
 		for _, reason := range ext.SR[kind] {
-			p("- **%s**: %s\n", kind, reason)
+			p("- **%s**: %s\n", kind, display.Markdown(reason))
 			none = false
 		}
 	}
@@ -155,19 +156,19 @@ func Body(r *contract.Results, folder string) string {
 			case q.Error != nil:
 				msg = q.Error.Kind + ": " + q.Error.Message
 			}
-			p("- %s `%s`: %s\n", q.Status, q.ID, msg)
+			p("- %s `%s`: %s\n", q.Status, display.CodeSpan(q.ID), display.Markdown(msg))
 			none = false
 		}
 	}
 	for _, q := range r.Requests {
 		if q.Evaluation != nil && !q.Evaluation.Passed && q.Status == contract.Completed {
-			p("- sanity `%s` answered wrongly: %s\n", q.CaseID, q.Evaluation.Reason)
+			p("- sanity `%s` answered wrongly: %s\n", display.CodeSpan(q.CaseID), display.Markdown(q.Evaluation.Reason))
 			none = false
 		}
 	}
 	for i, s := range r.Summaries {
 		if s.N == 0 {
-			p("- no valid samples for %s %s `%s` (n=0): %s\n", s.Phase, s.CaseID, s.Metric, r.Missing[contract.Pointer("summaries", i, "median")])
+			p("- no valid samples for %s %s `%s` (n=0): %s\n", s.Phase, s.CaseID, s.Metric, display.Markdown(r.Missing[contract.Pointer("summaries", i, "median")]))
 			none = false
 		}
 	}
@@ -179,7 +180,7 @@ func Body(r *contract.Results, folder string) string {
 			perRequest++
 		case strings.HasPrefix(k, "/summaries/"), strings.HasPrefix(reason, "not applicable"):
 		default:
-			p("- missing `%s`: %s\n", k, reason)
+			p("- missing `%s`: %s\n", display.CodeSpan(k), display.Markdown(reason))
 			none = false
 		}
 	}
