@@ -16,6 +16,7 @@ import (
 	"github.com/strata-bench/strata/internal/engine"
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/localproc"
+	"github.com/strata-bench/strata/internal/redact"
 )
 
 // Target says which server a command works against: exactly one of URL,
@@ -104,16 +105,23 @@ type target struct {
 // while it loads.
 func connect(ctx context.Context, p Process, o Target, prof *engine.Profile, hashes *prehash) (*target, error) {
 	t := &target{baseURL: o.URL, prof: prof, p: p, environ: p.Environ}
-	keyEnv := o.APIKeyEnv
+	keyEnv, from := o.APIKeyEnv, "--api-key-env"
 	if prof != nil {
 		t.baseURL = prof.URL
 		if keyEnv == "" {
-			keyEnv = prof.APIKeyEnv
+			keyEnv, from = prof.APIKeyEnv, fmt.Sprintf("profile %s api_key_env", prof.Name)
 		}
 	}
 	if keyEnv != "" {
 		if t.apiKey = p.Getenv(keyEnv); t.apiKey == "" {
 			return nil, exitcode.Usagef("api key variable %s is empty or unset", keyEnv)
+		}
+		// The key is redacted from everything the run writes, in every form
+		// it may be echoed in; a shorter one would be found in honest
+		// evidence too. Refused before anything is sent.
+		if n := len(t.apiKey); n < redact.MinSecretLen {
+			return nil, exitcode.Usagef("%s %s: the API key has %d characters; strata needs at least %d to redact it from the result without damaging evidence",
+				from, keyEnv, n, redact.MinSecretLen)
 		}
 		if p.Keys != nil {
 			p.Keys.Add(t.apiKey)

@@ -83,7 +83,7 @@ nonconforming: its numbers are synthetic.`,
 	f.BoolVar(&o.noStart, "no-start", false, "never start an engine: use the one serving at the profile's URL or fail")
 	f.BoolVar(&o.rehash, "rehash", false, "hash every model file again instead of trusting the hash cache")
 	f.BoolVar(&o.optional, "optional-concurrency", false, "add the optional concurrency stage (3 rounds of 4 requests)")
-	f.StringVar(&o.apiKeyEnv, "api-key-env", "", "name of an environment variable holding the server's API key (sent as a bearer token, never recorded)")
+	f.StringVar(&o.apiKeyEnv, "api-key-env", "", "name of an environment variable holding the server's API key, of at least 8 characters (sent as a bearer token, never recorded)")
 	f.StringVar(&o.resultsDir, "results-dir", "", "folder to write the result folder into (default: bench/results or ./bench-results)")
 	f.StringVar(&o.track, "track", "custom", `configuration track: "default" (an unmodified release's setup) or "custom"`)
 	f.StringVar(&o.trackNotes, "track-notes", "", "setup choices (default track) or modifications (custom track)")

@@ -215,6 +215,58 @@ func TestRunInterrupted(t *testing.T) {
 	}
 }
 
+// TestShortAPIKeyIsRefusedBeforeAnythingIsSent: a key too short to redact
+// safely (7 characters) is a usage error naming the flag (or the
+// profile's field), the variable and the minimum, for run and check, and
+// the server hears nothing; a key of 8 characters is used.
+func TestShortAPIKeyIsRefusedBeforeAnythingIsSent(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	hits := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits++
+		mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	run := func(work, key string, args ...string) cliResult {
+		var out, errb bytes.Buffer
+		env := testEnv(t, work, strings.NewReader(""), &out, &errb)
+		env.Getenv = func(k string) string { return map[string]string{"STRATA_TEST_KEY": key}[k] }
+		code := Run(t.Context(), args, env)
+		return cliResult{code, out.String(), errb.String()}
+	}
+	for _, cmd := range [][]string{{"bench", "run"}, {"bench", "check"}} {
+		r := run(t.TempDir(), "k3y-s7x", append(cmd, "--url", srv.URL, "--api-key-env", "STRATA_TEST_KEY")...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, "--api-key-env STRATA_TEST_KEY: the API key has 7 characters; strata needs at least 8") {
+			t.Errorf("%v with a 7-character key: exit %d %q", cmd, r.code, r.stderr)
+		}
+	}
+	mu.Lock()
+	if hits != 0 {
+		t.Errorf("the server heard %d requests before the short key was refused", hits)
+	}
+	mu.Unlock()
+	// A profile's api_key_env is named as the profile's field; its engine
+	// is never started.
+	work := simProfile(t, freeTestPort(t))
+	p := filepath.Join(work, "profiles", "fake.toml")
+	b, _ := os.ReadFile(p)
+	os.WriteFile(p, []byte(strings.Replace(string(b), "[env]\n", "api_key_env = \"STRATA_TEST_KEY\"\n[env]\n", 1)), 0o644)
+	if r := run(work, "abc", "bench", "run", "--profile", "fake"); r.code != ExitUsage || !strings.Contains(r.stderr, "profile fake api_key_env STRATA_TEST_KEY: the API key has 3 characters") {
+		t.Errorf("profile with a 3-character key: exit %d %q", r.code, r.stderr)
+	}
+	if r := run(t.TempDir(), "k3y-s8xz", "bench", "check", "--url", srv.URL, "--api-key-env", "STRATA_TEST_KEY"); strings.Contains(r.stderr, "at least 8") {
+		t.Errorf("an 8-character key is refused: %q", r.stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if hits == 0 {
+		t.Error("with an 8-character key nothing was sent")
+	}
+}
+
 // TestResultsDirChecksComeFirst: a --results-dir that is a file, or under
 // a folder strata cannot write, fails before anything reaches the server
 // (whose log stays empty), usage errors with exit 2.

@@ -1,9 +1,6 @@
 package redact
 
-import (
-	"strings"
-	"sync"
-)
+import "sync"
 
 // Keyring holds the secrets a command learns while it runs (the API key a
 // run reads from its variable), so that everything the command prints can
@@ -11,8 +8,9 @@ import (
 // it on the terminal or into a log the user pastes. It is safe for
 // concurrent use; the zero value is empty.
 type Keyring struct {
-	mu   sync.RWMutex
-	keys []string
+	mu    sync.RWMutex
+	keys  []string
+	forms *knownSet
 }
 
 // Add registers a secret ("" is ignored).
@@ -23,19 +21,20 @@ func (k *Keyring) Add(secret string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.keys = append(k.keys, secret)
-	sortLongestFirst(k.keys)
+	k.forms = newKnownSet(k.keys)
 }
 
-// Redact replaces every registered secret in s, and the secret forms the
-// redactor's rules know (credentials, provider keys), with Secret. Paths
-// and names are left alone: this is for what strata prints to the user's
-// own terminal, not for what leaves the machine.
+// Redact replaces every registered secret in s, in every form the result
+// redactor finds it in (another letter case, reversed, inside base64), and
+// the secret forms the redactor's rules know (credentials, provider keys),
+// with Secret. Paths and names are left alone: this is for what strata
+// prints to the user's own terminal, not for what leaves the machine.
 func (k *Keyring) Redact(s string) string {
 	k.mu.RLock()
-	keys := k.keys
+	forms := k.forms
 	k.mu.RUnlock()
-	for _, key := range keys {
-		s = strings.ReplaceAll(s, key, Secret)
+	if forms != nil {
+		s = forms.replace(s, func(kind, what, match string) {})
 	}
 	return SecretsOnly(s)
 }

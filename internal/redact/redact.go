@@ -95,7 +95,7 @@ func Local(getenv func(string) string) Machine {
 // Redactor replaces private data. The zero value (and nil) redacts the
 // generic patterns only; New adds a machine's names and known secrets.
 type Redactor struct {
-	secrets []string        // exact values, longest first
+	secrets *knownSet       // the known secrets' forms
 	homes   *regexp.Regexp  // this machine's home folders, any case
 	words   []string        // user and host names in ASCII, lower case, longest first
 	names   *regexp.Regexp  // the other user and host names, whole words, any case
@@ -107,13 +107,7 @@ type Redactor struct {
 // own or the protocol's (see Vocabulary): a name among them is only
 // replaced in a path.
 func New(m Machine, protect map[string]bool) *Redactor {
-	r := &Redactor{kinds: map[string]rule{}, vocab: protect}
-	for _, s := range m.Secrets {
-		if len(s) >= 4 {
-			r.secrets = append(r.secrets, s)
-		}
-	}
-	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
+	r := &Redactor{kinds: map[string]rule{}, vocab: protect, secrets: newKnownSet(m.Secrets)}
 	var homes []string
 	for _, h := range m.HomeDirs {
 		h = strings.TrimRight(h, `/\`)
@@ -196,13 +190,8 @@ func (r *Redactor) apply(s string, found func(Finding)) string {
 			found(Finding{Kind: kind, What: what, Match: match})
 		}
 	}
-	if r != nil {
-		for _, sec := range r.secrets {
-			if strings.Contains(s, sec) {
-				note(Secret, "a secret strata knows (the API key in use)", sec)
-				s = strings.ReplaceAll(s, sec, Secret)
-			}
-		}
+	if r != nil && r.secrets != nil {
+		s = r.secrets.replace(s, note)
 	}
 	s = providerKeys(s, note)
 	low := asciiLower(s) // for the rules' literal prefilters (stale after a replacement, which only removes text)
@@ -248,7 +237,7 @@ func (r *Redactor) apply(s string, found func(Finding)) string {
 	})
 	s = absWinDir.ReplaceAllStringFunc(s, func(m string) string {
 		note(Path, "an absolute Windows folder path", m)
-		return Path + `\`
+		return Path + absWinDir.FindStringSubmatch(m)[1]
 	})
 	return s
 }
@@ -376,7 +365,7 @@ func (ru rule) replace(s string, note func(kind, what, match string)) string {
 			continue
 		}
 		private := s[lo:hi]
-		if ru.keep != nil && ru.keep(private) {
+		if ru.keep != nil && ru.keep(private) || ru.keepMatch != nil && ru.keepMatch(s[m[0]:m[1]]) {
 			continue
 		}
 		note(ru.to, ru.what, private)
@@ -451,38 +440,68 @@ func providerKeys(s string, note func(kind, what, match string)) string {
 type Skip func(path []string) bool
 
 // JSON redacts the string values of a JSON document (names are the
-// format's own, never private), except where skip says a value is
+// format's own, never private, but a name can say its value is a secret:
+// "api_key": "…" is replaced whole), except where skip says a value is
 // protocol-owned. The output is re-encoded compactly, or with two-space
 // indentation when indent is set.
 func (r *Redactor) JSON(data []byte, indent bool, skip Skip) ([]byte, error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	var out bytes.Buffer
 	opts := []jsontext.Options{jsontext.EscapeForHTML(false), jsontext.EscapeForJS(false)}
 	if indent {
 		opts = append(opts, jsontext.WithIndent("  "))
 	}
-	enc := jsontext.NewEncoder(&out, opts...)
+	var out bytes.Buffer
+	if err := r.walkJSON(data, jsontext.NewEncoder(&out, opts...), skip, nil); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(out.Bytes(), "\n"), nil
+}
+
+// FindJSON returns the private data JSON would replace in a JSON document
+// or JSON Lines (for the submission scan).
+func (r *Redactor) FindJSON(data []byte, skip Skip) ([]Finding, error) {
+	var out []Finding
+	err := r.walkJSON(data, nil, skip, func(f Finding) { out = append(out, f) })
+	return out, err
+}
+
+// walkJSON redacts the string values of data into enc (when set); found,
+// when set, hears each replacement.
+func (r *Redactor) walkJSON(data []byte, enc *jsontext.Encoder, skip Skip, found func(Finding)) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	name := ""
 	for {
 		depth := dec.StackDepth()
 		kind, n := dec.StackIndex(depth)
 		isName := kind == '{' && n%2 == 0
 		tok, err := dec.ReadToken()
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if tok.Kind() == '"' && !isName {
-			if skip == nil || !skip(ValuePath(dec)) {
-				tok = jsontext.String(r.String(tok.String()))
+		switch {
+		case tok.Kind() != '"':
+		case isName:
+			name = tok.String()
+		case skip == nil || !skip(ValuePath(dec)):
+			v := tok.String()
+			if kind == '{' && secretMember(name, v) {
+				if found != nil {
+					found(Finding{Kind: Secret, What: "the value of a secret setting (key, token, password)", Match: v})
+				}
+				v = Secret
+			} else {
+				v = r.apply(v, found)
+			}
+			tok = jsontext.String(v)
+		}
+		if enc != nil {
+			if err := enc.WriteToken(tok); err != nil {
+				return err
 			}
 		}
-		if err := enc.WriteToken(tok); err != nil {
-			return nil, err
-		}
 	}
-	return bytes.TrimRight(out.Bytes(), "\n"), nil
 }
 
 // ValuePath is the path (object names and array indexes) of the value a

@@ -147,8 +147,28 @@ func TestHonestTextSurvives(t *testing.T) {
 		"load: control-looking token: 128247 '</s>' was not control-type; this is probably a bug in the model.",
 		"print_info: EOG token        = 151645 '<|im_end|>'", "print_info: BOS token        = 151643 '<|endoftext|>'",
 		"slot print_timing: id  0 | task 3 | prompt eval time =       4.80 ms /    30 tokens",
+		// Names ending in _KEY that name no credential, a model's special
+		// tokens, booleans, and where a key is read from.
+		"cache_key: abc123def456", `"sort_key": "name"`, "primary_key=id42abc", "kv_cache_key = layer3", "hotkey: ctrl+k",
+		"LLAMA_API_KEY_FILE", "api_key_env = STRATA_KEY", "--api-key-env STRATA_KEY", "--api-key-file keyfile", "max_tokens: 512",
+		`"eos_token": "<|im_end|>"`, `"bos_token": "<|endoftext|>"`, "pad_token = [PAD]", "eos_token_id = 151645",
+		"bos_token: endoftext1", `"fim_pre_token": "fimprefix1"`, "is_secret: false", "use_auth_token: true", "n_token = 32768",
+		// "basic" as a word, and base64 that is no user:password.
+		"a basic test of Basic arithmetic", "Basic understanding matters", "sig is short for signature", "sig=abc",
+		// Lines of hexadecimal digests, one line of base64, two lines.
+		strings.Repeat("a03b93a5e108a464e573b06ae7638dc4fa3f478b86f8ec807795c91e0513f514\n", 5),
+		strings.Repeat("A03B93A5E108A464E573B06AE7638DC4FA3F478B86F8EC807795C91E0513F514\n", 5),
+		"Lh+pclU9MvN9oH4uekt140MyQOaxHlOFrMPJLN338c88KzwzvF2TgTPPreTfwdV+\n",
+		"Lh+pclU9MvN9oH4uekt140MyQOaxHlOFrMPJLN338c88KzwzvF2TgTPPreTfwdV+\nN7dMQwFX+Wc4xbpniViXkoZF00WZtU2NHUh6keyAJX6vy6HLKTA0pa/ObyFog3qS\nok",
+		"-----END PUBLIC KEY-----", "D:\\\\builds\\\\", // a drive's folder is a path, tested below
 	} {
 		got := r.String(keep)
+		if keep == `D:\\builds\\` {
+			if got != `<path>\\` {
+				t.Errorf("String(%q) = %q", keep, got)
+			}
+			continue
+		}
 		if keep == "vm.max_map_count is a kernel setting" {
 			// "vm" is the host here, as a whole word; the rest stays.
 			if got != "<host>.max_map_count is a kernel setting" {
@@ -201,6 +221,13 @@ func TestReferenceTextsSurvive(t *testing.T) {
 			}
 			t.Errorf("%s changed at byte %d: %q", filepath.Base(f), i, got[i:min(len(got), i+60)])
 		}
+		// JSON mode also reads the members' names: none of the fixtures'
+		// is a secret's.
+		if strings.HasSuffix(f, ".json") {
+			if found, err := r.FindJSON(data, nil); err != nil || len(found) != 0 {
+				t.Errorf("%s in JSON mode: %v %v", filepath.Base(f), found, err)
+			}
+		}
 	}
 }
 
@@ -241,6 +268,103 @@ func TestJSONRedactsValuesNotNamesAndSkipsOwned(t *testing.T) {
 	}
 	if strings.Contains(s, "/home/alice") || strings.Contains(s, `"10.1.2.3"`) {
 		t.Errorf("values not redacted: %s", s)
+	}
+}
+
+// TestJSONFormsInJSONMode: every planted form inside a JSON string value
+// is replaced by JSON and found by FindJSON; and a member whose name says
+// it is a secret (with or without a prefix) has its whole value replaced,
+// while members named like keys or tokens that are none stay.
+func TestJSONFormsInJSONMode(t *testing.T) {
+	t.Parallel()
+	r := New(machine, Vocabulary())
+	for _, c := range plant.Forms {
+		doc, _ := json.Marshal(map[string]any{"note": c.Text, "list": []string{c.Text}})
+		out, err := r.JSON(doc, false, nil)
+		if err != nil || !json.Valid(out) {
+			t.Fatalf("JSON(%s): %v %s", doc, err, out)
+		}
+		var back struct {
+			Note string
+			List []string
+		}
+		json.Unmarshal(out, &back)
+		if strings.Contains(back.Note, c.Private) || strings.Contains(back.List[0], c.Private) || !strings.Contains(back.Note, c.Want) {
+			t.Errorf("JSON(%s) = %s", doc, out)
+		}
+		if f, err := r.FindJSON(doc, nil); err != nil || len(f) == 0 {
+			t.Errorf("FindJSON(%s) finds nothing (%v)", doc, err)
+		}
+	}
+	in := `{"OPENAI_API_KEY": "oa1LocalZq81Xv", "env": {"DB_PASSWORD": "correct horse battery", "MY_HF_TOKEN": "hfl0calT0kenQw"},
+		"GITHUB_TOKEN": "gh0therT0kenVal9", "llama.api-key": "ll4maKeyV7q2", "private_key": "MIIEvQIBADANBgkq", "AccountKey": "QUJDREVGR0hJSktM==",
+		"cache_key": "abc123def456", "sort_key": "name", "api_key_env": "STRATA_KEY", "eos_token": "<|im_end|>", "bos_token": "endoftext1",
+		"token": "understanding", "pad_token": "padding1x", "is_secret": "false", "api_key": "<secret>", "password": "env", "max_token": "4096",
+		"n": [{"secret": "s3"}], "tokens": "abcdefghijk"}`
+	out, err := r.JSON([]byte(in), false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"OPENAI_API_KEY": "<secret>", "env": map[string]any{"DB_PASSWORD": "<secret>", "MY_HF_TOKEN": "<secret>"},
+		"GITHUB_TOKEN": "<secret>", "llama.api-key": "<secret>", "private_key": "<secret>", "AccountKey": "<secret>",
+		"cache_key": "abc123def456", "sort_key": "name", "api_key_env": "STRATA_KEY", "eos_token": "<|im_end|>", "bos_token": "endoftext1",
+		"token": "understanding", "pad_token": "padding1x", "is_secret": "false", "api_key": "<secret>", "password": "env", "max_token": "4096",
+		"n": []any{map[string]any{"secret": "s3"}}, "tokens": "abcdefghijk"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("JSON members:\n got %v\nwant %v", got, want)
+	}
+	f, err := r.FindJSON([]byte(in), nil)
+	if err != nil || len(f) != 7 {
+		t.Errorf("FindJSON: %v %v", f, err)
+	}
+	// A protocol-owned value is never rewritten, whatever its name.
+	if out, _ := r.JSON([]byte(`{"api_key": "ll4maKeyV7q2"}`), false, func([]string) bool { return true }); string(out) != `{"api_key":"ll4maKeyV7q2"}` {
+		t.Errorf("owned: %s", out)
+	}
+}
+
+// TestKnownSecretForms: the key in use is replaced as it is, in other
+// letter case, reversed, and wherever base64 (standard or URL alphabet,
+// padded or not) encodes it, alone or after a user name of any length;
+// a secret shorter than MinSecretLen only as it is.
+func TestKnownSecretForms(t *testing.T) {
+	t.Parallel()
+	const key = "tok~~~en???42x" // its base64 has both alphabets' own characters
+	r := New(Machine{Secrets: []string{key, "abc"}}, nil)
+	for _, echo := range []string{key, "TOK~~~EN???42X", "Tok~~~En???42X", "x24???ne~~~kot",
+		"dG9rfn5+ZW4/Pz80Mng=", "dG9rfn5+ZW4/Pz80Mng", "dG9rfn5-ZW4_Pz80Mng=", "dG9rfn5-ZW4_Pz80Mng",
+		"YTp0b2t+fn5lbj8/PzQyeA==", "YWI6dG9rfn5+ZW4/Pz80Mng=", "YWJjOnRva35+fmVuPz8/NDJ4", "YWJjOnRva35-fmVuPz8_NDJ4"} {
+		for _, text := range []string{"echo " + echo + " done", `{"h":"Basic ` + echo + `"}`, "x\\n" + echo} {
+			got := r.String(text)
+			if strings.Contains(got, echo) || !strings.Contains(got, Secret) {
+				t.Errorf("String(%q) = %q", text, got)
+			}
+			if len(r.Find(text)) == 0 {
+				t.Errorf("Find(%q) finds nothing", text)
+			}
+		}
+	}
+	// A long base64 text holding the key many times is one secret (and is
+	// walked once, not once for each time).
+	if got := r.String("x " + strings.Repeat("YWJjOnRva35+fmVuPz8/NDJ4", 20000) + " y"); got != "x <secret> y" {
+		t.Errorf("repeated: %.40q", got)
+	}
+	// The escape before a base64 text in JSON text stays an escape.
+	if got := r.String(`"a\ndG9rfn5+ZW4/Pz80Mng="`); got != `"a\n<secret>"` {
+		t.Errorf("escaped line end: %q", got)
+	}
+	for text, want := range map[string]string{
+		"abc and ABC and cba": "<secret> and ABC and cba",
+		"tok~~ en???42x":      "tok~~ en???42x",
+		"dG9rfn5+ZW4/Pz80":    "dG9rfn5+ZW4/Pz80", // too little of the key
+	} {
+		if got := r.String(text); got != want {
+			t.Errorf("String(%q) = %q, want %q", text, got, want)
+		}
 	}
 }
 

@@ -1,8 +1,12 @@
 package redact
 
 import (
+	"bytes"
+	"encoding/base64"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // rule is one of strata's own patterns: what it replaces (with its
@@ -16,14 +20,23 @@ type rule struct {
 	what  string
 	group int
 	keep  func(private string) bool
+	// keepMatch, when set, lets a match stand by its whole text (the
+	// setting's name as well as its value).
+	keepMatch func(match string) bool
 	// need lists literals (lower case) of which the text must hold one for
 	// the rule to run: most text holds none, and the regexp is skipped.
 	need []string
+	// gate, when set, stands for need where no literal says whether the
+	// rule can match.
+	gate func(low string) bool
 }
 
 // applies reports whether the rule's literals are in low (the text, lower
 // case).
 func (ru rule) applies(low string) bool {
+	if ru.gate != nil {
+		return ru.gate(low)
+	}
 	if len(ru.need) == 0 {
 		return true
 	}
@@ -55,18 +68,215 @@ func hasLetter(s string) bool {
 	return false
 }
 
+// settingNames are the names of settings whose value is a secret, as
+// regexp alternatives, and credentialKeys the names ending in KEY that
+// are: the word before says the key is a credential (credentialWords). A
+// bare *_KEY names cache keys, sort keys and primary keys (and the
+// result's own JSON names), so it is none. The text rules below and the
+// JSON object names (secretMember) take them from here.
+const settingNames = `api[_-]?key|apikey|x-api-key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|secret[_-]?key|secret|password|passwd|pwd|hf[_-]?token|hft`
+
+var (
+	credentialWords = []string{"private", "access", "account", "auth", "signing", "encryption", "master", "subscription"}
+	credentialKeys  = `(?:shared[_-]?access|` + strings.Join(credentialWords, "|") + `)[_-]?key`
+	secretNames     = settingNames + `|` + credentialKeys
+)
+
+// secretNeed are the literals of which a text holds one wherever a
+// secret setting's name is in it.
+var secretNeed = []string{"key", "token", "secret", "passw", "pwd", "hft"}
+
+// secretValue is what a secret setting's value is in text: up to the next
+// space, quote or separator.
+const secretValue = `([^\s"',;&<>]{3,})`
+
+// tokenValue is a token setting's value: key characters only, as a bare
+// "token" is also how engines and tokenizers name vocabulary entries.
+const tokenValue = `([A-Za-z0-9._~+/=-]{8,})`
+
+// underscoreAndName is the prefixed names' literals: an underscore, and one
+// of secretNeed.
+func underscoreAndName(low string) bool {
+	return strings.Contains(low, "_") && rule{need: secretNeed}.applies(low)
+}
+
+// hasCredentialKey reports whether low has "key" right after a word of
+// credentialWords (a hyphen or underscore between): the words alone turn
+// up in most text, and in random base64 by chance.
+func hasCredentialKey(low string) bool {
+	for from := 0; ; {
+		i := strings.Index(low[from:], "key")
+		if i < 0 {
+			return false
+		}
+		at := from + i
+		before := strings.TrimRight(low[max(0, at-16):at], "_-")
+		for _, w := range credentialWords {
+			if strings.HasSuffix(before, w) {
+				return true
+			}
+		}
+		from = at + 1
+	}
+}
+
+// keepSetting lets the value of a secret setting stand where it is no
+// secret: a placeholder, another flag, where the key is read from, or a
+// boolean.
+func keepSetting(v string) bool {
+	switch strings.ToLower(v) {
+	case "file", "env", "true", "false", "null", "none":
+		return true
+	}
+	return isPlaceholder(v) || strings.HasPrefix(v, "-")
+}
+
+// The names of JSON object members whose string value is a secret: a
+// setting's name, with any prefix, or a token's with a prefix (a bare
+// "token" names a piece of the vocabulary in logprobs).
+var (
+	settingMember = regexp.MustCompile(`(?i)^(?:[a-z0-9]+[_.-])*(?:` + secretNames + `)$`)
+	tokenMember   = regexp.MustCompile(`(?i)^(?:[a-z0-9]+[_.-])+token$`)
+	wholeToken    = regexp.MustCompile(`^` + tokenValue + `$`)
+)
+
+// secretMember reports whether v, the value of a JSON object's member
+// name, is a secret by its name, with the text rules' exceptions.
+func secretMember(name, v string) bool {
+	low := strings.ToLower(name)
+	if !(strings.HasSuffix(low, "key") || strings.HasSuffix(low, "token") || strings.Contains(low, "secret") ||
+		strings.Contains(low, "passw") || strings.HasSuffix(low, "pwd") || low == "hft") {
+		return false // most names: no regexp
+	}
+	switch {
+	case settingMember.MatchString(name):
+		return len(v) >= 3 && !keepSetting(v)
+	case tokenMember.MatchString(name) && !vocabularyToken.MatchString(name):
+		return wholeToken.MatchString(v) && !keepToken(v)
+	}
+	return false
+}
+
+// keepToken lets a token setting's value stand unless it has a letter in
+// it ("EOG token = 151645" is a vocabulary id).
+func keepToken(v string) bool { return !hasLetter(v) || isPlaceholder(v) }
+
+// vocabularyToken is a model's special token setting (bos_token,
+// eos_token, fim_pre_token …): its value is a piece of the vocabulary.
+var vocabularyToken = regexp.MustCompile(`(?i)(?:^|[^a-z0-9])(?:bos|eos|eot|eom|eog|pad|unk|sep|cls|mask|start|end|stop|image|audio|video|think|fim_[a-z]+)[_-]token\b`)
+
+// b64Line is one line of a PEM body: 64 base64 characters (70 in
+// OpenSSH's files). nl is a line end, also as escaped inside JSON text.
+const (
+	b64Line = `[A-Za-z0-9+/]{64}(?:[A-Za-z0-9+/]{6})?`
+	nl      = `(?:\r?\n|\\r?\\n)`
+	// b64Start is where a base64 line may start: a line's start (also
+	// after an escaped line end) or after a character that is no base64.
+	b64Start = `(?:\\r?\\n|^|[^A-Za-z0-9+/=\\])`
+	// b64End is where the last line may end: a line end, the text's end,
+	// or a quote or bracket; not a space, so a word on the line after a
+	// key's lines ("next line") is no short last line of it.
+	b64End = `(?:` + nl + `|\z|[^A-Za-z0-9+/=\s\\]|\\")`
+)
+
+// isB64 is true for the characters of standard base64 (without padding).
+func isB64(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '/'
+}
+
+// hasB64Line reports whether s has a line of exactly 64 or 70 base64
+// characters: one pass, where the regexp of the key body would step an
+// automaton over every text with a line end.
+func hasB64Line(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if isB64(c) {
+			run++
+			continue
+		}
+		if run == 64 || run == 70 {
+			if c == '\n' || c == '\r' || c == '\\' && i+1 < len(s) && (s[i+1] == 'n' || s[i+1] == 'r') {
+				return true
+			}
+		}
+		run = 0
+	}
+	return false
+}
+
+// fewKeyLines lets a run of base64 lines stand unless three of its full
+// lines mix capitals, small letters and digits, as random base64 does
+// (a line of 64 random base64 characters lacks one of the three with a
+// chance of about 2·10⁻⁵, its digits; a hexadecimal digest lacks capitals
+// or small letters).
+func fewKeyLines(run string) bool {
+	mixed := 0
+	for _, line := range strings.FieldsFunc(strings.NewReplacer(`\r`, "\n", `\n`, "\n", "\r", "\n").Replace(run), func(r rune) bool { return r == '\n' }) {
+		var upper, lower, digit bool
+		for i := 0; i < len(line); i++ {
+			c := line[i]
+			upper = upper || 'A' <= c && c <= 'Z'
+			lower = lower || 'a' <= c && c <= 'z'
+			digit = digit || '0' <= c && c <= '9'
+		}
+		if (len(line) == 64 || len(line) == 70) && upper && lower && digit {
+			mixed++
+		}
+	}
+	return mixed < 3
+}
+
+// isBasicCredential reports whether v is base64 of user:password: printable
+// text with a colon after a non-empty user.
+func isBasicCredential(v string) bool {
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		if b, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(v, "=")); err != nil {
+			return false
+		}
+	}
+	colon := bytes.IndexByte(b, ':')
+	if colon < 1 || !utf8.Valid(b) {
+		return false
+	}
+	for _, r := range string(b) {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
 // secretRules come first: a key may contain anything the later rules look
 // for.
 var secretRules = []rule{
 	// A private key block, also one cut short (a log cut at its limit).
 	{re: regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|\z)`),
 		to: Secret, what: "a private key block", need: []string{"-----begin"}},
+	// A private key's body without its BEGIN line (a log that kept the
+	// block's end): the base64 lines right before the END line.
+	{re: regexp.MustCompile(`(?m)` + b64Start + `((?:[A-Za-z0-9+/]{40,76}` + nl + `)*[A-Za-z0-9+/=]{1,76}` + nl + `-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----)`),
+		to: Secret, what: "a private key's body (its BEGIN line missing)", group: 1, need: []string{"-----end"}},
+	// A private key's body without either line: three or more full lines of
+	// base64 (and the short last one). Hexadecimal digests are lines of 64
+	// characters too, but no line of them mixes capitals, small letters and
+	// digits, as every line of a key's random base64 does.
+	{re: regexp.MustCompile(`(?m)` + b64Start + `((?:` + b64Line + nl + `){2,}` + b64Line + `(?:` + nl + `[A-Za-z0-9+/]{1,69}={0,2})?)` + b64End),
+		to: Secret, what: "a private key's body (lines of base64)", group: 1, keep: fewKeyLines, gate: hasB64Line},
 	// Credentials in a URL, whatever the host (an IP, loopback or a name).
 	{re: regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://([^\s/?#@:"'<>\\]+:[^\s/?#@"'<>\\]+)@`),
 		to: Secret, what: "a user name and password in a URL", group: 1, keep: isPlaceholder, need: []string{"://"}},
 	// A bearer token of any length.
 	{re: regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9._~+/=-]+)`),
 		to: Secret, what: "a bearer token", group: 1, keep: isPlaceholder, need: []string{"bearer"}},
+	// Basic credentials (base64 of user:password): in an Authorization
+	// header whatever they hold, and elsewhere where they decode to
+	// user:password ("a basic test" is no credential).
+	{re: regexp.MustCompile(`(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?basic\s+([A-Za-z0-9._~+/=-]+)`),
+		to: Secret, what: "basic credentials in an Authorization header", group: 1, keep: isPlaceholder, need: []string{"basic"}},
+	{re: regexp.MustCompile(`(?i)\bbasic\s+([A-Za-z0-9+/]{8,}={0,2})(?:[^A-Za-z0-9+/=]|$)`),
+		to: Secret, what: "basic credentials (base64 of user:password)", group: 1, keep: func(v string) bool { return !isBasicCredential(v) }, need: []string{"basic"}},
 	// AWS secret access keys are 40 characters of base64 that look like
 	// anything else without their variable's name.
 	{re: regexp.MustCompile(`(?i)\baws_?secret(?:_?access)?(?:_?key)?\b["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`),
@@ -76,32 +286,54 @@ var secretRules = []rule{
 	{re: regexp.MustCompile(`\bglpat-[0-9A-Za-z_-]{20,}\b`), to: Secret, what: "a GitLab personal access token", need: []string{"glpat-"}},
 	{re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`), to: Secret, what: "a Google API key", need: []string{"aiza"}},
 	{re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{20,}\b`), to: Secret, what: "a Hugging Face token", need: []string{"hf_"}},
+	// The signature of an Azure shared access signature (in a URL's query
+	// or a connection string); its other fields are dates and scopes.
+	{re: regexp.MustCompile(`(?i)[?&;=]sig=([^&\s"'<>;#]{8,})`),
+		to: Secret, what: "the signature of a shared access signature", group: 1, keep: isPlaceholder, need: []string{"sig="}},
 	// Values of settings whose name says they are secret, as key=value,
 	// key: value, --key value or --key=value.
-	{re: regexp.MustCompile(`(?i)(?:\b|--)(?:api[_-]?key|apikey|x-api-key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|secret[_-]?key|secret|password|passwd|pwd|hf[_-]?token|hft)["']?(?:\s*[:=]\s*|\s+)["']?([^\s"',;&<>]{3,})`),
-		to: Secret, what: "the value of a secret setting (key, token, password)", group: 1,
-		keep: func(v string) bool { return isPlaceholder(v) || strings.HasPrefix(v, "-") || v == "file" || v == "env" },
-		need: []string{"key", "token", "secret", "passw", "pwd", "hft"}},
+	{re: regexp.MustCompile(`(?i)(?:\b|--)(?:` + settingNames + `)["']?(?:\s*[:=]\s*|\s+)["']?` + secretValue),
+		to: Secret, what: "the value of a secret setting (key, token, password)", group: 1, keep: keepSetting, need: secretNeed},
+	// The credential keys (AccountKey=, private_key:) are a rule of their
+	// own, so most text, which has "key" but none of their words, skips its
+	// regexp. They take a value after a space only as a flag: "a
+	// private-key block" is prose.
+	{re: regexp.MustCompile(`(?i)(?:--(?:` + credentialKeys + `)["']?\s+|\b(?:` + credentialKeys + `)["']?\s*[:=]\s*)["']?` + secretValue),
+		to: Secret, what: "the value of a secret setting (key, token, password)", group: 1, keep: keepSetting, gate: hasCredentialKey},
+	// The same names with a prefix joined by an underscore (LLAMA_API_KEY,
+	// DB_PASSWORD, --my_hf_token), where \b sees no word's start; a prefix
+	// joined by a hyphen is a word's start and taken above. Only a flag
+	// takes its value after a space: "my_secret plan" is prose.
+	{re: regexp.MustCompile(`(?i)(?:--[a-z0-9][a-z0-9_-]*_(?:` + secretNames + `)["']?(?:\s*[:=]\s*|\s+)|[a-z0-9]_(?:` + secretNames + `)["']?\s*[:=]\s*)["']?` + secretValue),
+		to: Secret, what: "the value of a secret setting (key, token, password)", group: 1, keep: keepSetting, gate: underscoreAndName},
 	// A bare "token" is also how engines log vocabulary ids ("EOG token =
 	// 151645 '<|im_end|>'"): only a value of key characters with a letter in
 	// it is a secret there.
-	{re: regexp.MustCompile(`(?i)\btoken["']?\s*[:=]\s*["']?([A-Za-z0-9._~+/=-]{8,})`),
-		to: Secret, what: "the value of a token setting", group: 1,
-		keep: func(v string) bool { return !hasLetter(v) || isPlaceholder(v) }, need: []string{"token"}},
+	{re: regexp.MustCompile(`(?i)\btoken["']?\s*[:=]\s*["']?` + tokenValue),
+		to: Secret, what: "the value of a token setting", group: 1, keep: keepToken, need: []string{"token"}},
+	// A token setting with a prefix (GITHUB_TOKEN=, --github-token v), but
+	// not a model's special tokens (bos_token: ...): the match starts at
+	// the name's start, so keepMatch sees all of it.
+	{re: regexp.MustCompile(`(?i)(?:--[a-z0-9][a-z0-9_-]*[_-]token["']?(?:\s*[:=]\s*|\s+)|\b[a-z0-9][a-z0-9_]*_token["']?\s*[:=]\s*)["']?` + tokenValue),
+		to: Secret, what: "the value of a token setting", group: 1, keep: keepToken, keepMatch: vocabularyToken.MatchString, need: []string{"_token", "-token"}},
 }
 
 // pathRules find home folders and other machine paths.
 var pathRules = []rule{
-	{re: regexp.MustCompile(`(?i)/home/[^/\s"'<>:;,\\]+`), to: Home, what: "a home folder", need: []string{"/home/"}},
-	{re: regexp.MustCompile(`/Users/[^/\s"'<>:;,\\]+`), to: Home, what: "a home folder", need: []string{"/users/"}},
+	// Also with its slashes escaped (\/home\/x, as some JSON encoders write).
+	{re: regexp.MustCompile(`(?i)/home\\*/[^/\s"'<>:;,\\]+`), to: Home, what: "a home folder", need: []string{"/home/", `/home\`}},
+	{re: regexp.MustCompile(`/Users\\*/[^/\s"'<>:;,\\]+`), to: Home, what: "a home folder", need: []string{"/users/", `/users\`}},
 	{re: regexp.MustCompile(`/root\b`), to: Home, what: "the root user's home folder", need: []string{"/root"}},
-	{re: regexp.MustCompile(`(?i)\b[A-Z]:(?:\\{1,2}|/)Users(?:\\{1,2}|/)[^\\/\s"'<>:;,]+`), to: Home, what: "a Windows home folder", need: []string{"users"}},
+	// Backslashes doubled at every depth of JSON inside JSON.
+	{re: regexp.MustCompile(`(?i)\b[A-Z]:(?:\\+|/)Users(?:\\+|/)[^\\/\s"'<>:;,]+`), to: Home, what: "a Windows home folder", need: []string{"users"}},
 	// ~alice/ and ~alice\ name another user's home.
 	{re: regexp.MustCompile(`~[A-Za-z_][A-Za-z0-9._-]*[/\\]`), to: Home + "/", what: "a user's home folder (~user/)", need: []string{"~"}},
 	// URL-encoded (%2Fhome%2Falice) in query strings and logs.
 	{re: regexp.MustCompile(`(?i)%2F(?:home|Users)%2F[^%\s"'<>&]+`), to: Home, what: "a URL-encoded home folder", need: []string{"%2f"}},
-	// UNC paths: \\server\share, also as escaped in JSON (\\\\server\\share).
-	{re: regexp.MustCompile(`(?:\\\\){1,2}[A-Za-z0-9._$-]+(?:\\{1,2}[^\\\s"'<>:;,|*?]+)+`), to: Path, what: "a network (UNC) path", need: []string{`\\`}},
+	// UNC paths: \\server\share, also as escaped in JSON (\\\\server\\share), at any
+	// depth; not the folders after a drive's letter (D:\\models\\ in JSON),
+	// which absWinDir takes leaving the file's name.
+	{re: regexp.MustCompile(`(?:^|[^:\\])((?:\\\\)+[A-Za-z0-9._$-]+(?:\\+[^\\\s"'<>:;,|*?]+)+)`), to: Path, what: "a network (UNC) path", group: 1, need: []string{`\\`}},
 }
 
 // addressRules find addresses.
@@ -127,8 +359,9 @@ var addressRules = []rule{
 // keep their paths while "/srv/models/x.gguf" becomes "<path>/x.gguf".
 var absDir = regexp.MustCompile(`(^|[\s"'=(\[,])((?:/[A-Za-z0-9._@+~-]+)+)/`)
 
-// absWinDir is the Windows form, including JSON's doubled backslashes.
-var absWinDir = regexp.MustCompile(`(?i)\b[A-Z]:(?:\\{1,2}[^\\/\s"'<>:;,|*?]+)+\\{1,2}`)
+// absWinDir is the Windows form, including JSON's doubled backslashes at
+// any depth; its last separator is kept as it was escaped.
+var absWinDir = regexp.MustCompile(`(?i)\b[A-Z]:(?:\\+[^\\/\s"'<>:;,|*?]+)+(\\+)`)
 
 // apiPath keeps HTTP API paths (/v1/chat/completions) out of path
 // redaction.

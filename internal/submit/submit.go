@@ -4,16 +4,12 @@
 package submit
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/display"
@@ -22,8 +18,8 @@ import (
 
 // Scan looks for private data the redactor would replace in every file of
 // the folder, with the writer's own rules: the string values of JSON files
-// (keys are the format's own) except the protocol-owned ones, and the text
-// of the others. It returns one line per finding, in plain words.
+// (by their names too, where a name says the value is a secret) except the
+// protocol-owned ones, and the text of the others. It returns one line per finding, in plain words.
 func Scan(dir string, r *redact.Redactor) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -39,51 +35,26 @@ func Scan(dir string, r *redact.Redactor) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		var texts []string
-		switch {
-		case strings.HasSuffix(e.Name(), ".json"), strings.HasSuffix(e.Name(), ".jsonl"):
-			texts = jsonStrings(data, contract.ProtocolOwned(e.Name()))
-		default:
-			texts = []string{string(data)}
+		asText := true
+		var found []redact.Finding
+		if strings.HasSuffix(e.Name(), ".json") || strings.HasSuffix(e.Name(), ".jsonl") {
+			found, err = r.FindJSON(data, contract.ProtocolOwned(e.Name()))
+			asText = err != nil // not JSON after all: scan it as text
+		}
+		if asText {
+			found = r.Find(string(data))
 		}
 		seen := map[string]bool{}
-		for _, t := range texts {
-			for _, f := range r.Find(t) {
-				line := e.Name() + ": " + f.String()
-				if !seen[line] {
-					seen[line] = true
-					out = append(out, line)
-				}
+		for _, f := range found {
+			line := e.Name() + ": " + f.String()
+			if !seen[line] {
+				seen[line] = true
+				out = append(out, line)
 			}
 		}
 	}
 	sort.Strings(out)
 	return out, nil
-}
-
-// jsonStrings returns the string values of a JSON document or JSON Lines,
-// without those owned says are protocol-owned.
-func jsonStrings(data []byte, owned func([]string) bool) []string {
-	var out []string
-	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	for {
-		kind, n := dec.StackIndex(dec.StackDepth())
-		isName := kind == '{' && n%2 == 0
-		tok, err := dec.ReadToken()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return append(out, string(data)) // not JSON after all: scan it as text
-		}
-		if tok.Kind() == '"' && !isName {
-			if owned != nil && owned(redact.ValuePath(dec)) {
-				continue
-			}
-			out = append(out, tok.String())
-		}
-	}
-	return out
 }
 
 // str is a field for the title or body: plain text in Markdown.

@@ -67,4 +67,49 @@ var Forms = []Form{
 	{"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACBq8n2eN3FzQ0p1QXZyYk5xcm5kMnFqZ1N5cWJ0V1BZWnpkcwAAAJg\n-----END OPENSSH PRIVATE KEY-----\nnext line",
 		"b3BlbnNz", "<secret>\nnext line"},
 	{"-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi\nZ1BjP5CE8SeQ3", "MIIEpAIB", "<secret>"},
+
+	// Issue 18, item 7: secrets that survived. A setting's name with a
+	// prefix joined by an underscore, in env, shell, YAML, JSON and flag
+	// forms.
+	{"LLAMA_API_KEY=ll4maKeyV7q2", "ll4maKeyV7q2", "LLAMA_API_KEY=<secret>"},
+	{`export OPENAI_API_KEY="oa1LocalZq81Xv"`, "oa1LocalZq81Xv", `export OPENAI_API_KEY="<secret>"`},
+	{"MY_HF_TOKEN: hfl0calT0kenQw", "hfl0calT0kenQw", "MY_HF_TOKEN: <secret>"},
+	{`{"DB_PASSWORD": "pgPa55w0rdX"}`, "pgPa55w0rdX", `{"DB_PASSWORD": "<secret>"}`},
+	{"GITHUB_TOKEN=gh0therT0kenVal9", "gh0therT0kenVal9", "GITHUB_TOKEN=<secret>"},
+	{"JWT_SECRET=jwtS1gn1ngVal", "jwtS1gn1ngVal", "JWT_SECRET=<secret>"},
+	{"AZURE_STORAGE_ACCOUNT_KEY=azAcc0untKeyVal", "azAcc0untKeyVal", "AZURE_STORAGE_ACCOUNT_KEY=<secret>"},
+	{"--llama-api-key ll4maFlagVal --port 8080", "ll4maFlagVal", "--llama-api-key <secret> --port 8080"},
+	{"--my_hf_token hfUnd3rFlagVal --port 8080", "hfUnd3rFlagVal", "--my_hf_token <secret> --port 8080"},
+	{"--github-token ghFlagT0kenVal", "ghFlagT0kenVal", "--github-token <secret>"},
+	// Basic credentials, in a header and on their own.
+	{"Authorization: Basic Ym9iOmh1bnRlcjIyMg==", "Ym9iOmh1bnRlcjIyMg", "Authorization: Basic <secret>"},
+	{"proxy sent Basic Y2Fyb2w6cDRzc3cwcmQtYmFzaWM= upstream", "Y2Fyb2w6cDRzc3cwcmQtYmFzaWM", "Basic <secret> upstream"},
+	// Azure storage: a connection string's key, a shared access signature.
+	{"DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MjQyNDI0Mg==;EndpointSuffix=core.windows.net",
+		"QUJDREVGR0hJSktM", "AccountKey=<secret>;EndpointSuffix=core.windows.net"},
+	{"GET https://acme.blob.core.windows.net/c/x?sv=2022-11-02&ss=b&sig=Zm9vYmFyYmF6cXV4MTIzNDU2%2Bxyz%3D", "Zm9vYmFyYmF6cXV4", "&sig=<secret>"},
+	{"SharedAccessSignature=sv=2022-11-02&ss=b&sig=c2FzU2lnbmF0dXJlVmFs%3D;BlobEndpoint=x", "c2FzU2lnbmF0dXJl", "&sig=<secret>;BlobEndpoint"},
+	// A private key's body without its BEGIN line, and without either line.
+	{"key body:\n" + keyBody + "\n-----END RSA PRIVATE KEY-----\nnext line", "N7dMQwFX", "key body:\n<secret>\nnext line"},
+	{"stray lines\n" + keyBody + "\nafter them", "Gem0M5ZC", "stray lines\n<secret>\nafter them"},
+	// A Windows path inside JSON inside JSON, at two and three depths.
+	{`"C:\\\\Users\\\\dora\\\\m.gguf"`, "dora", `"<home>\\\\m.gguf"`},
+	{`C:\\\\\\\\Users\\\\\\\\erwin\\\\\\\\m.gguf`, "erwin", `<home>\\\\\\\\m.gguf`},
+	{`"D:\\\\llm7store\\\\q.gguf"`, "llm7store", `"<path>\\\\q.gguf"`},
+	{`{"path": "\/home\/frank\/q.gguf"}`, "frank", `\<home>\/q.gguf`},
+	// Echoes of the key in use: in capitals, reversed, base64 (padded and
+	// not), and inside basic credentials.
+	{"echo S3CR3T-PROFILE-KEY", "S3CR3T-PROFILE-KEY", "echo <secret>"},
+	{"echo yek-eliforp-t3rc3s", "yek-eliforp-t3rc3s", "echo <secret>"},
+	{"b64 czNjcjN0LXByb2ZpbGUta2V5 end", "czNjcjN0LXByb2ZpbGUta2V5", "b64 <secret> end"},
+	{`body {"b":"eyJrZXkiOiJzM2NyM3QtcHJvZmlsZS1rZXkifQ=="}`, "eyJrZXkiOiJzM2NyM3Qt", `{"b":"<secret>"}`},
+	{"auth Basic Ym9iOnMzY3IzdC1wcm9maWxlLWtleQ==", "Ym9iOnMzY3IzdC1wcm9maWxlLWtleQ", "auth Basic <secret>"},
 }
+
+// keyBody is the body of a private key block (random base64 in PEM's
+// lines of 64).
+const keyBody = "Lh+pclU9MvN9oH4uekt140MyQOaxHlOFrMPJLN338c88KzwzvF2TgTPPreTfwdV+\n" +
+	"N7dMQwFX+Wc4xbpniViXkoZF00WZtU2NHUh6keyAJX6vy6HLKTA0pa/ObyFog3qS\n" +
+	"Gem0M5ZCiNhWys/V0qiLeBZ9JXomfRQ/pReLWjTu6cihZMqU0YiuwoYB/P0ixbDY\n" +
+	"4hZ6ZtFnLmJqIUW1Za6zXCRVVrrYnE3pIG/+sordBOaSbCXEKZ29zqbkbQGDjo/T\n" +
+	"dYwZAsSbxUFsvmd6nI543mrW4NY="

@@ -1,0 +1,74 @@
+package submit
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-bench/strata/internal/redact"
+	"github.com/strata-bench/strata/internal/redact/plant"
+)
+
+var planted = redact.Machine{HomeDirs: plant.HomeDirs, Users: plant.Users, Hosts: plant.Hosts, Secrets: plant.Secrets}
+
+func write(t *testing.T, dir, name, text string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestScanFindsEveryPlantedForm: each planted form, written after the run
+// into a text file, into a JSON file's string value and into a JSON Lines
+// file, is found in that file, in plain words.
+func TestScanFindsEveryPlantedForm(t *testing.T) {
+	t.Parallel()
+	r := redact.New(planted, redact.Vocabulary())
+	for _, f := range plant.Forms {
+		dir := t.TempDir()
+		doc, _ := json.Marshal(map[string]any{"notes": []string{"clean", f.Text}})
+		line, _ := json.Marshal(map[string]string{"answer": f.Text})
+		write(t, dir, "README.md", "# result\n\n"+f.Text+"\n")
+		write(t, dir, "config.json", string(doc))
+		write(t, dir, "extra.jsonl", `{"answer":"clean"}`+"\n"+string(line)+"\n")
+		found, err := Scan(dir, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, file := range []string{"README.md", "config.json", "extra.jsonl"} {
+			n := 0
+			for _, l := range found {
+				if strings.HasPrefix(l, file+": ") {
+					n++
+				}
+			}
+			if n == 0 {
+				t.Errorf("%q planted in %s: not found (%v)", f.Text, file, found)
+			}
+		}
+	}
+}
+
+// TestScanReadsJSONNames: a JSON member named like a secret setting (any
+// prefix) is found by its name, as the writer replaces it; members named
+// like keys or tokens that are none are not, and neither is honest text.
+func TestScanReadsJSONNames(t *testing.T) {
+	t.Parallel()
+	r := redact.New(planted, redact.Vocabulary())
+	dir := t.TempDir()
+	write(t, dir, "config.json", `{"env": {"OPENAI_API_KEY": "oa1 Local Zq81Xv", "GITHUB_TOKEN": "gh0therT0kenVal9", "HF_HOME": "cache"}}`)
+	found, err := Scan(dir, r)
+	if err != nil || len(found) != 2 || !strings.Contains(strings.Join(found, "\n"), "config.json: the value of a secret setting (key, token, password): oa1 Local Zq81Xv") {
+		t.Errorf("findings %v (%v)", found, err)
+	}
+	clean := t.TempDir()
+	write(t, clean, "config.json", `{"cache_key": "abc123def456", "sort_key": "name", "api_key_env": "STRATA_KEY", "eos_token": "<|im_end|>",
+		"bos_token": "endoftext1", "token": "understanding", "env": {"HF_TOKEN": "<secret>"}}`)
+	write(t, clean, "README.md", "record000001: alpha beta gamma\na basic test, max_tokens: 512, print_info: EOG token = 151645 '<|im_end|>'\n"+
+		strings.Repeat("a03b93a5e108a464e573b06ae7638dc4fa3f478b86f8ec807795c91e0513f514\n", 4))
+	if found, err := Scan(clean, r); err != nil || len(found) != 0 {
+		t.Errorf("a clean folder: %v (%v)", found, err)
+	}
+}
