@@ -111,11 +111,22 @@ func TestProfileAlreadyServing(t *testing.T) {
 	}
 	port := freeTestPort(t)
 	cfg := simengine.Config{PromptTPS: 5e6, DecodeTPS: 2e5, ReasoningTokens: 50, Accuracy: 1, Slots: 1, ContextTokens: 32768, ModelPath: "m.gguf", Bundle: b}
-	sim := simengine.New(cfg)
-	if _, err := sim.Start(fmt.Sprintf("127.0.0.1:%d", port)); err != nil {
+	// Its /metrics also has an empty summary, whose quantiles a Prometheus
+	// client writes as NaN: JSON has no NaN, and the journal once failed on
+	// it before the warm-up.
+	sim := simengine.New(cfg).Handler()
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
 		t.Fatal(err)
 	}
-	defer sim.Close()
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sim.ServeHTTP(w, r)
+		if r.URL.Path == "/metrics" {
+			fmt.Fprint(w, "# TYPE strata_test_seconds summary\nstrata_test_seconds{quantile=\"0.5\"} NaN\nstrata_test_seconds_sum +Inf\n")
+		}
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
 	work := simProfile(t, port)
 	r := runIn(t, work, "", "bench", "run", "--profile", "fake", "--no-start")
 	if r.code != 0 || !strings.Contains(r.stderr, "already serving") || strings.Contains(r.stderr, "starting the") {
@@ -129,13 +140,17 @@ func TestProfileAlreadyServing(t *testing.T) {
 		Engine struct {
 			StartedByRunner bool `json:"started_by_runner"`
 			Served          struct {
-				Answered *int64 `json:"requests_answered"`
+				Answered *int64   `json:"requests_answered"`
+				Ignored  []string `json:"ignored"`
 			} `json:"served_before_run"`
 		} `json:"engine"`
 	}
 	json.Unmarshal(res.Extensions, &ext)
 	if ext.Engine.StartedByRunner || ext.Engine.Served.Answered == nil || *ext.Engine.Served.Answered != 0 {
 		t.Errorf("engine extension %s", res.Extensions)
+	}
+	if ig := strings.Join(ext.Engine.Served.Ignored, "; "); !strings.Contains(ig, `strata_test_seconds{quantile="0.5"} NaN: not a finite number`) || !strings.Contains(ig, "strata_test_seconds_sum +Inf") {
+		t.Errorf("the non-finite samples are not named as ignored: %q", ig)
 	}
 	// The message says what /metrics showed, and the folder strata wrote
 	// passes its own report.

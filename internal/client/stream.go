@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -55,11 +56,19 @@ const (
 // deltas. A request that reaches a bound fails with it, the connection is
 // closed, and what arrived until then stays evidence.
 const (
-	// MaxEvents is the most events (deltas, keep-alives) of one stream.
+	// MaxEvents is the most SSE events (deltas, keep-alives, [DONE]) of one
+	// stream: the 65,536th is read, the 65,537th is not.
 	MaxEvents = 1 << 16
 	// MaxTextBytes is the most answer, reasoning and tool-call text of one
-	// request together.
+	// request together. Every string of a tool call counts (id, type, name,
+	// arguments), as received: a server that repeats a call's id or type in
+	// each delta is charged for each copy, so the count bounds what was
+	// allocated, not only what is kept.
 	MaxTextBytes = 4 << 20
+	// MaxToolCalls is the most tool calls one response may carry. The
+	// protocol's tool cases need exactly one; tiny calls in their
+	// thousands would pass the text bound and still bloat outputs.jsonl.
+	MaxToolCalls = 64
 	// maxMalformed is how many malformed lines are kept as evidence.
 	maxMalformed = 16
 )
@@ -154,19 +163,28 @@ func clip(b []byte) string {
 	return s
 }
 
+// toolBuild assembles one tool call: name and arguments grow in builders,
+// since appending to a string copies it and a call's arguments may come a
+// byte a delta.
+type toolBuild struct {
+	id, typ    string
+	name, args strings.Builder
+}
+
 // streamState interprets the events of one stream.
 type streamState struct {
 	o        *Outcome
 	since    func() float64
 	answer   strings.Builder
 	reason   strings.Builder
-	tools    map[int]*ToolCall
+	tools    map[int]*toolBuild
 	order    []int
 	doneSeen bool
 	dec      *jsontext.Decoder
 	rd       bytes.Reader
 	onEvent  func(string)
 	text     int  // answer, reasoning and tool-call bytes so far
+	events   int  // SSE events read so far
 	stop     bool // a bound was reached: read no further
 }
 
@@ -207,7 +225,7 @@ func (s *streamState) limit(msg string) {
 // the monotonic clock. It returns when the stream ends; a read error (the
 // timeout or a cancel closing the body) is returned for the caller to name.
 func readStream(body io.Reader, o *Outcome, since func() float64, onEvent func(string)) error {
-	s := &streamState{o: o, since: since, tools: map[int]*ToolCall{}, onEvent: onEvent}
+	s := &streamState{o: o, since: since, tools: map[int]*toolBuild{}, onEvent: onEvent}
 	s.dec = jsontext.NewDecoder(&s.rd)
 	r := sse.NewReader(body, sse.MaxLine)
 	var readErr error
@@ -232,7 +250,9 @@ func readStream(body io.Reader, o *Outcome, since func() float64, onEvent func(s
 			}
 			break
 		}
-		if len(o.Events) >= MaxEvents {
+		// Counted apart from the trace, which has the headers and may give
+		// one event two entries (a token and its finish).
+		if s.events++; s.events > MaxEvents {
 			s.limit(fmt.Sprintf("the stream sent more than %d events; the runner stopped reading it", MaxEvents))
 			break
 		}
@@ -247,7 +267,8 @@ func readStream(body io.Reader, o *Outcome, since func() float64, onEvent func(s
 	}
 	o.Answer, o.Reasoning = s.answer.String(), s.reason.String()
 	for _, i := range s.order {
-		o.ToolCalls = append(o.ToolCalls, *s.tools[i])
+		b := s.tools[i]
+		o.ToolCalls = append(o.ToolCalls, ToolCall{Index: i, ID: b.id, Type: b.typ, Name: b.name.String(), Arguments: b.args.String()})
 	}
 	if readErr == nil && !s.stop {
 		switch {
@@ -321,11 +342,19 @@ func (s *streamState) handle(data []byte) {
 	}
 	s.addAt(kind, t)
 	n := len(c.reasoning) + len(c.content)
+	var added []int // calls this chunk opens: at most MaxToolCalls+1 are looked through
 	for _, d := range c.tools {
-		n += len(d.name) + len(d.args) + len(d.id)
+		n += len(d.id) + len(d.typ) + len(d.name) + len(d.args)
+		if _, ok := s.tools[d.index]; !ok && len(s.tools)+len(added) <= MaxToolCalls && !slices.Contains(added, d.index) {
+			added = append(added, d.index)
+		}
 	}
 	if s.text+n > MaxTextBytes {
-		s.limit(fmt.Sprintf("the answer, reasoning and tool calls grew past %d bytes; the runner stopped reading the stream", MaxTextBytes))
+		s.limit(fmt.Sprintf("the answer, reasoning and tool calls (id, type, name and arguments) grew past %d bytes; the runner stopped reading the stream", MaxTextBytes))
+		return
+	}
+	if len(s.tools)+len(added) > MaxToolCalls {
+		s.limit(fmt.Sprintf("the response carried more than %d tool calls; the runner stopped reading the stream", MaxToolCalls))
 		return
 	}
 	s.text += n
@@ -334,18 +363,18 @@ func (s *streamState) handle(data []byte) {
 	for _, d := range c.tools {
 		tc, ok := s.tools[d.index]
 		if !ok {
-			tc = &ToolCall{Index: d.index}
+			tc = &toolBuild{}
 			s.tools[d.index] = tc
 			s.order = append(s.order, d.index)
 		}
 		if d.id != "" {
-			tc.ID = d.id
+			tc.id = d.id
 		}
 		if d.typ != "" {
-			tc.Type = d.typ
+			tc.typ = d.typ
 		}
-		tc.Name += d.name
-		tc.Arguments += d.args
+		tc.name.WriteString(d.name)
+		tc.args.WriteString(d.args)
 	}
 	// TTFT: the first nonempty reasoning, answer or generated tool-call
 	// delta. First answer: the first nonempty answer text or tool-call delta.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/strata-bench/strata/internal/sharedpath"
+	"github.com/strata-bench/strata/internal/sse"
 	"github.com/strata-bench/strata/internal/wire"
 )
 
@@ -240,5 +242,93 @@ func TestReasoningUnderEitherName(t *testing.T) {
 		if o.Reasoning != "think" || o.FirstDeltaKind != EvReasoning || o.Answer != "42" {
 			t.Errorf("%s: reasoning %q, first %q, answer %q", delta, o.Reasoning, o.FirstDeltaKind, o.Answer)
 		}
+	}
+}
+
+// chatBody is the outcome of one request to a server that answers body.
+func chatBody(t *testing.T, body string) *Outcome {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), []byte(`{}`), nil)
+	return o
+}
+
+// TestStreamBoundsAreExact: each bound the README states holds at its
+// edge, through the real client (whose trace also holds the headers): what
+// is at the bound is read to its normal end, one past it fails with
+// limit_exceeded and names the bound.
+func TestStreamBoundsAreExact(t *testing.T) {
+	t.Parallel()
+	const end = `data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n" + "data: [DONE]\n\n"
+	content := func(text string) string {
+		return `data: {"choices":[{"index":0,"delta":{"content":"` + text + `"}}]}` + "\n\n"
+	}
+	// lineOf is an answer chunk whose data line is n bytes without its
+	// terminator.
+	lineOf := func(n int, eol string) string {
+		pre, post := `data: {"choices":[{"index":0,"delta":{"content":"`, `"}}]}`
+		return pre + strings.Repeat("a", n-len(pre)-len(post)) + post + eol + eol
+	}
+	// calls is one chunk opening calls first..first+n-1, each with the
+	// given type string.
+	calls := func(first, n int, typ string) string {
+		var ds []string
+		for i := first; i < first+n; i++ {
+			ds = append(ds, fmt.Sprintf(`{"index":%d,"id":"c%d","type":"%s","function":{"name":"f","arguments":"{}"}}`, i, i, typ))
+		}
+		return `data: {"choices":[{"index":0,"delta":{"tool_calls":[` + strings.Join(ds, ",") + `]}}]}` + "\n\n"
+	}
+	// textOf is n bytes of answer in chunks well under the event bound.
+	textOf := func(n int) string {
+		var b strings.Builder
+		for ; n > 0; n -= 1 << 19 {
+			b.WriteString(content(strings.Repeat("t", min(n, 1<<19))))
+		}
+		return b.String()
+	}
+	big := strings.Repeat("F", 900_000)
+	cases := []struct {
+		name, body, says string
+	}{
+		// The finish chunk and [DONE] are two of the events.
+		{"65,536 events", strings.Repeat(":\n", MaxEvents-3) + content("x") + end, ""},
+		{"65,537 events", strings.Repeat(":\n", MaxEvents-2) + content("x") + end, "more than 65536 events"},
+		{"a line of 1 MiB (LF)", lineOf(sse.MaxLine, "\n") + end, ""},
+		{"a line of 1 MiB (CRLF)", lineOf(sse.MaxLine, "\r\n") + end, ""},
+		{"a line of 1 MiB + 1 (LF)", lineOf(sse.MaxLine+1, "\n") + end, "longer than the limit"},
+		{"a line of 1 MiB + 1 (CRLF)", lineOf(sse.MaxLine+1, "\r\n") + end, "longer than the limit"},
+		{"4 MiB of text", textOf(MaxTextBytes) + end, ""},
+		{"4 MiB + 1 of text", textOf(MaxTextBytes+1) + end, "grew past 4194304 bytes"},
+		{"64 tool calls", calls(0, 40, "function") + calls(40, 24, "function") + end, ""},
+		{"65 tool calls in one chunk", calls(0, 65, "function") + end, "more than 64 tool calls"},
+		{"65 tool calls over two chunks", calls(0, 40, "function") + calls(40, 25, "function") + end, "more than 64 tool calls"},
+		{"tool-call type strings count", calls(0, 1, big) + calls(1, 1, big) + calls(2, 1, big) + calls(3, 1, big) + calls(4, 1, big) + end, "grew past 4194304 bytes"},
+		{"repeated ids count", strings.Repeat(`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"`+big+`"}]}}]}`+"\n\n", 5) + end, "grew past 4194304 bytes"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			o := chatBody(t, c.body)
+			if c.says == "" {
+				if o.Error != nil || !o.Normal {
+					t.Fatalf("error %+v, want a normal end", o.Error)
+				}
+				return
+			}
+			if o.Error == nil || o.Error.Kind != ErrLimit || !strings.Contains(o.Error.Message, c.says) || o.Normal {
+				t.Fatalf("error %+v, want %s (%s)", o.Error, ErrLimit, c.says)
+			}
+			kept := len(o.Answer)
+			for _, tc := range o.ToolCalls {
+				kept += len(tc.ID) + len(tc.Type) + len(tc.Name) + len(tc.Arguments)
+			}
+			if kept > MaxTextBytes || len(o.ToolCalls) > MaxToolCalls {
+				t.Errorf("kept %d bytes in %d tool calls past the bound", kept, len(o.ToolCalls))
+			}
+		})
 	}
 }

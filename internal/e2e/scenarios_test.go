@@ -698,3 +698,67 @@ func TestHostileStreamsEndTheirRequest(t *testing.T) {
 	}
 	t.Logf("peak heap in use: %d MiB", heap>>20)
 }
+
+// TestContradictoryEngineNumbers: streams whose usage sends a count as a
+// JSON string, claims more cached tokens than the prompt, or reports a
+// decode rate that implies ten thousand times the tokens it returned. The
+// run writes nulls with reasons where those numbers would be, the folder
+// validates (report derives the same nulls from outputs.jsonl), and the
+// raw values stay there as received.
+func TestContradictoryEngineNumbers(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	stream := func(usage, timings string) string {
+		return "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n" +
+			`data: {"choices":[{"index":0,"delta":{"content":"READY"}}]}` + "\n\n" +
+			`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n" +
+			`data: {"choices":[],"usage":` + usage + `,"timings":` + timings + "}\n\ndata: [DONE]\n\n"
+	}
+	const timings = `{"cache_n":0,"prompt_n":30,"prompt_ms":3,"predicted_n":3,"predicted_ms":6,"predicted_per_second":500}`
+	for name, body := range map[string]string{
+		"string-count":         stream(`{"completion_tokens":"999999","prompt_tokens":30}`, timings),
+		"cached-over-input":    stream(`{"completion_tokens":3,"prompt_tokens":30,"prompt_tokens_details":{"cached_tokens":1000}}`, timings),
+		"rate-over-completion": stream(`{"completion_tokens":3,"prompt_tokens":30}`, `{"prompt_n":30,"prompt_ms":3,"predicted_n":3,"predicted_ms":30,"predicted_per_second":1000000}`),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name+".resp.raw"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc := &simengine.Scenario{CapturesDir: dir, Requests: map[string]simengine.Behaviour{
+		"performance-short-r1": {Replay: "string-count"},
+		"performance-short-r2": {Replay: "cached-over-input"},
+		"performance-short-r3": {Replay: "rate-over-completion"},
+	}}
+	o := harness{scenario: sc}.run(t)
+	o.mustBeValid(t)
+	missing := func(q contract.Request, ptr string) string {
+		for i, r := range o.res.Requests {
+			if r.ID == q.ID {
+				return o.res.Missing[contract.Pointer("requests", i)+ptr]
+			}
+		}
+		return ""
+	}
+	q := o.req(t, "performance-short-r1")
+	if q.Tokens.OutputTokens != nil || !strings.Contains(missing(q, "/tokens/output_tokens"), `usage.completion_tokens ("999999") is not a nonnegative JSON integer`) {
+		t.Errorf("a count sent as a string: output_tokens %v (%s)", q.Tokens.OutputTokens, missing(q, "/tokens/output_tokens"))
+	}
+	if !strings.Contains(string(o.outs[q.ID].Usage), `"completion_tokens":"999999"`) {
+		t.Errorf("the raw usage is not kept as received: %s", o.outs[q.ID].Usage)
+	}
+	q = o.req(t, "performance-short-r2")
+	if q.Tokens.ReadTokens != nil || q.Metrics.PromptTPS != nil || !strings.Contains(missing(q, "/metrics/prompt_tps"), "contradictory evidence: usage.prompt_tokens_details.cached_tokens (1000) exceeds usage.prompt_tokens (30)") {
+		t.Errorf("cached above input: read %v prompt_tps %v (%s)", q.Tokens.ReadTokens, q.Metrics.PromptTPS, missing(q, "/metrics/prompt_tps"))
+	}
+	// The engine's cached count stays, and the reuse rule holds it to it.
+	if q.Tokens.CachedTokens == nil || *q.Tokens.CachedTokens != 1000 || !strings.Contains(o.reasons(), "performance-short-r2: unexpected cache reuse") {
+		t.Errorf("cached %v, reasons %s", q.Tokens.CachedTokens, o.reasons())
+	}
+	q = o.req(t, "performance-short-r3")
+	if q.Tokens.DecodeTokens != nil || q.Metrics.DecodeTPS != nil || !strings.Contains(missing(q, "/metrics/decode_tps"), "the count that implies (30000) exceeds the API's completion_tokens (3)") {
+		t.Errorf("a rate far from the count: decode %v decode_tps %v (%s)", q.Tokens.DecodeTokens, q.Metrics.DecodeTPS, missing(q, "/metrics/decode_tps"))
+	}
+	if s := summary(t, o.res, "performance", "short", "decode_tps"); !strings.Contains(excluded(s, q.ID), "contradictory evidence") {
+		t.Errorf("decode summary %+v", s)
+	}
+}

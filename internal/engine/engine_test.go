@@ -270,3 +270,69 @@ func TestCountServed(t *testing.T) {
 		t.Errorf("summary %q", got)
 	}
 }
+
+// TestCountServedNumbers: /metrics values JSON cannot hold are left out
+// with a reason (they once ended every run before the warm-up, when the
+// journal could not encode them); a request counter that is not a count
+// gives no count; zero work is no request answered, never "at least one".
+func TestCountServedNumbers(t *testing.T) {
+	t.Parallel()
+	const zero = "llamacpp:prompt_tokens_total 0\nllamacpp:tokens_predicted_total 0\n"
+	var nans strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&nans, "x_seconds{quantile=\"0.%d\"} NaN\n", i)
+	}
+	cases := []struct {
+		name, metrics string
+		answered      *int64
+		says, ignored string // parts of the reason (or summary) and of the ignored list
+	}{
+		{"an empty summary's NaN quantile", "# TYPE x_seconds summary\nx_seconds{quantile=\"0.5\"} NaN\n" + zero, n64(0), "answered no request", `x_seconds{quantile="0.5"} NaN: not a finite number`},
+		{"infinities", "a +Inf\nb -Inf\nc Inf\nd 1e999\n" + zero, n64(0), "answered no request", "b -Inf: not a finite number"},
+		{"many NaNs are counted past the first 16", nans.String() + zero, n64(0), "answered no request", "4 more samples that are not finite numbers"},
+		{"a NaN request counter", "requests_total NaN\n", nil, "no request or token counters", "requests_total NaN"},
+		{"a request counter past int64", "requests_total 1e30\n", nil, "requests_total (1e+30) is not a count", ""},
+		{"a negative request counter", "requests_total -5\n", nil, "requests_total (-5) is not a count", ""},
+		{"a fractional request counter", "requests_total 2.5\n", nil, "requests_total (2.5) is not a count", ""},
+		{"a request counter", "requests_total 3\n", n64(3), "answered 3 requests", ""},
+		{"a negative token counter", "llamacpp:prompt_tokens_total -3\nllamacpp:tokens_predicted_total 0\n", nil, "llamacpp:prompt_tokens_total (-3) is not a count", ""},
+		{"only the prompt counter, at 0", "llamacpp:prompt_tokens_total 0\n", n64(0), "it had answered no request before this run", ""},
+		{"only the predicted counter, at 0", "llamacpp:tokens_predicted_total 0\n", nil, "whether it had answered one is unknown", ""},
+		{"only the prompt counter, with work", "llamacpp:prompt_tokens_total 12\n", nil, "it had processed 12 prompt tokens before this run, so it had answered at least one request", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := CountServed([]byte(c.metrics), nil, nil)
+			if (s.Answered == nil) != (c.answered == nil) || s.Answered != nil && *s.Answered != *c.answered {
+				t.Errorf("answered %v, want %v", s.Answered, c.answered)
+			}
+			if !strings.Contains(s.Summary(), c.says) {
+				t.Errorf("summary %q, want %q", s.Summary(), c.says)
+			}
+			if c.answered == nil && s.Reason == "" {
+				t.Error("an unknown count without a reason")
+			}
+			if s.Answered != nil && *s.Answered == 0 && strings.Contains(s.Summary(), "at least one") {
+				t.Errorf("zero work is no answered request: %q", s.Summary())
+			}
+			if c.ignored != "" && !strings.Contains(strings.Join(s.Ignored, "\n"), c.ignored) {
+				t.Errorf("ignored %q, want %q", s.Ignored, c.ignored)
+			}
+			if len(s.Ignored) > maxIgnored+1 {
+				t.Errorf("%d ignored entries", len(s.Ignored))
+			}
+			// The journal and results.json hold it as JSON.
+			b, err := json.Marshal(s)
+			if err != nil || strings.Contains(string(b), "NaN") && c.ignored == "" {
+				t.Errorf("JSON %s: %v", b, err)
+			}
+		})
+	}
+	// Zero counters with a finished task in /slots: the slot says it worked.
+	if s := CountServed([]byte(zero), nil, []byte(`[{"id":0,"id_task":7}]`)); s.Answered != nil || !strings.Contains(s.Reason, "/slots shows a finished task") {
+		t.Errorf("zero counters and a finished task: %+v", s)
+	}
+}
+
+func n64(v int64) *int64 { return &v }

@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -189,6 +191,10 @@ type ServedBefore struct {
 	Answered *int64             `json:"requests_answered,omitempty"`
 	Reason   string             `json:"reason,omitempty"`
 	Evidence map[string]float64 `json:"metrics"`
+	// Ignored are the /metrics samples left out of Evidence, each with why:
+	// a value JSON cannot hold (a Prometheus client writes NaN for an empty
+	// summary's quantiles).
+	Ignored []string `json:"ignored,omitempty"`
 }
 
 // Summary says in a few words what the engine had done before the run.
@@ -202,44 +208,109 @@ func (s ServedBefore) Summary() string {
 	return s.Reason
 }
 
+// maxIgnored is how many ignored samples are named; the rest are counted.
+const maxIgnored = 16
+
+// Counter names of the engines' /metrics.
+const (
+	promptTokensTotal    = "llamacpp:prompt_tokens_total"
+	tokensPredictedTotal = "llamacpp:tokens_predicted_total"
+)
+
 // CountServed reads an already-serving engine's /metrics (or /slots) for
 // how many requests it answered. llama.cpp counts tokens, not requests, so
-// the count is exact only when nothing was processed yet.
+// the count is exact only when nothing was processed yet: a request is
+// answered only after at least one prompt token is processed (a prompt
+// found whole in the cache still evaluates its last token).
 func CountServed(metrics []byte, metricsErr error, slots []byte) ServedBefore {
-	ev := map[string]float64{}
+	sb := ServedBefore{Evidence: map[string]float64{}}
 	if metricsErr == nil {
-		sc := bufio.NewScanner(bytes.NewReader(metrics))
-		for sc.Scan() {
-			line := sc.Text()
-			if strings.HasPrefix(line, "#") {
-				continue
-			}
-			var name string
-			var v float64
-			if _, err := fmt.Sscanf(line, "%s %g", &name, &v); err == nil {
-				ev[name] = v
-			}
-		}
+		sb.Evidence, sb.Ignored = readMetrics(metrics)
 	}
+	ev := sb.Evidence
 	for _, k := range []string{"strata_simulator:requests_total", "requests_total"} {
 		if v, ok := ev[k]; ok {
-			n := int64(v)
-			return ServedBefore{Answered: &n, Evidence: ev}
+			if n, ok := asCount(v); ok {
+				sb.Answered = &n
+			} else {
+				sb.Reason = fmt.Sprintf("the engine's /metrics %s (%g) is not a count (a nonnegative integer within int64), so how many requests it had answered is unknown", k, v)
+			}
+			return sb
 		}
 	}
-	pt, okP := ev["llamacpp:prompt_tokens_total"]
-	gt, okG := ev["llamacpp:tokens_predicted_total"]
+	for _, k := range []string{promptTokensTotal, tokensPredictedTotal} {
+		if v, ok := ev[k]; ok {
+			if _, ok := asCount(v); !ok {
+				sb.Reason = fmt.Sprintf("llama.cpp's /metrics %s (%g) is not a count (a nonnegative integer within int64), so whether it had answered a request is unknown", k, v)
+				return sb
+			}
+		}
+	}
+	pt, okP := ev[promptTokensTotal]
+	gt, okG := ev[tokensPredictedTotal]
 	busySlot := bytes.Contains(slots, []byte(`"id_task"`))
 	switch {
-	case okP && okG && pt == 0 && gt == 0 && !busySlot:
-		zero := int64(0)
-		return ServedBefore{Answered: &zero, Evidence: ev}
-	case okP || okG:
-		return ServedBefore{Reason: fmt.Sprintf("llama.cpp's /metrics counts tokens, not requests: it had processed %.0f prompt tokens and predicted %.0f tokens before this run, so it had answered at least one request", pt, gt), Evidence: ev}
+	case pt > 0 || gt > 0:
+		var work []string
+		if okP {
+			work = append(work, fmt.Sprintf("processed %.0f prompt tokens", pt))
+		}
+		if okG {
+			work = append(work, fmt.Sprintf("predicted %.0f tokens", gt))
+		}
+		sb.Reason = "llama.cpp's /metrics counts tokens, not requests: it had " + strings.Join(work, " and ") + " before this run, so it had answered at least one request"
 	case busySlot:
-		return ServedBefore{Reason: "/slots shows a finished task, so the engine had answered at least one request; it does not say how many", Evidence: ev}
+		sb.Reason = "/slots shows a finished task, so the engine had answered at least one request; it does not say how many"
+	case okP:
+		zero := int64(0)
+		sb.Answered = &zero
+	case okG:
+		sb.Reason = "llama.cpp's /metrics shows 0 predicted tokens but no " + promptTokensTotal + ", and a request can end before it predicts a token, so whether it had answered one is unknown"
 	case metricsErr != nil:
-		return ServedBefore{Reason: "the engine's /metrics did not answer (" + metricsErr.Error() + ") and /slots shows no task", Evidence: ev}
+		sb.Reason = "the engine's /metrics did not answer (" + metricsErr.Error() + ") and /slots shows no task"
+	default:
+		sb.Reason = "the engine's /metrics has no request or token counters"
 	}
-	return ServedBefore{Reason: "the engine's /metrics has no request or token counters", Evidence: ev}
+	return sb
+}
+
+// readMetrics reads the samples of a Prometheus text exposition ("name
+// value", the name with its labels). A value that is not a finite number
+// is left out with a reason: the evidence is written as JSON, which has no
+// NaN or infinity, and it says nothing about past work.
+func readMetrics(metrics []byte) (map[string]float64, []string) {
+	ev := map[string]float64{}
+	var ignored []string
+	skipped := 0
+	sc := bufio.NewScanner(bytes.NewReader(metrics))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[1], 64)
+		switch {
+		case err != nil && !errors.Is(err, strconv.ErrRange):
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			if len(ignored) < maxIgnored {
+				ignored = append(ignored, fmt.Sprintf("%s %s: not a finite number", f[0], f[1]))
+			} else {
+				skipped++
+			}
+		default:
+			ev[f[0]] = v
+		}
+	}
+	if skipped > 0 {
+		ignored = append(ignored, fmt.Sprintf("%d more samples that are not finite numbers", skipped))
+	}
+	return ev, ignored
+}
+
+// asCount is v as a count: a nonnegative integer that int64 holds.
+func asCount(v float64) (int64, bool) {
+	if v < 0 || v != math.Trunc(v) || v >= math.Exp2(63) {
+		return 0, false
+	}
+	return int64(v), true
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/strata-bench/strata/internal/contract"
@@ -84,24 +85,34 @@ func object(raw json.RawMessage) map[string]json.RawMessage {
 	return m
 }
 
-// count reads a nonnegative integer field; ok=false when absent, bad
-// describes a present field of the wrong type.
+// count reads a token count: a JSON integer literal that int64 holds
+// ("nonnegative integer token/request counts"). A string ("999"), a
+// fraction or an exponent (3.0, 1e3) is not one, whatever its value: the
+// engine sent something other than a count. ok=false when absent; bad
+// describes a present field that is not a count.
 func count(m map[string]json.RawMessage, key string) (v int64, ok bool, bad string) {
 	raw, present := m[key]
 	if !present || string(raw) == "null" {
 		return 0, false, ""
 	}
-	var n json.Number
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&n); err != nil {
-		return 0, false, fmt.Sprintf("%s is not a number", key)
-	}
-	i, err := n.Int64()
-	if err != nil || i < 0 {
-		return 0, false, fmt.Sprintf("%s (%s) is not a nonnegative integer", key, raw)
+	lit := bytes.TrimSpace(raw)
+	// The object decoded, so a run of digits is a valid JSON integer.
+	digits := len(lit) > 0 && bytes.IndexFunc(lit, func(r rune) bool { return r < '0' || r > '9' }) < 0
+	i, err := strconv.ParseInt(string(lit), 10, 64)
+	if !digits || err != nil {
+		return 0, false, fmt.Sprintf("%s (%s) is not a nonnegative JSON integer within int64", key, shown(lit))
 	}
 	return i, true, ""
+}
+
+// shown is a raw value as a reason quotes it: whole when short, else its
+// start (the value itself stays in outputs.jsonl).
+func shown(raw []byte) string {
+	const max = 40
+	if len(raw) <= max {
+		return string(raw)
+	}
+	return strings.ToValidUTF8(string(raw[:max]), "") + "…"
 }
 
 // number reads a finite nonnegative float field.
@@ -112,7 +123,7 @@ func number(m map[string]json.RawMessage, key string) (v float64, ok bool, bad s
 	}
 	var f float64
 	if err := json.Unmarshal(raw, &f); err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
-		return 0, false, fmt.Sprintf("%s (%s) is not a finite nonnegative number", key, raw)
+		return 0, false, fmt.Sprintf("%s (%s) is not a finite nonnegative number", key, shown(raw))
 	}
 	return f, true, ""
 }
@@ -129,6 +140,19 @@ func impliedCount(rate, ms float64) (int64, bool) {
 		return 0, false
 	}
 	return int64(n), true
+}
+
+// aboveCompletion reports whether a decode count the engine's rate implies
+// exceeds the API's completion_tokens by more than the decode-count slack:
+// the engine cannot have decoded more accepted tokens than it returned, so
+// the rate contradicts the count and implies nothing.
+func aboveCompletion(implied int64, completion *int64, seconds float64) bool {
+	return completion != nil && float64(implied) > float64(*completion)+protocol.DecodeCountSlackPerSecond*seconds+protocol.DecodeCountSlack
+}
+
+func overCompletion(completion int64) string {
+	return fmt.Sprintf("exceeds the API's completion_tokens (%d) by more than %g x decode_s + %d; the raw timings are kept in outputs.jsonl",
+		completion, protocol.DecodeCountSlackPerSecond, protocol.DecodeCountSlack)
 }
 
 // DecodeAgrees is the protocol's check of predicted_n against the rate the
@@ -212,6 +236,16 @@ func Account(ev Evidence) Accounting {
 			a.Sources.CachedTokens = str(SrcCachedIKLlam)
 		}
 	}
+	// More cached tokens than the prompt has: the engine's counts
+	// contradict each other, so which tokens its prefill computed is
+	// unknown and read_tokens (and the prompt rate) is null. cached_tokens
+	// stays the engine's count: the reuse rule reads it, and an engine
+	// that claims more than the whole prompt from the cache is held to it.
+	contradiction := ""
+	if cachedOK && a.Tokens.InputTokens != nil && cached > *a.Tokens.InputTokens {
+		contradiction = fmt.Sprintf("%s%s (%d) exceeds usage.prompt_tokens (%d), so the tokens the prefill computed are unknown; the raw values are kept in outputs.jsonl",
+			Contradictory, *a.Sources.CachedTokens, cached, *a.Tokens.InputTokens)
+	}
 	if cachedOK {
 		a.Tokens.CachedTokens = i64(cached)
 	} else {
@@ -226,7 +260,10 @@ func Account(ev Evidence) Accounting {
 		miss("/sources/cached_tokens", "no cached_tokens: "+r)
 	}
 	// read_tokens: timings.prompt_n, else input - cached (derived).
-	if v, ok, bad := count(llamaTimings, "prompt_n"); ok {
+	if contradiction != "" {
+		miss("/tokens/read_tokens", contradiction)
+		miss("/sources/read_tokens", "no read_tokens: "+contradiction)
+	} else if v, ok, bad := count(llamaTimings, "prompt_n"); ok {
 		a.Tokens.ReadTokens, a.Sources.ReadTokens = i64(v), str(SrcPromptN)
 	} else if a.Tokens.InputTokens != nil && a.Tokens.CachedTokens != nil && *a.Tokens.InputTokens >= *a.Tokens.CachedTokens {
 		a.Tokens.ReadTokens = i64(*a.Tokens.InputTokens - *a.Tokens.CachedTokens)
@@ -311,10 +348,10 @@ func Account(ev Evidence) Accounting {
 		if a.Tokens.ReadTokens != nil && *a.Tokens.ReadTokens == 0 {
 			why = "read_tokens is 0: the whole prompt came from the cache"
 		}
-		miss("/metrics/prompt_tps", why+otherEngine(ev.Timers, a.Missing, "/timings/prompt_s", "/tokens/read_tokens"))
+		miss("/metrics/prompt_tps", why+because(ev.Timers, a.Missing, "/timings/prompt_s", "/tokens/read_tokens"))
 	}
 	if a.Metrics.DecodeTPS, why = Rate(a.Tokens.DecodeTokens, a.Timings.DecodeS, "decode_tokens", "decode_s", "decode time"); why != "" {
-		miss("/metrics/decode_tps", why+otherEngine(ev.Timers, a.Missing, "/timings/decode_s", "/tokens/decode_tokens"))
+		miss("/metrics/decode_tps", why+because(ev.Timers, a.Missing, "/timings/decode_s", "/tokens/decode_tokens"))
 	}
 	if len(notes) > 0 {
 		a.Note = str(strings.Join(notes, "; "))
@@ -388,6 +425,11 @@ func llamaTimers(a *Accounting, timings map[string]json.RawMessage, miss func(pt
 	switch {
 	case predNOK && rateOK && predOK && DecodeAgrees(predN, rate, predMS/1000):
 		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(predN), str(SrcPredictedN)
+	case predNOK && rateOK && predOK && impliedOK && aboveCompletion(implied, a.Tokens.OutputTokens, predMS/1000):
+		r := fmt.Sprintf("%stimings.predicted_n (%d) disagrees with predicted_per_second x predicted_ms/1000, and the count that implies (%d) %s",
+			Contradictory, predN, implied, overCompletion(*a.Tokens.OutputTokens))
+		miss("/tokens/decode_tokens", r)
+		miss("/sources/decode_tokens", "no decode_tokens: "+r)
 	case predNOK && rateOK && predOK && impliedOK:
 		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(implied), str(SrcPredictedRate)
 		notes = append(notes, fmt.Sprintf("timings.predicted_n (%d) disagrees with predicted_per_second x predicted_ms/1000 (%.3f) beyond %g x decode_s + %d; decode_tokens is the count the rate implies (%d); the raw timings are kept in outputs.jsonl",
@@ -398,6 +440,11 @@ func llamaTimers(a *Accounting, timings map[string]json.RawMessage, miss func(pt
 	case predNOK:
 		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(predN), str(SrcPredictedNoChk)
 		notes = append(notes, "decode_tokens is timings.predicted_n, not cross-checked because the engine reported no predicted_per_second")
+	case rateOK && predOK && impliedOK && aboveCompletion(implied, a.Tokens.OutputTokens, predMS/1000):
+		r := fmt.Sprintf("%sthe count predicted_per_second x predicted_ms/1000 implies (%d) %s",
+			Contradictory, implied, overCompletion(*a.Tokens.OutputTokens))
+		miss("/tokens/decode_tokens", r)
+		miss("/sources/decode_tokens", "no decode_tokens: "+r)
 	case rateOK && predOK && impliedOK:
 		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(implied), str(SrcPredictedRate)
 		notes = append(notes, fmt.Sprintf("timings.predicted_n is absent; decode_tokens is the count predicted_per_second x predicted_ms/1000 implies (%d)", implied))
@@ -496,19 +543,22 @@ func (e engineTimers) read(a *Accounting, usage, obj map[string]json.RawMessage,
 	return notes
 }
 
-// otherEngine adds, for an engine other than llama.cpp's family, why the
-// rate's inputs are null: its timers differ, and the reason is the news.
-func otherEngine(t dialect.Timers, missing map[string]string, ptrs ...string) string {
-	if t == "" || t == dialect.TimersLlamaCpp {
-		return ""
-	}
+// because adds why the rate's inputs are null where that is the news: for
+// an engine other than llama.cpp's family (its timers differ), and for
+// counts the engine contradicted.
+func because(t dialect.Timers, missing map[string]string, ptrs ...string) string {
+	other := t != "" && t != dialect.TimersLlamaCpp
 	for _, p := range ptrs {
-		if why := missing[p]; why != "" {
+		if why := missing[p]; why != "" && (other || strings.HasPrefix(why, Contradictory)) {
 			return ": " + why
 		}
 	}
 	return ""
 }
+
+// Contradictory begins the reason of a count the engine's own evidence
+// contradicts.
+const Contradictory = "contradictory evidence: "
 
 // llamaFamily reports whether the engine's timings object is llama-server's
 // ("" is the timings of a result recorded before dialects named timers).

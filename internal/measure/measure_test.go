@@ -219,3 +219,90 @@ func TestNumbersStayFinite(t *testing.T) {
 		t.Errorf("prompt_tps %v, reason %q", a.Metrics.PromptTPS, a.Missing["/metrics/prompt_tps"])
 	}
 }
+
+// TestEngineNumberRules: a count is a JSON integer literal that int64
+// holds, cached tokens above the prompt and a rate that implies more
+// decoded tokens than the API returned are contradictions. Each gives
+// nulls with a reason naming the evidence; what it does not touch stays.
+func TestEngineNumberRules(t *testing.T) {
+	t.Parallel()
+	const timings = `"prompt_n":30,"prompt_ms":3,"predicted_n":3,"predicted_ms":6,"predicted_per_second":500`
+	cases := []struct {
+		name, usage, timings string
+		// null maps each pointer that must be null to a part of its reason;
+		// kept are pointers that must keep a value.
+		null map[string]string
+		kept []string
+	}{
+		{name: "a count sent as a string", usage: `{"completion_tokens":"999999","prompt_tokens":30}`, timings: `{` + timings + `}`,
+			null: map[string]string{"/tokens/output_tokens": `invalid evidence: usage.completion_tokens ("999999") is not a nonnegative JSON integer`},
+			kept: []string{"/tokens/input_tokens", "/tokens/decode_tokens", "/metrics/decode_tps"}},
+		{name: "a count with a fraction", usage: `{"completion_tokens":3.0,"prompt_tokens":30}`, timings: `{` + timings + `}`,
+			null: map[string]string{"/tokens/output_tokens": "usage.completion_tokens (3.0) is not a nonnegative JSON integer"}},
+		{name: "a count with an exponent", usage: `{"completion_tokens":3,"prompt_tokens":3e1}`, timings: `{` + timings + `}`,
+			null: map[string]string{"/tokens/input_tokens": "usage.prompt_tokens (3e1) is not"}, kept: []string{"/tokens/output_tokens"}},
+		{name: "a negative count", usage: `{"completion_tokens":-5,"prompt_tokens":30}`, timings: `{` + timings + `}`,
+			null: map[string]string{"/tokens/output_tokens": "(-5) is not a nonnegative JSON integer"}},
+		{name: "a count past int64", usage: `{"completion_tokens":3,"prompt_tokens":30}`, timings: `{"prompt_n":9223372036854775808,"prompt_ms":3,"predicted_n":3,"predicted_ms":6,"predicted_per_second":500}`,
+			null: map[string]string{"/tokens/read_tokens": "timings.prompt_n (9223372036854775808) is not a nonnegative JSON integer within int64", "/metrics/prompt_tps": "read_tokens or prompt_s is null"}},
+		{name: "the largest int64 is a count", usage: `{"completion_tokens":3,"prompt_tokens":9223372036854775807}`, timings: `{` + timings + `}`,
+			kept: []string{"/tokens/input_tokens", "/tokens/read_tokens"}},
+		{name: "a count given as a string in timings", usage: `{"completion_tokens":3,"prompt_tokens":30}`, timings: `{"prompt_n":"30","prompt_ms":3,"predicted_n":3,"predicted_ms":6,"predicted_per_second":500}`,
+			null: map[string]string{"/tokens/read_tokens": `timings.prompt_n ("30") is not`}},
+		{name: "cached above input (usage)", usage: `{"completion_tokens":3,"prompt_tokens":30,"prompt_tokens_details":{"cached_tokens":1000}}`, timings: `{` + timings + `}`,
+			null: map[string]string{
+				"/tokens/read_tokens": "contradictory evidence: usage.prompt_tokens_details.cached_tokens (1000) exceeds usage.prompt_tokens (30)",
+				"/metrics/prompt_tps": "read_tokens or prompt_s is null: contradictory evidence",
+			},
+			// cached_tokens stays the engine's count, which the reuse rule reads.
+			kept: []string{"/tokens/input_tokens", "/tokens/cached_tokens", "/timings/prompt_s", "/tokens/decode_tokens", "/metrics/decode_tps"}},
+		{name: "cached above input (timings.cache_n, read_tokens derived)", usage: `{"completion_tokens":3,"prompt_tokens":30}`,
+			timings: `{"cache_n":31,"prompt_ms":3,"predicted_n":3,"predicted_ms":6,"predicted_per_second":500}`,
+			null:    map[string]string{"/tokens/read_tokens": "timings.cache_n (31) exceeds usage.prompt_tokens (30)", "/metrics/prompt_tps": "contradictory evidence"}},
+		{name: "the whole prompt cached is no contradiction", usage: `{"completion_tokens":3,"prompt_tokens":30,"prompt_tokens_details":{"cached_tokens":30}}`, timings: `{` + timings + `}`,
+			kept: []string{"/tokens/cached_tokens", "/tokens/read_tokens"}},
+		{name: "a rate that implies far more tokens than completion_tokens", usage: `{"completion_tokens":3,"prompt_tokens":30}`,
+			timings: `{"prompt_n":30,"prompt_ms":3,"predicted_n":3,"predicted_ms":30,"predicted_per_second":1000000}`,
+			null: map[string]string{
+				"/tokens/decode_tokens": "contradictory evidence: timings.predicted_n (3) disagrees with predicted_per_second x predicted_ms/1000, and the count that implies (30000) exceeds the API's completion_tokens (3) by more than 0.05 x decode_s + 1",
+				"/metrics/decode_tps":   "decode_tokens or decode_s is null: contradictory evidence",
+			},
+			kept: []string{"/tokens/output_tokens", "/timings/decode_s", "/metrics/prompt_tps"}},
+		{name: "a rate that implies completion_tokens + the slack", usage: `{"completion_tokens":3,"prompt_tokens":30}`,
+			timings: `{"prompt_n":30,"prompt_ms":3,"predicted_n":10,"predicted_ms":1000,"predicted_per_second":4.0}`,
+			kept:    []string{"/tokens/decode_tokens", "/metrics/decode_tps"}},
+		{name: "a rate that implies one token past the slack", usage: `{"completion_tokens":3,"prompt_tokens":30}`,
+			timings: `{"prompt_n":30,"prompt_ms":3,"predicted_n":10,"predicted_ms":1000,"predicted_per_second":5.0}`,
+			null:    map[string]string{"/tokens/decode_tokens": "the count that implies (5) exceeds the API's completion_tokens (3)"}},
+		{name: "predicted_n absent and the rate implies too many", usage: `{"completion_tokens":3,"prompt_tokens":30}`,
+			timings: `{"prompt_n":30,"prompt_ms":3,"predicted_ms":30,"predicted_per_second":1000000}`,
+			null:    map[string]string{"/tokens/decode_tokens": "contradictory evidence: the count predicted_per_second x predicted_ms/1000 implies (30000) exceeds"}},
+		{name: "without completion_tokens the implied count stands", usage: `{"prompt_tokens":30}`,
+			timings: `{"prompt_n":30,"prompt_ms":3,"predicted_n":3,"predicted_ms":30,"predicted_per_second":1000000}`,
+			kept:    []string{"/tokens/decode_tokens"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			a := Account(Evidence{Usage: []byte(c.usage), Timings: []byte(c.timings), Total: ptr(1), Status: contract.Completed})
+			checkNulls(t, a)
+			values := map[string]bool{
+				"/tokens/input_tokens": a.Tokens.InputTokens != nil, "/tokens/cached_tokens": a.Tokens.CachedTokens != nil,
+				"/tokens/read_tokens": a.Tokens.ReadTokens != nil, "/tokens/output_tokens": a.Tokens.OutputTokens != nil,
+				"/tokens/decode_tokens": a.Tokens.DecodeTokens != nil, "/timings/prompt_s": a.Timings.PromptS != nil,
+				"/timings/decode_s": a.Timings.DecodeS != nil, "/metrics/prompt_tps": a.Metrics.PromptTPS != nil,
+				"/metrics/decode_tps": a.Metrics.DecodeTPS != nil,
+			}
+			for p, says := range c.null {
+				if values[p] || !strings.Contains(a.Missing[p], says) {
+					t.Errorf("%s: value %v, reason %q; want null with %q", p, values[p], a.Missing[p], says)
+				}
+			}
+			for _, p := range c.kept {
+				if !values[p] {
+					t.Errorf("%s is null (%s), want a value", p, a.Missing[p])
+				}
+			}
+		})
+	}
+}

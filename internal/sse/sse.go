@@ -15,8 +15,8 @@ import (
 	"io"
 )
 
-// MaxLine is the longest line accepted by default: 1 MiB. A longer line is
-// an error, never a silent truncation.
+// MaxLine is the longest line accepted by default: 1 MiB, not counting the
+// line's terminator. A longer line is an error, never a silent truncation.
 const MaxLine = 1 << 20
 
 // MaxEvent is the most data one event may gather over its lines (a chunk of
@@ -79,18 +79,19 @@ func (r *Reader) Lines() int { return r.lines }
 
 // readLine returns the next line without its terminator (LF, CRLF or CR),
 // or io.EOF at the end of input. A final line without a terminator is
-// returned as a line.
+// returned as a line. The limit counts the line's bytes without its
+// terminator, exactly: a line of max bytes passes, one of max+1 does not.
 func (r *Reader) readLine() ([]byte, error) {
 	frag, err := r.br.ReadSlice('\n')
-	if err == nil {
-		r.lines++
-		return trimEOL(frag), nil
-	}
-	if err == bufio.ErrBufferFull {
+	switch {
+	case err == nil:
+	case err == bufio.ErrBufferFull:
 		r.line = append(r.line[:0], frag...)
 		for {
-			if len(r.line) > r.max {
-				return nil, fmt.Errorf("line %d: %w (%d bytes)", r.lines+1, ErrLineTooLong, r.max)
+			// No LF yet: one byte past the limit may still be the CR of a
+			// CRLF, two cannot.
+			if len(r.line) > r.max+1 {
+				return nil, r.tooLong()
 			}
 			frag, err = r.br.ReadSlice('\n')
 			r.line = append(r.line, frag...)
@@ -104,17 +105,21 @@ func (r *Reader) readLine() ([]byte, error) {
 				return nil, err
 			}
 		}
-		if len(r.line) > r.max+2 {
-			return nil, fmt.Errorf("line %d: %w (%d bytes)", r.lines+1, ErrLineTooLong, r.max)
-		}
-		r.lines++
-		return trimEOL(r.line), nil
+		frag = r.line
+	case err == io.EOF && len(frag) > 0:
+	default:
+		return nil, err
 	}
-	if err == io.EOF && len(frag) > 0 {
-		r.lines++
-		return trimEOL(frag), nil
+	line := trimEOL(frag)
+	if len(line) > r.max {
+		return nil, r.tooLong()
 	}
-	return nil, err
+	r.lines++
+	return line, nil
+}
+
+func (r *Reader) tooLong() error {
+	return fmt.Errorf("line %d: %w (%d bytes)", r.lines+1, ErrLineTooLong, r.max)
 }
 
 func trimEOL(b []byte) []byte {

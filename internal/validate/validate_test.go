@@ -112,6 +112,19 @@ func TestValidatorHoldsTheEvidenceToTheWorkload(t *testing.T) {
 			re := regexp.MustCompile(`"usage":\{"completion_tokens":(\d+)`)
 			f[contract.OutputsFile].Data = re.ReplaceAll(f[contract.OutputsFile].Data, []byte(`"usage":{"completion_tokens":9${1}`))
 		}, "/requests/", "the raw usage and timings in outputs.jsonl give"},
+		// The engine number rules are re-derived from the raw evidence: a
+		// record that kept what the rules make null does not stand.
+		{"a count sent as a JSON string in outputs.jsonl", func(f fstest.MapFS) {
+			re := regexp.MustCompile(`"usage":\{"completion_tokens":(\d+)`)
+			f[contract.OutputsFile].Data = re.ReplaceAll(f[contract.OutputsFile].Data, []byte(`"usage":{"completion_tokens":"${1}"`))
+		}, "/requests/", "outputs.jsonl give null"},
+		{"more cached tokens than the prompt in outputs.jsonl", func(f fstest.MapFS) {
+			replaceIn(f, contract.OutputsFile, `"prompt_tokens_details":{"cached_tokens":0}`, `"prompt_tokens_details":{"cached_tokens":1000}`, 1)
+		}, "/requests/", "outputs.jsonl give null"},
+		{"a decode rate that implies more tokens than were returned", func(f fstest.MapFS) {
+			re := regexp.MustCompile(`"predicted_per_second":[0-9.]+`)
+			f[contract.OutputsFile].Data = re.ReplaceAll(f[contract.OutputsFile].Data, []byte(`"predicted_per_second":1e9`))
+		}, "/requests/", "outputs.jsonl give null"},
 		{"a verdict reason rewritten", func(f fstest.MapFS) {
 			replaceIn(f, contract.ResultsFile, `"reason": "the answer is exactly the required JSON value"`, `"reason": "reviewed by hand"`, 1)
 		}, "/requests/", "re-scoring the saved output says"},
