@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -243,5 +244,47 @@ func TestBuildBadInput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBuildFromAPack: the Qwen3 tokenizer written as a Strata pack's
+// tokenizer folder (vocab.json, merges.txt, token_type.json, Strata's
+// tokenizer.json) rebuilds every fixture of the embedded bundle byte for
+// byte, and build.json names the pack's files as the tokenizer's inputs.
+func TestBuildFromAPack(t *testing.T) {
+	t.Parallel()
+	tokPath, tmplPath := qwenPaths(t)
+	pack := filepath.Join(t.TempDir(), "pack", "tokenizer")
+	if err := tokenizer.WritePack(tokPath, pack); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "bundle")
+	r := runIn(t, t.TempDir(), "", "bench", "corpus", "build", "--tokenizer", pack, "--template", tmplPath, "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	committed := filepath.Join(repoRoot(t), "bench", "prompts", protocol.BundleName)
+	for _, req := range protocol.Schedule(true) {
+		a, _ := os.ReadFile(filepath.Join(out, req.ID+".json"))
+		b, _ := os.ReadFile(filepath.Join(committed, req.ID+".json"))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s differs from the committed fixture", req.ID)
+		}
+	}
+	var build struct {
+		Inputs struct {
+			Tokenizer []struct{ Name string } `json:"tokenizer"`
+		} `json:"inputs"`
+	}
+	data, _ := os.ReadFile(filepath.Join(out, "build.json"))
+	if err := json.Unmarshal(data, &build); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range build.Inputs.Tokenizer {
+		names = append(names, f.Name)
+	}
+	if strings.Join(names, " ") != "vocab.json merges.txt token_type.json tokenizer.json" {
+		t.Errorf("build.json names the tokenizer's inputs %v", names)
 	}
 }

@@ -31,9 +31,15 @@ func SourceFiles(path string) ([]string, error) {
 	}
 	if !st.IsDir() {
 		if filepath.Base(path) == "vocab.json" {
+			if IsPack(filepath.Dir(path)) {
+				return packFiles(filepath.Dir(path)), nil
+			}
 			return vocabFiles(filepath.Dir(path)), nil
 		}
 		return []string{path}, nil
+	}
+	if IsPack(path) {
+		return packFiles(path), nil
 	}
 	if _, err := os.Stat(filepath.Join(path, "tokenizer.json")); err == nil {
 		return []string{filepath.Join(path, "tokenizer.json")}, nil
@@ -50,12 +56,21 @@ func vocabFiles(dir string) []string {
 }
 
 // Load reads a tokenizer from path: a Hugging Face tokenizer.json, a
-// vocab.json (with merges.txt beside it), a GGUF model file, or a folder
-// holding tokenizer.json or vocab.json + merges.txt.
+// vocab.json (with merges.txt beside it), a GGUF model file, a Strata
+// pack's tokenizer folder (LoadPack; also named by its vocab.json), or a
+// folder holding tokenizer.json or vocab.json + merges.txt.
 func Load(path string) (*Tokenizer, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", path, err)
+	}
+	if st.IsDir() && IsPack(path) {
+		return LoadPack(path)
+	}
+	if !st.IsDir() && filepath.Base(path) == PackVocab && IsPack(filepath.Dir(path)) {
+		// The token types beside it decide which tokens are special: never
+		// read this vocabulary without them.
+		return LoadPack(filepath.Dir(path))
 	}
 	if st.IsDir() {
 		if _, err := os.Stat(filepath.Join(path, "tokenizer.json")); err == nil {
