@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/engine"
+	"github.com/strata-bench/strata/internal/preflight"
 )
 
 // TestSchemaAgreesWithTheTypes holds the JSON Schema and the Go types of
@@ -34,6 +37,39 @@ type agreement struct {
 	t       *testing.T
 	defs    map[string]any
 	objects int
+	// extension: an omitempty field is optional (extensions blocks leave
+	// out what does not apply; the contract's objects have every field).
+	extension bool
+}
+
+// TestExtensionBlocksAgreeWithTheirTypes holds the schema of each
+// extensions block strata writes from a Go type to that type, field by
+// field (the blocks written as maps are held to the schema by every test
+// that validates a folder strata wrote).
+func TestExtensionBlocksAgreeWithTheirTypes(t *testing.T) {
+	t.Parallel()
+	var root map[string]any
+	if err := json.Unmarshal(ResultsV1, &root); err != nil {
+		t.Fatal(err)
+	}
+	defs, _ := root["$defs"].(map[string]any)
+	a := agreement{t: t, defs: defs, extension: true}
+	ext, _ := a.resolve(root["properties"].(map[string]any)["extensions"].(map[string]any))
+	block := func(path ...string) map[string]any {
+		node := ext
+		for _, p := range path {
+			node = node["properties"].(map[string]any)[p].(map[string]any)
+		}
+		return node
+	}
+	a.check("extensions.engine_dialect.dialect", reflect.TypeFor[dialect.Dialect](), block("engine_dialect", "dialect"))
+	a.check("extensions.engine_dialect.reasoning_budget", reflect.TypeFor[dialect.Budget](), block("engine_dialect", "reasoning_budget"))
+	a.check("extensions.engine_dialect.budget_check", reflect.TypeFor[dialect.BudgetCheck](), block("engine_dialect", "budget_check"))
+	a.check("extensions.preflight", reflect.TypeFor[preflight.Result](), block("preflight"))
+	a.check("extensions.engine.served_before_run", reflect.TypeFor[engine.ServedBefore](), block("engine", "served_before_run"))
+	if a.objects < 7 {
+		t.Fatalf("only %d objects compared", a.objects)
+	}
 }
 
 var rawMessage = reflect.TypeFor[json.RawMessage]()
@@ -193,7 +229,8 @@ func (a *agreement) object(path string, ty reflect.Type, node map[string]any) {
 	if node["additionalProperties"] != false && !openObjects[path] {
 		t.Errorf("%s: the schema allows names the type does not have (additionalProperties is not false)", path)
 	}
-	var fields []string
+	// fields are the names always written (required), named every name.
+	var fields, named []string
 	for i := range ty.NumField() {
 		f := ty.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -203,19 +240,25 @@ func (a *agreement) object(path string, ty reflect.Type, node map[string]any) {
 		if name == "" {
 			name = f.Name
 		}
-		fields = append(fields, name)
 		sub, ok := props[name].(map[string]any)
 		if !ok {
 			t.Errorf("%s.%s: a Go field the schema does not name", path, name)
 			continue
 		}
-		if strings.Contains(opts, "omitempty") {
+		ft := f.Type
+		switch {
+		case !strings.Contains(opts, "omitempty"):
+			fields = append(fields, name)
+		case !a.extension:
 			t.Errorf("%s.%s: omitempty, but every field of the contract is present (null when unknown)", path, name)
+		case ft.Kind() == reflect.Pointer:
+			ft = ft.Elem() // left out, never null
 		}
-		a.check(path+"."+name, f.Type, sub)
+		named = append(named, name)
+		a.check(path+"."+name, ft, sub)
 	}
 	for name := range props {
-		if !contains(fields, name) {
+		if !contains(named, name) {
 			t.Errorf("%s.%s: the schema names a field the Go type %s does not have", path, name, ty)
 		}
 	}

@@ -192,7 +192,7 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 	budget := srv.Dialect.CheckBudget(view)
 	// What already makes the run nonconforming is said now, in the words
 	// the result will use, so the user can stop before the warm-up.
-	for _, r := range derive.BeforeRun(result.Preview(srv, facts), srv.Dialect.NotTaken(), budget.Nonconforming) {
+	for _, r := range derive.BeforeRun(result.Preview(srv, facts), srv.Evidence(), srv.Dialect.NotTaken(), budget.Nonconforming) {
 		fmt.Fprintf(stderr, "warning: the run will be nonconforming: %s\n", displayLine(r.Text))
 	}
 	if budget.Nonconforming == "" && budget.State == "not verifiable" {

@@ -118,6 +118,14 @@ func withSignals(ctx context.Context, sigs <-chan os.Signal) (context.Context, <
 	return ctx, now, func() { close(done); cancel(nil) }
 }
 
+// now is the wall clock's time.
+func (e Env) now() time.Time {
+	if e.Now == nil {
+		return time.Now()
+	}
+	return e.Now()
+}
+
 // machine is what is private on this machine (nothing when the process
 // state names nothing: the generic patterns still apply).
 func (e Env) machine() redact.Machine {
@@ -138,14 +146,6 @@ func (e Env) process() (benchrun.Process, error) {
 		SimulatorSpeed: e.SimulatorSpeed, Keys: e.keys}
 	p.Machine = e.machine()
 	return p, nil
-}
-
-// now reads the wall clock.
-func (e Env) now() time.Time {
-	if e.Now == nil {
-		return time.Now()
-	}
-	return e.Now()
 }
 
 // cacheDir is strata's cache folder: Env.CacheDir, else the user cache

@@ -32,12 +32,12 @@ func newManifest(env Env) *cobra.Command {
 	return m
 }
 
-func manifestOptions(activate []string) (manifest.Options, error) {
+func manifestOptions(env Env, activate []string) (manifest.Options, error) {
 	b, err := prompts.Bundle()
 	if err != nil {
 		return manifest.Options{}, err
 	}
-	return manifest.Options{Activated: activate, Bundle: b}, nil
+	return manifest.Options{Activated: activate, Bundle: b, Now: env.now()}, nil
 }
 
 const activateHelp = "a protocol ID that is activated (repeatable); none is by default, since the draft protocol has no approved results"
@@ -54,8 +54,9 @@ func newManifestVerify(env Env) *cobra.Command {
 entry: results_path resolved at evidence_commit (from the git objects; no git
 binary needed), its SHA-256, every referenced artifact's hash, the strict result
 validator, that the evidence commit introduced the report, that the protocol ID
-is activated, and that the run is neither partial nor nonconforming. Every
-failure names the entry and the reason; exit 1 if any.`,
+is activated, that the run is neither partial nor nonconforming, and that the
+review is not dated after now. Every failure names the entry and the reason;
+exit 1 if any.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			repo, err := manifest.Open(env.Path(repoDir))
@@ -66,7 +67,7 @@ failure names the entry and the reason; exit 1 if any.`,
 			if err != nil {
 				return err
 			}
-			o, err := manifestOptions(activate)
+			o, err := manifestOptions(env, activate)
 			if err != nil {
 				return err
 			}
@@ -124,7 +125,7 @@ the manifest, and anything that fails verification.`,
 			if err != nil {
 				return err
 			}
-			o, err := manifestOptions(activate)
+			o, err := manifestOptions(env, activate)
 			if err != nil {
 				return err
 			}
@@ -132,7 +133,7 @@ the manifest, and anything that fails verification.`,
 			if err != nil {
 				return err
 			}
-			m, c, err := repo.Add(current, manifest.AddOptions{Options: o, ResultsPath: results, ReviewPR: pr, ReviewedBy: by, Now: time.Now()})
+			m, c, err := repo.Add(current, manifest.AddOptions{Options: o, ResultsPath: results, ReviewPR: pr, ReviewedBy: by})
 			if err != nil {
 				return err
 			}
@@ -185,7 +186,7 @@ text/plain for all evidence.`,
 			if err != nil {
 				return err
 			}
-			o, err := manifestOptions(activate)
+			o, err := manifestOptions(env, activate)
 			if err != nil {
 				return err
 			}

@@ -32,15 +32,17 @@ server-level budget as llama-server's does. The other dialects ("vllm",
 "sglang", "ollama", "ik_llama.cpp", "lmstudio", "tabbyapi") serve that
 engine's identification endpoints and streaming wire instead, with the same
 simulated model. It says it is a simulator in /props (where the dialect has
-/props) and in an X-Strata-Simulator response header on every response, so a
-run against it is always nonconforming. Stop it with Ctrl-C.
+/props) and in an X-Strata-Simulator response header on every response, and no
+scenario can remove or change that, so a run against it is always
+nonconforming (the result names every trace it left). Stop it with Ctrl-C.
 
 Scenario file (JSON; an unknown field is an error). Request IDs are the
 protocol's, e.g. "performance-prompt-4k-r2" or "sanity-I1" (see a
 result's results.json); "default" applies to every request first, then the
 request's own entry:
   {"default": {...}, "requests": {"ID": {...}},
-   "props": {"FIELD": VALUE}        replace top-level /props fields
+   "props": {"FIELD": VALUE}        replace top-level /props fields (null
+                                    removes one; not the simulator's markers)
    "no_slots": true                 /slots answers 501 (no --slots)
    "no_template_endpoints": true    /apply-template and /tokenize answer 404
    "tokenize_skew": {"ID": N}       add N to /tokenize's count of ID's prompt

@@ -416,10 +416,13 @@ type Output struct {
 	Error        *ErrorInfo      `json:"error"`
 	ErrorBody    *string         `json:"error_body,omitempty"`
 	Malformed    []string        `json:"malformed_lines,omitempty"`
-	// DispatchedAt is the UTC wall time of dispatch; RoundOffsetS the
-	// dispatch's offset (monotonic) from the first dispatch of its
-	// concurrency round.
+	// DispatchedAt is the UTC wall time of dispatch; OffsetS the
+	// dispatch's offset (monotonic) from the run's first dispatch, the
+	// warm-up's (the run's durations are rebuilt from it and the events);
+	// RoundOffsetS its offset from the first dispatch of its concurrency
+	// round.
 	DispatchedAt   *string  `json:"dispatched_at"`
+	OffsetS        *float64 `json:"offset_s,omitempty"`
 	RoundOffsetS   *float64 `json:"round_offset_s,omitempty"`
 	FirstDeltaKind *string  `json:"first_delta_kind"`
 	// Events are [seconds since dispatch, kind], dispatch at offset zero.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
@@ -117,6 +118,20 @@ func folder(t *testing.T, name string) (*contract.Results, map[string]contract.O
 	return &res, outs
 }
 
+// server reads what a committed folder's server served about itself.
+func server(t *testing.T, name string) dialect.Evidence {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "results", name, contract.ConfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := dialect.ReadEvidence(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
 func maxShared(t *testing.T) map[string]int {
 	b, err := prompts.Bundle()
 	if err != nil {
@@ -152,11 +167,12 @@ func TestCommittedFoldersDeriveAgain(t *testing.T) {
 			StatusReasons struct{ Nonconforming, Partial []string } `json:"status_reasons"`
 		}
 		json.Unmarshal(res.Extensions, &ext)
-		non, part := Split(Reasons(Evidence{Results: res, Outputs: outs, MaxShared: ms}))
+		ev := Evidence{Results: res, Outputs: outs, MaxShared: ms, Server: server(t, name)}
+		non, part := Split(Reasons(ev))
 		if strings.Join(non, "\n") != strings.Join(ext.StatusReasons.Nonconforming, "\n") || strings.Join(part, "\n") != strings.Join(ext.StatusReasons.Partial, "\n") {
 			t.Errorf("%s: reasons %q / %q, stored %q / %q", name, non, part, ext.StatusReasons.Nonconforming, ext.StatusReasons.Partial)
 		}
-		if got := Status(Reasons(Evidence{Results: res, Outputs: outs, MaxShared: ms})); got != res.Run.Status {
+		if got := Status(Reasons(ev)); got != res.Run.Status {
 			t.Errorf("%s: status %s, stored %s", name, got, res.Run.Status)
 		}
 	}

@@ -104,14 +104,37 @@ func Remote(base string) *Reason {
 // (the simulator, settings it cannot take) and the identity (commit, model
 // hashes, template, budget). The runner says them before the warm-up, with
 // the words the result will use.
-func BeforeRun(res *contract.Results, notTaken []string, budget string) []Reason {
-	return append(engineReasons(res, notTaken), identityReasons(res, budget)...)
+func BeforeRun(res *contract.Results, server dialect.Evidence, notTaken []string, budget string) []Reason {
+	return append(engineReasons(res, server, notTaken), identityReasons(res, budget)...)
 }
 
-func engineReasons(res *contract.Results, notTaken []string) []Reason {
+// simulated is the reason a run of strata's simulator is nonconforming,
+// naming every trace it left (dialect.SimulatorTraces of the server's
+// evidence and the result), or nil when there is none.
+func simulated(res *contract.Results, server dialect.Evidence) *Reason {
+	ev := dialect.SimulatorEvidence{Server: server, Extensions: res.Extensions}
+	if v := res.Software.EngineVersion; v != nil {
+		ev.EngineVersion = *v
+	}
+	for _, f := range res.Model.Files {
+		m := dialect.ModelFile{Path: f.Path}
+		if f.SHA256 != nil {
+			m.SHA256 = *f.SHA256
+		}
+		ev.ModelFiles = append(ev.ModelFiles, m)
+	}
+	traces := dialect.SimulatorTraces(ev)
+	if len(traces) == 0 {
+		return nil
+	}
+	return &Reason{Kind: SimulatedEngine, Text: "the server is strata's simulated engine, not a real inference engine: its numbers are made up (it left " +
+		strings.Join(traces, "; ") + ")"}
+}
+
+func engineReasons(res *contract.Results, server dialect.Evidence, notTaken []string) []Reason {
 	var out []Reason
-	if v := res.Software.EngineVersion; v != nil && dialect.IsSimulatorVersion(*v) {
-		out = append(out, Reason{Kind: SimulatedEngine, Text: "the server is strata's simulated engine, not a real inference engine: its numbers are made up"})
+	if r := simulated(res, server); r != nil {
+		out = append(out, *r)
 	}
 	for _, n := range notTaken {
 		out = append(out, Reason{Kind: SettingNotTaken, Text: "the engine cannot take the profile's setting " + n})
@@ -174,6 +197,15 @@ func RequestReasons(q contract.Request, o contract.Output, maxShared map[string]
 	return out
 }
 
+// RunnerStoppedKind is the error kind of a request that was in flight
+// when the runner stopped (a recovered run: it was dispatched and no
+// response was recorded), and RunnerStopped how a recovered run names what
+// ended it (its interruption and its extensions.aborted).
+const (
+	RunnerStoppedKind = "runner_stopped"
+	RunnerStopped     = "the runner stopped (it was killed, ran out of memory, or the machine went down) and the run was recovered from its journal"
+)
+
 // Interruption is the reason an interrupted run is partial.
 func Interruption(how string) Reason {
 	if how == "" {
@@ -194,6 +226,8 @@ type Evidence struct {
 	// NotTaken are the profile settings the engine's chat endpoint cannot
 	// take (dialect.NotTaken of the recorded dialect), each with its source.
 	NotTaken []string
+	// Server is what the server served about itself (config.json).
+	Server dialect.Evidence
 }
 
 // Reasons are every reason the evidence shows, in the order the result
@@ -204,7 +238,7 @@ func Reasons(ev Evidence) []Reason {
 	res := ev.Results
 	var out []Reason
 	add := func(k Kind, id, text string) { out = append(out, Reason{Kind: k, Request: id, Text: text}) }
-	out = append(out, engineReasons(res, ev.NotTaken)...)
+	out = append(out, engineReasons(res, ev.Server, ev.NotTaken)...)
 	for _, q := range res.Requests {
 		if o, ok := ev.Outputs[q.ID]; ok {
 			out = append(out, RequestReasons(q, o, ev.MaxShared)...)

@@ -1,8 +1,11 @@
 package derive
 
 import (
+	"math"
+
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/measure"
+	"github.com/strata-bench/strata/internal/protocol"
 )
 
 // Derived is everything of a result that is a function of its request
@@ -47,3 +50,55 @@ func Run(res *contract.Results, outs map[string]contract.Output, maxShared map[s
 	d.Quality = Quality(res.Requests)
 	return d
 }
+
+// Durations are the run's required_duration_s and optional_duration_s from
+// the trace in outputs.jsonl, the monotonic clock's: required runs from the
+// warm-up's dispatch to the end of the last required request that was sent,
+// optional from the concurrency stage's first dispatch to its last
+// termination. A request's dispatch is its offset_s, its end that plus its
+// client total_s; a request whose end was lost (a recovered run) counts to
+// its dispatch. missing holds the reasons of the nulls. The writer computes
+// them from the values it writes, so the validator gets the same numbers.
+func Durations(reqs []contract.Request, outs map[string]contract.Output, optional bool) (required, opt *float64, missing map[string]string) {
+	missing = map[string]string{}
+	type span struct {
+		start, end float64
+		any        bool
+	}
+	var req, con span
+	for _, q := range reqs {
+		o, ok := outs[q.ID]
+		if !ok || o.OffsetS == nil || q.Status == contract.Skipped {
+			continue
+		}
+		end := *o.OffsetS
+		if q.Timings.TotalS != nil {
+			end += *q.Timings.TotalS
+		}
+		sp := &req
+		if q.Phase == string(protocol.PhaseConcurrency) {
+			sp = &con
+		}
+		if !sp.any {
+			sp.start, sp.end, sp.any = *o.OffsetS, end, true
+			continue
+		}
+		sp.start, sp.end = math.Min(sp.start, *o.OffsetS), math.Max(sp.end, end)
+	}
+	if req.any {
+		required = ptr(req.end - req.start)
+	} else {
+		missing["/run/required_duration_s"] = "no required request was dispatched"
+	}
+	switch {
+	case !optional:
+		missing["/run/optional_duration_s"] = "not applicable: the optional concurrency stage was not selected"
+	case !con.any:
+		missing["/run/optional_duration_s"] = "no request of the optional concurrency stage was dispatched"
+	default:
+		opt = ptr(con.end - con.start)
+	}
+	return required, opt, missing
+}
+
+func ptr[T any](v T) *T { return &v }

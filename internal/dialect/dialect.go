@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
-	"strings"
 )
 
 // Engine names an engine family.
@@ -65,24 +64,41 @@ type Dialect struct {
 
 // Evidence is what a server serves about itself before the run: each a raw
 // body (nil when the route did not answer 200 with JSON), and the Server
-// header of its /health answer.
+// and X-Strata-Simulator headers of its /health answer. config.json keeps
+// it under these names, so a saved result is identified again from the
+// same evidence (ReadEvidence).
 type Evidence struct {
-	Props  json.RawMessage // GET /props
-	Status json.RawMessage // GET /v1/status (Strata's server)
-	Models json.RawMessage // GET /v1/models
+	Props  json.RawMessage `json:"props"`     // GET /props
+	Status json.RawMessage `json:"v1_status"` // GET /v1/status (Strata's server)
+	Models json.RawMessage `json:"models"`    // GET /v1/models
 	// Version is GET /version (vLLM: {"version": "0.11.2"}; ik_llama.cpp:
 	// {"version": 4, "features": {...}}).
-	Version json.RawMessage
+	Version json.RawMessage `json:"version"`
 	// OllamaVersion is GET /api/version, ServerInfo SGLang's GET
 	// /get_server_info and LMStudioModels LM Studio's GET /api/v1/models (or
 	// /api/v0/models).
-	OllamaVersion  json.RawMessage
-	ServerInfo     json.RawMessage
-	LMStudioModels json.RawMessage
-	ServerHeader   string
+	OllamaVersion  json.RawMessage `json:"api_version"`
+	ServerInfo     json.RawMessage `json:"server_info"`
+	LMStudioModels json.RawMessage `json:"lmstudio_models"`
+	ServerHeader   string          `json:"server_header"`
 	// SimulatorHeader is the X-Strata-Simulator header strata's simulator
 	// sends with every answer, whatever engine it speaks as.
-	SimulatorHeader string
+	SimulatorHeader string `json:"simulator_header"`
+}
+
+// ReadEvidence reads the server's evidence from a saved config.json (a
+// route recorded as null did not answer).
+func ReadEvidence(config []byte) (Evidence, error) {
+	var ev Evidence
+	if err := json.Unmarshal(config, &ev); err != nil {
+		return Evidence{}, fmt.Errorf("the server's evidence in config.json: %w", err)
+	}
+	for _, raw := range []*json.RawMessage{&ev.Props, &ev.Status, &ev.Models, &ev.Version, &ev.OllamaVersion, &ev.ServerInfo, &ev.LMStudioModels} {
+		if string(bytes.TrimSpace(*raw)) == "null" {
+			*raw = nil
+		}
+	}
+	return ev, nil
 }
 
 // llamaBuild is llama.cpp's build_info form, b<build>-<commit>.
@@ -110,15 +126,13 @@ func ownedBy(models json.RawMessage) string {
 // their own routes and owned_by values.
 func Identify(ev Evidence) Dialect {
 	var props struct {
-		BuildInfo       string `json:"build_info"`
-		StrataSimulator bool   `json:"strata_simulator"`
+		BuildInfo string `json:"build_info"`
 	}
 	if len(ev.Props) > 0 {
 		_ = json.Unmarshal(ev.Props, &props)
 	}
-	sim := props.StrataSimulator || IsSimulatorVersion(props.BuildInfo) || ev.SimulatorHeader != ""
 	d := identify(ev, props.BuildInfo)
-	d.Simulated = sim || IsSimulatorVersion(d.Version)
+	d.Simulated = len(SimulatorTraces(SimulatorEvidence{Server: ev, EngineVersion: d.Version})) > 0
 	return d
 }
 
@@ -199,14 +213,6 @@ func numVersion(ok bool, n int) string {
 	}
 	return strconv.Itoa(n)
 }
-
-// simulatorPrefix starts every version string strata's simulator reports.
-const simulatorPrefix = "strata-simulator"
-
-// IsSimulatorVersion reports whether an engine version is strata's
-// simulator's: the one rule by which a run, and a saved result, are known
-// to come from it.
-func IsSimulatorVersion(v string) bool { return strings.HasPrefix(v, simulatorPrefix) }
 
 // Name is a short label: "llama.cpp b10470", "strata-server 0.2.1",
 // "unknown".

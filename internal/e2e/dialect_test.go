@@ -55,8 +55,7 @@ func TestDialects(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			sc := &simengine.Scenario{Props: map[string]json.RawMessage{"strata_simulator": json.RawMessage("null")}}
-			o := harness{scenario: sc, sim: c.sim, view: c.view}.run(t)
+			o := harness{scenario: &simengine.Scenario{Props: map[string]json.RawMessage{}}, sim: c.sim, view: c.view}.run(t)
 			o.mustBeValid(t)
 			var ext struct {
 				D struct {

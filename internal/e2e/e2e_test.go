@@ -17,20 +17,26 @@ import (
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
+	"github.com/strata-bench/strata/internal/resulttest"
 	"github.com/strata-bench/strata/internal/runner"
 	"github.com/strata-bench/strata/internal/simengine"
 	"github.com/strata-bench/strata/internal/validate"
 )
 
-// asLlama makes the simulator look like a llama.cpp server in /props, so a
-// run can be conforming and the status rules can be tested.
-var asLlama = map[string]json.RawMessage{"strata_simulator": json.RawMessage("null"), "build_info": json.RawMessage(`"b9928-81ff7ab"`)}
+// asLlama makes the simulator report a llama.cpp build in /props (behind
+// the Unmarked front, the engine looks like that llama.cpp).
+var asLlama = map[string]json.RawMessage{"build_info": json.RawMessage(`"b9928-81ff7ab"`)}
 
 type harness struct {
 	scenario *simengine.Scenario
-	optional bool
-	timeout  time.Duration
-	slots    int
+	// simulated serves the simulator as it is; otherwise it is behind
+	// resulttest.Unmarked, so a run can be conforming and the status rules
+	// can be tested. keep names the markers that front leaves.
+	simulated bool
+	keep      []resulttest.Marker
+	optional  bool
+	timeout   time.Duration
+	slots     int
 	// decodeTPS slows the engine down where a test needs time to pass.
 	decodeTPS float64
 	ctx       context.Context
@@ -105,11 +111,16 @@ func (h harness) run(t testing.TB) outcome {
 		h.sim(&cfg)
 	}
 	sim := simengine.New(cfg)
-	url, err := sim.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var url string
+	if h.simulated {
+		var err error
+		if url, err = sim.Start("127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sim.Close() })
+	} else {
+		url = resulttest.Unmarked(t, sim, h.keep...)
 	}
-	t.Cleanup(func() { sim.Close() })
 	if h.url != "" {
 		url = h.url
 	}

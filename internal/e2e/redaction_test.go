@@ -55,7 +55,7 @@ func TestPlantedSecretsInEveryPlace(t *testing.T) {
 	all := secrets()
 	quoted, _ := json.Marshal(all)
 	sc := &simengine.Scenario{
-		Props: map[string]json.RawMessage{"strata_simulator": json.RawMessage("null"), "build_info": json.RawMessage(`"b10470-34af94cd9"`),
+		Props: map[string]json.RawMessage{"build_info": json.RawMessage(`"b10470-34af94cd9"`),
 			"owner": quoted},
 		Requests: map[string]simengine.Behaviour{
 			"sanity-I4": {Answer: &all},
@@ -120,7 +120,7 @@ func TestControlCharactersAreShownEscaped(t *testing.T) {
 	evil := "\x1b]0;pwned\x07\x1b[2J\rmodel\u202e.gguf"
 	alias, _ := json.Marshal(evil)
 	sc := &simengine.Scenario{
-		Props:    map[string]json.RawMessage{"strata_simulator": json.RawMessage("null"), "build_info": json.RawMessage(`"b10470-34af94cd9"`), "model_alias": alias},
+		Props:    map[string]json.RawMessage{"build_info": json.RawMessage(`"b10470-34af94cd9"`), "model_alias": alias},
 		Requests: map[string]simengine.Behaviour{"sanity-I2": {HTTPStatus: 500, ErrorMessage: evil}},
 	}
 	o := harness{scenario: sc}.run(t)

@@ -14,6 +14,7 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/resulttest"
 	"github.com/strata-bench/strata/internal/sharedpath"
 	"github.com/strata-bench/strata/internal/simengine"
 	"github.com/strata-bench/strata/internal/validate"
@@ -452,7 +453,7 @@ func TestRemoteServerIsNonconforming(t *testing.T) {
 
 func TestSimulatorIsNeverConforming(t *testing.T) {
 	t.Parallel()
-	o := harness{scenario: &simengine.Scenario{Props: map[string]json.RawMessage{}}}.run(t)
+	o := harness{simulated: true}.run(t)
 	o.mustBeValid(t)
 	if o.res.Run.Status != contract.StatusNonconforming || !strings.Contains(o.reasons(), "simulated engine") {
 		t.Errorf("status %s: %s", o.res.Run.Status, o.reasons())
@@ -466,11 +467,7 @@ func TestRunTwiceFlagsReuse(t *testing.T) {
 	// its payload reuse is flagged and the run is nonconforming.
 	sim := simengine.New(simengine.Config{PromptTPS: 5e6, DecodeTPS: 2e5, ReasoningTokens: 300, Accuracy: 1, Slots: 1,
 		ContextTokens: 32768, ModelPath: "m.gguf", Bundle: bundle(t), Scenario: &simengine.Scenario{Props: asLlama}})
-	url, err := sim.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sim.Close()
+	url := resulttest.Unmarked(t, sim)
 	first := harness{url: url}.run(t)
 	if first.res.Run.Status != contract.StatusComplete {
 		t.Fatalf("first run: %s (%s)", first.res.Run.Status, first.reasons())
@@ -620,7 +617,7 @@ func TestNothingPrivateReachesTheFolder(t *testing.T) {
 	t.Parallel()
 	planted := []string{"/home/alice", "alice@example.com", "192.168.7.42", "sk-live-ABCDEFGHIJKLMNOPQRSTU", "/srv/private/models", "fe80::aa:bb:cc:dd"}
 	props := map[string]json.RawMessage{
-		"strata_simulator": json.RawMessage("null"), "build_info": json.RawMessage(`"b9928-81ff7ab"`),
+		"build_info":  json.RawMessage(`"b9928-81ff7ab"`),
 		"model_path":  json.RawMessage(`"/home/alice/models/q.gguf"`),
 		"model_alias": json.RawMessage(`"/srv/private/models/q.gguf"`),
 		"owner":       json.RawMessage(`"alice@example.com via 192.168.7.42 and fe80::aa:bb:cc:dd"`),

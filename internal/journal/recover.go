@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/quantity"
@@ -18,10 +19,10 @@ import (
 
 // StoppedKind is the error kind of the request that was in flight when the
 // runner stopped.
-const StoppedKind = "runner_stopped"
+const StoppedKind = derive.RunnerStoppedKind
 
 // Stopped is how a recovered run names what ended it.
-const Stopped = "the runner stopped (it was killed, ran out of memory, or the machine went down) and the run was recovered from its journal"
+const Stopped = derive.RunnerStopped
 
 // Record rebuilds the run's record: every request the journal finished
 // exactly as it was, the one in flight failed ("the runner stopped"), the

@@ -270,6 +270,9 @@ type Options struct {
 	// draft, so none is activated unless configured.
 	Activated []string
 	Bundle    *fixtures.Bundle
+	// Now is the time of the check: a review is not dated after it (and
+	// Add dates a new entry with it).
+	Now time.Time
 }
 
 func (o Options) activated(id string) bool {
@@ -349,8 +352,10 @@ func (r *Repo) Check(e Entry, o Options) *Checked {
 	if e.ReproductionRunIDs == nil {
 		bad("reproduction_run_ids must be an array")
 	}
-	if _, err := time.Parse(time.RFC3339, e.ReviewedAt); err != nil || !strings.HasSuffix(e.ReviewedAt, "Z") {
+	if at, err := time.Parse(time.RFC3339, e.ReviewedAt); err != nil || !strings.HasSuffix(e.ReviewedAt, "Z") {
 		bad("reviewed_at %q is not a UTC ISO 8601 time", e.ReviewedAt)
+	} else if at.After(o.Now) {
+		bad("reviewed_at %s is after the time of this check (%s): a review cannot be dated in the future", e.ReviewedAt, o.Now.UTC().Format(time.RFC3339))
 	}
 	if e.ReviewedBy == "" {
 		bad("reviewed_by is required")
@@ -503,7 +508,6 @@ type AddOptions struct {
 	ResultsPath string // bench/results/<folder>/results.json (or the folder)
 	ReviewPR    string
 	ReviewedBy  string
-	Now         time.Time
 }
 
 // Add verifies a report on the default branch and returns the manifest with

@@ -15,12 +15,16 @@ import (
 	"github.com/strata-bench/strata/internal/resulttest"
 )
 
+// checkedAt is the time of every check in these tests (after the
+// committed scenario's reviews).
+var checkedAt = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
 func opts(t *testing.T, activate ...string) manifest.Options {
 	b, err := prompts.Bundle()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return manifest.Options{Activated: activate, Bundle: b}
+	return manifest.Options{Activated: activate, Bundle: b, Now: checkedAt}
 }
 
 func TestVerify(t *testing.T) {
@@ -137,9 +141,8 @@ func TestAdd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	add := func(role string, activate ...string) (*manifest.Manifest, error) {
-		m, _, err := repo.Add(cur, manifest.AddOptions{Options: opts(t, activate...), ResultsPath: s.Folders[role], ReviewPR: "https://example.invalid/pr/9", ReviewedBy: "maint", Now: now})
+		m, _, err := repo.Add(cur, manifest.AddOptions{Options: opts(t, activate...), ResultsPath: s.Folders[role], ReviewPR: "https://example.invalid/pr/9", ReviewedBy: "maint"})
 		return m, err
 	}
 	m, err := add("unreviewed", protocol.ID)
@@ -192,5 +195,61 @@ func TestPartialEntryVerifies(t *testing.T) {
 		ReviewedBy: "m", ReviewedAt: "2026-11-02T10:00:00Z", Verification: manifest.EvidenceReviewed, ReproductionRunIDs: []string{}}
 	if c := repo.Check(e, opts(t, protocol.ID)); !c.OK() || c.Results.Run.Status != "partial" {
 		t.Errorf("partial entry: %v", c.Problems)
+	}
+}
+
+// TestSimulatorClaimingCompleteIsRefused: the simulator's folder edited to
+// claim a complete run (its traces left in the evidence) is refused by the
+// helper and fails verification, whatever the entry says.
+func TestSimulatorClaimingCompleteIsRefused(t *testing.T) {
+	t.Parallel()
+	f := resulttest.ForgedRepo(t, protocol.ID, "2026-11-02T10:00:00Z")
+	repo, err := manifest.Open(f.Repo.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := repo.ReadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range repo.Verify(m, opts(t, protocol.ID)) {
+		if p := strings.Join(c.Problems, "\n"); c.OK() || !strings.Contains(p, "/run/status") || !strings.Contains(p, "simulated engine") {
+			t.Errorf("the forged entry verifies or fails for another reason: %v", c.Problems)
+		}
+	}
+	_, _, err = repo.Add(&manifest.Manifest{Format: manifest.Format, SchemaVersion: manifest.SchemaVersion, Entries: []manifest.Entry{}},
+		manifest.AddOptions{Options: opts(t, protocol.ID), ResultsPath: f.Folder, ReviewPR: "https://example.invalid/pr/2", ReviewedBy: "maint"})
+	if err == nil || !strings.Contains(err.Error(), "cannot be approved") || !strings.Contains(err.Error(), "/run/status") {
+		t.Errorf("add: %v", err)
+	}
+}
+
+// TestReviewInTheFuture: an entry reviewed after the time of the check
+// fails verification; the same entry dated before it verifies.
+func TestReviewInTheFuture(t *testing.T) {
+	t.Parallel()
+	s := resulttest.Committed(t)
+	repo, err := manifest.Open(s.Repo.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := repo.ReadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e manifest.Entry
+	for _, x := range m.Entries {
+		if x.RunID == s.RunIDs["approvedA4000"] {
+			e = x
+		}
+	}
+	if c := repo.Check(e, opts(t, protocol.ID)); !c.OK() {
+		t.Fatalf("the entry as reviewed: %v", c.Problems)
+	}
+	for _, when := range []string{"2999-01-01T00:00:00Z", checkedAt.Add(time.Second).Format(time.RFC3339)} {
+		e.ReviewedAt = when
+		if c := repo.Check(e, opts(t, protocol.ID)); c.OK() || !strings.Contains(strings.Join(c.Problems, " "), "after the time of this check") {
+			t.Errorf("reviewed_at %s: %v", when, c.Problems)
+		}
 	}
 }

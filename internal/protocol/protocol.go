@@ -29,6 +29,16 @@ const (
 	CorpusSHA256 = "a03b93a5e108a464e573b06ae7638dc4fa3f478b86f8ec807795c91e0513f514"
 )
 
+// CorpusSHA256Of is the corpus SHA-256 of the protocol with that ID, and
+// whether this strata knows the protocol: the one place a result's
+// protocol.corpus_sha256 is read against.
+func CorpusSHA256Of(id string) (string, bool) {
+	if id == ID {
+		return CorpusSHA256, true
+	}
+	return "", false
+}
+
 // RequestTimeout is the fixed wall-clock limit per request, counted from
 // dispatch (queueing included). It is a safeguard, not a suite deadline.
 const RequestTimeout = 1800 * time.Second

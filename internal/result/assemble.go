@@ -109,10 +109,21 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 			}
 		}
 	}
+	// The run's first dispatch (the warm-up's): every dispatch's offset
+	// from it is kept, and the durations are rebuilt from those offsets.
+	var first time.Time
+	for _, e := range rec.Requests {
+		if e.Outcome != nil && (first.IsZero() || e.Start.Before(first)) {
+			first = e.Start
+		}
+	}
 	for i, e := range rec.Requests {
 		r, o, m := RequestRecord(i, e, rec.Server.Dialect)
 		for k, v := range m {
 			missing.Add(k, v)
+		}
+		if e.Outcome != nil {
+			o.OffsetS = ptr(e.Start.Sub(first).Seconds())
 		}
 		if e.Req.Phase == protocol.PhaseConcurrency && e.Outcome != nil {
 			o.RoundOffsetS = ptr(e.Start.Sub(roundStart[e.Req.Round]).Seconds())
@@ -151,7 +162,11 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 		ID: rec.ID, StartedAt: rec.StartedAt.UTC().Format("2006-01-02T15:04:05.000000Z"),
 		OptionalConcurrency: rec.Optional, Command: id.Command,
 	}
-	res.Run.RequiredDurationS, res.Run.OptionalDurationS = durations(rec, missing)
+	var durMissing map[string]string
+	res.Run.RequiredDurationS, res.Run.OptionalDurationS, durMissing = derive.Durations(reqs, byID, rec.Optional)
+	for k, v := range durMissing {
+		missing.Add(k, v)
+	}
 
 	// Hardware and software.
 	res.Hardware = facts.Hardware
@@ -250,12 +265,25 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	}
 
 	// Config artifact: what the runner learned of the engine's configuration.
-	cfg := map[string]any{"server_url": "loopback", "props": json.RawMessage(orNull(srv.Props)), "models": json.RawMessage(orNull(srv.Models)),
-		"slots": json.RawMessage(orNull(srv.SlotsRaw)), "v1_status": json.RawMessage(orNull(srv.StatusRaw)), "configuration_source": opts.Source}
+	cfg := map[string]any{"server_url": "loopback", "slots": json.RawMessage(orNull(srv.SlotsRaw)), "configuration_source": opts.Source}
 	for k, v := range facts.EngineConfig {
 		cfg[k] = v
 	}
-	var err error
+	// Everything the server served about itself, under dialect.Evidence's
+	// names: the validator identifies the engine again from it, and looks
+	// for the simulator's traces in it.
+	server := srv.Evidence()
+	evFields, err := json.Marshal(server)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(evFields, &fields); err != nil {
+		return nil, err
+	}
+	for k, v := range fields {
+		cfg[k] = v
+	}
 	if a.Config, err = json.MarshalIndent(cfg, "", "  "); err != nil {
 		return nil, err
 	}
@@ -265,23 +293,9 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	// words, and what the runner could see of a server-level one.
 	budget := srv.Dialect.CheckBudget(facts.Engine)
 
-	// Status, with the spec's precedence, from the one list of reasons: the
-	// server's place (only the runner saw its URL), what the records show,
-	// and an interruption.
-	var reasons []derive.Reason
-	if r := derive.Remote(rec.BaseURL); r != nil {
-		reasons = append(reasons, *r)
-	}
-	reasons = append(reasons, derive.Reasons(derive.Evidence{Results: &res, Outputs: byID, MaxShared: maxShared, Budget: budget.Nonconforming, NotTaken: rec.Server.Dialect.NotTaken()})...)
-	if rec.Interrupted {
-		reasons = append(reasons, derive.Interruption(rec.Interruption))
-	}
-	res.Run.Status = derive.Status(reasons)
-	nonconf, partial := derive.Split(reasons)
 	ext := map[string]any{
-		"status_reasons": map[string]any{"nonconforming": nonEmpty(nonconf), "partial": nonEmpty(partial)},
-		"fixtures":       map[string]any{"bundle": protocol.BundleName, "max_shared_prefix_tokens": maxShared},
-		"limitations":    limitations(rec, budget),
+		"fixtures":    map[string]any{"bundle": protocol.BundleName, "max_shared_prefix_tokens": maxShared},
+		"limitations": limitations(rec, budget),
 		"engine_dialect": map[string]any{"dialect": srv.Dialect, "reasoning_budget": srv.Dialect.ReasoningBudget(), "budget_check": budget,
 			"setting_names": nonNilMap(srv.Dialect.SettingNames())},
 		"thinking":       thinkingEvidence(rec),
@@ -294,6 +308,27 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	for k, v := range facts.Extensions {
 		ext[k] = v
 	}
+	// The extensions come before the status: the reasons read them (the
+	// simulator's traces), as the validator reads the saved ones.
+	if res.Extensions, err = json.Marshal(ext); err != nil {
+		return nil, err
+	}
+
+	// Status, with the spec's precedence, from the one list of reasons: the
+	// server's place (only the runner saw its URL), what the records show,
+	// and an interruption.
+	var reasons []derive.Reason
+	if r := derive.Remote(rec.BaseURL); r != nil {
+		reasons = append(reasons, *r)
+	}
+	reasons = append(reasons, derive.Reasons(derive.Evidence{Results: &res, Outputs: byID, MaxShared: maxShared, Budget: budget.Nonconforming,
+		NotTaken: rec.Server.Dialect.NotTaken(), Server: server})...)
+	if rec.Interrupted {
+		reasons = append(reasons, derive.Interruption(rec.Interruption))
+	}
+	res.Run.Status = derive.Status(reasons)
+	nonconf, partial := derive.Split(reasons)
+	ext["status_reasons"] = map[string]any{"nonconforming": nonEmpty(nonconf), "partial": nonEmpty(partial)}
 	if res.Extensions, err = json.Marshal(ext); err != nil {
 		return nil, err
 	}
@@ -349,47 +384,6 @@ func modelName(s runner.ServerInfo) string {
 func baseName(p string) string {
 	p = strings.ReplaceAll(p, `\`, "/")
 	return path.Base(p)
-}
-
-// durations computes required_duration_s (warm-up dispatch to the end of the
-// last sanity request) and optional_duration_s (the concurrency stage).
-func durations(rec *runner.Record, missing contract.Missing) (*float64, *float64) {
-	var reqStart, reqEnd, optStart, optEnd time.Time
-	for _, e := range rec.Requests {
-		if e.Outcome == nil {
-			continue
-		}
-		if e.Req.Phase == protocol.PhaseConcurrency {
-			if optStart.IsZero() || e.Start.Before(optStart) {
-				optStart = e.Start
-			}
-			if e.End.After(optEnd) {
-				optEnd = e.End
-			}
-			continue
-		}
-		if reqStart.IsZero() || e.Start.Before(reqStart) {
-			reqStart = e.Start
-		}
-		if e.End.After(reqEnd) {
-			reqEnd = e.End
-		}
-	}
-	var reqD, optD *float64
-	if !reqStart.IsZero() {
-		reqD = ptr(reqEnd.Sub(reqStart).Seconds())
-	} else {
-		missing.Add("/run/required_duration_s", "no required request was dispatched")
-	}
-	switch {
-	case !rec.Optional:
-		missing.Add("/run/optional_duration_s", "not applicable: the optional concurrency stage was not selected")
-	case optStart.IsZero():
-		missing.Add("/run/optional_duration_s", "no request of the optional concurrency stage was dispatched")
-	default:
-		optD = ptr(optEnd.Sub(optStart).Seconds())
-	}
-	return reqD, optD
 }
 
 // RequestRecord maps one executed request (the i-th of the schedule) to its
@@ -633,5 +627,6 @@ func Preview(srv runner.ServerInfo, facts Facts) *contract.Results {
 	res.Software.StrataCommit = facts.StrataCommit
 	res.Model.Files = facts.ModelFiles
 	res.Configuration.Template = templateOf(srv)
+	res.Extensions, _ = json.Marshal(facts.Extensions)
 	return res
 }

@@ -63,7 +63,8 @@ func TestAssembleStatusAndValidity(t *testing.T) {
 	}
 	started := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	rec := &runner.Record{ID: "20261201T100000Z-abcdef", StartedAt: started, Origin: started, BaseURL: "http://10.0.0.5:8080",
-		Interrupted: true, Interruption: "SIGHUP (the terminal or the SSH session closed)"}
+		Interrupted: true, Interruption: "SIGHUP (the terminal or the SSH session closed)",
+		Server: runner.ServerInfo{Dialect: dialect.Identify(dialect.Evidence{})}} // it never answered
 	for _, req := range protocol.Schedule(false) {
 		f, _ := b.Fixture(req.ID)
 		rec.Requests = append(rec.Requests, &runner.Executed{Req: req, Fixture: f, SkipReason: "the run was interrupted"})

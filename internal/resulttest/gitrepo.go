@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/strata-bench/strata/internal/install"
 )
 
 // Repo is a git repository in a temporary folder, committed to with go-git.
@@ -20,12 +22,26 @@ type Repo struct {
 // NewRepo initializes a repository whose default branch is main.
 func NewRepo(tb testing.TB) *Repo {
 	tb.Helper()
-	dir := tb.TempDir()
+	return repoAt(tb, tb.TempDir())
+}
+
+func repoAt(tb testing.TB, dir string) *Repo {
+	tb.Helper()
 	r, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{InitOptions: git.InitOptions{DefaultBranch: "refs/heads/main"}})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return &Repo{Dir: dir, r: r, when: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+// Checkout makes dir a source checkout of strata (the module's go.mod in a
+// repository with a commit), so a run whose working folder it is records
+// that commit, as a run from a real checkout does.
+func Checkout(tb testing.TB, dir string) {
+	tb.Helper()
+	g := repoAt(tb, dir)
+	g.Write(tb, "go.mod", []byte("module "+install.Module+"\n"))
+	g.Commit(tb, "a checkout")
 }
 
 // CopyFolder copies a result folder into the work tree at rel.

@@ -157,19 +157,28 @@ func (s *Scenario) plantStatusReason(tb testing.TB, role string) {
 	})
 }
 
-// editJSON rewrites a JSON file through edit, keeping numbers as written and
-// markup unescaped (so the file itself carries it).
+// editJSON rewrites a JSON file through EditJSON.
 func editJSON(tb testing.TB, path string, edit func(map[string]any)) {
 	tb.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	if err := os.WriteFile(path, EditJSON(tb, data, edit), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// EditJSON rewrites a JSON document through edit, keeping numbers as
+// written and markup unescaped (so the document itself carries it): a
+// hand edit of a result's file.
+func EditJSON(tb testing.TB, data []byte, edit func(map[string]any)) []byte {
+	tb.Helper()
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var doc map[string]any
 	if err := dec.Decode(&doc); err != nil {
-		tb.Fatalf("%s: %v", path, err)
+		tb.Fatalf("%v", err)
 	}
 	edit(doc)
 	var b bytes.Buffer
@@ -179,9 +188,7 @@ func editJSON(tb testing.TB, path string, edit func(map[string]any)) {
 	if err := enc.Encode(doc); err != nil {
 		tb.Fatal(err)
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		tb.Fatal(err)
-	}
+	return b.Bytes()
 }
 
 // obj is v[key] as an object (v itself when key is empty); it panics on any

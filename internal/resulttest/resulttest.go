@@ -22,9 +22,9 @@ import (
 type Kind int
 
 const (
-	Complete      Kind = iota // a conforming, complete run (the engine looks like llama.cpp)
+	Complete      Kind = iota // a conforming, complete run (the engine looks like llama.cpp: Unmarked)
 	Partial                   // the engine dies mid-run
-	Nonconforming             // the simulator says what it is
+	Nonconforming             // the simulator as it is: it says what it is
 	Aborted                   // the warm-up fails: every later request is skipped (a small folder)
 )
 
@@ -51,7 +51,7 @@ func Folder(tb testing.TB, root string, o Options) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	sc := &simengine.Scenario{Props: map[string]json.RawMessage{"strata_simulator": json.RawMessage("null"), "build_info": json.RawMessage(`"b9928-81ff7ab"`)}}
+	sc := &simengine.Scenario{Props: map[string]json.RawMessage{"build_info": json.RawMessage(`"b9928-81ff7ab"`)}}
 	switch o.Kind {
 	case Partial:
 		sc.Requests = map[string]simengine.Behaviour{"sanity-R1": {Die: true}}
@@ -72,11 +72,16 @@ func Folder(tb testing.TB, root string, o Options) string {
 	}
 	sim := simengine.New(simengine.Config{PromptTPS: 5e6, DecodeTPS: o.DecodeTPS, ReasoningTokens: 40, Accuracy: 0.85, Slots: 1,
 		Template: string(tmpl), ContextTokens: 32768, ModelPath: o.Model, Bundle: b, Scenario: sc})
-	url, err := sim.Start("127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
+	var url string
+	if o.Kind == Nonconforming {
+		var err error
+		if url, err = sim.Start("127.0.0.1:0"); err != nil {
+			tb.Fatal(err)
+		}
+		defer sim.Close()
+	} else {
+		url = Unmarked(tb, sim)
 	}
-	defer sim.Close()
 	rec := runner.Run(context.Background(), runner.Config{Client: client.New(client.Options{BaseURL: url}), Bundle: b, Optional: o.Optional})
 	commit := strings.Repeat("ab", 20)
 	sha := strings.Repeat("cd", 32)

@@ -395,13 +395,21 @@ type ServerInfo struct {
 	ServerHeader, SimulatorHeader                            string
 }
 
+// Evidence is what the server served about itself, as the dialect reads
+// it (and config.json keeps it).
+func (s ServerInfo) Evidence() dialect.Evidence {
+	return dialect.Evidence{Props: s.Props, Status: s.StatusRaw, Models: s.Models, Version: s.VersionRaw,
+		OllamaVersion: s.OllamaVersionRaw, ServerInfo: s.ServerInfoRaw, LMStudioModels: s.LMStudioRaw,
+		ServerHeader: s.ServerHeader, SimulatorHeader: s.SimulatorHeader}
+}
+
 // ProbeServer asks the server about itself (/health, /props, /v1/models,
 // /slots, /v1/status) and identifies its dialect.
 func ProbeServer(ctx context.Context, c *client.Client) ServerInfo {
 	var s ServerInfo
 	if status, h, _, err := c.GetHeader(ctx, "/health", 10*time.Second); err == nil {
 		s.Health = status
-		s.ServerHeader, s.SimulatorHeader = h.Get("Server"), h.Get("X-Strata-Simulator")
+		s.ServerHeader, s.SimulatorHeader = h.Get("Server"), h.Get(dialect.SimulatorHeaderName)
 	}
 	status, body, err := c.Get(ctx, "/props", 10*time.Second)
 	switch {
@@ -476,9 +484,7 @@ func ProbeServer(ctx context.Context, c *client.Client) ServerInfo {
 	if s.LMStudioRaw == nil {
 		s.LMStudioRaw = json200("/api/v0/models")
 	}
-	s.Dialect = dialect.Identify(dialect.Evidence{Props: s.Props, Status: s.StatusRaw, Models: s.Models, Version: s.VersionRaw,
-		OllamaVersion: s.OllamaVersionRaw, ServerInfo: s.ServerInfoRaw, LMStudioModels: s.LMStudioRaw,
-		ServerHeader: s.ServerHeader, SimulatorHeader: s.SimulatorHeader})
+	s.Dialect = dialect.Identify(s.Evidence())
 	if s.BuildInfo == "" && s.Dialect.Version != "" && s.Dialect.Engine != dialect.Unknown {
 		s.BuildInfo, s.VersionSource = s.Dialect.Version, s.Dialect.IdentifiedBy
 	}

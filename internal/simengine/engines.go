@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+
+	"github.com/strata-bench/strata/internal/dialect"
 )
 
 // Routes and identification endpoints of the dialects other than
@@ -21,7 +23,7 @@ import (
 
 // SimulatorHeader is the response header the simulator sets on every
 // response of every dialect: its version (Version()).
-const SimulatorHeader = "X-Strata-Simulator"
+const SimulatorHeader = dialect.SimulatorHeaderName
 
 // Engine versions the dialects report.
 const (
@@ -374,16 +376,9 @@ func (s *Server) ikProps(w http.ResponseWriter, r *http.Request) {
 		"system_prompt": "", "model_alias": s.cfg.ModelPath, "model_path": s.cfg.ModelPath, "model_name": s.modelName(),
 		"default_generation_settings": s.ikGeneration(), "total_slots": s.cfg.Slots, "chat_template": s.template(),
 		"bos_token": "", "eos_token": "<|im_end|>", "modalities": map[string]any{"vision": false, "audio": false},
-		"n_ctx": s.cfg.ContextTokens, "strata_simulator": true, "strata_simulator_version": Version(),
+		"n_ctx": s.cfg.ContextTokens,
 	}
-	for k, v := range s.scenario().Props {
-		if string(v) == "null" {
-			delete(p, k)
-		} else {
-			p[k] = v
-		}
-	}
-	writeJSON(w, 200, p)
+	writeJSON(w, 200, s.markedProps(p))
 }
 
 // ikSlots serves ik_llama.cpp's GET /slots: per slot id, id_task, state,

@@ -9,7 +9,8 @@
 // GPU; a Scenario scripts each request's behaviour and faults for tests, and
 // can replay real llama-server captures. It says what it is in /props
 // (strata_simulator: true) and in an X-Strata-Simulator header on every
-// response, so a result from it can never pass for a real run.
+// response, whatever a scenario says, so a result from it can never pass
+// for a real run (dialect.SimulatorTraces names every trace it leaves).
 //
 // The other dialects (vLLM, SGLang, Ollama, ik_llama.cpp, LM Studio,
 // TabbyAPI; engines.go and wire.go) serve that engine's identification
@@ -33,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/gguf"
 )
@@ -86,11 +88,13 @@ type Config struct {
 // WriteModel writes the simulator's stand-in model into dir: a small,
 // metadata-only GGUF, so a run against the simulator exercises model-file
 // discovery, hashing and GGUF reading like a real one. It returns the path.
+// Its bytes never change (dialect.SimulatorModelSHA256 is their hash, a
+// trace of the simulator like its name).
 func WriteModel(dir string) (string, error) {
-	path := filepath.Join(dir, "simulated-qwen3.gguf")
+	path := filepath.Join(dir, dialect.SimulatorModelFile)
 	err := gguf.Write(path, []gguf.KV{
 		{Key: "general.architecture", Value: "qwen3"},
-		{Key: "general.name", Value: "strata simulated Qwen3 (no weights)"},
+		{Key: "general.name", Value: dialect.SimulatorModelName},
 		{Key: "general.file_type", Value: uint32(0)},
 		{Key: "general.parameter_count", Value: uint64(0)},
 		{Key: "qwen3.context_length", Value: uint32(32768)},
@@ -188,6 +192,10 @@ func (s *Server) Close() error {
 	return s.srv.Close()
 }
 
+// Dead is closed when the simulated engine dies (a scenario's "die"), so
+// a server in front of it can stop answering too.
+func (s *Server) Dead() <-chan struct{} { return s.dead }
+
 // die simulates an engine crash: the listener and every connection close.
 func (s *Server) die() {
 	s.dieOnce.Do(func() {
@@ -241,15 +249,12 @@ func (s *Server) serverHeader(h http.Handler) http.Handler {
 			// svr->set_default_headers({{"Server", "ik_llama.cpp"}}).
 			w.Header().Set("Server", "ik_llama.cpp")
 		} else {
-			w.Header().Set("Server", "strata-simulator")
+			w.Header().Set("Server", dialect.SimulatorOwner)
 		}
 		// The simulator says what it is on every response of every
 		// dialect, also where the engine has no /props to carry the
-		// strata_simulator marker, unless a test's scenario disguises it
-		// as a real engine ("strata_simulator": null in its props).
-		if !s.disguised() {
-			w.Header().Set(SimulatorHeader, Version())
-		}
+		// strata_simulator marker; no scenario can turn it off.
+		w.Header().Set(SimulatorHeader, Version())
 		h.ServeHTTP(w, r)
 	})
 }
@@ -285,26 +290,30 @@ func (s *Server) props(w http.ResponseWriter, r *http.Request) {
 			"params": map[string]any{"seed": 4294967295, "temperature": 0.8, "top_k": 40, "top_p": 0.95, "min_p": 0.05, "n_predict": -1},
 			"n_ctx":  s.cfg.ContextTokens,
 		},
-		"total_slots":              s.cfg.Slots,
-		"model_alias":              s.cfg.ModelPath,
-		"model_path":               s.cfg.ModelPath,
-		"chat_template":            s.template(),
-		"strata_simulator":         true,
-		"strata_simulator_version": Version(),
+		"total_slots":   s.cfg.Slots,
+		"model_alias":   s.cfg.ModelPath,
+		"model_path":    s.cfg.ModelPath,
+		"chat_template": s.template(),
 	}
 	if s.cfg.Dialect != DialectStrata {
 		p["build_info"] = s.BuildInfo()
 	}
-	if sc := s.cfg.Scenario; sc != nil {
-		for k, v := range sc.Props {
-			if string(v) == "null" {
-				delete(p, k)
-			} else {
-				p[k] = v
-			}
+	writeJSON(w, 200, s.markedProps(p))
+}
+
+// markedProps is a /props answer with the scenario's fields (null removes
+// one), then the simulator's markers, which no scenario can remove or
+// change.
+func (s *Server) markedProps(p map[string]any) map[string]any {
+	for k, v := range s.scenario().Props {
+		if string(v) == "null" {
+			delete(p, k)
+		} else {
+			p[k] = v
 		}
 	}
-	writeJSON(w, 200, p)
+	p["strata_simulator"], p["strata_simulator_version"] = true, Version()
+	return p
 }
 
 // simTemplate is the template the simulator reports (Qwen3's, as llama.cpp
@@ -314,7 +323,7 @@ const simTemplate = "{%- for message in messages %}{{- '<|im_start|>' + message.
 func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]any{
 		"object": "list",
-		"data":   []any{map[string]any{"id": s.cfg.ModelPath, "object": "model", "owned_by": "strata-simulator"}},
+		"data":   []any{map[string]any{"id": s.cfg.ModelPath, "object": "model", "owned_by": dialect.SimulatorOwner}},
 	})
 }
 
@@ -342,7 +351,8 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	n := s.served
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	fmt.Fprintf(w, "# HELP strata_simulator:requests_total Chat requests answered.\n# TYPE strata_simulator:requests_total counter\nstrata_simulator:requests_total %d\n", n)
+	name := dialect.SimulatorMetricPrefix + "requests_total"
+	fmt.Fprintf(w, "# HELP %s Chat requests answered.\n# TYPE %s counter\n%s %d\n", name, name, name, n)
 }
 
 // chatRequest is the part of a chat body the simulator reads.
@@ -869,13 +879,3 @@ func splitEvents(body []byte) [][]byte {
 }
 
 var errNoCaptures = errors.New("the scenario names a replay but no captures_dir")
-
-// disguised reports whether the scenario removes the simulator's marker
-// (tests of the status rules need a run that can be conforming).
-func (s *Server) disguised() bool {
-	if s.cfg.Scenario == nil {
-		return false
-	}
-	v, ok := s.cfg.Scenario.Props["strata_simulator"]
-	return ok && string(v) == "null"
-}

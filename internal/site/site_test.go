@@ -21,6 +21,10 @@ import (
 	"github.com/strata-bench/strata/internal/site"
 )
 
+// checkedAt is the time the site is built in these tests (after the
+// committed scenario's reviews).
+var checkedAt = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
 // TestSite builds the scenario repository and its site once and checks
 // them in subtests.
 func TestSite(t *testing.T) {
@@ -34,7 +38,7 @@ func TestSite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := site.Collect(repo, manifest.Options{Activated: []string{protocol.ID}, Bundle: b})
+	c, err := site.Collect(repo, manifest.Options{Activated: []string{protocol.ID}, Bundle: b, Now: checkedAt})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +123,7 @@ func escapedMarkup(t *testing.T, dir string) {
 
 func draftShowsNothing(t *testing.T, repo *manifest.Repo) {
 	b, _ := prompts.Bundle()
-	c, err := site.Collect(repo, manifest.Options{Bundle: b})
+	c, err := site.Collect(repo, manifest.Options{Bundle: b, Now: checkedAt})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/derive"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/measure"
@@ -84,6 +85,8 @@ type checker struct {
 	noDialect bool
 	// derived is what the records give (derive.Run), made once.
 	derived *derive.Derived
+	// server is what the server served about itself (config.json).
+	server dialect.Evidence
 }
 
 // maxShared is each fixture's max_shared_prefix_tokens by request ID.
@@ -156,8 +159,12 @@ func FS(fsys fs.FS, bundle *fixtures.Bundle) *Validation {
 	}
 	c.checkNulls()
 	c.readOutputs()
+	c.readServer()
 	c.checkIdentity()
+	c.checkCorpus()
+	c.checkEngineDialect()
 	c.checkRequests()
+	c.checkDurations()
 	c.checkCounts()
 	c.checkSummaries()
 	c.checkRounds()
@@ -443,6 +450,7 @@ func (c *checker) checkRequests() {
 			c.checkBody(p, q, o, d, known)
 			c.checkAccounting(p, q, o)
 			c.checkDispatch(p, q, o, started, warmup)
+			c.checkOffset(p, q, o)
 		} else if c.outs != nil {
 			c.add(p(), "outputs.jsonl has no line for %s", q.ID)
 		}
@@ -736,7 +744,9 @@ func (c *checker) checkStatus() {
 		all = append(all, derive.Reason{Kind: derive.SkippedWork, Text: s}) // any partial kind
 	}
 	d, _ := c.recordedDialect()
-	ev := derive.Evidence{Results: r, Outputs: c.outs, MaxShared: c.maxShared(), Budget: ext.EngineDialect.BudgetCheck.Nonconforming, NotTaken: d.NotTaken()}
+	c.checkRecovered(ext.StatusReasons.Partial)
+	ev := derive.Evidence{Results: r, Outputs: c.outs, MaxShared: c.maxShared(), Budget: ext.EngineDialect.BudgetCheck.Nonconforming,
+		NotTaken: d.NotTaken(), Server: c.server}
 	var unlisted []string
 	for _, why := range derive.Reasons(ev) {
 		if !recorded[why.Text] {

@@ -174,16 +174,23 @@ func TestValidatorHoldsTheEvidenceToTheWorkload(t *testing.T) {
 			t.Parallel()
 			fsys := folder(t, "baseline")
 			c.mutate(fsys)
-			rehash(t, fsys)
-			v := FS(fsys, b)
-			for _, x := range v.Violations {
-				if strings.HasPrefix(x.Pointer, c.ptr) && strings.Contains(x.Message, c.says) {
-					return
-				}
-			}
-			t.Errorf("not caught at %s (%q); violations:\n%v", c.ptr, c.says, v.Violations)
+			mustCatch(t, fsys, b, c.ptr, c.says)
 		})
 	}
+}
+
+// mustCatch validates an edited folder, its hashes recomputed as an
+// attacker would, and wants a violation at ptr (a prefix) saying says.
+func mustCatch(t *testing.T, fsys fstest.MapFS, b *fixtures.Bundle, ptr, says string) {
+	t.Helper()
+	rehash(t, fsys)
+	v := FS(fsys, b)
+	for _, x := range v.Violations {
+		if strings.HasPrefix(x.Pointer, ptr) && strings.Contains(x.Message, says) {
+			return
+		}
+	}
+	t.Errorf("not caught at %s (%q); violations:\n%v", ptr, says, v.Violations)
 }
 
 // BenchmarkValidateFS is the validator on a complete 34-request folder in
