@@ -34,7 +34,7 @@ start=$(date +%s.%N)
   --template ../shared/tokenizer/qwen3/chat_template.jinja --out "$out" >/dev/null
 end=$(date +%s.%N)
 awk -v s="$start" -v e="$end" 'BEGIN { printf "corpus build: %.2f s\n", e - s }'
-diff -r "$out" bench/prompts/standard-v1 && echo "rebuilt bundle is byte-identical"
+diff -r "$out" bench/prompts/qwen3-standard-v1 && echo "rebuilt bundle is byte-identical"
 echo
 echo "== a first run's wait: the profile's model files hashed while its engine loads"
 work=$(mktemp -d)

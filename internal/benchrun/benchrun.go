@@ -22,13 +22,14 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/exitcode"
+	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/journal"
 	"github.com/strata-bench/strata/internal/liveline"
 	"github.com/strata-bench/strata/internal/probe"
+	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
@@ -68,6 +69,8 @@ type Process struct {
 	// Keys learns the secrets the run reads (the API key), so nothing the
 	// command prints shows them; nil: nothing to tell.
 	Keys *redact.Keyring
+	// Protocols is the table of protocols (nil: the one strata ships).
+	Protocols protocol.Table
 
 	// scr is the status line on Stderr, set by Run and Check.
 	scr *liveline.Screen
@@ -161,10 +164,11 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 	}
 	id.Command = o.Command
 	// The fixtures are checked before anything is sent.
-	bundle, err := prompts.Bundle()
+	bundle, err := o.Target.bundle(p)
 	if err != nil {
 		return nil, fmt.Errorf("refusing to run: %w", err)
 	}
+	fmt.Fprintf(stderr, "protocol: %s\n", protocolLine(bundle))
 	hashes := newPrehash(p, prof, o.Rehash)
 	// A server off loopback makes the run nonconforming: said before
 	// anything is sent, with the result's own words, so the user can stop.
@@ -188,6 +192,7 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 	// Provenance first: probing the machine and hashing the model files
 	// come before the warm-up and outside required_duration_s.
 	facts := gatherFacts(ctx, p, t, srv, view, lp, hashes)
+	facts.Protocol = bundle.Protocol
 	facts.Engine = view
 	budget := srv.Dialect.CheckBudget(view)
 	// What already makes the run nonconforming is said now, in the words
@@ -264,6 +269,13 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 		return out, exitcode.InterruptedError{Msg: fmt.Sprintf("the run was interrupted (%s); the partial result above was written", runner.Interruption(ctx))}
 	}
 	return out, nil
+}
+
+// protocolLine names the protocol a run follows and its bundle, on the
+// run's first line.
+func protocolLine(b *fixtures.Bundle) string {
+	d := b.Protocol
+	return fmt.Sprintf("%s (profile %s; corpus %s…, the %s bundle %s)", d.ID, d.Profile, b.SHA256[:12], d.Bundle, b.Where)
 }
 
 // checkResultsRoot makes sure a result can be written under root before

@@ -28,7 +28,7 @@ func Check(ctx context.Context, p Process, o Target) error {
 	if err != nil {
 		return err
 	}
-	bundle, err := prompts.Bundle()
+	bundle, err := o.bundle(p)
 	if err != nil {
 		return fmt.Errorf("refusing to check: %w", err)
 	}
@@ -38,7 +38,7 @@ func Check(ctx context.Context, p Process, o Target) error {
 	}
 	defer t.stop()
 	srv := runner.ProbeServer(ctx, t.client)
-	fmt.Fprintf(w, "preflight of %s (%s) against bundle %s\n", t.baseURL, srv.Dialect.Name(), prompts.Where)
+	fmt.Fprintf(w, "preflight of %s (%s) against the bundle of %s\n", t.baseURL, srv.Dialect.Name(), protocolLine(bundle))
 	pf, err := preflightCheck(ctx, t.client, srv, bundle, func(line string) { fmt.Fprintln(w, line) })
 	if err != nil {
 		return err

@@ -10,11 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/engine"
 	"github.com/strata-bench/strata/internal/exitcode"
+	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/localproc"
 	"github.com/strata-bench/strata/internal/redact"
 )
@@ -24,6 +26,22 @@ import (
 type Target struct {
 	URL, Profile, APIKeyEnv string
 	Simulate, NoStart       bool
+	// Protocol is the protocol's ID ("": the spec's inside a Strata
+	// checkout, else the stand-in) and BundleDir a bundle folder given
+	// with --bundle ("": the checkout's bench/prompts/standard-v1).
+	Protocol, BundleDir string
+}
+
+// bundle finds, verifies and loads the bundle of the target's protocol: a
+// bundle that differs by one byte from its manifest or its protocol's
+// corpus SHA-256 stops everything before anything is sent.
+func (o Target) bundle(p Process) (*fixtures.Bundle, error) {
+	src := prompts.Sources{Table: p.Protocols, Workdir: p.Dir, Dir: p.path(o.BundleDir)}
+	def, err := src.Protocol(o.Protocol)
+	if err != nil {
+		return nil, exitcode.Usagef("--protocol: %v", err)
+	}
+	return src.Open(def)
 }
 
 func (o *Target) validate() error {

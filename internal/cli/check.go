@@ -44,5 +44,7 @@ checked.`,
 	f.BoolVar(&o.Simulate, "simulate", false, "check strata's simulated engine")
 	f.BoolVar(&o.NoStart, "no-start", false, "never start an engine: use the one serving at the profile's URL or fail")
 	f.StringVar(&o.APIKeyEnv, "api-key-env", "", "name of an environment variable holding the server's API key")
+	f.StringVar(&o.Protocol, "protocol", "", "the protocol whose bundle to check against (default: the spec's inside a Strata checkout, else strata's stand-in)")
+	f.StringVar(&o.BundleDir, "bundle", "", "the bundle folder of a checkout's protocol (default: bench/prompts/standard-v1 of the current folder)")
 	return cmd
 }

@@ -17,11 +17,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/benchrun"
 	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/liveline"
 	"github.com/strata-bench/strata/internal/probe"
+	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/quantity"
 	"github.com/strata-bench/strata/internal/redact"
 	"golang.org/x/term"
@@ -76,6 +78,15 @@ type Env struct {
 	stopNow <-chan struct{}
 	// keys are the secrets the command has learned (the API key in use).
 	keys *redact.Keyring
+	// Protocols is the table of protocols this strata knows (nil: the one
+	// it ships; tests inject a corpus SHA-256).
+	Protocols protocol.Table
+}
+
+// sources are where the bundles of a command are: the protocol table, the
+// working folder (a Strata checkout) and --bundle DIR.
+func (e Env) sources(bundleDir string) prompts.Sources {
+	return prompts.Sources{Table: e.Protocols, Workdir: e.Dir, Dir: e.Path(bundleDir)}
 }
 
 func signalName(sig os.Signal) string {
@@ -143,7 +154,7 @@ func (e Env) process() (benchrun.Process, error) {
 	}
 	p := benchrun.Process{Stdout: e.Stdout, Stderr: e.Stderr, TTY: e.TTY, Width: e.Width, Dir: e.Dir, Getenv: e.Getenv, Environ: e.environ(),
 		Root: e.Root, Probe: e.Probe, CacheDir: cache, Executable: e.Executable, Now: e.Now, StopNow: e.stopNow,
-		SimulatorSpeed: e.SimulatorSpeed, Keys: e.keys}
+		SimulatorSpeed: e.SimulatorSpeed, Keys: e.keys, Protocols: e.Protocols}
 	p.Machine = e.machine()
 	return p, nil
 }
@@ -298,7 +309,7 @@ a result folder that anyone can re-validate.`,
 	corpus := &cobra.Command{
 		Use: "corpus",
 		Example: `  strata bench corpus verify
-  strata bench corpus verify bench/prompts/standard-v1`,
+  strata bench corpus verify bench/prompts/qwen3-standard-v1`,
 		Short: "Build or verify the frozen fixture bundle",
 		Args:  noArgs,
 		RunE:  groupRunE,

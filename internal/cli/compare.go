@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
-	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/compare"
 	"github.com/strata-bench/strata/internal/contract"
@@ -46,12 +45,12 @@ and candidate side by side.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, err := prompts.Bundle()
-			if err != nil {
-				return err
-			}
 			var rs [2]*contract.Results
 			for i, a := range args {
+				b, err := env.folderBundle(env.Path(a), "")
+				if err != nil {
+					return err
+				}
 				v, err := validate.Dir(env.Path(a), b)
 				if err != nil {
 					return err

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,14 +16,12 @@ import (
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/quantity"
+	"github.com/strata-bench/strata/internal/strictjson"
 	"github.com/strata-bench/strata/internal/tokenizer"
 )
 
-// bundleDir is where a checkout keeps the frozen bundle.
-var bundleDir = filepath.Join("bench", "prompts", protocol.BundleName)
-
 func newCorpusBuild(env Env) *cobra.Command {
-	var tokPath, tmplPath, out string
+	var tokPath, tmplPath, out, protocolID string
 	cmd := &cobra.Command{
 		Use:   "build --tokenizer PATH [--template PATH] --out DIR",
 		Short: "Build the frozen fixture bundle from a tokenizer and a chat template",
@@ -30,14 +30,20 @@ one JSON file per scheduled request (22 required + 12 optional) with its
 messages, tools, seed, cap, expected output, frozen token count and longest
 shared token prefix, plus build.json and MANIFEST.sha256.
 
---tokenizer is a tokenizer.json, a vocab.json (with merges.txt beside it), a
-folder holding either, or a GGUF model file. --template is a .jinja file, a
-tokenizer_config.json, or a GGUF file; it defaults to the GGUF's own template
-when --tokenizer is a GGUF. The output folder must not exist: the bundle is
-written to a temporary folder and renamed into place.`,
+--tokenizer is a Hugging Face tokenizer.json, a vocab.json (with merges.txt
+beside it), a Strata pack's tokenizer/ folder (vocab.json, merges.txt,
+token_type.json and Strata's own tokenizer.json), a folder holding a
+tokenizer.json or vocab.json + merges.txt, or a GGUF model file. --template is
+a .jinja file (for the spec's bundle: serve/chat_template.jinja of a Strata
+checkout), a tokenizer_config.json, or a GGUF file; it defaults to the GGUF's
+own template when --tokenizer is a GGUF. --protocol names the protocol the
+bundle is built for (build.json records it; default: the spec's inside a
+Strata checkout, else strata's stand-in). The output folder must not exist:
+the bundle is written to a temporary folder and renamed into place.`,
 		Example: `  strata bench corpus build --tokenizer ../shared/tokenizer/qwen3/tokenizer.json \
     --template ../shared/tokenizer/qwen3/chat_template.jinja --out /tmp/bundle
-  diff -r /tmp/bundle bench/prompts/standard-v1`,
+  strata bench corpus build --protocol ` + protocol.SpecID + ` \
+    --tokenizer PACK/tokenizer --template serve/chat_template.jinja --out /tmp/spec-bundle`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireFlag("tokenizer", tokPath); err != nil {
@@ -57,10 +63,15 @@ written to a temporary folder and renamed into place.`,
 			if _, err := os.Lstat(out); err == nil {
 				return fmt.Errorf("--out %s %w", out, corpus.ErrExists)
 			}
+			def, err := env.sources("").Protocol(protocolID)
+			if err != nil {
+				return usagef("--protocol: %v", err)
+			}
 			in, err := buildInputs(tokPath, tmplPath)
 			if err != nil {
 				return err
 			}
+			in.ProtocolID, in.BundleName = def.ID, def.BundleName
 			b, err := corpus.Build(in)
 			if err != nil {
 				return fmt.Errorf("build the bundle: %w", err)
@@ -76,10 +87,10 @@ written to a temporary folder and renamed into place.`,
 					c.Records, c.Tokens, c.Target, c.Below.Records, c.Below.Tokens, c.Above.Records, c.Above.Tokens)
 			}
 			fmt.Fprintf(w, "corpus SHA-256 %s\n", b.SHA256)
-			if b.SHA256 == protocol.CorpusSHA256 {
-				fmt.Fprintf(w, "identical to the protocol's bundle (%s)\n", protocol.BundleName)
+			if b.SHA256 == def.CorpusSHA256 {
+				fmt.Fprintf(w, "identical to the bundle of %s\n", def.ID)
 			} else {
-				fmt.Fprintf(w, "differs from the protocol's bundle (%s): a run with it is not the standard workload\n", protocol.CorpusSHA256)
+				fmt.Fprintf(w, "differs from the bundle of %s (corpus SHA-256 %s): a run with it is not that protocol's workload\n", def.ID, def.CorpusSHA256)
 			}
 			return nil
 		},
@@ -88,6 +99,7 @@ written to a temporary folder and renamed into place.`,
 	f.StringVar(&tokPath, "tokenizer", "", "tokenizer.json, vocab.json, a folder with either, or a GGUF file")
 	f.StringVar(&tmplPath, "template", "", "chat template: .jinja, tokenizer_config.json or GGUF")
 	f.StringVar(&out, "out", "", "output folder (must not exist)")
+	f.StringVar(&protocolID, "protocol", "", "the protocol the bundle is for (default: the spec's in a Strata checkout, else "+protocol.StandInID+")")
 	return cmd
 }
 
@@ -119,34 +131,47 @@ func buildInputs(tokPath, tmplPath string) (corpus.Inputs, error) {
 }
 
 func newCorpusVerify(env Env) *cobra.Command {
-	return &cobra.Command{
+	var protocolID string
+	cmd := &cobra.Command{
 		Use: "verify [DIR]",
 		Example: `  strata bench corpus verify
   strata bench corpus verify path/to/standard-v1`,
-		Short: "Check a fixture bundle byte for byte against its manifest and the protocol's corpus SHA-256",
+		Short: "Check a fixture bundle byte for byte against its manifest and its protocol's corpus SHA-256",
 		Long: `Check every file of a bundle against MANIFEST.sha256 (nothing missing, altered or
-extra) and the manifest against the protocol's corpus SHA-256. DIR defaults to
-bench/prompts/` + protocol.BundleName + ` when the current folder has it, otherwise the
-bundle embedded in this binary. Exit 1 names every file that differs.`,
+extra), the manifest against the corpus SHA-256 of the protocol its build.json
+names (or --protocol), and every fixture against the protocol's schedule. DIR
+defaults to bench/prompts/` + protocol.BundleName + ` when the current folder has it (a
+Strata checkout), otherwise the bundle embedded in this binary. Exit 1 names
+every file that differs.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := cmd.OutOrStdout()
-			var (
-				sha   string
-				err   error
-				where string
-			)
+			src := env.sources("")
+			var fsys fs.FS
+			where := src.Checkout()
 			switch {
 			case len(args) == 1:
 				where = env.Path(args[0])
-				sha, err = fixtures.Verify(os.DirFS(where), where, protocol.CorpusSHA256)
-			case isDir(env.Path(bundleDir)):
-				where = bundleDir
-				sha, err = fixtures.Verify(os.DirFS(env.Path(bundleDir)), where, protocol.CorpusSHA256)
+				fsys = os.DirFS(where)
+			case where != "":
+				fsys = os.DirFS(where)
 			default:
-				where = prompts.Where
-				sha, err = fixtures.Verify(prompts.FS(), where, protocol.CorpusSHA256)
+				where, fsys = prompts.Where, prompts.FS()
 			}
+			if protocolID == "" {
+				if data, err := strictjson.ReadFile(fsys, fixtures.BuildName, fixtures.MaxFileBytes); err == nil {
+					var named struct {
+						ProtocolID string `json:"protocol_id"`
+					}
+					_ = json.Unmarshal(data, &named)
+					protocolID = named.ProtocolID
+				}
+			}
+			def, err := src.Protocol(protocolID)
+			if err != nil {
+				return fmt.Errorf("bundle %s: %w", where, err)
+			}
+			b, err := fixtures.Load(fsys, where, def)
 			var ve *fixtures.VerifyError
 			if errors.As(err, &ve) {
 				fmt.Fprintln(w, ve.Error())
@@ -155,10 +180,12 @@ bundle embedded in this binary. Exit 1 names every file that differs.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "bundle %s: every file matches MANIFEST.sha256; corpus SHA-256 %s is the protocol's\n", where, sha)
+			fmt.Fprintf(w, "bundle %s: every file matches MANIFEST.sha256; corpus SHA-256 %s is that of %s\n", where, b.SHA256, def.ID)
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&protocolID, "protocol", "", "the protocol to verify the bundle for (default: the one its build.json names)")
+	return cmd
 }
 
 func isDir(p string) bool {

@@ -56,8 +56,8 @@ func TestBuildReproducesCommittedBundle(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	sameTree(t, out, filepath.Join(repoRoot(t), "bench", "prompts", protocol.BundleName))
-	if !strings.Contains(r.stdout, protocol.CorpusSHA256) || !strings.Contains(r.stdout, "identical to the protocol's bundle") {
+	sameTree(t, out, filepath.Join(repoRoot(t), "bench", "prompts", protocol.StandInBundleName))
+	if !strings.Contains(r.stdout, protocol.StandIn().CorpusSHA256) || !strings.Contains(r.stdout, "identical to the bundle of "+protocol.StandInID) {
 		t.Errorf("stdout does not report the protocol's corpus SHA:\n%s", r.stdout)
 	}
 	for _, want := range []string{"4k   225 records -> 4089 tokens", "16k  908 records -> 16384 tokens"} {
@@ -92,7 +92,7 @@ func TestBuildFromGGUF(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	// build.json names other inputs, so compare every fixture, not the manifest.
-	committed := filepath.Join(repoRoot(t), "bench", "prompts", protocol.BundleName)
+	committed := filepath.Join(repoRoot(t), "bench", "prompts", protocol.StandInBundleName)
 	for _, req := range protocol.Schedule(true) {
 		a, _ := os.ReadFile(filepath.Join(out, req.ID+".json"))
 		b, _ := os.ReadFile(filepath.Join(committed, req.ID+".json"))
@@ -106,14 +106,16 @@ func TestVerify(t *testing.T) {
 	t.Parallel()
 	root := repoRoot(t)
 	// Default: the checkout's bundle, when the working folder has one.
-	if r := runIn(t, root, "", "bench", "corpus", "verify"); r.code != 0 || !strings.Contains(r.stdout, "bench/prompts/standard-v1") {
+	checkout := t.TempDir()
+	copyDir(t, filepath.Join(root, "bench", "prompts", protocol.StandInBundleName), filepath.Join(checkout, "bench", "prompts", "standard-v1"))
+	if r := runIn(t, checkout, "", "bench", "corpus", "verify"); r.code != 0 || !strings.Contains(r.stdout, "bench/prompts/standard-v1") {
 		t.Fatalf("verify in the checkout: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	// Elsewhere: the embedded bundle.
 	if r := runIn(t, t.TempDir(), "", "bench", "corpus", "verify"); r.code != 0 || !strings.Contains(r.stdout, "embedded") {
 		t.Fatalf("verify embedded: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	src := filepath.Join(root, "bench", "prompts", protocol.BundleName)
+	src := filepath.Join(root, "bench", "prompts", protocol.StandInBundleName)
 	cases := []struct {
 		name   string
 		mutate func(dir string)
@@ -263,7 +265,7 @@ func TestBuildFromAPack(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	committed := filepath.Join(repoRoot(t), "bench", "prompts", protocol.BundleName)
+	committed := filepath.Join(repoRoot(t), "bench", "prompts", protocol.StandInBundleName)
 	for _, req := range protocol.Schedule(true) {
 		a, _ := os.ReadFile(filepath.Join(out, req.ID+".json"))
 		b, _ := os.ReadFile(filepath.Join(committed, req.ID+".json"))

@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/display"
+	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/journal"
 	"github.com/strata-bench/strata/internal/quantity"
+	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 )
 
@@ -59,11 +60,17 @@ journal under the current folder's result location (bench/results, else
 				fmt.Fprintf(w, "nothing to recover under %s\n", display.Line(where))
 				return nil
 			}
-			b, err := prompts.Bundle()
-			if err != nil {
-				return err
+			src := env.sources("")
+			bundles := journal.Bundles{
+				Open: func(id string) (*fixtures.Bundle, error) {
+					def, err := src.Protocol(id)
+					if err != nil {
+						return nil, err
+					}
+					return src.Open(def)
+				},
+				Redactor: func(b *fixtures.Bundle) *redact.Redactor { return result.Redactor(env.machine(), b) },
 			}
-			red := result.Redactor(env.machine(), b)
 			var failed []string
 			for _, p := range pending {
 				if err := cmd.Context().Err(); err != nil {
@@ -75,7 +82,7 @@ journal under the current folder's result location (bench/results, else
 					// outlived the runner that was killed.
 					fmt.Fprintf(w, "note: the run in %s started an engine as process group %d; if it still runs, stop it: kill -- -%d\n", shown, g, g)
 				}
-				out, err := journal.Recover(cmd.Context(), p, b, red, env.now())
+				out, err := journal.Recover(cmd.Context(), p, bundles, env.now())
 				switch {
 				case journal.IsLocked(err):
 					fmt.Fprintf(w, "skipped %s: a running strata still writes it\n", shown)

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/quantity"
@@ -17,7 +16,7 @@ import (
 
 func newReport(env Env) *cobra.Command {
 	var quiet bool
-	var chartsDir string
+	var chartsDir, bundleDir string
 	cmd := &cobra.Command{
 		Use: "report DIR [DIR...]",
 		Example: `  strata bench report bench-results/RUN
@@ -45,14 +44,14 @@ lists).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			bundle, err := prompts.Bundle()
-			if err != nil {
-				return err
-			}
 			w := cmd.OutOrStdout()
 			var failed []string
 			for _, arg := range args {
 				dir := env.Path(arg)
+				bundle, err := env.folderBundle(dir, bundleDir)
+				if err != nil {
+					return err
+				}
 				v, err := validate.Dir(dir, bundle)
 				if err != nil {
 					return err
@@ -90,6 +89,7 @@ lists).`,
 		},
 	}
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the validation outcome")
+	cmd.Flags().StringVar(&bundleDir, "bundle", "", "the bundle folder of a checkout's protocol, for a result of the spec's protocol (default: bench/prompts/standard-v1 of the current folder)")
 	cmd.Flags().StringVar(&chartsDir, "charts", "", "write SVG charts (prompt rate, decode rate, TTFT per case) into this folder, outside the result folder")
 	return cmd
 }

@@ -8,11 +8,13 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/strata-bench/strata/internal/benchrun"
+	"github.com/strata-bench/strata/internal/protocol"
 )
 
 // runOptions are bench run's flags.
 type runOptions struct {
 	url, apiKeyEnv, resultsDir  string
+	protocol, bundle            string
 	profile                     string
 	simulate, optional          bool
 	noStart, rehash             bool
@@ -35,8 +37,16 @@ prompt-16k in each of 3 repetitions), then the twelve sanity checks, and with
 Every request carries the profile's exact settings; nothing about the workload
 can be changed (--concurrency, --repeat and --request-timeout are refused).
 
-The fixtures are the bundle embedded in this binary, checked byte for byte
-against its manifest before anything is sent. The result folder goes to
+The fixtures are the bundle of the protocol the run follows, checked byte for
+byte against its manifest and the protocol's corpus SHA-256 before anything is
+sent. Inside a Strata checkout (a folder holding bench/prompts/standard-v1) that
+is the spec's protocol, ` + "`" + protocol.SpecID + "`" + `, with the checkout's bundle
+and serve/chat_template.jinja; elsewhere it is strata's stand-in,
+` + "`" + protocol.StandInID + "`" + ` (the spec's construction with the Qwen3 tokenizer
+and template), whose bundle is embedded in this binary. --protocol ID chooses
+one explicitly and --bundle DIR names the bundle folder of a checkout's
+protocol. The first line of the run names the protocol, and the result
+records it. The result folder goes to
 bench/results/<UTC-date>-standard-<gpu>-<run-id>/ when the current folder has
 bench/results, otherwise to ./bench-results/; that folder is checked (a
 writable directory with room) before anything is sent.
@@ -78,6 +88,8 @@ nonconforming: its numbers are synthetic.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.url, "url", "", "base URL of a server that is already running (loopback for a standard result)")
+	f.StringVar(&o.protocol, "protocol", "", "the protocol to run: "+protocol.SpecID+" (a Strata checkout's bundle; the default inside one) or "+protocol.StandInID+" (embedded; the default elsewhere)")
+	f.StringVar(&o.bundle, "bundle", "", "the bundle folder of a checkout's protocol (default: bench/prompts/standard-v1 of the current folder)")
 	f.BoolVar(&o.simulate, "simulate", false, "run against strata's simulated engine: the built-in profile \"simulator\" (results are synthetic and nonconforming)")
 	f.StringVar(&o.profile, "profile", "", "engine profile: NAME (./profiles/NAME.toml, then the user config folder's strata/profiles/NAME.toml) or a path to a .toml file")
 	f.BoolVar(&o.noStart, "no-start", false, "never start an engine: use the one serving at the profile's URL or fail")
@@ -115,7 +127,8 @@ func runBench(ctx context.Context, cmd *cobra.Command, env Env, o runOptions) er
 		return err
 	}
 	out, err := benchrun.Run(ctx, p, benchrun.Options{
-		Target:   benchrun.Target{URL: o.url, Profile: o.profile, Simulate: o.simulate, NoStart: o.noStart, APIKeyEnv: o.apiKeyEnv},
+		Target: benchrun.Target{URL: o.url, Profile: o.profile, Simulate: o.simulate, NoStart: o.noStart, APIKeyEnv: o.apiKeyEnv,
+			Protocol: o.protocol, BundleDir: o.bundle},
 		Optional: o.optional, Rehash: o.rehash, ResultsDir: o.resultsDir,
 		Declared: declared(cmd, o), Command: commandLine(cmd),
 	})

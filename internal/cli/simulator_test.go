@@ -65,7 +65,7 @@ func TestDisguisedSimulatorEndToEnd(t *testing.T) {
 	repo.CopyFolder(t, dir, folder)
 	intro := repo.Commit(t, "benchmark: a real run, says the submitter")
 	add := runIn(t, t.TempDir(), "", "bench", "manifest", "add", "--repo", repo.Dir, "--results", folder, "--review-pr", "https://example.invalid/pr/3",
-		"--reviewed-by", "maint", "--activate", protocol.ID)
+		"--reviewed-by", "maint", "--activate", protocol.StandInID)
 	if add.code != ExitFailed || !strings.Contains(add.stderr, "cannot be approved") || !strings.Contains(add.stderr, "/run/status") {
 		t.Errorf("manifest add: exit %d\n%s", add.code, add.stderr)
 	}
@@ -75,16 +75,16 @@ func TestDisguisedSimulatorEndToEnd(t *testing.T) {
 	}
 	sum := sha256.Sum256(data)
 	entry, _ := json.Marshal(map[string]any{"format": "strata-approved-benchmarks", "schema_version": 1, "entries": []any{map[string]any{
-		"run_id": res.Run.ID, "protocol_id": protocol.ID, "results_path": folder + "/results.json", "results_sha256": hex.EncodeToString(sum[:]),
+		"run_id": res.Run.ID, "protocol_id": protocol.StandInID, "results_path": folder + "/results.json", "results_sha256": hex.EncodeToString(sum[:]),
 		"evidence_commit": intro, "review_pr": "https://example.invalid/pr/3", "reviewed_by": "maint", "reviewed_at": "2026-11-02T10:00:00Z",
 		"verification": "evidence-reviewed", "reproduction_run_ids": []string{}}}})
 	repo.Write(t, "bench/approved.json", entry)
 	repo.Commit(t, "approve by hand")
-	ver := runIn(t, t.TempDir(), "", "bench", "manifest", "verify", "--repo", repo.Dir, "--activate", protocol.ID)
+	ver := runIn(t, t.TempDir(), "", "bench", "manifest", "verify", "--repo", repo.Dir, "--activate", protocol.StandInID)
 	if ver.code != ExitFailed || !strings.Contains(ver.stdout, "FAILED  "+res.Run.ID) || !strings.Contains(ver.stdout, "simulated engine") {
 		t.Errorf("manifest verify: exit %d\n%s", ver.code, ver.stdout)
 	}
-	site := runIn(t, t.TempDir(), "", "bench", "site", "--repo", repo.Dir, "--out", filepath.Join(t.TempDir(), "site"), "--activate", protocol.ID)
+	site := runIn(t, t.TempDir(), "", "bench", "site", "--repo", repo.Dir, "--out", filepath.Join(t.TempDir(), "site"), "--activate", protocol.StandInID)
 	if site.code != 0 || !strings.Contains(site.stdout, "(0 approved, 1 other)") {
 		t.Errorf("site: exit %d\n%s\n%s", site.code, site.stdout, site.stderr)
 	}

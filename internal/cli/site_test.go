@@ -20,7 +20,7 @@ func testRepo(t *testing.T) string { return resulttest.CommittedRepo(t) }
 
 func TestManifestVerifyOnTestRepository(t *testing.T) {
 	t.Parallel()
-	r := runIn(t, t.TempDir(), "", "bench", "manifest", "verify", "--repo", testRepo(t), "--activate", protocol.ID)
+	r := runIn(t, t.TempDir(), "", "bench", "manifest", "verify", "--repo", testRepo(t), "--activate", protocol.StandInID)
 	if r.code != ExitFailed || strings.Count(r.stdout, "ok      ") != 3 || strings.Count(r.stdout, "FAILED  ") != 2 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -44,7 +44,7 @@ func TestManifestVerifyOnTestRepository(t *testing.T) {
 func TestSiteOnTestRepository(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "site")
-	r := runIn(t, t.TempDir(), "", "bench", "site", "--repo", testRepo(t), "--out", out, "--activate", protocol.ID)
+	r := runIn(t, t.TempDir(), "", "bench", "site", "--repo", testRepo(t), "--out", out, "--activate", protocol.StandInID)
 	if r.code != 0 || !strings.Contains(r.stdout, "3 approved, 6 other") || strings.Count(r.stderr, "is not shown as approved") != 2 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -84,7 +84,7 @@ func TestSiteOnTestRepository(t *testing.T) {
 func TestManifestAdd(t *testing.T) {
 	t.Parallel()
 	s := resulttest.Committed(t)
-	args := []string{"bench", "manifest", "add", "--repo", s.Repo.Dir, "--review-pr", "https://example.invalid/pr/7", "--reviewed-by", "maint", "--activate", protocol.ID}
+	args := []string{"bench", "manifest", "add", "--repo", s.Repo.Dir, "--review-pr", "https://example.invalid/pr/7", "--reviewed-by", "maint", "--activate", protocol.StandInID}
 	r := runIn(t, t.TempDir(), "", append(args, "--results", s.Folders["unreviewed"])...)
 	if r.code != 0 || !strings.Contains(r.stdout, "added "+s.RunIDs["unreviewed"]) || !strings.Contains(r.stdout, s.Commits["c3"]) {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -113,7 +113,7 @@ func TestSiteServe(t *testing.T) {
 	done := make(chan int)
 	go func() {
 		done <- Run(ctx, []string{"bench", "site", "--repo", testRepo(t), "--out", filepath.Join(t.TempDir(), "site"),
-			"--activate", protocol.ID, "--serve", "--addr", "127.0.0.1:0"}, env)
+			"--activate", protocol.StandInID, "--serve", "--addr", "127.0.0.1:0"}, env)
 	}()
 	var url string
 	for i := 0; i < 100 && url == ""; i++ {

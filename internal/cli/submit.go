@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
-	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/quantity"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/submit"
@@ -33,7 +32,7 @@ uploaded. Exit 1 when a check fails (and no text is printed).`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := env.Path(args[0])
-			b, err := prompts.Bundle()
+			b, err := env.folderBundle(dir, "")
 			if err != nil {
 				return err
 			}

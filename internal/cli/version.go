@@ -2,16 +2,24 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/version"
 )
 
-func protocolLine() string { return protocol.ID }
+// protocolLine names the protocols strata implements, for help texts.
+func protocolLine() string {
+	var parts []string
+	for _, d := range protocol.Known() {
+		parts = append(parts, fmt.Sprintf("%s, corpus %s…", d.ID, d.CorpusSHA256[:12]))
+	}
+	return strings.Join(parts, "; ")
+}
 
 func versionString() string {
-	s := fmt.Sprintf("%s (protocol %s, corpus %s)", version.Version, protocol.ID, protocol.CorpusSHA256[:12])
+	s := fmt.Sprintf("%s (protocols %s)", version.Version, protocolLine())
 	c, modified := version.Commit()
 	switch {
 	case c == "":

@@ -31,6 +31,9 @@ type Source struct {
 
 // Inputs are what the bundle is built from.
 type Inputs struct {
+	// ProtocolID is the protocol the bundle is built for (build.json
+	// names it).
+	ProtocolID, BundleName string
 	Tokenizer        *tokenizer.Tokenizer
 	Template         *chattemplate.Template
 	TokenizerSources []Source

@@ -39,7 +39,7 @@ func qwenInputs(t testing.TB) Inputs {
 	}
 	ts, _ := SourceOf(tokPath)
 	ms, _ := SourceOf(tmplPath)
-	return Inputs{Tokenizer: tok, Template: tmpl, TokenizerSources: []Source{ts}, TemplateSource: ms}
+	return Inputs{ProtocolID: protocol.StandInID, BundleName: protocol.StandInBundleName, Tokenizer: tok, Template: tmpl, TokenizerSources: []Source{ts}, TemplateSource: ms}
 }
 
 func bundle(t testing.TB) *Bundle {
@@ -69,7 +69,7 @@ func byID(b *Bundle, id string) *fixtures.Fixture {
 
 func committedDir(t testing.TB) string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "bench", "prompts", protocol.BundleName)
+	return filepath.Join(filepath.Dir(file), "..", "..", "bench", "prompts", protocol.StandInBundleName)
 }
 
 // TestMatchesVectors: the benchmark requests in the chat-template vectors
@@ -227,15 +227,15 @@ func TestNoFloatOrNoneReachesAFixture(t *testing.T) {
 // protocol's corpus SHA and agrees with the schedule.
 func TestCommittedBundleLoads(t *testing.T) {
 	t.Parallel()
-	b, err := fixtures.LoadDir(committedDir(t), protocol.CorpusSHA256)
+	b, err := fixtures.LoadDir(committedDir(t), protocol.StandIn())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(b.Fixtures) != 34 {
 		t.Fatalf("%d fixtures", len(b.Fixtures))
 	}
-	if got := bundle(t).SHA256; got != protocol.CorpusSHA256 {
-		t.Errorf("an in-memory build hashes to %s, the protocol says %s", got, protocol.CorpusSHA256)
+	if got := bundle(t).SHA256; got != protocol.StandIn().CorpusSHA256 {
+		t.Errorf("an in-memory build hashes to %s, the protocol says %s", got, protocol.StandIn().CorpusSHA256)
 	}
 }
 

@@ -58,7 +58,7 @@ type reqs struct {
 func (b *builder) buildInfo(out *Bundle) buildInfo {
 	kw := protocol.ProfileTemplateKwargs()
 	info := buildInfo{
-		Format: BuildFormat, Bundle: protocol.BundleName, ProtocolID: protocol.ID,
+		Format: BuildFormat, Bundle: b.in.BundleName, ProtocolID: b.in.ProtocolID,
 		Builder: "strata bench corpus build",
 		Inputs:  inputs{Tokenizer: b.in.TokenizerSources, Template: b.in.TemplateSource},
 		Parameters: params{

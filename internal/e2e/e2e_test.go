@@ -15,6 +15,7 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/resulttest"
@@ -79,6 +80,7 @@ func conformingFacts() result.Facts {
 	sha := strings.Repeat("cd", 32)
 	kind := "source"
 	return result.Facts{
+		Protocol:     protocol.StandIn(),
 		StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind,
 		ModelFiles: []contract.ModelFile{{Path: "model-00001-of-00001.gguf", SHA256: &sha}},
 		Missing: map[string]string{

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,7 +79,7 @@ func makeKilled(b *fixtures.Bundle, red *redact.Redactor) (string, string, error
 	srv := runner.ProbeServer(context.Background(), c)
 	commit := strings.Repeat("ab", 20)
 	kind := "source"
-	facts := result.Facts{StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind, Extensions: map[string]any{}, Missing: map[string]string{
+	facts := result.Facts{Protocol: b.Protocol, StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind, Extensions: map[string]any{}, Missing: map[string]string{
 		"/hardware/gpus": "test", "/hardware/cpu": "test", "/hardware/ram_bytes": "test", "/hardware/storage": "test",
 		"/software/os": "test", "/software/drivers": "test", "/software/runtime": "test"}}
 	started := time.Now().UTC()
@@ -101,6 +102,19 @@ func makeKilled(b *fixtures.Bundle, red *redact.Redactor) (string, string, error
 	w.Remove()
 	os.RemoveAll(root)
 	return snapDir, filepath.Base(w.Dir()), nil
+}
+
+// testBundles opens the embedded bundle for the stand-in and nothing else.
+func testBundles(b *fixtures.Bundle, red *redact.Redactor) Bundles {
+	return Bundles{
+		Open: func(id string) (*fixtures.Bundle, error) {
+			if id != b.Protocol.ID {
+				return nil, fmt.Errorf("no bundle for %q", id)
+			}
+			return b, nil
+		},
+		Redactor: func(*fixtures.Bundle) *redact.Redactor { return red },
+	}
 }
 
 // editLines rewrites the journal of a pending folder line by line.
@@ -308,7 +322,10 @@ func TestRecoverRefusesWhatStrataDidNotWrite(t *testing.T) {
 			}
 			done := make(chan res, 1)
 			start := time.Now()
-			go func() { out, err := Recover(context.Background(), dir, b, red, time.Now()); done <- res{out, err} }()
+			go func() {
+				out, err := Recover(context.Background(), dir, testBundles(b, red), time.Now())
+				done <- res{out, err}
+			}()
 			var r res
 			select {
 			case r = <-done:
@@ -336,7 +353,7 @@ func TestRecoverRemovesOnlyItsOwn(t *testing.T) {
 	pending, b, red := killedCopy(t)
 	mine := filepath.Join(pending, "notes.txt")
 	os.WriteFile(mine, []byte("mine"), 0o644)
-	out, err := Recover(context.Background(), pending, b, red, time.Now())
+	out, err := Recover(context.Background(), pending, testBundles(b, red), time.Now())
 	if err == nil || !strings.Contains(err.Error(), "did not write") {
 		t.Errorf("Recover: %v; want a note that other files were left", err)
 	}

@@ -40,7 +40,7 @@ const (
 	// pendingSuffix marks a pending folder: .<result folder>.pending
 	pendingSuffix = ".pending"
 	Format        = "strata-run-journal"
-	Version       = 2
+	Version       = 3
 )
 
 // PendingDir is the pending folder of a result folder name under root.

@@ -85,7 +85,7 @@ func TestRecoverMatchesTheRun(t *testing.T) {
 			red := result.Redactor(redact.Machine{Users: []string{"alice"}}, b)
 			commit := strings.Repeat("ab", 20)
 			kind := "source"
-			facts := result.Facts{StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind, Extensions: map[string]any{}, Missing: map[string]string{
+			facts := result.Facts{Protocol: b.Protocol, StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind, Extensions: map[string]any{}, Missing: map[string]string{
 				"/hardware/gpus": "test", "/hardware/cpu": "test", "/hardware/ram_bytes": "test", "/hardware/storage": "test",
 				"/software/os": "test", "/software/drivers": "test", "/software/runtime": "test"}}
 			id := result.Identity{Track: "custom", Command: "strata bench run"}
@@ -112,7 +112,7 @@ func TestRecoverMatchesTheRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			w.Remove()
-			got, err := Recover(context.Background(), snap.to, b, red, time.Now())
+			got, err := Recover(context.Background(), snap.to, testBundles(b, red), time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}

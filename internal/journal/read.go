@@ -294,6 +294,8 @@ func (j *Journal) check(folder string, mk marker, now time.Time) error {
 	switch {
 	case h.Format != Format || h.Version != Version:
 		return fmt.Errorf("not a strata run journal of version %d", Version)
+	case h.Facts.Protocol.ID == "":
+		return fmt.Errorf("header: the run names no protocol")
 	case !contract.ValidRunID(h.RunID):
 		return fmt.Errorf("header: run_id %q is not a run ID of the form <UTC start>-<6 hex digits>", h.RunID)
 	case h.StartedAt.Before(earliest) || h.StartedAt.After(now.Add(24*time.Hour)):

@@ -65,17 +65,31 @@ func (j *Journal) Record(b *fixtures.Bundle) *runner.Record {
 	return rec
 }
 
+// Bundles open the bundle of a protocol by its ID (the run's own, which
+// its journal names) and give the redactor a run with it uses.
+type Bundles struct {
+	Open     func(id string) (*fixtures.Bundle, error)
+	Redactor func(*fixtures.Bundle) *redact.Redactor
+}
+
 // Recover turns the journal of a pending folder into a result folder beside
 // it and returns the folder written. The folder is written only when the
 // same validation as `strata bench report` accepts it, and it appears
 // complete (written aside, then renamed). Only then are the pending folder's
 // own files removed; on any error nothing is removed. now is the wall
 // clock; ctx ends the work early.
-func Recover(ctx context.Context, dir string, b *fixtures.Bundle, red *redact.Redactor, now time.Time) (string, error) {
+func Recover(ctx context.Context, dir string, bs Bundles, now time.Time) (string, error) {
 	j, err := Read(ctx, dir, now)
 	if err != nil {
 		return "", err
 	}
+	b, err := bs.Open(j.Header.Facts.Protocol.ID)
+	if err != nil {
+		return "", fmt.Errorf("the run followed %s: %w", j.Header.Facts.Protocol.ID, err)
+	}
+	red := bs.Redactor(b)
+	// The journal's protocol is the bundle's, as verified now.
+	j.Header.Facts.Protocol = b.Protocol
 	rec := j.Record(b)
 	facts := j.Header.Facts
 	if facts.Extensions == nil {

@@ -34,6 +34,7 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/jsonfmt"
+	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/strictjson"
 	"github.com/strata-bench/strata/internal/validate"
 )
@@ -269,7 +270,12 @@ type Options struct {
 	// Activated protocol IDs: the spec forbids a populated manifest for the
 	// draft, so none is activated unless configured.
 	Activated []string
-	Bundle    *fixtures.Bundle
+	// Protocols are the protocols strata knows (nil: the table it ships)
+	// and Embedded the bundle strata carries (the stand-in's). A protocol
+	// whose bundle is a checkout's is verified against the bundle the
+	// repository holds at the evidence commit.
+	Protocols protocol.Table
+	Embedded  *fixtures.Bundle
 	// Now is the time of the check: a review is not dated after it (and
 	// Add dates a new entry with it).
 	Now time.Time
@@ -410,7 +416,12 @@ func (r *Repo) Check(e Entry, o Options) *Checked {
 		}
 		fsys[name] = &fstest.MapFile{Data: b, Mode: mode}
 	}
-	v := validate.FS(fsys, o.Bundle)
+	bundle, err := r.bundleFor(commit, e.ProtocolID, o)
+	if err != nil {
+		bad("%v", err)
+		return c
+	}
+	v := validate.FS(fsys, bundle)
 	for _, x := range v.Violations {
 		bad("invalid report: %s", x)
 	}
@@ -447,6 +458,35 @@ func (r *Repo) folder(c *object.Commit, dir string) (map[string][]byte, error) {
 
 // folderFiles returns the files under dir at a commit, by path relative to
 // dir, and which of them are symbolic links.
+// bundleFor is the bundle an entry of that protocol is validated with: the
+// embedded one, or the one the repository holds at the evidence commit
+// (bench/prompts/standard-v1 of a Strata checkout), verified for the
+// protocol. An unknown protocol gets the embedded bundle, and the
+// validator names the protocol as unknown.
+func (r *Repo) bundleFor(c *object.Commit, id string, o Options) (*fixtures.Bundle, error) {
+	table := o.Protocols
+	if table == nil {
+		table = protocol.Known()
+	}
+	def, ok := table.Lookup(id)
+	if !ok || def.Bundle == protocol.BundleEmbedded {
+		return o.Embedded, nil
+	}
+	dir := path.Join("bench", "prompts", protocol.BundleName)
+	files, links, err := r.folderFiles(c, dir)
+	if err != nil {
+		return nil, fmt.Errorf("the bundle of %s at the evidence commit (%s): %v", id, dir, err)
+	}
+	fsys := fstest.MapFS{}
+	for name, b := range files {
+		if links[name] {
+			return nil, fmt.Errorf("the bundle of %s at the evidence commit: %s is a symbolic link", id, name)
+		}
+		fsys[name] = &fstest.MapFile{Data: b, Mode: 0o644}
+	}
+	return fixtures.Load(fsys, dir+" at "+c.Hash.String()[:12], def)
+}
+
 func (r *Repo) folderFiles(c *object.Commit, dir string) (map[string][]byte, map[string]bool, error) {
 	t, err := c.Tree()
 	if err != nil {

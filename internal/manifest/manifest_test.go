@@ -24,7 +24,7 @@ func opts(t *testing.T, activate ...string) manifest.Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return manifest.Options{Activated: activate, Bundle: b, Now: checkedAt}
+	return manifest.Options{Activated: activate, Embedded: b, Now: checkedAt}
 }
 
 func TestVerify(t *testing.T) {
@@ -41,7 +41,7 @@ func TestVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checked := repo.Verify(m, opts(t, protocol.ID))
+	checked := repo.Verify(m, opts(t, protocol.StandInID))
 	byRun := map[string]*manifest.Checked{}
 	for _, c := range checked {
 		byRun[c.Entry.RunID] = c
@@ -69,15 +69,15 @@ func TestVerify(t *testing.T) {
 	// An evidence commit that did not introduce the report.
 	e := byRun[s.RunIDs["approvedA4000"]].Entry
 	e.EvidenceCommit = s.Commits["c3"]
-	if c := repo.Check(e, opts(t, protocol.ID)); c.OK() || !strings.Contains(strings.Join(c.Problems, " "), "did not introduce") {
+	if c := repo.Check(e, opts(t, protocol.StandInID)); c.OK() || !strings.Contains(strings.Join(c.Problems, " "), "did not introduce") {
 		t.Errorf("wrong evidence commit: %v", c.Problems)
 	}
 	e.EvidenceCommit = "abc"
-	if c := repo.Check(e, opts(t, protocol.ID)); c.OK() || !strings.Contains(strings.Join(c.Problems, " "), "full 40-character") {
+	if c := repo.Check(e, opts(t, protocol.StandInID)); c.OK() || !strings.Contains(strings.Join(c.Problems, " "), "full 40-character") {
 		t.Errorf("short commit: %v", c.Problems)
 	}
 	e.ResultsPath = "../../etc/passwd"
-	if c := repo.Check(e, opts(t, protocol.ID)); c.OK() {
+	if c := repo.Check(e, opts(t, protocol.StandInID)); c.OK() {
 		t.Error("a path outside bench/results was accepted")
 	}
 	// A review link the site would run, or that is not a link at all.
@@ -86,7 +86,7 @@ func TestVerify(t *testing.T) {
 		"data:text/html,<script>x</script>", "https://example.invalid/pr/1 extra", ""} {
 		e := good
 		e.ReviewPR = pr
-		if c := repo.Check(e, opts(t, protocol.ID)); c.OK() || !strings.Contains(strings.Join(c.Problems, " "), "review_pr") {
+		if c := repo.Check(e, opts(t, protocol.StandInID)); c.OK() || !strings.Contains(strings.Join(c.Problems, " "), "review_pr") {
 			t.Errorf("review_pr %q: %v", pr, c.Problems)
 		}
 	}
@@ -107,7 +107,7 @@ func TestVerify(t *testing.T) {
 				m2.Entries[i].ReproductionRunIDs = c.ids
 			}
 		}
-		for _, ch := range repo.Verify(&m2, opts(t, protocol.ID)) {
+		for _, ch := range repo.Verify(&m2, opts(t, protocol.StandInID)) {
 			if ch.Entry.RunID == good.RunID && (ch.OK() || !strings.Contains(strings.Join(ch.Problems, " "), c.says)) {
 				t.Errorf("reproduction %v: %v", c.ids, ch.Problems)
 			}
@@ -145,7 +145,7 @@ func TestAdd(t *testing.T) {
 		m, _, err := repo.Add(cur, manifest.AddOptions{Options: opts(t, activate...), ResultsPath: s.Folders[role], ReviewPR: "https://example.invalid/pr/9", ReviewedBy: "maint"})
 		return m, err
 	}
-	m, err := add("unreviewed", protocol.ID)
+	m, err := add("unreviewed", protocol.StandInID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,13 +156,13 @@ func TestAdd(t *testing.T) {
 	if _, err := add("unreviewed"); err == nil || !strings.Contains(err.Error(), "not activated") {
 		t.Errorf("draft protocol: %v", err)
 	}
-	if _, err := add("partial", protocol.ID); err == nil || !strings.Contains(err.Error(), "partial") {
+	if _, err := add("partial", protocol.StandInID); err == nil || !strings.Contains(err.Error(), "partial") {
 		t.Errorf("partial: %v", err)
 	}
-	if _, err := add("nonconforming", protocol.ID); err == nil || !strings.Contains(err.Error(), "nonconforming") {
+	if _, err := add("nonconforming", protocol.StandInID); err == nil || !strings.Contains(err.Error(), "nonconforming") {
 		t.Errorf("nonconforming: %v", err)
 	}
-	if _, err := add("approvedA4000", protocol.ID); err == nil || !strings.Contains(err.Error(), "already in the manifest") {
+	if _, err := add("approvedA4000", protocol.StandInID); err == nil || !strings.Contains(err.Error(), "already in the manifest") {
 		t.Errorf("twice: %v", err)
 	}
 	if err := manifest.WriteWorktreeManifest(s.Repo.Dir, m); err != nil {
@@ -190,10 +190,10 @@ func TestPartialEntryVerifies(t *testing.T) {
 	}
 	data, _ := os.ReadFile(filepath.Join(s.Repo.Dir, s.Folders["partial"], "results.json"))
 	sum := sha256.Sum256(data)
-	e := manifest.Entry{RunID: s.RunIDs["partial"], ProtocolID: protocol.ID, ResultsPath: s.Folders["partial"] + "/results.json",
+	e := manifest.Entry{RunID: s.RunIDs["partial"], ProtocolID: protocol.StandInID, ResultsPath: s.Folders["partial"] + "/results.json",
 		ResultsSHA256: hex.EncodeToString(sum[:]), EvidenceCommit: intro.Hash.String(), ReviewPR: "https://example.invalid/pr/1",
 		ReviewedBy: "m", ReviewedAt: "2026-11-02T10:00:00Z", Verification: manifest.EvidenceReviewed, ReproductionRunIDs: []string{}}
-	if c := repo.Check(e, opts(t, protocol.ID)); !c.OK() || c.Results.Run.Status != "partial" {
+	if c := repo.Check(e, opts(t, protocol.StandInID)); !c.OK() || c.Results.Run.Status != "partial" {
 		t.Errorf("partial entry: %v", c.Problems)
 	}
 }
@@ -203,7 +203,7 @@ func TestPartialEntryVerifies(t *testing.T) {
 // helper and fails verification, whatever the entry says.
 func TestSimulatorClaimingCompleteIsRefused(t *testing.T) {
 	t.Parallel()
-	f := resulttest.ForgedRepo(t, protocol.ID, "2026-11-02T10:00:00Z")
+	f := resulttest.ForgedRepo(t, protocol.StandInID, "2026-11-02T10:00:00Z")
 	repo, err := manifest.Open(f.Repo.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -212,13 +212,13 @@ func TestSimulatorClaimingCompleteIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range repo.Verify(m, opts(t, protocol.ID)) {
+	for _, c := range repo.Verify(m, opts(t, protocol.StandInID)) {
 		if p := strings.Join(c.Problems, "\n"); c.OK() || !strings.Contains(p, "/run/status") || !strings.Contains(p, "simulated engine") {
 			t.Errorf("the forged entry verifies or fails for another reason: %v", c.Problems)
 		}
 	}
 	_, _, err = repo.Add(&manifest.Manifest{Format: manifest.Format, SchemaVersion: manifest.SchemaVersion, Entries: []manifest.Entry{}},
-		manifest.AddOptions{Options: opts(t, protocol.ID), ResultsPath: f.Folder, ReviewPR: "https://example.invalid/pr/2", ReviewedBy: "maint"})
+		manifest.AddOptions{Options: opts(t, protocol.StandInID), ResultsPath: f.Folder, ReviewPR: "https://example.invalid/pr/2", ReviewedBy: "maint"})
 	if err == nil || !strings.Contains(err.Error(), "cannot be approved") || !strings.Contains(err.Error(), "/run/status") {
 		t.Errorf("add: %v", err)
 	}
@@ -243,12 +243,12 @@ func TestReviewInTheFuture(t *testing.T) {
 			e = x
 		}
 	}
-	if c := repo.Check(e, opts(t, protocol.ID)); !c.OK() {
+	if c := repo.Check(e, opts(t, protocol.StandInID)); !c.OK() {
 		t.Fatalf("the entry as reviewed: %v", c.Problems)
 	}
 	for _, when := range []string{"2999-01-01T00:00:00Z", checkedAt.Add(time.Second).Format(time.RFC3339)} {
 		e.ReviewedAt = when
-		if c := repo.Check(e, opts(t, protocol.ID)); c.OK() || !strings.Contains(strings.Join(c.Problems, " "), "after the time of this check") {
+		if c := repo.Check(e, opts(t, protocol.StandInID)); c.OK() || !strings.Contains(strings.Join(c.Problems, " "), "after the time of this check") {
 			t.Errorf("reviewed_at %s: %v", when, c.Problems)
 		}
 	}

@@ -11,33 +11,15 @@ import (
 	"time"
 )
 
-// Identity of the protocol and of the result format it writes.
+// The result format every protocol writes.
 const (
-	ID            = "strata-qwen38-thinking-v1-draft.1"
 	ResultFormat  = "strata-standard-benchmark"
 	SchemaVersion = 1
-	Profile       = "qwen3.8-flash-next-thinking"
 
-	// BundleName is the folder of the frozen fixtures under bench/prompts.
+	// BundleName is the folder of the spec's bundle under a Strata
+	// checkout's bench/prompts.
 	BundleName = "standard-v1"
-
-	// CorpusSHA256 is the SHA-256 of the committed bundle's MANIFEST.sha256.
-	// It is the value of protocol.corpus_sha256 in every result. The spec's
-	// own value (e75eff8b…) was computed with the Flash-Next pack's tokenizer
-	// and template, which we do not have; this one is the bundle built from
-	// ../shared/tokenizer/qwen3 (see README.md, "The frozen bundle").
-	CorpusSHA256 = "a03b93a5e108a464e573b06ae7638dc4fa3f478b86f8ec807795c91e0513f514"
 )
-
-// CorpusSHA256Of is the corpus SHA-256 of the protocol with that ID, and
-// whether this strata knows the protocol: the one place a result's
-// protocol.corpus_sha256 is read against.
-func CorpusSHA256Of(id string) (string, bool) {
-	if id == ID {
-		return CorpusSHA256, true
-	}
-	return "", false
-}
 
 // RequestTimeout is the fixed wall-clock limit per request, counted from
 // dispatch (queueing included). It is a safeguard, not a suite deadline.

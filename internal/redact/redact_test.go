@@ -204,7 +204,7 @@ func TestReferenceTextsSurvive(t *testing.T) {
 	r := New(Machine{Users: []string{"build", "short", "tom", "mark"}}, Vocabulary())
 	var files []string
 	files = append(files, sharedpath.Path(t, "tokenizer", "qwen3", "chat_template.jinja"))
-	fx, _ := filepath.Glob(filepath.Join("..", "..", "bench", "prompts", "standard-v1", "*.json"))
+	fx, _ := filepath.Glob(filepath.Join("..", "..", "bench", "prompts", "qwen3-standard-v1", "*.json"))
 	files = append(files, fx...)
 	if len(fx) != 35 {
 		t.Fatalf("bundle files: %d", len(fx))

@@ -42,6 +42,9 @@ type Identity struct {
 // Facts are the machine and install facts gathered before the run. Each
 // nil value carries its reason in Missing (absolute JSON Pointers).
 type Facts struct {
+	// Protocol is the protocol the run followed (its bundle was verified
+	// for it).
+	Protocol     protocol.Definition
 	Hardware     contract.Hardware
 	OS           *contract.NameVersion
 	Drivers      []contract.NameVersion
@@ -78,6 +81,9 @@ func ptr[T any](v T) *T { return &v }
 // keeps and report derives the same again; Write redacts the rest. red may
 // be nil (nothing is redacted).
 func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string]int, red *redact.Redactor) (*Assembled, error) {
+	if facts.Protocol.ID == "" {
+		return nil, fmt.Errorf("the run names no protocol")
+	}
 	if red != nil {
 		RedactEvidence(rec, red)
 	}
@@ -89,8 +95,8 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 		Format:        protocol.ResultFormat,
 		SchemaVersion: protocol.SchemaVersion,
 		Protocol: contract.Protocol{
-			ID: protocol.ID, GitCommit: facts.StrataCommit, Profile: protocol.Profile,
-			CorpusSHA256: protocol.CorpusSHA256,
+			ID: facts.Protocol.ID, GitCommit: facts.StrataCommit, Profile: facts.Protocol.Profile,
+			CorpusSHA256: facts.Protocol.CorpusSHA256,
 		},
 	}
 	missing.Add("/protocol/model_card_revision", "not pinned yet: the draft protocol pins the model-card revision before activation (activation checklist)")
@@ -294,7 +300,7 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	budget := srv.Dialect.CheckBudget(facts.Engine)
 
 	ext := map[string]any{
-		"fixtures":    map[string]any{"bundle": protocol.BundleName, "max_shared_prefix_tokens": maxShared},
+		"fixtures":    map[string]any{"bundle": facts.Protocol.BundleName, "max_shared_prefix_tokens": maxShared},
 		"limitations": limitations(rec, budget),
 		"engine_dialect": map[string]any{"dialect": srv.Dialect, "reasoning_budget": srv.Dialect.ReasoningBudget(), "budget_check": budget,
 			"setting_names": nonNilMap(srv.Dialect.SettingNames())},

@@ -70,7 +70,7 @@ func TestAssembleStatusAndValidity(t *testing.T) {
 		rec.Requests = append(rec.Requests, &runner.Executed{Req: req, Fixture: f, SkipReason: "the run was interrupted"})
 	}
 	commit := strings.Repeat("ab", 20)
-	facts := Facts{StrataCommit: &commit, RunnerCommit: &commit, Missing: map[string]string{
+	facts := Facts{Protocol: b.Protocol, StrataCommit: &commit, RunnerCommit: &commit, Missing: map[string]string{
 		"/hardware/gpus": "test", "/hardware/cpu": "test", "/hardware/ram_bytes": "test", "/hardware/storage": "test",
 		"/software/os": "test", "/software/drivers": "test", "/software/runtime": "test", "/software/build_kind": "test"}}
 	maxShared := map[string]int{}

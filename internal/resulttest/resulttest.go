@@ -64,7 +64,7 @@ func Folder(tb testing.TB, root string, o Options) string {
 		o.DecodeTPS = 2e5
 	}
 	if o.Model == "" {
-		o.Model = "qwen3.8-flash-next-IQ3_XXS.gguf"
+		o.Model = "Qwen3-8B-Q4_K_M.gguf"
 	}
 	tmpl, _, err := prompts.Template(b)
 	if err != nil {
@@ -93,9 +93,10 @@ func Folder(tb testing.TB, root string, o Options) string {
 	mem := int64(12 << 30)
 	dedicated := "dedicated"
 	facts := result.Facts{
+		Protocol:     b.Protocol,
 		StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind,
 		Hardware:   contract.Hardware{GPUs: []contract.GPU{{DeviceIndex: 0, Name: gpu, MemoryBytes: &mem, MemoryKind: &dedicated}}},
-		ModelFiles: []contract.ModelFile{{Path: "qwen3.8-flash-next-IQ3_XXS.gguf", SHA256: &sha}},
+		ModelFiles: []contract.ModelFile{{Path: "Qwen3-8B-Q4_K_M.gguf", SHA256: &sha}},
 		Missing: map[string]string{"/hardware/gpus/0/power_limit_w": "test", "/hardware/cpu": "test", "/hardware/ram_bytes": "test",
 			"/hardware/storage": "test", "/software/os": "test", "/software/drivers": "test", "/software/runtime": "test"},
 	}

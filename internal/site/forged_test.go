@@ -17,7 +17,7 @@ import (
 // on the standard list: it is shown as unverifiable, with the reason.
 func TestSimulatorClaimingCompleteIsNotListed(t *testing.T) {
 	t.Parallel()
-	f := resulttest.ForgedRepo(t, protocol.ID, "2026-11-02T10:00:00Z")
+	f := resulttest.ForgedRepo(t, protocol.StandInID, "2026-11-02T10:00:00Z")
 	repo, err := manifest.Open(f.Repo.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +26,7 @@ func TestSimulatorClaimingCompleteIsNotListed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := site.Collect(repo, manifest.Options{Activated: []string{protocol.ID}, Bundle: b, Now: checkedAt})
+	s, err := site.Collect(repo, manifest.Options{Activated: []string{protocol.StandInID}, Embedded: b, Now: checkedAt})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestSite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := site.Collect(repo, manifest.Options{Activated: []string{protocol.ID}, Bundle: b, Now: checkedAt})
+	c, err := site.Collect(repo, manifest.Options{Activated: []string{protocol.StandInID}, Embedded: b, Now: checkedAt})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func escapedMarkup(t *testing.T, dir string) {
 
 func draftShowsNothing(t *testing.T, repo *manifest.Repo) {
 	b, _ := prompts.Bundle()
-	c, err := site.Collect(repo, manifest.Options{Bundle: b, Now: checkedAt})
+	c, err := site.Collect(repo, manifest.Options{Embedded: b, Now: checkedAt})
 	if err != nil {
 		t.Fatal(err)
 	}

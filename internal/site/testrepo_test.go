@@ -22,7 +22,7 @@ func TestUpdateTestRepository(t *testing.T) {
 	if !*update {
 		t.Skip("run with -update to regenerate testdata/site-repo.git")
 	}
-	s := resulttest.BuildScenario(t, protocol.ID)
+	s := resulttest.BuildScenario(t, protocol.StandInID)
 	dst, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "site-repo.git"))
 	os.RemoveAll(dst)
 	r, err := git.PlainClone(dst, true, &git.CloneOptions{URL: s.Repo.Dir})

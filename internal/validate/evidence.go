@@ -37,12 +37,15 @@ func (c *checker) readServer() {
 	c.server = ev
 }
 
-// checkCorpus: the corpus SHA-256 is the one of the protocol the result
-// names (checkFormat has made sure strata knows that protocol).
+// checkCorpus: the corpus SHA-256 and the profile are those of the
+// protocol the result names (checkFormat has made sure it is the bundle's).
 func (c *checker) checkCorpus() {
-	p := c.res.Protocol
-	if want, ok := protocol.CorpusSHA256Of(p.ID); ok && p.CorpusSHA256 != want {
-		c.add("/protocol/corpus_sha256", "is %q; the corpus of protocol %s has SHA-256 %s", p.CorpusSHA256, p.ID, want)
+	p, def := c.res.Protocol, c.fx.Protocol
+	if p.CorpusSHA256 != def.CorpusSHA256 {
+		c.add("/protocol/corpus_sha256", "is %q; the corpus of protocol %s has SHA-256 %s", p.CorpusSHA256, p.ID, def.CorpusSHA256)
+	}
+	if p.Profile != def.Profile {
+		c.add("/protocol/profile", "is %q; protocol %s measures the profile %s", p.Profile, p.ID, def.Profile)
 	}
 }
 

@@ -86,11 +86,11 @@ func TestValidatorRederivesFromTheEvidence(t *testing.T) {
 			replaceIn(f, contract.ResultsFile, `"sha256": "`+strings.Repeat("cd", 32)+`"`, `"sha256": "`+dialect.SimulatorModelSHA256+`"`, 1)
 		}, "/extensions/status_reasons", "the stand-in model's SHA-256"},
 		{"the stand-in model's name", "baseline", func(t *testing.T, f fstest.MapFS) {
-			replaceIn(f, contract.ResultsFile, `"path": "qwen3.8-flash-next-IQ3_XXS.gguf"`, `"path": "`+dialect.SimulatorModelFile+`"`, 1)
+			replaceIn(f, contract.ResultsFile, `"path": "Qwen3-8B-Q4_K_M.gguf"`, `"path": "`+dialect.SimulatorModelFile+`"`, 1)
 		}, "/extensions/status_reasons", "the stand-in model file name"},
 		// Item 6: the corpus.
 		{"another corpus", "baseline", func(t *testing.T, f fstest.MapFS) {
-			replaceIn(f, contract.ResultsFile, `"corpus_sha256": "a03b93a5`, `"corpus_sha256": "b03b93a5`, 1)
+			replaceIn(f, contract.ResultsFile, `"corpus_sha256": "538a81cc`, `"corpus_sha256": "638a81cc`, 1)
 		}, "/protocol/corpus_sha256", "the corpus of protocol"},
 		// The durations.
 		{"a required duration of 123,456,789 s", "baseline", func(t *testing.T, f fstest.MapFS) {

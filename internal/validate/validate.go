@@ -201,8 +201,12 @@ func (c *checker) checkFormat() bool {
 		c.add("/schema_version", "unknown schema version %v; expected %d (refusing to interpret it)", head.SchemaVersion, protocol.SchemaVersion)
 		ok = false
 	}
-	if ok && head.Protocol.ID != protocol.ID {
-		c.add("/protocol/id", "unknown protocol ID %v; this strata implements %s", head.Protocol.ID, protocol.ID)
+	if def := c.fx.Protocol; ok && head.Protocol.ID != def.ID {
+		if _, known := protocol.Known().Lookup(fmt.Sprint(head.Protocol.ID)); known {
+			c.add("/protocol/id", "is %v, but the folder is checked with the bundle of %s (%s)", head.Protocol.ID, def.ID, c.fx.Where)
+		} else {
+			c.add("/protocol/id", "unknown protocol ID %v; this strata implements %s", head.Protocol.ID, strings.Join(protocol.Known().IDs(), " and "))
+		}
 		ok = false
 	}
 	return ok
