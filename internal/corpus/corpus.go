@@ -34,10 +34,10 @@ type Inputs struct {
 	// ProtocolID is the protocol the bundle is built for (build.json
 	// names it).
 	ProtocolID, BundleName string
-	Tokenizer        *tokenizer.Tokenizer
-	Template         *chattemplate.Template
-	TokenizerSources []Source
-	TemplateSource   Source
+	Tokenizer              *tokenizer.Tokenizer
+	Template               *chattemplate.Template
+	TokenizerSources       []Source
+	TemplateSource         Source
 }
 
 // Bundle is a built bundle, in memory.
