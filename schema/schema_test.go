@@ -11,6 +11,7 @@ import (
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/engine"
 	"github.com/strata-bench/strata/internal/preflight"
+	"github.com/strata-bench/strata/internal/protocol"
 )
 
 // TestSchemaAgreesWithTheTypes holds the JSON Schema and the Go types of
@@ -285,4 +286,36 @@ func keys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestProtocolsAreTheTables: the schema admits exactly the protocol IDs
+// and profiles of the table strata ships.
+func TestProtocolsAreTheTables(t *testing.T) {
+	t.Parallel()
+	var root struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(ResultsV1, &root); err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Properties map[string]struct {
+			Enum []string `json:"enum"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(root.Properties["protocol"], &p); err != nil {
+		t.Fatal(err)
+	}
+	var ids, profiles []string
+	for _, d := range protocol.Known() {
+		ids, profiles = append(ids, d.ID), append(profiles, d.Profile)
+	}
+	for name, want := range map[string][]string{"id": ids, "profile": profiles} {
+		got := append([]string(nil), p.Properties[name].Enum...)
+		sort.Strings(got)
+		sort.Strings(want)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("protocol.%s: the schema admits %v, the table has %v", name, got, want)
+		}
+	}
 }

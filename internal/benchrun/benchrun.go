@@ -275,7 +275,7 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 // run's first line.
 func protocolLine(b *fixtures.Bundle) string {
 	d := b.Protocol
-	return fmt.Sprintf("%s (profile %s; corpus %s…, the %s bundle %s)", d.ID, d.Profile, b.SHA256[:12], d.Bundle, b.Where)
+	return fmt.Sprintf("%s (profile %s; corpus %s…; bundle %s)", d.ID, d.Profile, b.SHA256[:12], b.Where)
 }
 
 // checkResultsRoot makes sure a result can be written under root before

@@ -30,6 +30,7 @@ const (
 	UnhashedModel    Kind = "unhashed_model_file"
 	NoTemplate       Kind = "no_template"
 	ReasoningBudget  Kind = "reasoning_budget"
+	OtherModel       Kind = "model_not_of_profile"
 )
 
 // Partial kinds.
@@ -158,6 +159,9 @@ func identityReasons(res *contract.Results, budget string) []Reason {
 	}
 	if res.Configuration.Template == nil {
 		add(NoTemplate, "the effective chat template is unknown: required identity is missing")
+	}
+	if mc, ok := ModelOf(res); ok && mc.State == ModelOther {
+		add(OtherModel, mc.Reason)
 	}
 	if budget != "" {
 		add(ReasoningBudget, budget)

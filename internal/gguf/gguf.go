@@ -210,6 +210,37 @@ func encode(w io.Writer, kvs []KV) error {
 	return nil
 }
 
+// baseModels names the models the file says it was made from
+// (general.base_model.N: a fine-tune's source, or the original of a
+// quantization), as "organization/name" where both are given.
+func (f *File) baseModels() []string {
+	kv, ok := f.f.Header.MetadataKV.Get("general.base_model.count")
+	if !ok {
+		return nil
+	}
+	var n uint64
+	switch kv.ValueType {
+	case parser.GGUFMetadataValueTypeUint32:
+		n = uint64(kv.ValueUint32())
+	case parser.GGUFMetadataValueTypeUint64:
+		n = kv.ValueUint64()
+	default:
+		return nil
+	}
+	var out []string
+	for i := uint64(0); i < min(n, 16); i++ {
+		name, _ := f.String(fmt.Sprintf("general.base_model.%d.name", i))
+		org, _ := f.String(fmt.Sprintf("general.base_model.%d.organization", i))
+		switch {
+		case name != "" && org != "":
+			out = append(out, org+"/"+name)
+		case name != "":
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // Summary returns what the metadata says about the model, each value with
 // its source key, for a result's extensions. It never feeds an
 // operator-declared field.
@@ -243,11 +274,20 @@ func (f *File) Summary() (out map[string]any) {
 	}
 	put("architecture", "general.architecture")
 	put("name", "general.name")
+	put("basename", "general.basename")
+	put("finetune", "general.finetune")
+	put("size_label", "general.size_label")
 	put("file_type", "general.file_type")
 	put("parameter_count", "general.parameter_count")
 	put("quantization_version", "general.quantization_version")
 	put("tokenizer_model", "tokenizer.ggml.model")
 	put("tokenizer_pre", "tokenizer.ggml.pre")
+	if kv, ok := f.f.Header.MetadataKV.Get("tokenizer.ggml.tokens"); ok && kv.ValueType == parser.GGUFMetadataValueTypeArray {
+		out["tokenizer_tokens"] = map[string]any{"value": kv.ValueArray().Len, "source": "the length of GGUF tokenizer.ggml.tokens"}
+	}
+	if bases := f.baseModels(); len(bases) > 0 {
+		out["base_models"] = map[string]any{"value": bases, "source": "GGUF general.base_model.N.organization and .name"}
+	}
 	if arch != "" {
 		put("context_length", arch+".context_length")
 	}

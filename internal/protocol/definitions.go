@@ -55,8 +55,10 @@ type ModelRule struct {
 	TokenizerPre string
 	Tokens       int
 	// Derivatives are name parts that make another model of the family (a
-	// Coder, a fine-tune): "require a separate profile".
-	Derivatives []string
+	// Coder, a fine-tune): "require a separate profile". Others are the
+	// names of other models whose names hold the admitted one ("qwen35"
+	// holds "qwen3").
+	Derivatives, Others []string
 	// Source says where the rule's facts come from.
 	Source string
 }
@@ -87,7 +89,7 @@ type Table []Definition
 // derivatives are the name parts of Qwen models that are not the base
 // model: "Fine-tuned, Coder, Swift, or other derivative models require a
 // separate profile".
-var derivatives = []string{"coder", "swift", "abliterated", "uncensored", "distill", "finetune", "merge", "vl"}
+var derivatives = []string{"coder", "swift", "abliterated", "uncensored", "distill", "finetune", "merge"}
 
 // Known is the table strata ships.
 func Known() Table {
@@ -110,9 +112,9 @@ func Known() Table {
 			Bundle:       BundleEmbedded, BundleName: StandInBundleName, Template: "chat_template.jinja of ../shared/tokenizer/qwen3 (bench/prompts/template)",
 			Models: ModelRule{
 				Model: "Qwen3 models that think (the Qwen3 tokenizer and vocabulary)",
-				Names: []string{"qwen3"}, Architectures: []string{"qwen3", "qwen3moe"}, TokenizerPre: "qwen2", Tokens: 151669,
-				Derivatives: append([]string{"qwen35", "qwen38", "qwen3next"}, derivatives...),
-				Source:      "../shared/tokenizer/qwen3 (151,643 vocabulary tokens and 26 added ones; llama.cpp's converter names its pre-tokenizer qwen2)",
+				Names: []string{"qwen3"}, Architectures: []string{"qwen3", "qwen3moe"}, TokenizerPre: "qwen2", Tokens: 151936,
+				Derivatives: derivatives, Others: []string{"qwen35", "qwen36", "qwen37", "qwen38", "qwen3next", "qwen3vl", "qwen3omni", "qwen3embedding", "qwen3reranker"},
+				Source: "../shared/tokenizer/qwen3 and the Qwen3 GGUFs of ../shared/engines/llama.cpp: llama.cpp's converter names the pre-tokenizer qwen2 and pads the vocabulary to the model's 151,936 embedding rows",
 			},
 			About: "strata's stand-in: the spec's construction with the Qwen3 tokenizer and template, embedded",
 		},

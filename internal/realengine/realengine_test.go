@@ -24,10 +24,12 @@ import (
 	"github.com/strata-bench/strata/internal/cli"
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
+	"github.com/strata-bench/strata/internal/sharedpath"
 )
 
 // repoRoot is the checkout: runs started there find the install's commit
@@ -46,12 +48,18 @@ type cliResult struct {
 // the command writes to its stderr as it writes it.
 func strata(t testing.TB, dir string, stderr func(string), args ...string) cliResult {
 	t.Helper()
+	return strataWith(t, dir, nil, stderr, args...)
+}
+
+// strataWith is strata with a protocol table (nil: the one strata ships).
+func strataWith(t testing.TB, dir string, table protocol.Table, stderr func(string), args ...string) cliResult {
+	t.Helper()
 	var out bytes.Buffer
 	errw := &watchWriter{fn: stderr}
 	// The machine's /proc is read (the engine's process is found by its
 	// port); its probe tools are not run.
 	env := cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: errw, Dir: dir,
-		Getenv: func(string) string { return "" }, Environ: os.Environ, CacheDir: t.TempDir(), Root: os.DirFS("/")}
+		Getenv: func(string) string { return "" }, Environ: os.Environ, CacheDir: t.TempDir(), Root: os.DirFS("/"), Protocols: table}
 	code := cli.Run(context.Background(), args, env)
 	return cliResult{code, out.String(), errw.String()}
 }
@@ -240,6 +248,11 @@ func TestProfileRun(t *testing.T) {
 	}
 	f := readFolder(t, out)
 	checkThinkerRun(t, f, 34)
+	var mc derive.ModelCheck
+	json.Unmarshal(f.ext["model_check"], &mc)
+	if f.res.Protocol.ID != protocol.StandInID || mc.State != derive.ModelAdmitted {
+		t.Errorf("protocol %s, model check %+v", f.res.Protocol.ID, mc)
+	}
 	var d struct {
 		Check dialect.BudgetCheck `json:"budget_check"`
 	}
@@ -270,6 +283,51 @@ func TestProfileRun(t *testing.T) {
 	readme, _ := os.ReadFile(filepath.Join(f.dir, contract.ReadmeFile))
 	if !strings.Contains(string(readme), "capacity is 4 slots, enough for the 4 requests") {
 		t.Error("README misstates the four-slot capacity")
+	}
+}
+
+// TestSpecProfileHoldsTheModel: a bundle built under the spec's protocol
+// ID in a checkout (its corpus SHA injected, since the spec's own bundle is
+// not here) makes the spec's profile the run's, and the thinker, a Qwen3
+// model, is not that profile's model: the run is nonconforming with both
+// models named, and report, in the checkout, agrees.
+func TestSpecProfileHoldsTheModel(t *testing.T) {
+	checkout := t.TempDir()
+	bundle := filepath.Join(checkout, "bench", "prompts", protocol.BundleName)
+	tok, tmpl := sharedpath.Path(t, "tokenizer", "qwen3", "tokenizer.json"), sharedpath.Path(t, "tokenizer", "qwen3", "chat_template.jinja")
+	if r := strata(t, checkout, nil, "bench", "corpus", "build", "--protocol", protocol.SpecID, "--tokenizer", tok, "--template", tmpl, "--out", bundle); r.code != 0 {
+		t.Fatalf("corpus build: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	src, _ := os.ReadFile(tmpl)
+	os.MkdirAll(filepath.Join(checkout, "serve"), 0o755)
+	os.WriteFile(filepath.Join(checkout, "serve", "chat_template.jinja"), src, 0o644)
+	manifest, _ := os.ReadFile(filepath.Join(bundle, "MANIFEST.sha256"))
+	sum := sha256.Sum256(manifest)
+	table := protocol.Known().WithCorpus(protocol.SpecID, hex.EncodeToString(sum[:]))
+
+	srv := Start(t, Options{Model: Thinker})
+	out := t.TempDir()
+	r := strataWith(t, checkout, table, nil, "bench", "run", "--url", srv.URL, "--results-dir", out)
+	if r.code != 0 || !strings.HasPrefix(r.stderr, "protocol: "+protocol.SpecID) {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	f := readFolder(t, out)
+	var reasons struct{ Nonconforming []string }
+	json.Unmarshal(f.ext["status_reasons"], &reasons)
+	var mc derive.ModelCheck
+	json.Unmarshal(f.ext["model_check"], &mc)
+	all := strings.Join(reasons.Nonconforming, "\n")
+	if f.res.Protocol.ID != protocol.SpecID || f.res.Protocol.Profile != "qwen3.8-flash-next-thinking" || f.res.Run.Status != contract.StatusNonconforming ||
+		mc.State != derive.ModelOther || !strings.Contains(all, `"tiny-qwen3-thinker"`) || !strings.Contains(all, "Qwen/Qwen3.8-Flash-Next") {
+		t.Errorf("protocol %s/%s, status %s, model check %+v, reasons:\n%s", f.res.Protocol.ID, f.res.Protocol.Profile, f.res.Run.Status, mc, all)
+	}
+	if rep := strataWith(t, checkout, table, nil, "bench", "report", "-q", f.dir); rep.code != 0 {
+		t.Errorf("report in the checkout: exit %d\n%s%s", rep.code, rep.stdout, rep.stderr)
+	}
+	// Outside the checkout the spec's bundle is not there, and report says
+	// where to find it.
+	if rep := strataWith(t, t.TempDir(), table, nil, "bench", "report", "-q", f.dir); rep.code == 0 || !strings.Contains(rep.stderr, "run this inside one, or pass --bundle DIR") {
+		t.Errorf("report outside the checkout: exit %d\n%s%s", rep.code, rep.stdout, rep.stderr)
 	}
 }
 

@@ -319,6 +319,11 @@ func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string
 	if res.Extensions, err = json.Marshal(ext); err != nil {
 		return nil, err
 	}
+	// The model held to the profile, from the GGUF metadata just recorded
+	// (the status reason below reads the same metadata).
+	if mc, ok := derive.ModelOf(&res); ok {
+		ext["model_check"] = mc
+	}
 
 	// Status, with the spec's precedence, from the one list of reasons: the
 	// server's place (only the runner saw its URL), what the records show,
@@ -629,6 +634,7 @@ func templateOf(srv runner.ServerInfo) *contract.PathSHA {
 // the warm-up, why the run will be nonconforming.
 func Preview(srv runner.ServerInfo, facts Facts) *contract.Results {
 	res := &contract.Results{}
+	res.Protocol.ID, res.Protocol.Profile = facts.Protocol.ID, facts.Protocol.Profile
 	res.Software.EngineVersion, _ = engineVersion(srv)
 	res.Software.StrataCommit = facts.StrataCommit
 	res.Model.Files = facts.ModelFiles

@@ -17,6 +17,7 @@ import (
 	"math"
 	"os"
 	"path"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -735,8 +736,12 @@ func (c *checker) checkStatus() {
 				Nonconforming string `json:"nonconforming"`
 			} `json:"budget_check"`
 		} `json:"engine_dialect"`
+		ModelCheck *derive.ModelCheck `json:"model_check"`
 	}
 	_ = json.Unmarshal(r.Extensions, &ext)
+	if want, ok := derive.ModelOf(r); ok && (ext.ModelCheck == nil || !reflect.DeepEqual(*ext.ModelCheck, want)) {
+		c.add("/extensions/model_check", "is not what the GGUF metadata of extensions.gguf gives under %s's model rule (%s: %s)", r.Protocol.Profile, want.State, want.Reason)
+	}
 	recorded := map[string]bool{}
 	var all []derive.Reason
 	for _, s := range ext.StatusReasons.Nonconforming {
