@@ -238,10 +238,7 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 	}
 	defer jw.Close()
 
-	maxShared := map[string]int{}
-	for rid, f := range bundle.Fixtures {
-		maxShared[rid] = f.MaxSharedPrefixTokens
-	}
+	maxShared := bundle.MaxShared()
 	progress := newProgress(p.scr, p.now, maxShared, srv)
 	rec := runner.Run(ctx, runner.Config{Client: t.client, Bundle: bundle, Optional: o.Optional, Progress: progress, Server: &srv,
 		Journal: jw, ID: runID, StartedAt: started})
@@ -253,18 +250,14 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 	if t.proc != nil {
 		facts.EngineLog = t.proc.Log()
 	}
-	a, err := result.Assemble(rec, id, facts, maxShared, red)
-	if err != nil {
-		return nil, fmt.Errorf("assemble the result (its journal stays in %s; `strata bench recover` retries): %w", jw.Dir(), err)
-	}
-	dir, err := result.Write(root, a, red)
+	dir, res, err := result.Finish(root, rec, id, facts, bundle, red, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w (the run's journal stays in %s; `strata bench recover` writes the result from it)", err, jw.Dir())
 	}
 	if err := jw.Remove(); err != nil {
 		fmt.Fprintf(stderr, "warning: the pending folder %s was not removed: %v\n", jw.Dir(), err)
 	}
-	out := &Outcome{Dir: dir, Results: &a.Results}
+	out := &Outcome{Dir: dir, Results: res}
 	if ctx.Err() != nil {
 		return out, exitcode.InterruptedError{Msg: fmt.Sprintf("the run was interrupted (%s); the partial result above was written", runner.Interruption(ctx))}
 	}

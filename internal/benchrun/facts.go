@@ -14,8 +14,7 @@ import (
 	"github.com/strata-bench/strata/internal/modelfiles"
 	"github.com/strata-bench/strata/internal/provenance"
 	"github.com/strata-bench/strata/internal/quantity"
-	"github.com/strata-bench/strata/internal/result"
-	"github.com/strata-bench/strata/internal/runner"
+	"github.com/strata-bench/strata/internal/record"
 )
 
 // prehash hashes the model files a profile names (its engine's arguments
@@ -119,7 +118,7 @@ func (h *prehash) wait() bool {
 // Relative model paths resolve against the engine's own working folder: the
 // profile's workdir for an engine the runner started, the local process's
 // for one it found listening on the port.
-func gatherFacts(ctx context.Context, p Process, t *target, srv runner.ServerInfo, view dialect.EngineView, lp *localproc.Process, h *prehash) result.Facts {
+func gatherFacts(ctx context.Context, p Process, t *target, srv record.Server, view dialect.EngineView, lp *localproc.Process, h *prehash) record.Facts {
 	in := provenance.Inputs{Workdir: p.Dir, Executable: p.Executable, Runner: p.Probe,
 		Root: p.Root, GOOS: runtime.GOOS, ModelDir: p.Dir, EngineDir: p.Dir, Rehash: h.rehash, Cache: h.cache,
 		ModelPath: srv.ModelPath, EngineArgs: view.Args}

@@ -3,7 +3,7 @@ package benchrun
 import (
 	"github.com/strata-bench/strata/internal/engine"
 	"github.com/strata-bench/strata/internal/exitcode"
-	"github.com/strata-bench/strata/internal/result"
+	"github.com/strata-bench/strata/internal/record"
 )
 
 // Declared is the identity given on the command line: a nil field was not
@@ -17,7 +17,7 @@ type Declared struct {
 
 // merge is the declared identity: the command line wins over the profile,
 // and the track defaults to custom.
-func (d Declared) merge(p *engine.Profile) (result.Identity, error) {
+func (d Declared) merge(p *engine.Profile) (record.Identity, error) {
 	var pi engine.Identity
 	if p != nil {
 		pi = p.Identity
@@ -31,7 +31,7 @@ func (d Declared) merge(p *engine.Profile) (result.Identity, error) {
 		}
 		return prof
 	}
-	id := result.Identity{
+	id := record.Identity{
 		Track: "custom", TrackNotes: pick(d.TrackNotes, pi.TrackNotes),
 		ModelRevision: pick(d.ModelRevision, pi.ModelRevision), SourceRevision: pick(d.SourceRevision, pi.SourceRevision),
 		TokenizerRevision: pick(d.TokenizerRevision, pi.TokenizerRevision), Quantization: pick(d.Quantization, pi.Quantization),

@@ -11,6 +11,7 @@ import (
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/preflight"
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/runner"
 )
 
@@ -64,7 +65,7 @@ func Check(ctx context.Context, p Process, o Target) error {
 }
 
 // preflightCheck runs the preflight. progress, when set, gets each line.
-func preflightCheck(ctx context.Context, c *client.Client, srv runner.ServerInfo, bundle *fixtures.Bundle, progress func(string)) (*preflight.Result, error) {
+func preflightCheck(ctx context.Context, c *client.Client, srv record.Server, bundle *fixtures.Bundle, progress func(string)) (*preflight.Result, error) {
 	src, sum, err := prompts.Template(bundle)
 	if err != nil {
 		return nil, fmt.Errorf("refusing to run: %w", err)

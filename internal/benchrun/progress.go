@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/mattn/go-runewidth"
-	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/dialect"
@@ -16,8 +15,8 @@ import (
 	"github.com/strata-bench/strata/internal/liveline"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/quantity"
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/result"
-	"github.com/strata-bench/strata/internal/runner"
 )
 
 // progress shows the run as it goes. On a terminal the status line holds
@@ -86,7 +85,7 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
-func newProgress(scr *liveline.Screen, now func() time.Time, maxShared map[string]int, srv runner.ServerInfo) *progress {
+func newProgress(scr *liveline.Screen, now func() time.Time, maxShared map[string]int, srv record.Server) *progress {
 	slots := srv.Slots
 	p := &progress{scr: scr, now: now, maxShared: maxShared, dialect: srv.Dialect, start: now(), index: map[string]int{}, active: map[string]*inFlight{}}
 	if slots != nil && *slots > 0 {
@@ -112,7 +111,7 @@ func newProgress(scr *liveline.Screen, now func() time.Time, maxShared map[strin
 	return p
 }
 
-func (p *progress) Planned(list []*runner.Executed) {
+func (p *progress) Planned(list []*record.Request) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, e := range list {
@@ -151,9 +150,9 @@ func (p *progress) Event(id, kind string) {
 		return
 	}
 	switch kind {
-	case client.EvReasoning:
+	case record.EvReasoning:
 		l.reasoning++
-	case client.EvAnswer, client.EvToolCall:
+	case record.EvAnswer, record.EvToolCall:
 		l.answer++
 	default:
 		return
@@ -169,7 +168,7 @@ func (p *progress) Event(id, kind string) {
 	}
 }
 
-func (p *progress) End(id string, e *runner.Executed) {
+func (p *progress) End(id string, e *record.Request) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	l := p.active[id]
@@ -207,7 +206,7 @@ func (p *progress) End(id string, e *runner.Executed) {
 
 // Checked hears a request once its record is final (the settings checked):
 // its warnings are the result's own reasons for that request.
-func (p *progress) Checked(e *runner.Executed) {
+func (p *progress) Checked(e *record.Request) {
 	if e.Outcome == nil {
 		return
 	}
@@ -219,7 +218,7 @@ func (p *progress) Checked(e *runner.Executed) {
 }
 
 // measure adds a finished request to the rates.
-func (p *progress) measure(pl planned, l *inFlight, o *client.Outcome) {
+func (p *progress) measure(pl planned, l *inFlight, o *record.Outcome) {
 	if o.TTFT != nil && *o.TTFT > 0 && pl.input > 0 && !pl.concurrency {
 		p.rates.promptTok += float64(pl.input)
 		p.rates.promptS += *o.TTFT

@@ -10,10 +10,9 @@ import (
 
 	"github.com/mattn/go-runewidth"
 	"github.com/strata-bench/strata/bench/prompts"
-	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/liveline"
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/runner"
+	"github.com/strata-bench/strata/internal/record"
 )
 
 // fakeClock is a clock the test moves.
@@ -29,19 +28,19 @@ func (c *fakeClock) add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-func schedule(t *testing.T, optional bool) []*runner.Executed {
+func schedule(t *testing.T, optional bool) []*record.Request {
 	t.Helper()
 	b, err := prompts.Bundle()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []*runner.Executed
+	var out []*record.Request
 	for _, r := range protocol.Schedule(optional) {
 		f, err := b.Fixture(r.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, &runner.Executed{Req: r, Fixture: f})
+		out = append(out, &record.Request{Req: r, Fixture: f})
 	}
 	return out
 }
@@ -59,15 +58,15 @@ func status(out string) string {
 func f64(v float64) *float64 { return &v }
 
 // finish ends a request as a stream of n deltas that took ttft then decode.
-func finish(p *progress, clk *fakeClock, e *runner.Executed, ttft, decode time.Duration, n int) {
+func finish(p *progress, clk *fakeClock, e *record.Request, ttft, decode time.Duration, n int) {
 	p.Begin(e.Req.ID, 0, 0)
 	clk.add(ttft)
 	for range n {
-		p.Event(e.Req.ID, client.EvAnswer)
+		p.Event(e.Req.ID, record.EvAnswer)
 		clk.add(decode / time.Duration(n))
 	}
 	stop := "stop"
-	e.Outcome = &client.Outcome{TTFT: f64(ttft.Seconds()), Total: (ttft + decode).Seconds(), FinishReason: &stop}
+	e.Outcome = &record.Outcome{TTFT: f64(ttft.Seconds()), Total: (ttft + decode).Seconds(), FinishReason: &stop}
 	p.End(e.Req.ID, e)
 }
 
@@ -77,7 +76,7 @@ func TestStatusLine(t *testing.T) {
 	clk := &fakeClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
 	scr := liveline.New(&out, true, func() int { return 50 }, nil)
 	one := int64(1)
-	p := newProgress(scr, clk.now, nil, runner.ServerInfo{Slots: &one})
+	p := newProgress(scr, clk.now, nil, record.Server{Slots: &one})
 	defer p.finish()
 	plan := schedule(t, true)
 	p.Planned(plan)
@@ -99,10 +98,10 @@ func TestStatusLine(t *testing.T) {
 	if !regexp.MustCompile(`^2/34 perf · ≤ \d+(m\d+s| s) · short r1 prefill 32 tok`).MatchString(s) {
 		t.Errorf("position and time left: %q", s)
 	}
-	p.Event(short.Req.ID, client.EvReasoning)
+	p.Event(short.Req.ID, record.EvReasoning)
 	for range 40 {
 		clk.add(25 * time.Millisecond)
-		p.Event(short.Req.ID, client.EvReasoning)
+		p.Event(short.Req.ID, record.EvReasoning)
 	}
 	if s := status(out.String()); !strings.Contains(s, "short r1 think 41 tok") {
 		t.Errorf("reasoning: %q", s)
@@ -120,7 +119,7 @@ func TestStatusLine(t *testing.T) {
 	p.scr = scr
 
 	// Concurrency with one slot: one request in prefill, the rest queued.
-	var conc []*runner.Executed
+	var conc []*record.Request
 	for _, e := range plan {
 		if e.Req.Phase == protocol.PhaseConcurrency && e.Req.Round == 1 {
 			conc = append(conc, e)

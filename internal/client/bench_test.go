@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/strata-bench/strata/internal/record"
 )
 
 const benchChunk = `data: {"choices":[{"finish_reason":null,"index":0,"delta":{"content":" token"}}],"created":1796063214,"id":"chatcmpl-VWsvo9Rz73MDzbbDIFTM6YIwaqXgMOr4","model":"/srv/ai/llm-models/tiny-qwen3-rand-clean.gguf","system_fingerprint":"b9928-81ff7ab","object":"chat.completion.chunk"}` + "\n\n"
@@ -19,7 +21,7 @@ func BenchmarkReadStream(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		o := &Outcome{}
+		o := &record.Outcome{}
 		if err := readStream(bytes.NewReader(body), o, func() float64 { return 0 }, nil); err != nil || o.Error != nil {
 			b.Fatal(err, o.Error)
 		}

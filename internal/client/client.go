@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/record"
 )
 
 // Client sends chat completions and small GETs to one server.
@@ -77,13 +78,13 @@ func (c *Client) authorize(req *http.Request) {
 //
 // onEvent, when set, is called with each event's kind as it arrives (for a
 // live display; it must not block).
-func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string)) (*Outcome, time.Time, time.Time) {
-	o := &Outcome{}
+func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string)) (*record.Outcome, time.Time, time.Time) {
+	o := &record.Outcome{}
 	reqCtx, cancel := context.WithTimeoutCause(ctx, c.timeout, errTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.base+"/v1/chat/completions", bytes.NewReader(body))
 	if err != nil {
-		o.Error = &Error{Kind: ErrInvalidRequest, Message: err.Error()}
+		o.Error = &record.Error{Kind: record.ErrInvalidRequest, Message: err.Error()}
 		now := time.Now()
 		return o, now, now
 	}
@@ -97,23 +98,23 @@ func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string
 	if err != nil {
 		o.Error = classify(reqCtx, ctx, err, c.timeout)
 		o.Total = since()
-		o.Events = append(o.Events, TimedEvent{T: o.Total, Kind: EvEnd})
+		o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
 		return o, start, start.Add(time.Duration(o.Total * float64(time.Second)))
 	}
 	defer resp.Body.Close()
 	o.HTTPStatus = resp.StatusCode
-	o.Events = append(o.Events, TimedEvent{T: since(), Kind: EvHeaders})
+	o.Events = append(o.Events, record.Event{T: since(), Kind: record.EvHeaders})
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		o.Error = &Error{Kind: ErrRedirect, Message: fmt.Sprintf("HTTP %d redirect to %q: strata never follows a redirect (the request and the key go only to the configured server)",
+		o.Error = &record.Error{Kind: record.ErrRedirect, Message: fmt.Sprintf("HTTP %d redirect to %q: strata never follows a redirect (the request and the key go only to the configured server)",
 			resp.StatusCode, resp.Header.Get("Location"))}
 		o.Total = since()
-		o.Events = append(o.Events, TimedEvent{T: o.Total, Kind: EvEnd})
+		o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
 		return o, start, time.Now()
 	}
 	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
-		o.Error = &Error{Kind: ErrMalformed, Message: fmt.Sprintf("the answer came with Content-Encoding %q, which the client did not ask for (it sends no Accept-Encoding): the stream is not read", enc)}
+		o.Error = &record.Error{Kind: record.ErrMalformed, Message: fmt.Sprintf("the answer came with Content-Encoding %q, which the client did not ask for (it sends no Accept-Encoding): the stream is not read", enc)}
 		o.Total = since()
-		o.Events = append(o.Events, TimedEvent{T: o.Total, Kind: EvEnd})
+		o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
 		return o, start, time.Now()
 	}
 	if resp.StatusCode != http.StatusOK {
@@ -126,18 +127,18 @@ func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string
 		if rerr != nil && reqCtx.Err() != nil {
 			o.Error = classify(reqCtx, ctx, rerr, c.timeout)
 		} else {
-			o.Error = &Error{Kind: ErrHTTPStatus, Message: msg}
+			o.Error = &record.Error{Kind: record.ErrHTTPStatus, Message: msg}
 		}
 		o.Total = since()
-		o.Events = append(o.Events, TimedEvent{T: o.Total, Kind: EvEnd})
+		o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
 		return o, start, time.Now()
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		o.ErrorBody = evidence(data)
-		o.Error = &Error{Kind: ErrMalformed, Message: fmt.Sprintf("expected a text/event-stream answer, got Content-Type %q", ct)}
+		o.Error = &record.Error{Kind: record.ErrMalformed, Message: fmt.Sprintf("expected a text/event-stream answer, got Content-Type %q", ct)}
 		o.Total = since()
-		o.Events = append(o.Events, TimedEvent{T: o.Total, Kind: EvEnd})
+		o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
 		return o, start, time.Now()
 	}
 	readErr := readStream(resp.Body, o, since, onEvent)
@@ -145,41 +146,41 @@ func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string
 		// A timeout or a cancel is the cause of whatever the stream showed;
 		// otherwise an error event the server sent before the cut says more.
 		cause := classify(reqCtx, ctx, readErr, c.timeout)
-		if o.Error == nil || cause.Kind == ErrTimeout || cause.Kind == ErrCancelled {
+		if o.Error == nil || cause.Kind == record.ErrTimeout || cause.Kind == record.ErrCancelled {
 			o.Error = cause
 		}
 		o.Normal = false
 	}
 	o.Total = since()
-	o.Events = append(o.Events, TimedEvent{T: o.Total, Kind: EvEnd})
+	o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
 	return o, start, time.Now()
 }
 
 var errTimeout = errors.New("request timeout")
 
 // classify names why a request ended without a normal stream.
-func classify(reqCtx, parent context.Context, err error, timeout time.Duration) *Error {
+func classify(reqCtx, parent context.Context, err error, timeout time.Duration) *record.Error {
 	switch {
 	case parent.Err() != nil:
 		why := "an interrupt"
 		if cause := context.Cause(parent); cause != nil && cause != context.Canceled {
 			why = cause.Error()
 		}
-		return &Error{Kind: ErrCancelled, Message: "the run was interrupted (" + why + ") while the request was in flight"}
+		return &record.Error{Kind: record.ErrCancelled, Message: "the run was interrupted (" + why + ") while the request was in flight"}
 	case errors.Is(context.Cause(reqCtx), errTimeout):
-		return &Error{Kind: ErrTimeout, Message: fmt.Sprintf("no complete answer within %s of dispatch; the connection was closed", timeout)}
+		return &record.Error{Kind: record.ErrTimeout, Message: fmt.Sprintf("no complete answer within %s of dispatch; the connection was closed", timeout)}
 	}
 	var ne *net.OpError
 	if errors.As(err, &ne) && ne.Op == "dial" {
-		return &Error{Kind: ErrConnection, Message: err.Error()}
+		return &record.Error{Kind: record.ErrConnection, Message: err.Error()}
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "connection reset") {
-		return &Error{Kind: ErrTruncated, Message: "the connection was cut before the stream ended: " + err.Error()}
+		return &record.Error{Kind: record.ErrTruncated, Message: "the connection was cut before the stream ended: " + err.Error()}
 	}
 	if strings.Contains(err.Error(), "EOF") {
-		return &Error{Kind: ErrConnection, Message: "the server closed the connection without an answer: " + err.Error()}
+		return &record.Error{Kind: record.ErrConnection, Message: "the server closed the connection without an answer: " + err.Error()}
 	}
-	return &Error{Kind: ErrRead, Message: err.Error()}
+	return &record.Error{Kind: record.ErrRead, Message: err.Error()}
 }
 
 // Get fetches a small JSON endpoint (health, props, slots, models) with a

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/strata-bench/strata/internal/record"
 )
 
 const okStream = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"READY\"}}]}\n\n" +
@@ -64,7 +66,7 @@ func TestHeadersAreNotTTFT(t *testing.T) {
 	if o.Error != nil || o.TTFT == nil {
 		t.Fatalf("%+v", o.Error)
 	}
-	if *o.TTFT < 0.15 || o.Events[0].Kind != EvHeaders || o.Events[0].T > 0.1 {
+	if *o.TTFT < 0.15 || o.Events[0].Kind != record.EvHeaders || o.Events[0].T > 0.1 {
 		t.Errorf("TTFT %v, events %v", *o.TTFT, o.Events[:2])
 	}
 }
@@ -75,7 +77,7 @@ func TestConnectionRefused(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	o, _, _ := New(Options{BaseURL: "http://" + addr}).Chat(context.Background(), []byte(`{}`), nil)
-	if o.Error == nil || o.Error.Kind != ErrConnection {
+	if o.Error == nil || o.Error.Kind != record.ErrConnection {
 		t.Fatalf("%+v", o.Error)
 	}
 }
@@ -117,7 +119,7 @@ func TestNeverFollowsRedirects(t *testing.T) {
 		}))
 		c := New(Options{BaseURL: srv.URL, APIKey: "sk-test-123456789"})
 		o, _, _ := c.Chat(context.Background(), []byte(`{"messages":[]}`), nil)
-		if o.Error == nil || o.Error.Kind != ErrRedirect || o.HTTPStatus != code || !strings.Contains(o.Error.Message, other.URL) {
+		if o.Error == nil || o.Error.Kind != record.ErrRedirect || o.HTTPStatus != code || !strings.Contains(o.Error.Message, other.URL) {
 			t.Errorf("%d: %+v (status %d)", code, o.Error, o.HTTPStatus)
 		}
 		if status, _, err := c.Get(context.Background(), "/props", time.Second); err != nil || status != code {

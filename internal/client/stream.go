@@ -7,48 +7,13 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/sse"
-)
-
-// Event kinds in the client trace.
-const (
-	EvHeaders   = "headers"
-	EvRole      = "role"
-	EvReasoning = "reasoning"
-	EvAnswer    = "answer"
-	EvToolCall  = "tool_call"
-	EvEmpty     = "empty"   // a chunk with no nonempty delta (role-less, empty strings)
-	EvFinish    = "finish"  // the chunk carrying finish_reason
-	EvUsage     = "usage"   // a chunk carrying usage and/or timings
-	EvComment   = "comment" // SSE comment / keep-alive
-	EvError     = "error"   // an error event inside the stream
-	EvMalformed = "malformed"
-	EvDone      = "done" // data: [DONE]
-	EvEnd       = "end"  // the stream closed, timed out or was cancelled
-)
-
-// Error kinds of a failed request.
-const (
-	ErrConnection     = "connection_error"
-	ErrHTTPStatus     = "http_status"
-	ErrRedirect       = "redirect"
-	ErrStreamError    = "stream_error"
-	ErrMalformed      = "malformed_stream"
-	ErrTruncated      = "truncated_stream"
-	ErrNoFinish       = "no_finish_reason"
-	ErrFinishReason   = "unexpected_finish_reason"
-	ErrTimeout        = "timeout"
-	ErrCancelled      = "cancelled"
-	ErrRead           = "read_error"
-	ErrAfterDone      = "data_after_done"
-	ErrInvalidRequest = "invalid_request"
-	ErrLimit          = "limit_exceeded"
 )
 
 // Bounds on what one request may bring back, so nothing a server sends can
@@ -73,83 +38,6 @@ const (
 	maxMalformed = 16
 )
 
-// TimedEvent is one entry of the client trace: seconds since dispatch and
-// what arrived.
-type TimedEvent struct {
-	T    float64
-	Kind string
-}
-
-// MarshalJSON writes [t, kind], compact because a request has thousands.
-func (e TimedEvent) MarshalJSON() ([]byte, error) {
-	return []byte(fmt.Sprintf("[%s,%q]", formatSeconds(e.T), e.Kind)), nil
-}
-
-// UnmarshalJSON reads [t, kind].
-func (e *TimedEvent) UnmarshalJSON(b []byte) error {
-	var pair []json.RawMessage
-	if err := json.Unmarshal(b, &pair); err != nil || len(pair) != 2 {
-		return fmt.Errorf("event: want [seconds, kind], got %s", b)
-	}
-	if err := json.Unmarshal(pair[0], &e.T); err != nil {
-		return err
-	}
-	return json.Unmarshal(pair[1], &e.Kind)
-}
-
-// ToolCall is one structured tool call assembled from its deltas.
-type ToolCall struct {
-	Index     int    `json:"index"`
-	ID        string `json:"id,omitempty"`
-	Type      string `json:"type,omitempty"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
-// Error is why a request failed.
-type Error struct {
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
-}
-
-func (e *Error) Error() string { return e.Kind + ": " + e.Message }
-
-// Outcome is everything one request produced, as raw as it came.
-type Outcome struct {
-	HTTPStatus   int
-	Events       []TimedEvent
-	Answer       string
-	Reasoning    string
-	ToolCalls    []ToolCall
-	FinishReason *string
-	Usage        json.RawMessage
-	Timings      json.RawMessage
-	// ErrorBody is the body of a non-200 answer or the error event's data.
-	ErrorBody string
-	// Malformed keeps each malformed line (clipped), as evidence.
-	Malformed []string
-	Error     *Error
-	// Client latencies in seconds from dispatch; nil when nothing qualifying
-	// arrived.
-	TTFT           *float64
-	FirstAnswer    *float64
-	Total          float64
-	FirstDeltaKind string
-	// Normal is true when the stream ended with [DONE] after a finish reason.
-	Normal bool
-}
-
-// Failed reports whether the request failed (Error is set).
-func (o *Outcome) Failed() bool { return o.Error != nil }
-
-// Finish returns the finish reason or "".
-func (o *Outcome) Finish() string {
-	if o.FinishReason == nil {
-		return ""
-	}
-	return *o.FinishReason
-}
-
 const clipLen = 1024
 
 func clip(b []byte) string {
@@ -173,7 +61,7 @@ type toolBuild struct {
 
 // streamState interprets the events of one stream.
 type streamState struct {
-	o        *Outcome
+	o        *record.Outcome
 	since    func() float64
 	answer   strings.Builder
 	reason   strings.Builder
@@ -195,7 +83,7 @@ func (s *streamState) add(kind string) float64 {
 }
 
 func (s *streamState) addAt(kind string, t float64) {
-	s.o.Events = append(s.o.Events, TimedEvent{T: t, Kind: kind})
+	s.o.Events = append(s.o.Events, record.Event{T: t, Kind: kind})
 	if s.onEvent != nil {
 		s.onEvent(kind)
 	}
@@ -204,7 +92,7 @@ func (s *streamState) addAt(kind string, t float64) {
 // fail records the first failure only: later problems are consequences.
 func (s *streamState) fail(kind, msg string) {
 	if s.o.Error == nil {
-		s.o.Error = &Error{Kind: kind, Message: msg}
+		s.o.Error = &record.Error{Kind: kind, Message: msg}
 	}
 }
 
@@ -217,14 +105,14 @@ func (s *streamState) malformed(line string) {
 
 // limit ends the stream at a bound.
 func (s *streamState) limit(msg string) {
-	s.o.Error = &Error{Kind: ErrLimit, Message: msg}
+	s.o.Error = &record.Error{Kind: record.ErrLimit, Message: msg}
 	s.stop = true
 }
 
 // readStream consumes an SSE body. since returns seconds since dispatch on
 // the monotonic clock. It returns when the stream ends; a read error (the
 // timeout or a cancel closing the body) is returned for the caller to name.
-func readStream(body io.Reader, o *Outcome, since func() float64, onEvent func(string)) error {
+func readStream(body io.Reader, o *record.Outcome, since func() float64, onEvent func(string)) error {
 	s := &streamState{o: o, since: since, tools: map[int]*toolBuild{}, onEvent: onEvent}
 	s.dec = jsontext.NewDecoder(&s.rd)
 	r := sse.NewReader(body, sse.MaxLine)
@@ -238,13 +126,13 @@ func readStream(body io.Reader, o *Outcome, since func() float64, onEvent func(s
 			switch {
 			case errors.Is(err, sse.ErrLineTooLong) || errors.Is(err, sse.ErrEventTooLarge):
 				// A bound of the runner, not a fault of the framing.
-				s.add(EvMalformed)
+				s.add(record.EvMalformed)
 				s.malformed(err.Error())
-				s.fail(ErrLimit, err.Error()+"; the runner stopped reading the stream")
+				s.fail(record.ErrLimit, err.Error()+"; the runner stopped reading the stream")
 			case errors.Is(err, sse.ErrUnterminated):
-				s.add(EvMalformed)
+				s.add(record.EvMalformed)
 				s.malformed(err.Error())
-				s.fail(ErrMalformed, err.Error())
+				s.fail(record.ErrMalformed, err.Error())
 			default:
 				readErr = err
 			}
@@ -257,7 +145,7 @@ func readStream(body io.Reader, o *Outcome, since func() float64, onEvent func(s
 			break
 		}
 		if ev.Kind == sse.Comment {
-			s.add(EvComment)
+			s.add(record.EvComment)
 			continue
 		}
 		s.handle(ev.Data)
@@ -268,21 +156,21 @@ func readStream(body io.Reader, o *Outcome, since func() float64, onEvent func(s
 	o.Answer, o.Reasoning = s.answer.String(), s.reason.String()
 	for _, i := range s.order {
 		b := s.tools[i]
-		o.ToolCalls = append(o.ToolCalls, ToolCall{Index: i, ID: b.id, Type: b.typ, Name: b.name.String(), Arguments: b.args.String()})
+		o.ToolCalls = append(o.ToolCalls, record.ToolCall{Index: i, ID: b.id, Type: b.typ, Name: b.name.String(), Arguments: b.args.String()})
 	}
 	if readErr == nil && !s.stop {
 		switch {
 		case !s.doneSeen && o.FinishReason != nil:
-			s.fail(ErrTruncated, "the stream ended after the finish reason without data: [DONE]")
+			s.fail(record.ErrTruncated, "the stream ended after the finish reason without data: [DONE]")
 		case !s.doneSeen:
-			s.fail(ErrTruncated, "the stream ended before a finish reason and data: [DONE]")
+			s.fail(record.ErrTruncated, "the stream ended before a finish reason and data: [DONE]")
 		case o.FinishReason == nil:
-			s.fail(ErrNoFinish, "data: [DONE] arrived without a finish reason")
+			s.fail(record.ErrNoFinish, "data: [DONE] arrived without a finish reason")
 		}
 		if o.Error == nil {
 			o.Normal = true
 			if _, known := protocol.FinishStatus(*o.FinishReason); !known {
-				s.fail(ErrFinishReason, fmt.Sprintf("finish_reason %q is neither stop, tool_calls nor length", *o.FinishReason))
+				s.fail(record.ErrFinishReason, fmt.Sprintf("finish_reason %q is neither stop, tool_calls nor length", *o.FinishReason))
 			}
 		}
 	}
@@ -292,52 +180,52 @@ func readStream(body io.Reader, o *Outcome, since func() float64, onEvent func(s
 // handle interprets one data event.
 func (s *streamState) handle(data []byte) {
 	if s.doneSeen {
-		s.add(EvMalformed)
+		s.add(record.EvMalformed)
 		s.malformed(clip(data))
-		s.fail(ErrAfterDone, "data arrived after data: [DONE]")
+		s.fail(record.ErrAfterDone, "data arrived after data: [DONE]")
 		return
 	}
 	if string(data) == "[DONE]" {
-		s.add(EvDone)
+		s.add(record.EvDone)
 		s.doneSeen = true
 		return
 	}
 	c, err := s.parseChunk(data)
 	if err != nil {
-		s.add(EvMalformed)
+		s.add(record.EvMalformed)
 		s.malformed(clip(data))
-		s.fail(ErrMalformed, "a stream line is not a valid chunk: "+err.Error())
+		s.fail(record.ErrMalformed, "a stream line is not a valid chunk: "+err.Error())
 		return
 	}
 	if c.errorValue != nil {
-		s.add(EvError)
+		s.add(record.EvError)
 		s.o.ErrorBody = evidence(c.errorValue)
-		s.fail(ErrStreamError, errorMessage(c.errorValue))
+		s.fail(record.ErrStreamError, errorMessage(c.errorValue))
 		return
 	}
-	kind := EvEmpty
+	kind := record.EvEmpty
 	switch {
 	case c.role && c.reasoning == "" && c.content == "" && len(c.tools) == 0:
-		kind = EvRole
+		kind = record.EvRole
 	case c.reasoning != "":
-		kind = EvReasoning
+		kind = record.EvReasoning
 	case len(c.tools) > 0 && c.toolHasText:
-		kind = EvToolCall
+		kind = record.EvToolCall
 	case c.content != "":
-		kind = EvAnswer
+		kind = record.EvAnswer
 	}
 	delta := kind
 	if c.finish != nil {
-		kind = EvFinish
+		kind = record.EvFinish
 	}
 	if c.usage != nil || c.timings != nil {
-		kind = EvUsage
+		kind = record.EvUsage
 	}
 	t := s.since()
 	// A chunk that carries a token and the finish or usage too (ik_llama.cpp
 	// sends usage on every chunk, TabbyAPI a finish with its last text) is
 	// two events at one instant: the trace keeps the token.
-	if delta != kind && (delta == EvReasoning || delta == EvAnswer || delta == EvToolCall) {
+	if delta != kind && (delta == record.EvReasoning || delta == record.EvAnswer || delta == record.EvToolCall) {
 		s.addAt(delta, t)
 	}
 	s.addAt(kind, t)
@@ -381,11 +269,11 @@ func (s *streamState) handle(data []byte) {
 	first := ""
 	switch {
 	case c.reasoning != "":
-		first = EvReasoning
+		first = record.EvReasoning
 	case c.toolHasText:
-		first = EvToolCall
+		first = record.EvToolCall
 	case c.content != "":
-		first = EvAnswer
+		first = record.EvAnswer
 	}
 	if first != "" && s.o.TTFT == nil {
 		s.o.TTFT = ptr(t)
@@ -396,7 +284,7 @@ func (s *streamState) handle(data []byte) {
 	}
 	if c.finish != nil {
 		if s.o.FinishReason != nil {
-			s.fail(ErrMalformed, "a second finish_reason arrived")
+			s.fail(record.ErrMalformed, "a second finish_reason arrived")
 		}
 		s.o.FinishReason = c.finish
 	}
@@ -726,6 +614,3 @@ func (s *streamState) parseToolCalls(c *chunk) error {
 	}
 	return s.expect(']')
 }
-
-// formatSeconds writes an offset with microsecond resolution.
-func formatSeconds(t float64) string { return strconv.FormatFloat(t, 'f', 6, 64) }

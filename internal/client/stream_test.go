@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/sharedpath"
 	"github.com/strata-bench/strata/internal/sse"
 	"github.com/strata-bench/strata/internal/wire"
@@ -31,8 +32,8 @@ func capture(t *testing.T, name string) *wire.Capture {
 	return c
 }
 
-func replay(t *testing.T, body []byte) (*Outcome, error) {
-	o := &Outcome{}
+func replay(t *testing.T, body []byte) (*record.Outcome, error) {
+	o := &record.Outcome{}
 	err := readStream(bytes.NewReader(body), o, fakeClock(), nil)
 	return o, err
 }
@@ -62,19 +63,19 @@ func TestCaptures(t *testing.T) {
 		timings   bool
 		comments  int
 	}{
-		{name: "chat-warmup-stream-max128", finish: "length", first: EvAnswer, usage: true, timings: true},
-		{name: "chat-warmup-stream-no-include-usage", finish: "length", first: EvAnswer, usage: false, timings: true},
-		{name: "grammar-think-warmup-stream-max128", finish: "stop", first: EvReasoning, answer: "READY", reasoning: "checking the records\n", usage: true, timings: true},
-		{name: "grammar-think-warmup-stream-max6-cap-in-reasoning", finish: "length", first: EvReasoning, usage: true, timings: true},
-		{name: "scripted-T1-tools-auto-stream", finish: "tool_calls", first: EvReasoning, reasoning: "Looking up the record", tools: 1, toolArgs: `{"id": "A-17"}`, usage: true, timings: true},
-		{name: "scripted-T1-tools-auto-stream-max25-cap-in-arguments", finish: "length", first: EvReasoning, tools: 1, toolArgs: `{"id": "A-`, usage: true, timings: true},
-		{name: "scripted-T1-tools-auto-stream-max14-cap-in-toolcall", finish: "length", first: EvReasoning, usage: true, timings: true},
-		{name: "scripted-T1-tools-auto-stream-no-think-logitbias", finish: "tool_calls", first: EvToolCall, tools: 1, toolArgs: `{"id": "A-17"}`, usage: true, timings: true},
-		{name: "chat-prompt19k-stream-max512-sse_ping_interval1", finish: "length", first: EvAnswer, usage: true, timings: true, comments: 2},
-		{name: "extra-return_progress-stream", finish: "length", first: EvAnswer, usage: true, timings: true},
-		{name: "ctx2048-prompt100rec-stream-context-fills-during-generation", finish: "length", first: EvAnswer, usage: true, timings: true},
-		{name: "rawmodel-warmup-max512-peg-error-after-invalid-utf8", errKind: ErrStreamError, first: EvAnswer},
-		{name: "grammar-think-warmup-stream-max128-thinking_budget_tokens0", errKind: ErrStreamError},
+		{name: "chat-warmup-stream-max128", finish: "length", first: record.EvAnswer, usage: true, timings: true},
+		{name: "chat-warmup-stream-no-include-usage", finish: "length", first: record.EvAnswer, usage: false, timings: true},
+		{name: "grammar-think-warmup-stream-max128", finish: "stop", first: record.EvReasoning, answer: "READY", reasoning: "checking the records\n", usage: true, timings: true},
+		{name: "grammar-think-warmup-stream-max6-cap-in-reasoning", finish: "length", first: record.EvReasoning, usage: true, timings: true},
+		{name: "scripted-T1-tools-auto-stream", finish: "tool_calls", first: record.EvReasoning, reasoning: "Looking up the record", tools: 1, toolArgs: `{"id": "A-17"}`, usage: true, timings: true},
+		{name: "scripted-T1-tools-auto-stream-max25-cap-in-arguments", finish: "length", first: record.EvReasoning, tools: 1, toolArgs: `{"id": "A-`, usage: true, timings: true},
+		{name: "scripted-T1-tools-auto-stream-max14-cap-in-toolcall", finish: "length", first: record.EvReasoning, usage: true, timings: true},
+		{name: "scripted-T1-tools-auto-stream-no-think-logitbias", finish: "tool_calls", first: record.EvToolCall, tools: 1, toolArgs: `{"id": "A-17"}`, usage: true, timings: true},
+		{name: "chat-prompt19k-stream-max512-sse_ping_interval1", finish: "length", first: record.EvAnswer, usage: true, timings: true, comments: 2},
+		{name: "extra-return_progress-stream", finish: "length", first: record.EvAnswer, usage: true, timings: true},
+		{name: "ctx2048-prompt100rec-stream-context-fills-during-generation", finish: "length", first: record.EvAnswer, usage: true, timings: true},
+		{name: "rawmodel-warmup-max512-peg-error-after-invalid-utf8", errKind: record.ErrStreamError, first: record.EvAnswer},
+		{name: "grammar-think-warmup-stream-max128-thinking_budget_tokens0", errKind: record.ErrStreamError},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -127,7 +128,7 @@ func TestCaptures(t *testing.T) {
 			}
 			n := 0
 			for _, e := range o.Events {
-				if e.Kind == EvComment {
+				if e.Kind == record.EvComment {
 					n++
 				}
 			}
@@ -141,7 +142,7 @@ func TestCaptures(t *testing.T) {
 					if e.T >= *o.TTFT {
 						break
 					}
-					if e.Kind == EvReasoning || e.Kind == EvAnswer || e.Kind == EvToolCall {
+					if e.Kind == record.EvReasoning || e.Kind == record.EvAnswer || e.Kind == record.EvToolCall {
 						t.Errorf("a %s event at %v precedes TTFT %v", e.Kind, e.T, *o.TTFT)
 					}
 				}
@@ -163,19 +164,19 @@ func TestStreamRules(t *testing.T) {
 		errKind string
 		first   string
 	}{
-		{"complete", role + answer + finish + usage + done, "", EvAnswer},
-		{"keep-alives and empty deltas do not count", ":\n\n" + role + `data: {"choices":[{"index":0,"delta":{"content":""}}]}` + "\n\n" + `data: {"choices":[{"index":0,"delta":{"reasoning_content":""}}]}` + "\n\n" + answer + finish + usage + done, "", EvAnswer},
-		{"finish then EOF without DONE", role + answer + finish + usage, ErrTruncated, EvAnswer},
-		{"cut before finish", role + answer, ErrTruncated, EvAnswer},
-		{"DONE without finish", role + answer + usage + done, ErrNoFinish, EvAnswer},
-		{"malformed JSON line", role + "data: {\"choices\":[{\"delta\":{\"content\":\"x\"\n\n" + answer + finish + usage + done, ErrMalformed, EvAnswer},
-		{"duplicate keys", role + `data: {"choices":[],"choices":[]}` + "\n\n" + finish + done, ErrMalformed, ""},
-		{"invalid UTF-8", role + "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\xff\"}}]}\n\n" + finish + done, ErrMalformed, ""},
-		{"unknown finish reason", role + answer + `data: {"choices":[{"finish_reason":"content_filter","index":0,"delta":{}}]}` + "\n\n" + done, ErrFinishReason, EvAnswer},
-		{"data after DONE", role + answer + finish + done + answer, ErrAfterDone, EvAnswer},
-		{"unterminated last event", role + answer + finish + "data: [DONE]", ErrMalformed, EvAnswer},
-		{"HTML instead of SSE", "<html><body>502 Bad Gateway</body></html>\n", ErrTruncated, ""},
-		{"CRLF framing", strings.ReplaceAll(role+answer+finish+usage+done, "\n", "\r\n"), "", EvAnswer},
+		{"complete", role + answer + finish + usage + done, "", record.EvAnswer},
+		{"keep-alives and empty deltas do not count", ":\n\n" + role + `data: {"choices":[{"index":0,"delta":{"content":""}}]}` + "\n\n" + `data: {"choices":[{"index":0,"delta":{"reasoning_content":""}}]}` + "\n\n" + answer + finish + usage + done, "", record.EvAnswer},
+		{"finish then EOF without DONE", role + answer + finish + usage, record.ErrTruncated, record.EvAnswer},
+		{"cut before finish", role + answer, record.ErrTruncated, record.EvAnswer},
+		{"DONE without finish", role + answer + usage + done, record.ErrNoFinish, record.EvAnswer},
+		{"malformed JSON line", role + "data: {\"choices\":[{\"delta\":{\"content\":\"x\"\n\n" + answer + finish + usage + done, record.ErrMalformed, record.EvAnswer},
+		{"duplicate keys", role + `data: {"choices":[],"choices":[]}` + "\n\n" + finish + done, record.ErrMalformed, ""},
+		{"invalid UTF-8", role + "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\xff\"}}]}\n\n" + finish + done, record.ErrMalformed, ""},
+		{"unknown finish reason", role + answer + `data: {"choices":[{"finish_reason":"content_filter","index":0,"delta":{}}]}` + "\n\n" + done, record.ErrFinishReason, record.EvAnswer},
+		{"data after DONE", role + answer + finish + done + answer, record.ErrAfterDone, record.EvAnswer},
+		{"unterminated last event", role + answer + finish + "data: [DONE]", record.ErrMalformed, record.EvAnswer},
+		{"HTML instead of SSE", "<html><body>502 Bad Gateway</body></html>\n", record.ErrTruncated, ""},
+		{"CRLF framing", strings.ReplaceAll(role+answer+finish+usage+done, "\n", "\r\n"), "", record.EvAnswer},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -203,7 +204,7 @@ func TestLongLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Error == nil || o.Error.Kind != ErrLimit || !strings.Contains(o.Error.Message, "longer than the limit") {
+	if o.Error == nil || o.Error.Kind != record.ErrLimit || !strings.Contains(o.Error.Message, "longer than the limit") {
 		t.Fatalf("error %+v", o.Error)
 	}
 }
@@ -217,7 +218,7 @@ func FuzzReadStream(f *testing.F) {
 			t.Fatal(err)
 		}
 		// A normal end fails only for a finish reason outside the protocol's.
-		if o.Normal && o.Error != nil && o.Error.Kind != ErrFinishReason {
+		if o.Normal && o.Error != nil && o.Error.Kind != record.ErrFinishReason {
 			t.Fatalf("normal end with error %+v", o.Error)
 		}
 		if o.Normal && o.FinishReason == nil {
@@ -239,14 +240,14 @@ func TestReasoningUnderEitherName(t *testing.T) {
 		}))
 		o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), []byte(`{}`), nil)
 		srv.Close()
-		if o.Reasoning != "think" || o.FirstDeltaKind != EvReasoning || o.Answer != "42" {
+		if o.Reasoning != "think" || o.FirstDeltaKind != record.EvReasoning || o.Answer != "42" {
 			t.Errorf("%s: reasoning %q, first %q, answer %q", delta, o.Reasoning, o.FirstDeltaKind, o.Answer)
 		}
 	}
 }
 
 // chatBody is the outcome of one request to a server that answers body.
-func chatBody(t *testing.T, body string) *Outcome {
+func chatBody(t *testing.T, body string) *record.Outcome {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -319,8 +320,8 @@ func TestStreamBoundsAreExact(t *testing.T) {
 				}
 				return
 			}
-			if o.Error == nil || o.Error.Kind != ErrLimit || !strings.Contains(o.Error.Message, c.says) || o.Normal {
-				t.Fatalf("error %+v, want %s (%s)", o.Error, ErrLimit, c.says)
+			if o.Error == nil || o.Error.Kind != record.ErrLimit || !strings.Contains(o.Error.Message, c.says) || o.Normal {
+				t.Fatalf("error %+v, want %s (%s)", o.Error, record.ErrLimit, c.says)
 			}
 			kept := len(o.Answer)
 			for _, tc := range o.ToolCalls {

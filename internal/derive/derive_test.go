@@ -137,10 +137,7 @@ func maxShared(t *testing.T) map[string]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]int{}
-	for id, f := range b.Fixtures {
-		out[id] = f.MaxSharedPrefixTokens
-	}
+	out := b.MaxShared()
 	return out
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/resulttest"
@@ -43,7 +44,7 @@ type harness struct {
 	ctx       context.Context
 	// before runs after the server started (to kill it, and so on).
 	url    string
-	facts  *result.Facts
+	facts  *record.Facts
 	engine *simengine.Server
 	// sim adjusts the simulator's configuration (its dialect, say).
 	sim func(*simengine.Config)
@@ -53,7 +54,7 @@ type harness struct {
 	// this one).
 	machine *redact.Machine
 	// identity, when set, is what the operator declared.
-	identity *result.Identity
+	identity *record.Identity
 }
 
 // longReasoning reasons 300 tokens (600 on long prompts, past the cap).
@@ -64,7 +65,7 @@ type outcome struct {
 	outs    map[string]contract.Output
 	dir     string
 	invalid []validate.Violation
-	rec     *runner.Record
+	rec     *record.Run
 }
 
 func bundle(t testing.TB) *fixtures.Bundle {
@@ -75,11 +76,11 @@ func bundle(t testing.TB) *fixtures.Bundle {
 	return b
 }
 
-func conformingFacts() result.Facts {
+func conformingFacts() record.Facts {
 	commit := strings.Repeat("ab", 20)
 	sha := strings.Repeat("cd", 32)
 	kind := "source"
-	return result.Facts{
+	return record.Facts{
 		Protocol:     protocol.StandIn(),
 		StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind,
 		ModelFiles: []contract.ModelFile{{Path: "model-00001-of-00001.gguf", SHA256: &sha}},
@@ -137,15 +138,12 @@ func (h harness) run(t testing.TB) outcome {
 		facts = *h.facts
 	}
 	facts.Engine = h.view
-	maxShared := map[string]int{}
-	for id, f := range b.Fixtures {
-		maxShared[id] = f.MaxSharedPrefixTokens
-	}
+	maxShared := b.MaxShared()
 	red := result.Redactor(redact.Local(os.Getenv), b)
 	if h.machine != nil {
 		red = result.Redactor(*h.machine, b)
 	}
-	id := result.Identity{Track: "custom", Command: "strata bench run --url " + url}
+	id := record.Identity{Track: "custom", Command: "strata bench run --url " + url}
 	if h.identity != nil {
 		id = *h.identity
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/redact/plant"
 	"github.com/strata-bench/strata/internal/result"
@@ -66,7 +67,7 @@ func TestPlantedSecretsInEveryPlace(t *testing.T) {
 	facts.EngineLog = []byte("llama-server starting\n" + all)
 	m := redact.Machine{HomeDirs: plant.HomeDirs, Users: plant.Users, Hosts: plant.Hosts, Secrets: plant.Secrets}
 	notes := "notes: " + all
-	id := result.Identity{Track: "custom", TrackNotes: &notes, BuildOptions: []string{"-DGGML_CUDA=ON", all}, Command: "strata bench run"}
+	id := record.Identity{Track: "custom", TrackNotes: &notes, BuildOptions: []string{"-DGGML_CUDA=ON", all}, Command: "strata bench run"}
 	o := harness{scenario: sc, facts: &facts, machine: &m, identity: &id}.run(t)
 	o.mustBeValid(t)
 	entries, _ := os.ReadDir(o.dir)

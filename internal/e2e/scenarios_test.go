@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/resulttest"
 	"github.com/strata-bench/strata/internal/sharedpath"
 	"github.com/strata-bench/strata/internal/simengine"
@@ -680,8 +680,8 @@ func TestHostileStreamsEndTheirRequest(t *testing.T) {
 		"performance-prompt-16k-r1": "grew past 4194304 bytes",
 	} {
 		q := o.req(t, id)
-		if q.Status != contract.Failed || q.Error == nil || q.Error.Kind != client.ErrLimit || !strings.Contains(q.Error.Message, says) {
-			t.Errorf("%s: %s %+v, want failed %s (%s)", id, q.Status, q.Error, client.ErrLimit, says)
+		if q.Status != contract.Failed || q.Error == nil || q.Error.Kind != record.ErrLimit || !strings.Contains(q.Error.Message, says) {
+			t.Errorf("%s: %s %+v, want failed %s (%s)", id, q.Status, q.Error, record.ErrLimit, says)
 		}
 	}
 	if o.res.RequestCounts.Sanity.Completed != 12 {

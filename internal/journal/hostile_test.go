@@ -17,6 +17,7 @@ import (
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
@@ -79,7 +80,7 @@ func makeKilled(b *fixtures.Bundle, red *redact.Redactor) (string, string, error
 	srv := runner.ProbeServer(context.Background(), c)
 	commit := strings.Repeat("ab", 20)
 	kind := "source"
-	facts := result.Facts{Protocol: b.Protocol, StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind, Extensions: map[string]any{}, Missing: map[string]string{
+	facts := record.Facts{Protocol: b.Protocol, StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind, Extensions: map[string]any{}, Missing: map[string]string{
 		"/hardware/gpus": "test", "/hardware/cpu": "test", "/hardware/ram_bytes": "test", "/hardware/storage": "test",
 		"/software/os": "test", "/software/drivers": "test", "/software/runtime": "test"}}
 	started := time.Now().UTC()
@@ -89,7 +90,7 @@ func makeKilled(b *fixtures.Bundle, red *redact.Redactor) (string, string, error
 		return "", "", err
 	}
 	w, err := Create(root, Header{RunID: runID, Folder: contract.FolderName(started, facts.Hardware, runID), StartedAt: started,
-		Identity: result.Identity{Track: "custom", Command: "strata bench run"}, Facts: facts, Server: srv, BaseURL: url}, red)
+		Identity: record.Identity{Track: "custom", Command: "strata bench run"}, Facts: facts, Server: srv, BaseURL: url}, red)
 	if err != nil {
 		return "", "", err
 	}

@@ -27,11 +27,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
-	"github.com/strata-bench/strata/internal/runner"
 )
 
 // File and folder names.
@@ -55,15 +54,15 @@ func FolderOf(pending string) string {
 
 // Header is what the writer needs that is known before the first request.
 type Header struct {
-	Format    string            `json:"format"`
-	Version   int               `json:"version"`
-	RunID     string            `json:"run_id"`
-	Folder    string            `json:"folder"`
-	StartedAt time.Time         `json:"started_at"`
-	Optional  bool              `json:"optional"`
-	Identity  result.Identity   `json:"identity"`
-	Facts     result.Facts      `json:"facts"`
-	Server    runner.ServerInfo `json:"server"`
+	Format    string          `json:"format"`
+	Version   int             `json:"version"`
+	RunID     string          `json:"run_id"`
+	Folder    string          `json:"folder"`
+	StartedAt time.Time       `json:"started_at"`
+	Optional  bool            `json:"optional"`
+	Identity  record.Identity `json:"identity"`
+	Facts     record.Facts    `json:"facts"`
+	Server    record.Server   `json:"server"`
 	// BaseURL is the server's URL (loopback or not is a rule).
 	BaseURL string `json:"base_url"`
 	// EngineGroup is the process group of the engine the runner started (0:
@@ -83,7 +82,7 @@ type Begin struct {
 type Done struct {
 	ID           string                  `json:"id"`
 	Body         json.RawMessage         `json:"body"`
-	Outcome      *client.Outcome         `json:"outcome"`
+	Outcome      *record.Outcome         `json:"outcome"`
 	Start        time.Duration           `json:"start_ns"`
 	End          time.Duration           `json:"end_ns"`
 	DispatchedAt time.Time               `json:"dispatched_at"`
@@ -163,12 +162,12 @@ func (w *Writer) Err() error {
 }
 
 // Begin implements runner.Journal.
-func (w *Writer) Begin(rec *runner.Record, e *runner.Executed) {
+func (w *Writer) Begin(rec *record.Run, e *record.Request) {
 	w.write(line{Begin: &Begin{ID: e.Req.ID, DispatchedAt: e.DispatchedAt, Offset: time.Since(rec.Origin)}})
 }
 
 // Done implements runner.Journal.
-func (w *Writer) Done(rec *runner.Record, e *runner.Executed) {
+func (w *Writer) Done(rec *record.Run, e *record.Request) {
 	if e.Outcome == nil {
 		return
 	}

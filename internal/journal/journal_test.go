@@ -15,6 +15,7 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
@@ -30,7 +31,7 @@ type snapshot struct {
 	once   sync.Once
 }
 
-func (s *snapshot) Begin(rec *runner.Record, e *runner.Executed) {
+func (s *snapshot) Begin(rec *record.Run, e *record.Request) {
 	s.Writer.Begin(rec, e)
 	if e.Req.ID == s.at {
 		s.once.Do(func() {
@@ -85,10 +86,10 @@ func TestRecoverMatchesTheRun(t *testing.T) {
 			red := result.Redactor(redact.Machine{Users: []string{"alice"}}, b)
 			commit := strings.Repeat("ab", 20)
 			kind := "source"
-			facts := result.Facts{Protocol: b.Protocol, StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind, Extensions: map[string]any{}, Missing: map[string]string{
+			facts := record.Facts{Protocol: b.Protocol, StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind, Extensions: map[string]any{}, Missing: map[string]string{
 				"/hardware/gpus": "test", "/hardware/cpu": "test", "/hardware/ram_bytes": "test", "/hardware/storage": "test",
 				"/software/os": "test", "/software/drivers": "test", "/software/runtime": "test"}}
-			id := result.Identity{Track: "custom", Command: "strata bench run"}
+			id := record.Identity{Track: "custom", Command: "strata bench run"}
 			started := time.Now().UTC()
 			runID := runner.NewID(started)
 			root := t.TempDir()
@@ -99,10 +100,7 @@ func TestRecoverMatchesTheRun(t *testing.T) {
 			}
 			snap := &snapshot{Writer: w, at: at, to: filepath.Join(t.TempDir(), filepath.Base(w.Dir()))}
 			rec := runner.Run(context.Background(), runner.Config{Client: c, Bundle: b, Optional: true, Server: &srv, Journal: snap, ID: runID, StartedAt: started})
-			maxShared := map[string]int{}
-			for rid, f := range b.Fixtures {
-				maxShared[rid] = f.MaxSharedPrefixTokens
-			}
+			maxShared := b.MaxShared()
 			a, err := result.Assemble(rec, id, facts, maxShared, red)
 			if err != nil {
 				t.Fatal(err)

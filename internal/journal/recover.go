@@ -6,14 +6,13 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/quantity"
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
-	"github.com/strata-bench/strata/internal/runner"
 	"github.com/strata-bench/strata/internal/validate"
 )
 
@@ -27,15 +26,15 @@ const Stopped = derive.RunnerStopped
 // Record rebuilds the run's record: every request the journal finished
 // exactly as it was, the one in flight failed ("the runner stopped"), the
 // rest skipped.
-func (j *Journal) Record(b *fixtures.Bundle) *runner.Record {
+func (j *Journal) Record(b *fixtures.Bundle) *record.Run {
 	h := j.Header
 	origin := h.StartedAt // any fixed instant: only offsets from it matter
-	rec := &runner.Record{ID: h.RunID, StartedAt: h.StartedAt, Origin: origin, Optional: h.Optional, Server: h.Server,
+	rec := &record.Run{ID: h.RunID, StartedAt: h.StartedAt, Origin: origin, Optional: h.Optional, Server: h.Server,
 		Interrupted: true, Interruption: Stopped, Aborted: Stopped, BaseURL: h.BaseURL}
 	d := h.Server.Dialect
 	for _, req := range protocol.Schedule(h.Optional) {
 		f, err := b.Fixture(req.ID)
-		e := &runner.Executed{Req: req, Fixture: f}
+		e := &record.Request{Req: req, Fixture: f}
 		if err != nil {
 			e.SkipReason = err.Error()
 		}
@@ -44,7 +43,7 @@ func (j *Journal) Record(b *fixtures.Bundle) *runner.Record {
 			e.Body, e.Outcome, e.Settings, e.DispatchedAt = done.Body, done.Outcome, done.Settings, done.DispatchedAt
 			e.Start, e.End = origin.Add(done.Start), origin.Add(done.End)
 			if e.Outcome == nil {
-				e.Outcome = &client.Outcome{}
+				e.Outcome = &record.Outcome{}
 			}
 			continue
 		}
@@ -54,7 +53,7 @@ func (j *Journal) Record(b *fixtures.Bundle) *runner.Record {
 			e.DispatchedAt, e.Lost = begin.DispatchedAt, true
 			e.Start = origin.Add(begin.Offset)
 			e.End = e.Start
-			e.Outcome = &client.Outcome{Error: &client.Error{Kind: StoppedKind,
+			e.Outcome = &record.Outcome{Error: &record.Error{Kind: StoppedKind,
 				Message: "the runner stopped while this request was in flight; what the server sent was not recorded"}}
 			continue
 		}
@@ -97,14 +96,6 @@ func Recover(ctx context.Context, dir string, bs Bundles, now time.Time) (string
 	}
 	facts.Extensions["recovered"] = map[string]any{"from": "the run's journal (" + Name + ")", "finished_requests": len(j.Dones),
 		"torn_last_line": j.Torn, "note": "the engine log was held in memory by the runner and is lost"}
-	maxShared := map[string]int{}
-	for id, f := range b.Fixtures {
-		maxShared[id] = f.MaxSharedPrefixTokens
-	}
-	a, err := result.Assemble(rec, j.Header.Identity, facts, maxShared, red)
-	if err != nil {
-		return "", fmt.Errorf("assemble the recovered result: %w", err)
-	}
 	valid := func(folder string) error {
 		v, err := validate.Dir(folder, b)
 		if err != nil {
@@ -116,7 +107,7 @@ func Recover(ctx context.Context, dir string, bs Bundles, now time.Time) (string
 		}
 		return nil
 	}
-	out, err := result.WriteChecked(filepath.Dir(dir), a, red, valid)
+	out, _, err := result.Finish(filepath.Dir(dir), rec, j.Header.Identity, facts, b, red, valid)
 	if err != nil {
 		return "", err
 	}

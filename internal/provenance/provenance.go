@@ -19,7 +19,7 @@ import (
 	"github.com/strata-bench/strata/internal/install"
 	"github.com/strata-bench/strata/internal/modelfiles"
 	"github.com/strata-bench/strata/internal/probe"
-	"github.com/strata-bench/strata/internal/result"
+	"github.com/strata-bench/strata/internal/record"
 )
 
 // Inputs say where to look.
@@ -53,8 +53,8 @@ func refusal(err error) string {
 	return err.Error()
 }
 
-func Gather(ctx context.Context, in Inputs) result.Facts {
-	f := result.Facts{Missing: map[string]string{}, Extensions: map[string]any{}}
+func Gather(ctx context.Context, in Inputs) record.Facts {
+	f := record.Facts{Missing: map[string]string{}, Extensions: map[string]any{}}
 	// The install.
 	inst := install.Detect(in.Workdir, in.Executable)
 	f.BuildKind = &inst.Kind

@@ -27,6 +27,7 @@ import (
 	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
 	"github.com/strata-bench/strata/internal/sharedpath"
@@ -453,7 +454,7 @@ func one(t *testing.T, srv *Server, id string) (contract.Request, contract.Outpu
 			req = protocol.Schedule(false)[i]
 		}
 	}
-	e := &runner.Executed{Req: req, Fixture: fx, Body: body}
+	e := &record.Request{Req: req, Fixture: fx, Body: body}
 	e.Outcome, e.Start, e.End = c.Chat(context.Background(), body, nil)
 	rec, o, _ := result.RequestRecord(0, e, info.Dialect)
 	return rec, o

@@ -12,56 +12,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/engineconfig"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
-	"github.com/strata-bench/strata/internal/runner"
 	"github.com/strata-bench/strata/internal/score"
 )
-
-// Identity is what the operator declares (flags or the profile's
-// [identity] table). A nil value was not declared.
-type Identity struct {
-	Track             string
-	TrackNotes        *string
-	ModelRevision     *string
-	SourceRevision    *string
-	TokenizerRevision *string
-	Quantization      *string
-	CustomPack        *string
-	Background        []string // nil: not declared; empty: declared none
-	BuildOptions      []string // nil: not declared
-	Command           string
-}
-
-// Facts are the machine and install facts gathered before the run. Each
-// nil value carries its reason in Missing (absolute JSON Pointers).
-type Facts struct {
-	// Protocol is the protocol the run followed (its bundle was verified
-	// for it).
-	Protocol     protocol.Definition
-	Hardware     contract.Hardware
-	OS           *contract.NameVersion
-	Drivers      []contract.NameVersion
-	Runtime      []contract.NameVersion
-	StrataCommit *string
-	RunnerCommit *string
-	BuildKind    *string
-	ModelFiles   []contract.ModelFile
-	EngineLog    []byte // nil when the runner did not start the engine
-	// Engine is what the runner could see of the engine process: the
-	// arguments and environment of the command it started (or of the local
-	// process serving the port); nil Args when it could see nothing.
-	Engine       dialect.EngineView
-	EngineConfig map[string]any
-	Extensions   map[string]any
-	Missing      map[string]string
-}
 
 // Assembled is everything a result folder holds, before redaction.
 type Assembled struct {
@@ -80,7 +40,7 @@ func ptr[T any](v T) *T { return &v }
 // verdict and reason is derived from exactly the evidence outputs.jsonl
 // keeps and report derives the same again; Write redacts the rest. red may
 // be nil (nothing is redacted).
-func Assemble(rec *runner.Record, id Identity, facts Facts, maxShared map[string]int, red *redact.Redactor) (*Assembled, error) {
+func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared map[string]int, red *redact.Redactor) (*Assembled, error) {
 	if facts.Protocol.ID == "" {
 		return nil, fmt.Errorf("the run names no protocol")
 	}
@@ -375,7 +335,7 @@ func sha256Hex(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-func modelName(s runner.ServerInfo) string {
+func modelName(s record.Server) string {
 	var m struct {
 		Data []struct {
 			ID string `json:"id"`
@@ -400,7 +360,7 @@ func baseName(p string) string {
 // RequestRecord maps one executed request (the i-th of the schedule) to its
 // record, its outputs line, and the reasons of its nulls (absolute
 // pointers).
-func RequestRecord(i int, e *runner.Executed, d dialect.Dialect) (contract.Request, contract.Output, map[string]string) {
+func RequestRecord(i int, e *record.Request, d dialect.Dialect) (contract.Request, contract.Output, map[string]string) {
 	req := e.Req
 	r := contract.Request{
 		ID: req.ID, Phase: string(req.Phase), CaseID: req.CaseID, Repetition: req.Repetition,
@@ -520,7 +480,7 @@ func truncatedReasoning(usage json.RawMessage, limit int) string {
 	return score.TruncationCause(u.CompletionTokens, limit) + " while still reasoning: no answer text or tool call arrived"
 }
 
-func errorText(o *client.Outcome) string {
+func errorText(o *record.Outcome) string {
 	if o.Error != nil {
 		return o.Error.Kind + ": " + o.Error.Message
 	}
@@ -553,7 +513,7 @@ func settingsSummary(outs []contract.Output) map[string]any {
 
 // limitations are the report's standing caveats for this run: the
 // protocol's own, then the identified engine's, then the budget check's.
-func limitations(rec *runner.Record, budget dialect.BudgetCheck) []string {
+func limitations(rec *record.Run, budget dialect.BudgetCheck) []string {
 	out := []string{
 		"The runner cannot see the server's repeat-stop and loop-recovery switches and does not claim to have disabled them.",
 		"The warmed expert cache stays enabled; these are not zero-cache or cold-model measurements. Shared template-prefix reuse is allowed and reported per request.",
@@ -584,7 +544,7 @@ func nonNilMap(m map[string]string) map[string]string {
 // thinkingEvidence says, per dispatched request, whether reasoning arrived:
 // the evidence that thinking ran (the profile thinks, so a request without
 // any reasoning is worth a look).
-func thinkingEvidence(rec *runner.Record) map[string]any {
+func thinkingEvidence(rec *record.Run) map[string]any {
 	with, dispatched := 0, 0
 	without := []string{}
 	for _, e := range rec.Requests {
@@ -604,7 +564,7 @@ func thinkingEvidence(rec *runner.Record) map[string]any {
 }
 
 // engineVersion is the result's software.engine_version, or why it is null.
-func engineVersion(srv runner.ServerInfo) (*string, string) {
+func engineVersion(srv record.Server) (*string, string) {
 	switch {
 	case srv.Dialect.Simulated:
 		// The simulator's own name, so no reader takes it for the engine it
@@ -622,7 +582,7 @@ func engineVersion(srv runner.ServerInfo) (*string, string) {
 
 // templateOf is the result's configuration.template: the chat template the
 // server revealed, or nil.
-func templateOf(srv runner.ServerInfo) *contract.PathSHA {
+func templateOf(srv record.Server) *contract.PathSHA {
 	if srv.Template == "" {
 		return nil
 	}
@@ -632,7 +592,7 @@ func templateOf(srv runner.ServerInfo) *contract.PathSHA {
 // Preview is the part of a result known before the first request, built
 // by the same rules as Assemble: what derive.BeforeRun reads to say, before
 // the warm-up, why the run will be nonconforming.
-func Preview(srv runner.ServerInfo, facts Facts) *contract.Results {
+func Preview(srv record.Server, facts record.Facts) *contract.Results {
 	res := &contract.Results{}
 	res.Protocol.ID, res.Protocol.Profile = facts.Protocol.ID, facts.Protocol.Profile
 	res.Software.EngineVersion, _ = engineVersion(srv)

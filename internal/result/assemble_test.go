@@ -8,11 +8,10 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/bench/prompts"
-	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/runner"
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/validate"
 )
 
@@ -26,16 +25,16 @@ func TestRequestRecord(t *testing.T) {
 	now := time.Now()
 	for _, c := range []struct {
 		name    string
-		e       runner.Executed
+		e       record.Request
 		status  string
 		errKind string
 		null    string // a pointer that must have a reason
 	}{
-		{"skipped", runner.Executed{Req: req, SkipReason: "the run was interrupted"}, contract.Skipped, "skipped", "/requests/1/finish_reason"},
-		{"failed", runner.Executed{Req: req, Outcome: &client.Outcome{Error: &client.Error{Kind: client.ErrTimeout, Message: "1800 s"}, Total: 1800}}, contract.Failed, client.ErrTimeout, "/requests/1/finish_reason"},
-		{"truncated", runner.Executed{Req: req, Outcome: &client.Outcome{FinishReason: str("length"), Normal: true, Total: 1}}, contract.Truncated, "", "/requests/1/error"},
-		{"completed", runner.Executed{Req: req, Outcome: &client.Outcome{FinishReason: str("stop"), Normal: true, Total: 1}}, contract.Completed, "", "/requests/1/error"},
-		{"lost in flight", runner.Executed{Req: req, Lost: true, Outcome: &client.Outcome{Error: &client.Error{Kind: "runner_stopped", Message: "the runner stopped"}}}, contract.Failed, "runner_stopped", "/requests/1/timings/total_s"},
+		{"skipped", record.Request{Req: req, SkipReason: "the run was interrupted"}, contract.Skipped, "skipped", "/requests/1/finish_reason"},
+		{"failed", record.Request{Req: req, Outcome: &record.Outcome{Error: &record.Error{Kind: record.ErrTimeout, Message: "1800 s"}, Total: 1800}}, contract.Failed, record.ErrTimeout, "/requests/1/finish_reason"},
+		{"truncated", record.Request{Req: req, Outcome: &record.Outcome{FinishReason: str("length"), Normal: true, Total: 1}}, contract.Truncated, "", "/requests/1/error"},
+		{"completed", record.Request{Req: req, Outcome: &record.Outcome{FinishReason: str("stop"), Normal: true, Total: 1}}, contract.Completed, "", "/requests/1/error"},
+		{"lost in flight", record.Request{Req: req, Lost: true, Outcome: &record.Outcome{Error: &record.Error{Kind: "runner_stopped", Message: "the runner stopped"}}}, contract.Failed, "runner_stopped", "/requests/1/timings/total_s"},
 	} {
 		c.e.Start, c.e.End, c.e.DispatchedAt = now, now, now
 		r, o, miss := RequestRecord(1, &c.e, dialect.Dialect{Engine: dialect.LlamaCpp, Build: 10470})
@@ -62,22 +61,19 @@ func TestAssembleStatusAndValidity(t *testing.T) {
 		t.Fatal(err)
 	}
 	started := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	rec := &runner.Record{ID: "20261201T100000Z-abcdef", StartedAt: started, Origin: started, BaseURL: "http://10.0.0.5:8080",
+	rec := &record.Run{ID: "20261201T100000Z-abcdef", StartedAt: started, Origin: started, BaseURL: "http://10.0.0.5:8080",
 		Interrupted: true, Interruption: "SIGHUP (the terminal or the SSH session closed)",
-		Server: runner.ServerInfo{Dialect: dialect.Identify(dialect.Evidence{})}} // it never answered
+		Server: record.Server{Dialect: dialect.Identify(dialect.Evidence{})}} // it never answered
 	for _, req := range protocol.Schedule(false) {
 		f, _ := b.Fixture(req.ID)
-		rec.Requests = append(rec.Requests, &runner.Executed{Req: req, Fixture: f, SkipReason: "the run was interrupted"})
+		rec.Requests = append(rec.Requests, &record.Request{Req: req, Fixture: f, SkipReason: "the run was interrupted"})
 	}
 	commit := strings.Repeat("ab", 20)
-	facts := Facts{Protocol: b.Protocol, StrataCommit: &commit, RunnerCommit: &commit, Missing: map[string]string{
+	facts := record.Facts{Protocol: b.Protocol, StrataCommit: &commit, RunnerCommit: &commit, Missing: map[string]string{
 		"/hardware/gpus": "test", "/hardware/cpu": "test", "/hardware/ram_bytes": "test", "/hardware/storage": "test",
 		"/software/os": "test", "/software/drivers": "test", "/software/runtime": "test", "/software/build_kind": "test"}}
-	maxShared := map[string]int{}
-	for id, f := range b.Fixtures {
-		maxShared[id] = f.MaxSharedPrefixTokens
-	}
-	a, err := Assemble(rec, Identity{Track: "custom", Command: "strata bench run --url http://10.0.0.5:8080"}, facts, maxShared, nil)
+	maxShared := b.MaxShared()
+	a, err := Assemble(rec, record.Identity{Track: "custom", Command: "strata bench run --url http://10.0.0.5:8080"}, facts, maxShared, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

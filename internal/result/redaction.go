@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
-	"github.com/strata-bench/strata/internal/runner"
 )
 
 // Vocabulary is the words a machine name must not be mistaken for:
@@ -32,7 +32,7 @@ func Redactor(m redact.Machine, b *fixtures.Bundle) *redact.Redactor {
 // before anything is derived from it: the verdicts and their reasons are
 // then functions of exactly the evidence outputs.jsonl keeps, and report
 // derives the same again.
-func RedactEvidence(rec *runner.Record, red *redact.Redactor) {
+func RedactEvidence(rec *record.Run, red *redact.Redactor) {
 	rec.Aborted = red.String(rec.Aborted)
 	for _, e := range rec.Requests {
 		RedactOutcome(e, red)
@@ -42,7 +42,7 @@ func RedactEvidence(rec *runner.Record, red *redact.Redactor) {
 // RedactOutcome redacts one request's evidence (see RedactEvidence). It is
 // idempotent, so the journal can redact a request as it finishes and the
 // writer again at the end.
-func RedactOutcome(e *runner.Executed, red *redact.Redactor) {
+func RedactOutcome(e *record.Request, red *redact.Redactor) {
 	// A skip reason can quote a network error (a private resolver's
 	// address); it feeds the verdicts' reasons.
 	e.SkipReason = red.String(e.SkipReason)

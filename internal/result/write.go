@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/jsonfmt"
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/report"
 )
@@ -20,6 +22,26 @@ func ResultsRoot(workdir string) string {
 		return filepath.Join(workdir, "bench", "results")
 	}
 	return filepath.Join(workdir, "bench-results")
+}
+
+// Finish turns a run's record into its result folder under root: it
+// assembles the result (with the bundle's shared prefixes), redacts it and
+// writes it aside, then renames it into place. check, when set, must accept
+// the complete folder first (bench recover writes only what report
+// accepts); nil writes whatever the run gave, so a live run is never lost
+// to a rule it broke. It is the one tail of `bench run` and `bench
+// recover`.
+func Finish(root string, rec *record.Run, id record.Identity, facts record.Facts, b *fixtures.Bundle, red *redact.Redactor,
+	check func(dir string) error) (string, *contract.Results, error) {
+	a, err := Assemble(rec, id, facts, b.MaxShared(), red)
+	if err != nil {
+		return "", nil, fmt.Errorf("assemble the result: %w", err)
+	}
+	dir, err := WriteChecked(root, a, red, check)
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, &a.Results, nil
 }
 
 // Write writes the result folder under root and returns its path. Every file

@@ -12,6 +12,7 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
@@ -92,7 +93,7 @@ func Folder(tb testing.TB, root string, o Options) string {
 	}
 	mem := int64(12 << 30)
 	dedicated := "dedicated"
-	facts := result.Facts{
+	facts := record.Facts{
 		Protocol:     b.Protocol,
 		StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind,
 		Hardware:   contract.Hardware{GPUs: []contract.GPU{{DeviceIndex: 0, Name: gpu, MemoryBytes: &mem, MemoryKind: &dedicated}}},
@@ -100,7 +101,7 @@ func Folder(tb testing.TB, root string, o Options) string {
 		Missing: map[string]string{"/hardware/gpus/0/power_limit_w": "test", "/hardware/cpu": "test", "/hardware/ram_bytes": "test",
 			"/hardware/storage": "test", "/software/os": "test", "/software/drivers": "test", "/software/runtime": "test"},
 	}
-	id := result.Identity{Track: "custom", Command: "strata bench run --url " + url}
+	id := record.Identity{Track: "custom", Command: "strata bench run --url " + url}
 	if o.Track != "" {
 		id.Track = o.Track
 	}
@@ -113,10 +114,7 @@ func Folder(tb testing.TB, root string, o Options) string {
 	if o.TrackNotes != "" {
 		id.TrackNotes = &o.TrackNotes
 	}
-	maxShared := map[string]int{}
-	for rid, f := range b.Fixtures {
-		maxShared[rid] = f.MaxSharedPrefixTokens
-	}
+	maxShared := b.MaxShared()
 	red := result.Redactor(redact.Machine{}, b)
 	a, err := result.Assemble(rec, id, facts, maxShared, red)
 	if err != nil {

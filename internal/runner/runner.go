@@ -16,68 +16,24 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/client"
-	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/record"
 )
-
-// Executed is one scheduled request and what became of it.
-type Executed struct {
-	Req     protocol.Request
-	Fixture *fixtures.Fixture
-	// Body is the exact JSON sent; nil when the request was skipped.
-	Body []byte
-	// Outcome is nil when the request was never dispatched.
-	Outcome *client.Outcome
-	// SkipReason says why a request was not dispatched.
-	SkipReason string
-	// Start and End are monotonic times of dispatch and termination, and
-	// DispatchedAt the wall-clock dispatch time (UTC).
-	Start, End   time.Time
-	DispatchedAt time.Time
-	// Settings is what the server revealed of the resolved settings.
-	Settings *contract.SettingsCheck
-	// Lost is set for a request that was in flight when the runner stopped
-	// (a recovered run): its end was never recorded.
-	Lost bool
-}
-
-// Record is the raw record of a run.
-type Record struct {
-	// ID is the run's ID: its UTC start to the second and six random hex
-	// digits.
-	ID        string
-	StartedAt time.Time
-	// Origin is the monotonic instant request times are offsets from (the
-	// journal keeps offsets, so a recovered record has the same ones).
-	Origin   time.Time
-	Optional bool
-	Requests []*Executed
-	// Interrupted is set when the run ended early on a signal (or the
-	// runner stopped); Interruption says how.
-	Interrupted  bool
-	Interruption string
-	// BaseURL is the server's URL (whether it is on loopback decides a
-	// rule of the protocol).
-	BaseURL string
-	// Aborted says why the rest of the run was skipped, if it was.
-	Aborted string
-	Server  ServerInfo
-}
 
 // Progress receives live progress. All methods may be called from several
 // goroutines during the concurrency stage.
 type Progress interface {
 	// Planned hears the whole schedule before the first request.
-	Planned(reqs []*Executed)
+	Planned(reqs []*record.Request)
 	Stage(phase protocol.Phase, requests int)
 	Begin(id string, index, total int)
 	Event(id, kind string)
-	End(id string, e *Executed)
+	End(id string, e *record.Request)
 	// Checked hears a request once its record is final: the stream ended
 	// and the resolved settings were checked.
-	Checked(e *Executed)
+	Checked(e *record.Request)
 }
 
 // Config is what a run needs.
@@ -98,14 +54,14 @@ type Config struct {
 	StartedAt time.Time
 	// Server is what the server said of itself before the run (nil: Run
 	// asks it). Its dialect decides how every request is said.
-	Server *ServerInfo
+	Server *record.Server
 }
 
 // Journal keeps a run's record as it goes, so a killed runner's work is
 // not lost. Its methods are called from the request's goroutine.
 type Journal interface {
-	Begin(rec *Record, e *Executed)
-	Done(rec *Record, e *Executed)
+	Begin(rec *record.Run, e *record.Request)
+	Done(rec *record.Run, e *record.Request)
 }
 
 // NewID makes a run ID from its start: unique per machine to the second
@@ -128,11 +84,11 @@ func Interruption(ctx context.Context) string {
 // or a skip reason; cancelling ctx ends the run the same way (the request in
 // flight fails as cancelled, the rest are skipped) and Run still returns the
 // record.
-func Run(ctx context.Context, cfg Config) *Record {
+func Run(ctx context.Context, cfg Config) *record.Run {
 	if cfg.HealthTimeout <= 0 {
 		cfg.HealthTimeout = 10 * time.Second
 	}
-	rec := &Record{ID: cfg.ID, StartedAt: cfg.StartedAt, Origin: time.Now(), Optional: cfg.Optional}
+	rec := &record.Run{ID: cfg.ID, StartedAt: cfg.StartedAt, Origin: time.Now(), Optional: cfg.Optional}
 	if rec.StartedAt.IsZero() {
 		rec.StartedAt = time.Now().UTC()
 	}
@@ -147,7 +103,7 @@ func Run(ctx context.Context, cfg Config) *Record {
 	rec.BaseURL = cfg.Client.BaseURL()
 	for _, req := range protocol.Schedule(cfg.Optional) {
 		f, err := cfg.Bundle.Fixture(req.ID)
-		e := &Executed{Req: req, Fixture: f}
+		e := &record.Request{Req: req, Fixture: f}
 		if err != nil {
 			e.SkipReason = err.Error()
 		}
@@ -166,13 +122,13 @@ func Run(ctx context.Context, cfg Config) *Record {
 
 type run struct {
 	cfg     Config
-	rec     *Record
+	rec     *record.Run
 	skipAll string // once set, every request not yet dispatched is skipped with it
 	mu      sync.Mutex
 }
 
-func (r *run) byPhase(p protocol.Phase) []*Executed {
-	var out []*Executed
+func (r *run) byPhase(p protocol.Phase) []*record.Request {
+	var out []*record.Request
 	for _, e := range r.rec.Requests {
 		if e.Req.Phase == p {
 			out = append(out, e)
@@ -224,7 +180,7 @@ func (r *run) skipReason(ctx context.Context) string {
 
 // one sends a request at concurrency 1, then checks the resolved settings
 // and, after a failure, whether the server still answers.
-func (r *run) one(ctx context.Context, e *Executed, i, n int) {
+func (r *run) one(ctx context.Context, e *record.Request, i, n int) {
 	if e.SkipReason != "" {
 		return
 	}
@@ -239,7 +195,7 @@ func (r *run) one(ctx context.Context, e *Executed, i, n int) {
 		}
 		return
 	}
-	e.Settings = checkSettings(ctx, r.cfg.Client, []*Executed{e})
+	e.Settings = checkSettings(ctx, r.cfg.Client, []*record.Request{e})
 	if j := r.cfg.Journal; j != nil {
 		j.Done(r.rec, e)
 	}
@@ -264,7 +220,7 @@ func (r *run) afterFailure(ctx context.Context, id string) {
 	_ = status // any answer means the server is alive; a 503 is still an answer
 }
 
-func (r *run) send(ctx context.Context, e *Executed, i, n int) {
+func (r *run) send(ctx context.Context, e *record.Request, i, n int) {
 	body, err := r.rec.Server.Dialect.Body(e.Fixture)
 	if err != nil {
 		e.SkipReason = "could not build the request: " + err.Error()
@@ -296,9 +252,9 @@ func (r *run) send(ctx context.Context, e *Executed, i, n int) {
 
 // concurrency runs the optional stage: each round releases its four
 // requests together and waits for the whole round.
-func (r *run) concurrency(ctx context.Context, list []*Executed) {
+func (r *run) concurrency(ctx context.Context, list []*record.Request) {
 	for round := 1; round <= protocol.ConcurrencyRounds; round++ {
-		var batch []*Executed
+		var batch []*record.Request
 		for _, e := range list {
 			if e.Req.Round == round {
 				batch = append(batch, e)
@@ -337,7 +293,7 @@ func (r *run) concurrency(ctx context.Context, list []*Executed) {
 			}
 			continue
 		}
-		var sent []*Executed
+		var sent []*record.Request
 		failed := ""
 		for _, e := range batch {
 			if e.Outcome == nil {
@@ -364,49 +320,10 @@ func (r *run) concurrency(ctx context.Context, list []*Executed) {
 	}
 }
 
-// ServerInfo is what the server says about itself before the run.
-type ServerInfo struct {
-	Props     json.RawMessage
-	PropsErr  string
-	Models    json.RawMessage
-	ModelsErr string
-	Health    int
-	BuildInfo string
-	// Dialect is the identified engine.
-	Dialect dialect.Dialect
-	// SimulatorVersion is the simulator's own version when the server is
-	// strata's simulator.
-	SimulatorVersion string
-	Template         string
-	ModelPath        string
-	ModelAlias       string
-	Slots            *int64
-	ContextSize      *int64
-	// VersionSource says where BuildInfo came from.
-	VersionSource string
-	// SlotsRaw and StatusRaw are /slots and /v1/status before the run
-	// (nil when absent).
-	SlotsRaw  json.RawMessage
-	StatusRaw json.RawMessage
-	// The other engines' identifying answers: GET /version, /api/version,
-	// /get_server_info and /api/v0/models (nil when absent), and the Server
-	// and X-Strata-Simulator headers of /health.
-	VersionRaw, OllamaVersionRaw, ServerInfoRaw, LMStudioRaw json.RawMessage
-	ServerHeader, SimulatorHeader                            string
-}
-
-// Evidence is what the server served about itself, as the dialect reads
-// it (and config.json keeps it).
-func (s ServerInfo) Evidence() dialect.Evidence {
-	return dialect.Evidence{Props: s.Props, Status: s.StatusRaw, Models: s.Models, Version: s.VersionRaw,
-		OllamaVersion: s.OllamaVersionRaw, ServerInfo: s.ServerInfoRaw, LMStudioModels: s.LMStudioRaw,
-		ServerHeader: s.ServerHeader, SimulatorHeader: s.SimulatorHeader}
-}
-
 // ProbeServer asks the server about itself (/health, /props, /v1/models,
 // /slots, /v1/status) and identifies its dialect.
-func ProbeServer(ctx context.Context, c *client.Client) ServerInfo {
-	var s ServerInfo
+func ProbeServer(ctx context.Context, c *client.Client) record.Server {
+	var s record.Server
 	if status, h, _, err := c.GetHeader(ctx, "/health", 10*time.Second); err == nil {
 		s.Health = status
 		s.ServerHeader, s.SimulatorHeader = h.Get("Server"), h.Get(dialect.SimulatorHeaderName)

@@ -10,6 +10,7 @@ import (
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/derive"
+	"github.com/strata-bench/strata/internal/record"
 )
 
 type slot struct {
@@ -20,7 +21,7 @@ type slot struct {
 
 // checkSettings reads /slots after requests finished and records, for each
 // request, what the slot whose last task used its seed resolved.
-func checkSettings(ctx context.Context, c *client.Client, sent []*Executed) *contract.SettingsCheck {
+func checkSettings(ctx context.Context, c *client.Client, sent []*record.Request) *contract.SettingsCheck {
 	if len(sent) == 0 {
 		return nil
 	}

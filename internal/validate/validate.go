@@ -92,13 +92,10 @@ type checker struct {
 
 // maxShared is each fixture's max_shared_prefix_tokens by request ID.
 func (c *checker) maxShared() map[string]int {
-	out := map[string]int{}
-	if c.fx != nil {
-		for id, f := range c.fx.Fixtures {
-			out[id] = f.MaxSharedPrefixTokens
-		}
+	if c.fx == nil {
+		return map[string]int{}
 	}
-	return out
+	return c.fx.MaxShared()
 }
 
 // derive is what the records give, derived once.

@@ -1,0 +1,130 @@
+// Package record is the raw record of a run, below both the code that
+// makes it (the client and the runner) and the code that reads it (the
+// result writer, the journal, provenance): what was sent, every event of
+// each stream with its monotonic offset, usage, timings and errors as they
+// came, what the server said of itself, and the identity and facts
+// gathered before the first request. It holds data, not rules: verdicts,
+// rates and statuses are derived from it elsewhere (internal/derive,
+// internal/measure).
+package record
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// Event kinds in the client trace.
+const (
+	EvHeaders   = "headers"
+	EvRole      = "role"
+	EvReasoning = "reasoning"
+	EvAnswer    = "answer"
+	EvToolCall  = "tool_call"
+	EvEmpty     = "empty"   // a chunk with no nonempty delta (role-less, empty strings)
+	EvFinish    = "finish"  // the chunk carrying finish_reason
+	EvUsage     = "usage"   // a chunk carrying usage and/or timings
+	EvComment   = "comment" // SSE comment / keep-alive
+	EvError     = "error"   // an error event inside the stream
+	EvMalformed = "malformed"
+	EvDone      = "done" // data: [DONE]
+	EvEnd       = "end"  // the stream closed, timed out or was cancelled
+)
+
+// Error kinds of a failed request.
+const (
+	ErrConnection     = "connection_error"
+	ErrHTTPStatus     = "http_status"
+	ErrRedirect       = "redirect"
+	ErrStreamError    = "stream_error"
+	ErrMalformed      = "malformed_stream"
+	ErrTruncated      = "truncated_stream"
+	ErrNoFinish       = "no_finish_reason"
+	ErrFinishReason   = "unexpected_finish_reason"
+	ErrTimeout        = "timeout"
+	ErrCancelled      = "cancelled"
+	ErrRead           = "read_error"
+	ErrAfterDone      = "data_after_done"
+	ErrInvalidRequest = "invalid_request"
+	ErrLimit          = "limit_exceeded"
+)
+
+// Event is one entry of the client trace: seconds since dispatch and
+// what arrived.
+type Event struct {
+	T    float64
+	Kind string
+}
+
+// MarshalJSON writes [t, kind], compact because a request has thousands.
+func (e Event) MarshalJSON() ([]byte, error) {
+	return []byte(fmt.Sprintf("[%s,%q]", formatSeconds(e.T), e.Kind)), nil
+}
+
+// UnmarshalJSON reads [t, kind].
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var pair []json.RawMessage
+	if err := json.Unmarshal(b, &pair); err != nil || len(pair) != 2 {
+		return fmt.Errorf("event: want [seconds, kind], got %s", b)
+	}
+	if err := json.Unmarshal(pair[0], &e.T); err != nil {
+		return err
+	}
+	return json.Unmarshal(pair[1], &e.Kind)
+}
+
+// ToolCall is one structured tool call assembled from its deltas.
+type ToolCall struct {
+	Index     int    `json:"index"`
+	ID        string `json:"id,omitempty"`
+	Type      string `json:"type,omitempty"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Error is why a request failed.
+type Error struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Kind + ": " + e.Message }
+
+// Outcome is everything one request produced, as raw as it came.
+type Outcome struct {
+	HTTPStatus   int
+	Events       []Event
+	Answer       string
+	Reasoning    string
+	ToolCalls    []ToolCall
+	FinishReason *string
+	Usage        json.RawMessage
+	Timings      json.RawMessage
+	// ErrorBody is the body of a non-200 answer or the error event's data.
+	ErrorBody string
+	// Malformed keeps each malformed line (clipped), as evidence.
+	Malformed []string
+	Error     *Error
+	// Client latencies in seconds from dispatch; nil when nothing qualifying
+	// arrived.
+	TTFT           *float64
+	FirstAnswer    *float64
+	Total          float64
+	FirstDeltaKind string
+	// Normal is true when the stream ended with [DONE] after a finish reason.
+	Normal bool
+}
+
+// Failed reports whether the request failed (Error is set).
+func (o *Outcome) Failed() bool { return o.Error != nil }
+
+// Finish returns the finish reason or "".
+func (o *Outcome) Finish() string {
+	if o.FinishReason == nil {
+		return ""
+	}
+	return *o.FinishReason
+}
+
+// formatSeconds writes an offset with microsecond resolution.
+func formatSeconds(t float64) string { return strconv.FormatFloat(t, 'f', 6, 64) }

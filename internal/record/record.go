@@ -1,0 +1,133 @@
+package record
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/protocol"
+)
+
+// Request is one scheduled request and what became of it.
+type Request struct {
+	Req     protocol.Request
+	Fixture *fixtures.Fixture
+	// Body is the exact JSON sent; nil when the request was skipped.
+	Body []byte
+	// Outcome is nil when the request was never dispatched.
+	Outcome *Outcome
+	// SkipReason says why a request was not dispatched.
+	SkipReason string
+	// Start and End are monotonic times of dispatch and termination, and
+	// DispatchedAt the wall-clock dispatch time (UTC).
+	Start, End   time.Time
+	DispatchedAt time.Time
+	// Settings is what the server revealed of the resolved settings.
+	Settings *contract.SettingsCheck
+	// Lost is set for a request that was in flight when the runner stopped
+	// (a recovered run): its end was never recorded.
+	Lost bool
+}
+
+// Run is the raw record of a run.
+type Run struct {
+	// ID is the run's ID: its UTC start to the second and six random hex
+	// digits.
+	ID        string
+	StartedAt time.Time
+	// Origin is the monotonic instant request times are offsets from (the
+	// journal keeps offsets, so a recovered record has the same ones).
+	Origin   time.Time
+	Optional bool
+	Requests []*Request
+	// Interrupted is set when the run ended early on a signal (or the
+	// runner stopped); Interruption says how.
+	Interrupted  bool
+	Interruption string
+	// BaseURL is the server's URL (whether it is on loopback decides a
+	// rule of the protocol).
+	BaseURL string
+	// Aborted says why the rest of the run was skipped, if it was.
+	Aborted string
+	Server  Server
+}
+
+// Server is what the server says about itself before the run.
+type Server struct {
+	Props     json.RawMessage
+	PropsErr  string
+	Models    json.RawMessage
+	ModelsErr string
+	Health    int
+	BuildInfo string
+	// Dialect is the identified engine.
+	Dialect dialect.Dialect
+	// SimulatorVersion is the simulator's own version when the server is
+	// strata's simulator.
+	SimulatorVersion string
+	Template         string
+	ModelPath        string
+	ModelAlias       string
+	Slots            *int64
+	ContextSize      *int64
+	// VersionSource says where BuildInfo came from.
+	VersionSource string
+	// SlotsRaw and StatusRaw are /slots and /v1/status before the run
+	// (nil when absent).
+	SlotsRaw  json.RawMessage
+	StatusRaw json.RawMessage
+	// The other engines' identifying answers: GET /version, /api/version,
+	// /get_server_info and /api/v0/models (nil when absent), and the Server
+	// and X-Strata-Simulator headers of /health.
+	VersionRaw, OllamaVersionRaw, ServerInfoRaw, LMStudioRaw json.RawMessage
+	ServerHeader, SimulatorHeader                            string
+}
+
+// Evidence is what the server served about itself, as the dialect reads
+// it (and config.json keeps it).
+func (s Server) Evidence() dialect.Evidence {
+	return dialect.Evidence{Props: s.Props, Status: s.StatusRaw, Models: s.Models, Version: s.VersionRaw,
+		OllamaVersion: s.OllamaVersionRaw, ServerInfo: s.ServerInfoRaw, LMStudioModels: s.LMStudioRaw,
+		ServerHeader: s.ServerHeader, SimulatorHeader: s.SimulatorHeader}
+}
+
+// Identity is what the operator declares (flags or the profile's
+// [identity] table). A nil value was not declared.
+type Identity struct {
+	Track             string
+	TrackNotes        *string
+	ModelRevision     *string
+	SourceRevision    *string
+	TokenizerRevision *string
+	Quantization      *string
+	CustomPack        *string
+	Background        []string // nil: not declared; empty: declared none
+	BuildOptions      []string // nil: not declared
+	Command           string
+}
+
+// Facts are the machine and install facts gathered before the run. Each
+// nil value carries its reason in Missing (absolute JSON Pointers).
+type Facts struct {
+	// Protocol is the protocol the run followed (its bundle was verified
+	// for it).
+	Protocol     protocol.Definition
+	Hardware     contract.Hardware
+	OS           *contract.NameVersion
+	Drivers      []contract.NameVersion
+	Runtime      []contract.NameVersion
+	StrataCommit *string
+	RunnerCommit *string
+	BuildKind    *string
+	ModelFiles   []contract.ModelFile
+	EngineLog    []byte // nil when the runner did not start the engine
+	// Engine is what the runner could see of the engine process: the
+	// arguments and environment of the command it started (or of the local
+	// process serving the port); nil Args when it could see nothing.
+	Engine       dialect.EngineView
+	EngineConfig map[string]any
+	Extensions   map[string]any
+	Missing      map[string]string
+}
