@@ -209,9 +209,9 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	facts.Extensions["preflight"] = pf
+	facts.Extensions.Preflight = pf
 	reportPreflight(stderr, pf, false)
-	facts.Extensions["engine"] = engineInfo(t, prof, view, lp)
+	facts.Extensions.Engine = engineInfo(t, prof, view, lp)
 	if prof != nil {
 		facts.EngineConfig = map[string]any{"profile": prof.Sanitized()}
 		if t.proc != nil {

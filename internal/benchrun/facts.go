@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/engine"
 	"github.com/strata-bench/strata/internal/localproc"
@@ -166,13 +167,14 @@ func gatherFacts(ctx context.Context, p Process, t *target, srv record.Server, v
 		}
 	}
 	f := provenance.Gather(ctx, in)
-	if mh, ok := f.Extensions["model_hashing"].(map[string]any); ok && overlapped {
-		after, _ := mh["duration_s"].(float64)
-		mh["duration_s"] = h.took.Seconds() + after
-		mh["while_engine_loaded"] = map[string]any{
-			"hashing_s": h.took.Seconds(), "engine_load_s": h.loadDur.Seconds(), "files_hashed": h.files,
-			"note": "the files the profile names were hashed while the engine loaded them; only hashing beyond the load adds to the wait",
+	if mh := f.Extensions.ModelHashing; mh != nil && overlapped {
+		total := h.took.Seconds()
+		if mh.DurationS != nil {
+			total += *mh.DurationS
 		}
+		mh.DurationS = &total
+		mh.WhileEngineLoaded = &contract.HashedOverlaid{HashingS: h.took.Seconds(), EngineLoadS: h.loadDur.Seconds(), FilesHashed: h.files,
+			Note: "the files the profile names were hashed while the engine loaded them; only hashing beyond the load adds to the wait"}
 	}
 	if h.cache != nil {
 		if err := h.cache.Save(); err != nil {

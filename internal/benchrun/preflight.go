@@ -8,6 +8,7 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/preflight"
@@ -51,7 +52,7 @@ func Check(ctx context.Context, p Process, o Target) error {
 		fmt.Fprintf(w, "warning: a run would be nonconforming: %s\n", l)
 	}
 	if pf.Context != nil {
-		for _, l := range pf.Context.Warnings() {
+		for _, l := range preflight.Warnings(pf.Context) {
 			fmt.Fprintf(w, "warning: %s\n", l)
 		}
 	}
@@ -65,7 +66,7 @@ func Check(ctx context.Context, p Process, o Target) error {
 }
 
 // preflightCheck runs the preflight. progress, when set, gets each line.
-func preflightCheck(ctx context.Context, c *client.Client, srv record.Server, bundle *fixtures.Bundle, progress func(string)) (*preflight.Result, error) {
+func preflightCheck(ctx context.Context, c *client.Client, srv record.Server, bundle *fixtures.Bundle, progress func(string)) (*contract.Preflight, error) {
 	src, sum, err := prompts.Template(bundle)
 	if err != nil {
 		return nil, fmt.Errorf("refusing to run: %w", err)
@@ -77,16 +78,16 @@ func preflightCheck(ctx context.Context, c *client.Client, srv record.Server, bu
 	in := preflight.Input{Client: c, Dialect: srv.Dialect, Bundle: bundle, Template: tmpl, TemplateSHA256: sum, EngineTemplate: srv.Template,
 		ContextTokens: srv.ContextSize}
 	if progress != nil {
-		in.Progress = func(_, _ int, f preflight.Fixture) { progress(f.Line()) }
+		in.Progress = func(_, _ int, f contract.PreflightFixture) { progress(f.Line()) }
 	}
 	return preflight.Check(ctx, in), nil
 }
 
 // reportPreflight prints what matters of a preflight before the warm-up:
 // everything when it failed, one line when it agrees.
-func reportPreflight(w io.Writer, pf *preflight.Result, verbose bool) {
+func reportPreflight(w io.Writer, pf *contract.Preflight, verbose bool) {
 	if pf.Context != nil {
-		for _, l := range pf.Context.Warnings() {
+		for _, l := range preflight.Warnings(pf.Context) {
 			fmt.Fprintf(w, "warning: %s\n", l)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/engine"
@@ -111,7 +112,7 @@ type target struct {
 	apiKey  string
 	prof    *engine.Profile
 	proc    *engine.Process
-	served  *engine.ServedBefore
+	served  *contract.ServedBefore
 	environ []string
 	stopped bool
 	p       Process
@@ -208,16 +209,13 @@ func (t *target) engineView(p Process) (dialect.EngineView, *localproc.Process) 
 }
 
 // engineInfo is extensions.engine: where the engine is and who started it.
-func engineInfo(t *target, prof *engine.Profile, view dialect.EngineView, lp *localproc.Process) map[string]any {
-	info := map[string]any{"url": "loopback", "started_by_runner": t.proc != nil}
+func engineInfo(t *target, prof *engine.Profile, view dialect.EngineView, lp *localproc.Process) *contract.Engine {
+	info := &contract.Engine{URL: "loopback", StartedByRunner: t.proc != nil, ServedBeforeRun: t.served}
 	if prof != nil {
-		info["profile"] = prof.Name
+		info.Profile = prof.Name
 	}
 	if lp != nil {
-		info["local_process"] = map[string]any{"found_by": view.Where, "program": filepath.Base(lp.Program)}
-	}
-	if t.served != nil {
-		info["served_before_run"] = t.served
+		info.LocalProcess = &contract.LocalProcess{FoundBy: view.Where, Program: filepath.Base(lp.Program)}
 	}
 	return info
 }
@@ -248,7 +246,7 @@ func freePort() (int, error) {
 }
 
 // engineUp makes sure an engine serves at the client's URL.
-func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*engine.ServedBefore, *engine.Process, error) {
+func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*contract.ServedBefore, *engine.Process, error) {
 	c, prof, stderr := t.client, t.prof, t.p.Stderr
 	health := func(ctx context.Context) (int, error) {
 		s, _, err := c.Get(ctx, "/health", 2*time.Second)
@@ -270,7 +268,7 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 		_, metrics, merr := c.Get(ctx, "/metrics", 5*time.Second)
 		_, slots, _ := c.Get(ctx, "/slots", 5*time.Second)
 		sb := engine.CountServed(metrics, merr, slots)
-		fmt.Fprintf(stderr, "using the engine already serving at %s (left running; %s)\n", c.BaseURL(), sb.Summary())
+		fmt.Fprintf(stderr, "using the engine already serving at %s (left running; %s)\n", c.BaseURL(), engine.ServedSummary(sb))
 		return &sb, nil, nil
 	}
 	if prof == nil {

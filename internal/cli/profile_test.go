@@ -145,9 +145,10 @@ func TestProfileAlreadyServing(t *testing.T) {
 			} `json:"served_before_run"`
 		} `json:"engine"`
 	}
-	json.Unmarshal(res.Extensions, &ext)
+	raw, _ := json.Marshal(res.Extensions)
+	json.Unmarshal(raw, &ext)
 	if ext.Engine.StartedByRunner || ext.Engine.Served.Answered == nil || *ext.Engine.Served.Answered != 0 {
-		t.Errorf("engine extension %s", res.Extensions)
+		t.Errorf("engine extension %+v", res.Extensions.Engine)
 	}
 	if ig := strings.Join(ext.Engine.Served.Ignored, "; "); !strings.Contains(ig, `strata_test_seconds{quantile="0.5"} NaN: not a finite number`) || !strings.Contains(ig, "strata_test_seconds_sum +Inf") {
 		t.Errorf("the non-finite samples are not named as ignored: %q", ig)
@@ -267,18 +268,13 @@ func TestProfileOldBuildServerBudget(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	res, dir := readResults(t, work)
-	var ext struct {
-		Reasons struct {
-			Nonconforming []string `json:"nonconforming"`
-		} `json:"status_reasons"`
-	}
-	json.Unmarshal(res.Extensions, &ext)
+	nonconforming := contract.Texts(res.Extensions.StatusReasons.Nonconforming)
 	found := false
-	for _, s := range ext.Reasons.Nonconforming {
+	for _, s := range nonconforming {
 		found = found || strings.Contains(s, "--reasoning-budget 16") && strings.Contains(s, "b9928 ignores the per-request reasoning_budget_tokens")
 	}
 	if res.Run.Status != contract.StatusNonconforming || !found {
-		t.Errorf("status %s, reasons %q", res.Run.Status, ext.Reasons.Nonconforming)
+		t.Errorf("status %s, reasons %q", res.Run.Status, nonconforming)
 	}
 	out, _ := os.ReadFile(filepath.Join(dir, "outputs.jsonl"))
 	var line struct {
@@ -383,7 +379,8 @@ func TestModelFilesHashWhileTheEngineLoads(t *testing.T) {
 			} `json:"while_engine_loaded"`
 		} `json:"model_hashing"`
 	}
-	json.Unmarshal(res.Extensions, &ext)
+	raw, _ := json.Marshal(res.Extensions)
+	json.Unmarshal(raw, &ext)
 	h := ext.Hashing
 	if h.During == nil || h.During.Files != 1 || h.During.HashingS <= 0 || h.During.EngineLoadS < 0.9 || h.DurationS < h.During.HashingS {
 		t.Fatalf("model_hashing %+v, during the load %+v", h, h.During)

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/strata-bench/strata/internal/contract"
 )
 
 // TestRunSimulateAndReport is the README's main command in process: a full
@@ -193,16 +194,11 @@ func TestRunInterrupted(t *testing.T) {
 				t.Error("the engine the runner started outlived the run")
 			}
 			res, dir := readResults(t, work)
-			var ext struct {
-				Reasons struct {
-					Partial []string `json:"partial"`
-				} `json:"status_reasons"`
-			}
-			json.Unmarshal(res.Extensions, &ext)
+			partial := contract.Texts(res.Extensions.StatusReasons.Partial)
 			// The simulator makes it nonconforming, which takes precedence;
 			// the interruption is still said.
-			if res.Run.Status != "nonconforming" || !strings.Contains(strings.Join(ext.Reasons.Partial, " "), "interrupted: "+c.says) {
-				t.Errorf("status %s, reasons %v", res.Run.Status, ext.Reasons.Partial)
+			if res.Run.Status != "nonconforming" || !strings.Contains(strings.Join(partial, " "), "interrupted: "+c.says) {
+				t.Errorf("status %s, reasons %v", res.Run.Status, partial)
 			}
 			rep := runIn(t, work, "", "bench", "report", dir)
 			if rep.code != 0 || !strings.Contains(rep.stdout, "skipped: the run was interrupted ("+c.says) {

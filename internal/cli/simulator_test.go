@@ -33,12 +33,9 @@ func TestDisguisedSimulatorEndToEnd(t *testing.T) {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
 	}
 	res, dir := readResults(t, work)
-	var ext struct {
-		StatusReasons struct{ Nonconforming []string } `json:"status_reasons"`
-	}
-	json.Unmarshal(res.Extensions, &ext)
-	reasons := strings.Join(ext.StatusReasons.Nonconforming, "\n")
-	if res.Run.Status != contract.StatusNonconforming || len(ext.StatusReasons.Nonconforming) != 1 || res.Software.StrataCommit == nil {
+	non := res.Extensions.StatusReasons.Nonconforming
+	reasons := strings.Join(contract.Texts(non), "\n")
+	if res.Run.Status != contract.StatusNonconforming || len(non) != 1 || res.Software.StrataCommit == nil {
 		t.Errorf("status %s, commit %v: %s", res.Run.Status, res.Software.StrataCommit, reasons)
 	}
 	for _, trace := range []string{"the X-Strata-Simulator response header", "/props strata_simulator;", "/props strata_simulator_version",

@@ -16,7 +16,6 @@ import (
 
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/quantity"
 )
@@ -80,8 +79,8 @@ func fileHashes(r *contract.Results) ([]string, bool) {
 // EngineOf names the engine a result was measured on (its recorded
 // dialect), "unknown" when none is recorded.
 func EngineOf(r *contract.Results) string {
-	if d, ok := dialect.Recorded(r.Extensions); ok {
-		return string(d.Engine)
+	if d := r.Extensions.EngineDialect; d != nil {
+		return string(d.Dialect.Engine)
 	}
 	return "unknown"
 }

@@ -170,12 +170,9 @@ func TestTextReadable(t *testing.T) {
 func TestEnginesDiffer(t *testing.T) {
 	t.Parallel()
 	b, cd := load(t, "baseline"), load(t, "candidate")
-	var ext map[string]any
-	if err := json.Unmarshal(cd.Extensions, &ext); err != nil {
-		t.Fatal(err)
-	}
-	ext["engine_dialect"].(map[string]any)["dialect"].(map[string]any)["engine"] = "vllm"
-	cd.Extensions, _ = json.Marshal(ext)
+	ed := *cd.Extensions.EngineDialect
+	ed.Dialect.Engine = "vllm"
+	cd.Extensions.EngineDialect = &ed
 	cmp, err := New(b, cd)
 	if err != nil {
 		t.Fatal(err)

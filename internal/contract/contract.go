@@ -26,22 +26,22 @@ const (
 
 // Results is results.json.
 type Results struct {
-	Format            string          `json:"format"`
-	SchemaVersion     int             `json:"schema_version"`
-	Protocol          Protocol        `json:"protocol"`
-	Run               Run             `json:"run"`
-	Hardware          Hardware        `json:"hardware"`
-	Software          Software        `json:"software"`
-	Model             Model           `json:"model"`
-	Configuration     Configuration   `json:"configuration"`
-	RequestCounts     RequestCounts   `json:"request_counts"`
-	Requests          []Request       `json:"requests"`
-	Summaries         []Summary       `json:"summaries"`
-	ConcurrencyRounds []Round         `json:"concurrency_rounds"`
-	Quality           Quality         `json:"quality"`
-	Artifacts         []Artifact      `json:"artifacts"`
-	Missing           Missing         `json:"missing"`
-	Extensions        json.RawMessage `json:"extensions"`
+	Format            string        `json:"format"`
+	SchemaVersion     int           `json:"schema_version"`
+	Protocol          Protocol      `json:"protocol"`
+	Run               Run           `json:"run"`
+	Hardware          Hardware      `json:"hardware"`
+	Software          Software      `json:"software"`
+	Model             Model         `json:"model"`
+	Configuration     Configuration `json:"configuration"`
+	RequestCounts     RequestCounts `json:"request_counts"`
+	Requests          []Request     `json:"requests"`
+	Summaries         []Summary     `json:"summaries"`
+	ConcurrencyRounds []Round       `json:"concurrency_rounds"`
+	Quality           Quality       `json:"quality"`
+	Artifacts         []Artifact    `json:"artifacts"`
+	Missing           Missing       `json:"missing"`
+	Extensions        Extensions    `json:"extensions"`
 }
 
 type Protocol struct {

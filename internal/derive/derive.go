@@ -183,15 +183,15 @@ func Reuse(reqs []contract.Request, maxShared map[string]int) measure.ReuseExclu
 }
 
 // ReuseList is the reuse map as the result lists it (by request ID).
-func ReuseList(reuse measure.ReuseExclusions) []map[string]string {
-	out := []map[string]string{}
+func ReuseList(reuse measure.ReuseExclusions) []contract.CacheReuse {
+	out := []contract.CacheReuse{}
 	ids := make([]string, 0, len(reuse))
 	for id := range reuse {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		out = append(out, map[string]string{"request_id": id, "reason": reuse[id]})
+		out = append(out, contract.CacheReuse{RequestID: id, Reason: reuse[id]})
 	}
 	return out
 }

@@ -40,8 +40,8 @@ func TestRequestStatus(t *testing.T) {
 
 func TestStatusPrecedence(t *testing.T) {
 	t.Parallel()
-	skipped := Reason{Kind: SkippedWork, Text: "skipped"}
-	remote := Reason{Kind: RemoteServer, Text: "remote"}
+	skipped := Reason{Kind: contract.SkippedWork, Text: "skipped"}
+	remote := Reason{Kind: contract.RemoteServer, Text: "remote"}
 	for _, c := range []struct {
 		rs   []Reason
 		want string
@@ -54,9 +54,9 @@ func TestStatusPrecedence(t *testing.T) {
 			t.Errorf("Status(%v) = %s, want %s", c.rs, got, c.want)
 		}
 	}
-	non, part := Split([]Reason{remote, skipped, remote})
-	if len(non) != 1 || len(part) != 1 {
-		t.Errorf("Split: %v %v (a repeated reason is listed once)", non, part)
+	sr := Split([]Reason{remote, skipped, remote})
+	if len(sr.Nonconforming) != 1 || len(sr.Partial) != 1 || sr.Nonconforming[0].Kind != contract.RemoteServer {
+		t.Errorf("Split: %+v (a repeated reason is listed once, with its kind)", sr)
 	}
 }
 
@@ -160,14 +160,9 @@ func TestCommittedFoldersDeriveAgain(t *testing.T) {
 				t.Errorf("%s: summary %d differs", name, i)
 			}
 		}
-		var ext struct {
-			StatusReasons struct{ Nonconforming, Partial []string } `json:"status_reasons"`
-		}
-		json.Unmarshal(res.Extensions, &ext)
 		ev := Evidence{Results: res, Outputs: outs, MaxShared: ms, Server: server(t, name)}
-		non, part := Split(Reasons(ev))
-		if strings.Join(non, "\n") != strings.Join(ext.StatusReasons.Nonconforming, "\n") || strings.Join(part, "\n") != strings.Join(ext.StatusReasons.Partial, "\n") {
-			t.Errorf("%s: reasons %q / %q, stored %q / %q", name, non, part, ext.StatusReasons.Nonconforming, ext.StatusReasons.Partial)
+		if got, stored := Split(Reasons(ev)), res.Extensions.StatusReasons; !reflect.DeepEqual(got, stored) {
+			t.Errorf("%s: reasons %+v, stored %+v", name, got, stored)
 		}
 		if got := Status(Reasons(ev)); got != res.Run.Status {
 			t.Errorf("%s: status %s, stored %s", name, got, res.Run.Status)
@@ -184,30 +179,30 @@ func TestReasonsFollowTheRecords(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		mutate func(*contract.Results, map[string]contract.Output)
-		kind   Kind
+		kind   contract.ReasonKind
 	}{
-		{"no commit", func(r *contract.Results, _ map[string]contract.Output) { r.Software.StrataCommit = nil }, NoCommit},
-		{"no template", func(r *contract.Results, _ map[string]contract.Output) { r.Configuration.Template = nil }, NoTemplate},
-		{"an unhashed file", func(r *contract.Results, _ map[string]contract.Output) { r.Model.Files[0].SHA256 = nil }, UnhashedModel},
+		{"no commit", func(r *contract.Results, _ map[string]contract.Output) { r.Software.StrataCommit = nil }, contract.NoCommit},
+		{"no template", func(r *contract.Results, _ map[string]contract.Output) { r.Configuration.Template = nil }, contract.NoTemplate},
+		{"an unhashed file", func(r *contract.Results, _ map[string]contract.Output) { r.Model.Files[0].SHA256 = nil }, contract.UnhashedModel},
 		{"cache reuse", func(r *contract.Results, _ map[string]contract.Output) {
 			n := int64(4000)
 			r.Requests[2].Tokens.CachedTokens = &n
-		}, CacheReuse},
+		}, contract.CacheReuseKind},
 		{"length rule", func(r *contract.Results, _ map[string]contract.Output) {
 			n := int64(3000)
 			r.Requests[2].Tokens.InputTokens = &n
-		}, LengthRule},
+		}, contract.LengthRule},
 		{"a refusal", func(r *contract.Results, o map[string]contract.Output) {
 			x := o["sanity-T2"]
 			s := 400
 			x.HTTPStatus, x.Error = &s, &contract.ErrorInfo{Kind: "http_status", Message: "no"}
 			o["sanity-T2"] = x
-		}, RefusedRequest},
+		}, contract.RefusedRequest},
 		{"a resolved setting", func(r *contract.Results, o map[string]contract.Output) {
 			x := o["sanity-I1"]
 			x.SettingsCheck = &contract.SettingsCheck{Revealed: true, Seen: map[string]any{"temperature": 0.0}}
 			o["sanity-I1"] = x
-		}, SettingOtherwise},
+		}, contract.SettingOtherwise},
 	} {
 		res, outs := folder(t, "baseline")
 		c.mutate(res, outs)

@@ -1,7 +1,6 @@
 package derive
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,28 +8,6 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/protocol"
 )
-
-// Model check states.
-const (
-	// ModelAdmitted: the metadata names the profile's model, and nothing
-	// in it names another.
-	ModelAdmitted = "admitted"
-	// ModelOther: the metadata names another model, family, tokenizer or
-	// vocabulary: the run is nonconforming ("derivative models require a
-	// separate profile").
-	ModelOther = "another model"
-	// ModelUnverified: the metadata cannot tell; the model is what the
-	// operator declared, not verified (not nonconforming on that ground).
-	ModelUnverified = "declared, not verified"
-)
-
-// ModelCheck is the model held to its profile's rule.
-type ModelCheck struct {
-	State  string   `json:"state"`
-	Rule   string   `json:"rule"`
-	Found  []string `json:"found"`
-	Reason string   `json:"reason"`
-}
 
 // ModelMetadata is what the GGUF metadata of the run's first model file
 // says about the model (extensions.gguf.metadata); zero values are
@@ -59,10 +36,10 @@ func normalName(s string) string {
 
 // CheckModel holds what the metadata says to the profile's model rule.
 // profile names the profile in the reason.
-func CheckModel(rule protocol.ModelRule, profile string, md *ModelMetadata) ModelCheck {
-	c := ModelCheck{Rule: fmt.Sprintf("%s admits %s", profile, rule.Model), Found: []string{}}
+func CheckModel(rule protocol.ModelRule, profile string, md *ModelMetadata) contract.ModelCheck {
+	c := contract.ModelCheck{Rule: fmt.Sprintf("%s admits %s", profile, rule.Model), Found: []string{}}
 	if md == nil {
-		c.State, c.Reason = ModelUnverified, "the model files carry no GGUF metadata strata could read, so which model ran cannot be verified"
+		c.State, c.Reason = contract.ModelUnverified, "the model files carry no GGUF metadata strata could read, so which model ran cannot be verified"
 		return c
 	}
 	var other []string
@@ -110,13 +87,13 @@ func CheckModel(rule protocol.ModelRule, profile string, md *ModelMetadata) Mode
 	}
 	switch {
 	case len(other) > 0:
-		c.State = ModelOther
+		c.State = contract.ModelOther
 		c.Reason = fmt.Sprintf("the model is not the profile's: %s; the profile %s admits %s (derivative and other models require a separate profile)",
 			strings.Join(other, "; "), profile, rule.Model)
 	case named:
-		c.State, c.Reason = ModelAdmitted, "the GGUF metadata names the profile's model"
+		c.State, c.Reason = contract.ModelAdmitted, "the GGUF metadata names the profile's model"
 	default:
-		c.State, c.Reason = ModelUnverified, "the GGUF metadata names no model, so which model ran is what the operator declared, not verified"
+		c.State, c.Reason = contract.ModelUnverified, "the GGUF metadata names no model, so which model ran is what the operator declared, not verified"
 	}
 	return c
 }
@@ -156,35 +133,39 @@ func namesFamily(norm string) bool {
 // MetadataOf reads the GGUF metadata a result keeps (extensions.gguf),
 // nil when it has none.
 func MetadataOf(res *contract.Results) *ModelMetadata {
-	var ext struct {
-		GGUF *struct {
-			Metadata map[string]struct {
-				Value json.RawMessage `json:"value"`
-			} `json:"metadata"`
-		} `json:"gguf"`
-	}
-	if json.Unmarshal(res.Extensions, &ext) != nil || ext.GGUF == nil || ext.GGUF.Metadata == nil {
+	g := res.Extensions.GGUF
+	if g == nil || g.Metadata == nil {
 		return nil
 	}
-	m := ext.GGUF.Metadata
-	str := func(k string) string {
-		var s string
-		_ = json.Unmarshal(m[k].Value, &s)
-		return s
+	md := &ModelMetadata{Name: g.String("name"), Basename: g.String("basename"), Finetune: g.String("finetune"),
+		Architecture: g.String("architecture"), TokenizerPre: g.String("tokenizer_pre")}
+	switch n := g.Metadata["tokenizer_tokens"].Value.(type) {
+	case float64:
+		md.Tokens = int64(n)
+	case uint64:
+		md.Tokens = int64(n)
+	case int:
+		md.Tokens = int64(n)
 	}
-	md := &ModelMetadata{Name: str("name"), Basename: str("basename"), Finetune: str("finetune"),
-		Architecture: str("architecture"), TokenizerPre: str("tokenizer_pre")}
-	_ = json.Unmarshal(m["tokenizer_tokens"].Value, &md.Tokens)
-	_ = json.Unmarshal(m["base_models"].Value, &md.BaseModels)
+	switch v := g.Metadata["base_models"].Value.(type) {
+	case []string:
+		md.BaseModels = v
+	case []any:
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				md.BaseModels = append(md.BaseModels, s)
+			}
+		}
+	}
 	return md
 }
 
 // ModelOf is the model check of a result: its GGUF metadata against the
 // model rule of the protocol it names.
-func ModelOf(res *contract.Results) (ModelCheck, bool) {
+func ModelOf(res *contract.Results) (contract.ModelCheck, bool) {
 	def, ok := protocol.Known().Lookup(res.Protocol.ID)
 	if !ok {
-		return ModelCheck{}, false
+		return contract.ModelCheck{}, false
 	}
 	return CheckModel(def.Models, def.Profile, MetadataOf(res)), true
 }

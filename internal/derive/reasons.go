@@ -12,43 +12,9 @@ import (
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
-// Kind is one rule that can make a run nonconforming or partial: the one
-// list of them.
-type Kind string
-
-// Nonconforming kinds.
-const (
-	RemoteServer     Kind = "remote_server"
-	SimulatedEngine  Kind = "simulated_engine"
-	RefusedRequest   Kind = "refused_request"
-	SettingOtherwise Kind = "setting_resolved_otherwise"
-	SettingNotTaken  Kind = "setting_not_taken"
-	CacheReuse       Kind = "cache_reuse"
-	LengthRule       Kind = "length_rule"
-	NoCommit         Kind = "no_commit"
-	NoModelHashes    Kind = "no_model_hashes"
-	UnhashedModel    Kind = "unhashed_model_file"
-	NoTemplate       Kind = "no_template"
-	ReasoningBudget  Kind = "reasoning_budget"
-	OtherModel       Kind = "model_not_of_profile"
-)
-
-// Partial kinds.
-const (
-	SkippedWork Kind = "skipped_required_work"
-	Interrupted Kind = "interrupted"
-)
-
-// Partial reports whether the kind makes a run partial (else nonconforming).
-func (k Kind) Partial() bool { return k == SkippedWork || k == Interrupted }
-
-// Reason is one reason for a run's status: its kind, the request it is
-// about ("" for the run) and the sentence the result records.
-type Reason struct {
-	Kind    Kind
-	Request string
-	Text    string
-}
+// Reason is one reason for a run's status (contract.StatusReason: its
+// kind, the request it is about and the sentence the result records).
+type Reason = contract.StatusReason
 
 // Status is the run status the reasons give, with the spec's precedence:
 // any nonconforming reason wins, then any partial one, else complete.
@@ -66,22 +32,23 @@ func Status(rs []Reason) string {
 	return contract.StatusComplete
 }
 
-// Split is the reasons' sentences as the result lists them, nonconforming
-// and partial, each in order and without repeats.
-func Split(rs []Reason) (nonconforming, partial []string) {
+// Split is the reasons as the result lists them, nonconforming and
+// partial, each in order and without repeated sentences.
+func Split(rs []Reason) contract.StatusReasons {
 	seen := map[string]bool{}
+	out := contract.StatusReasons{Nonconforming: []Reason{}, Partial: []Reason{}}
 	for _, r := range rs {
 		if seen[r.Text] {
 			continue
 		}
 		seen[r.Text] = true
 		if r.Kind.Partial() {
-			partial = append(partial, r.Text)
+			out.Partial = append(out.Partial, r)
 		} else {
-			nonconforming = append(nonconforming, r.Text)
+			out.Nonconforming = append(out.Nonconforming, r)
 		}
 	}
-	return nonconforming, partial
+	return out
 }
 
 // Remote is the reason a server off loopback makes a run nonconforming
@@ -89,7 +56,7 @@ func Split(rs []Reason) (nonconforming, partial []string) {
 func Remote(base string) *Reason {
 	u, err := url.Parse(base)
 	if err != nil {
-		return &Reason{Kind: RemoteServer, Text: "the server URL cannot be parsed: " + err.Error()}
+		return &Reason{Kind: contract.RemoteServer, Text: "the server URL cannot be parsed: " + err.Error()}
 	}
 	host := u.Hostname()
 	if host == "localhost" {
@@ -98,7 +65,7 @@ func Remote(base string) *Reason {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return &Reason{Kind: RemoteServer, Text: fmt.Sprintf("the server (%s) is not on loopback; standard latency is a loopback measurement", host)}
+	return &Reason{Kind: contract.RemoteServer, Text: fmt.Sprintf("the server (%s) is not on loopback; standard latency is a loopback measurement", host)}
 }
 
 // BeforeRun are the reasons known before the first request: the engine
@@ -113,7 +80,16 @@ func BeforeRun(res *contract.Results, server dialect.Evidence, notTaken []string
 // naming every trace it left (dialect.SimulatorTraces of the server's
 // evidence and the result), or nil when there is none.
 func simulated(res *contract.Results, server dialect.Evidence) *Reason {
-	ev := dialect.SimulatorEvidence{Server: server, Extensions: res.Extensions}
+	ext := res.Extensions
+	ev := dialect.SimulatorEvidence{Server: server, GGUFName: ext.GGUF.String("name")}
+	if d := ext.EngineDialect; d != nil {
+		ev.RecordedSimulated = d.Dialect.Simulated
+	}
+	if e := ext.Engine; e != nil && e.ServedBeforeRun != nil {
+		for k := range e.ServedBeforeRun.Evidence {
+			ev.Metrics = append(ev.Metrics, k)
+		}
+	}
 	if v := res.Software.EngineVersion; v != nil {
 		ev.EngineVersion = *v
 	}
@@ -128,7 +104,7 @@ func simulated(res *contract.Results, server dialect.Evidence) *Reason {
 	if len(traces) == 0 {
 		return nil
 	}
-	return &Reason{Kind: SimulatedEngine, Text: "the server is strata's simulated engine, not a real inference engine: its numbers are made up (it left " +
+	return &Reason{Kind: contract.SimulatedEngine, Text: "the server is strata's simulated engine, not a real inference engine: its numbers are made up (it left " +
 		strings.Join(traces, "; ") + ")"}
 }
 
@@ -138,33 +114,33 @@ func engineReasons(res *contract.Results, server dialect.Evidence, notTaken []st
 		out = append(out, *r)
 	}
 	for _, n := range notTaken {
-		out = append(out, Reason{Kind: SettingNotTaken, Text: "the engine cannot take the profile's setting " + n})
+		out = append(out, Reason{Kind: contract.SettingNotTaken, Text: "the engine cannot take the profile's setting " + n})
 	}
 	return out
 }
 
 func identityReasons(res *contract.Results, budget string) []Reason {
 	var out []Reason
-	add := func(k Kind, text string) { out = append(out, Reason{Kind: k, Text: text}) }
+	add := func(k contract.ReasonKind, text string) { out = append(out, Reason{Kind: k, Text: text}) }
 	if res.Software.StrataCommit == nil {
-		add(NoCommit, "the install has no commit (strata_commit is null): required identity is missing")
+		add(contract.NoCommit, "the install has no commit (strata_commit is null): required identity is missing")
 	}
 	if res.Model.Files == nil {
-		add(NoModelHashes, "no model file hashes: required identity is missing")
+		add(contract.NoModelHashes, "no model file hashes: required identity is missing")
 	}
 	for _, f := range res.Model.Files {
 		if f.SHA256 == nil {
-			add(UnhashedModel, "model file "+f.Path+" could not be hashed")
+			add(contract.UnhashedModel, "model file "+f.Path+" could not be hashed")
 		}
 	}
 	if res.Configuration.Template == nil {
-		add(NoTemplate, "the effective chat template is unknown: required identity is missing")
+		add(contract.NoTemplate, "the effective chat template is unknown: required identity is missing")
 	}
-	if mc, ok := ModelOf(res); ok && mc.State == ModelOther {
-		add(OtherModel, mc.Reason)
+	if mc, ok := ModelOf(res); ok && mc.State == contract.ModelOther {
+		add(contract.OtherModel, mc.Reason)
 	}
 	if budget != "" {
-		add(ReasoningBudget, budget)
+		add(contract.ReasoningBudget, budget)
 	}
 	return out
 }
@@ -176,27 +152,29 @@ func identityReasons(res *contract.Results, budget string) []Reason {
 // as each request ends, so a warning is shown when it happens.
 func RequestReasons(q contract.Request, o contract.Output, maxShared map[string]int) []Reason {
 	var out []Reason
-	add := func(k Kind, text string) { out = append(out, Reason{Kind: k, Request: q.ID, Text: text}) }
+	add := func(k contract.ReasonKind, text string) {
+		out = append(out, Reason{Kind: k, Request: q.ID, Text: text})
+	}
 	if s := o.HTTPStatus; s != nil && (*s == 400 || *s == 422) {
 		msg := ""
 		if o.Error != nil {
 			msg = " (" + o.Error.Message + ")"
 		}
-		add(RefusedRequest, fmt.Sprintf("%s: the server refused the protocol's request with HTTP %d%s; no retry with other settings", q.ID, *s, msg))
+		add(contract.RefusedRequest, fmt.Sprintf("%s: the server refused the protocol's request with HTTP %d%s; no retry with other settings", q.ID, *s, msg))
 	}
 	if req, known := protocol.Lookup(q.ID); known {
 		for _, m := range Mismatches(req, o.SettingsCheck.SeenFor(q.ID)) {
-			add(SettingOtherwise, "the server resolved "+m)
+			add(contract.SettingOtherwise, "the server resolved "+m)
 		}
 	}
 	if q.Phase != string(protocol.PhasePerformance) {
 		return out
 	}
 	if why, hit := Reuse([]contract.Request{q}, maxShared)[q.ID]; hit {
-		add(CacheReuse, q.ID+": "+why+" (the user payload was read from the cache; restart the engine between runs)")
+		add(contract.CacheReuseKind, q.ID+": "+why+" (the user payload was read from the cache; restart the engine between runs)")
 	}
 	if bad, why := measure.LengthViolation(q.CaseID, q.Tokens.InputTokens); bad {
-		add(LengthRule, q.ID+": "+why)
+		add(contract.LengthRule, q.ID+": "+why)
 	}
 	return out
 }
@@ -215,7 +193,7 @@ func Interruption(how string) Reason {
 	if how == "" {
 		how = "an interrupt"
 	}
-	return Reason{Kind: Interrupted, Text: "the run was interrupted: " + how}
+	return Reason{Kind: contract.Interrupted, Text: "the run was interrupted: " + how}
 }
 
 // Evidence is what the folder holds that the reasons are derived from.
@@ -241,7 +219,9 @@ type Evidence struct {
 func Reasons(ev Evidence) []Reason {
 	res := ev.Results
 	var out []Reason
-	add := func(k Kind, id, text string) { out = append(out, Reason{Kind: k, Request: id, Text: text}) }
+	add := func(k contract.ReasonKind, id, text string) {
+		out = append(out, Reason{Kind: k, Request: id, Text: text})
+	}
 	out = append(out, engineReasons(res, ev.Server, ev.NotTaken)...)
 	for _, q := range res.Requests {
 		if o, ok := ev.Outputs[q.ID]; ok {
@@ -256,7 +236,7 @@ func Reasons(ev Evidence) []Reason {
 		}
 	}
 	if len(skipped) > 0 {
-		add(SkippedWork, "", fmt.Sprintf("required work was skipped: %d of the %d required requests (%s)",
+		add(contract.SkippedWork, "", fmt.Sprintf("required work was skipped: %d of the %d required requests (%s)",
 			len(skipped), len(protocol.Schedule(false)), strings.Join(skipped, ", ")))
 	}
 	return out

@@ -61,7 +61,7 @@ type BudgetCheck struct {
 	Detail string `json:"detail"`
 	// Nonconforming is set when a budget strata can see but not override
 	// would cut thinking short.
-	Nonconforming string `json:"-"`
+	Nonconforming string `json:"nonconforming,omitempty"`
 }
 
 // CheckBudget decides whether thinking runs without a custom budget on this

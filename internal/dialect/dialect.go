@@ -287,17 +287,3 @@ func (d Dialect) ReasoningBudget() Budget {
 func (d Dialect) SettingNames() map[string]string {
 	return d.wireOf().alias
 }
-
-// Recorded is the dialect a result's extensions record (engine_dialect):
-// the engine its requests were built for and its rates read from.
-func Recorded(extensions json.RawMessage) (Dialect, bool) {
-	var ext struct {
-		D *struct {
-			Dialect *Dialect `json:"dialect"`
-		} `json:"engine_dialect"`
-	}
-	if json.Unmarshal(extensions, &ext) != nil || ext.D == nil || ext.D.Dialect == nil {
-		return Dialect{}, false
-	}
-	return *ext.D.Dialect, true
-}

@@ -59,7 +59,12 @@ type SimulatorEvidence struct {
 	Server        Evidence
 	EngineVersion string
 	ModelFiles    []ModelFile
-	Extensions    json.RawMessage
+	// What a result's extensions record: the dialect marked simulated, the
+	// names of the /metrics counters seen before the run, and the model's
+	// GGUF general.name.
+	RecordedSimulated bool
+	Metrics           []string
+	GGUFName          string
 }
 
 // SimulatorTraces names every trace of strata's simulator in the evidence,
@@ -136,40 +141,16 @@ func SimulatorTraces(ev SimulatorEvidence) []string {
 			break
 		}
 	}
-	var ext struct {
-		EngineDialect struct {
-			Dialect struct {
-				Simulated any `json:"simulated"`
-			} `json:"dialect"`
-		} `json:"engine_dialect"`
-		Engine struct {
-			ServedBefore struct {
-				Metrics map[string]any `json:"metrics"`
-			} `json:"served_before_run"`
-		} `json:"engine"`
-		GGUF struct {
-			Metadata struct {
-				Name struct {
-					Value any `json:"value"`
-				} `json:"name"`
-			} `json:"metadata"`
-		} `json:"gguf"`
-	}
-	if isObject(ev.Extensions) {
-		// A block of another shape is the schema's to refuse; what decodes
-		// is read.
-		_ = json.Unmarshal(ev.Extensions, &ext)
-	}
-	if ext.EngineDialect.Dialect.Simulated == true {
+	if ev.RecordedSimulated {
 		add("extensions.engine_dialect recording a simulated engine")
 	}
-	for k := range ext.Engine.ServedBefore.Metrics {
+	for _, k := range ev.Metrics {
 		if strings.HasPrefix(k, SimulatorMetricPrefix) {
 			add("the simulator's /metrics counter (extensions.engine.served_before_run)")
 			break
 		}
 	}
-	if ext.GGUF.Metadata.Name.Value == SimulatorModelName {
+	if ev.GGUFName == SimulatorModelName {
 		add("the stand-in model's GGUF general.name (extensions.gguf)")
 	}
 	return out

@@ -14,7 +14,7 @@ func TestSimulatorTraces(t *testing.T) {
 		Models: raw(`{"object":"list","data":[{"id":"m.gguf","owned_by":"llamacpp"}]}`), ServerHeader: "llama.cpp"}
 	if got := SimulatorTraces(SimulatorEvidence{Server: clean, EngineVersion: "b10470-34af94cd9",
 		ModelFiles: []ModelFile{{Path: "model-00001-of-00002.gguf", SHA256: strings.Repeat("ab", 32)}},
-		Extensions: raw(`{"engine_dialect":{"dialect":{"simulated":false}},"gguf":{"metadata":{"name":{"value":"Qwen3.8"}}},"engine":{"served_before_run":{"metrics":{"llamacpp:prompt_tokens_total":0}}}}`)}); len(got) != 0 {
+		GGUFName:   "Qwen3.8", Metrics: []string{"llamacpp:prompt_tokens_total"}}); len(got) != 0 {
 		t.Errorf("a real engine's evidence shows %q", got)
 	}
 	with := func(edit func(*SimulatorEvidence)) SimulatorEvidence {
@@ -42,12 +42,12 @@ func TestSimulatorTraces(t *testing.T) {
 		{with(func(e *SimulatorEvidence) {
 			e.ModelFiles = []ModelFile{{Path: "renamed.gguf", SHA256: SimulatorModelSHA256}}
 		}), "the stand-in model's SHA-256"},
-		{with(func(e *SimulatorEvidence) { e.Extensions = raw(`{"engine_dialect":{"dialect":{"simulated":true}}}`) }), "recording a simulated engine"},
+		{with(func(e *SimulatorEvidence) { e.RecordedSimulated = true }), "recording a simulated engine"},
 		{with(func(e *SimulatorEvidence) {
-			e.Extensions = raw(`{"engine":{"served_before_run":{"metrics":{"strata_simulator:requests_total":3}}}}`)
+			e.Metrics = []string{"strata_simulator:requests_total"}
 		}), "/metrics counter"},
 		{with(func(e *SimulatorEvidence) {
-			e.Extensions = raw(`{"gguf":{"metadata":{"name":{"value":"strata simulated Qwen3 (no weights)"}}}}`)
+			e.GGUFName = "strata simulated Qwen3 (no weights)"
 		}), "general.name"},
 	} {
 		got := SimulatorTraces(c.ev)

@@ -57,15 +57,9 @@ func TestDialects(t *testing.T) {
 			t.Parallel()
 			o := harness{scenario: &simengine.Scenario{Props: map[string]json.RawMessage{}}, sim: c.sim, view: c.view}.run(t)
 			o.mustBeValid(t)
-			var ext struct {
-				D struct {
-					Dialect dialect.Dialect     `json:"dialect"`
-					Check   dialect.BudgetCheck `json:"budget_check"`
-				} `json:"engine_dialect"`
-			}
-			json.Unmarshal(o.res.Extensions, &ext)
-			if ext.D.Dialect.Engine != c.engine || ext.D.Check.State != c.state {
-				t.Errorf("dialect %+v, budget check %+v", ext.D.Dialect, ext.D.Check)
+			ed := o.res.Extensions.EngineDialect
+			if ed == nil || ed.Dialect.Engine != c.engine || ed.BudgetCheck.State != c.state {
+				t.Errorf("engine dialect %+v", ed)
 			}
 			for id, out := range o.outs {
 				var body map[string]json.RawMessage

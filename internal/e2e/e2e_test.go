@@ -193,14 +193,8 @@ func (o outcome) req(t *testing.T, id string) contract.Request {
 }
 
 func (o outcome) reasons() string {
-	var ext struct {
-		StatusReasons struct {
-			Nonconforming []string `json:"nonconforming"`
-			Partial       []string `json:"partial"`
-		} `json:"status_reasons"`
-	}
-	_ = json.Unmarshal(o.res.Extensions, &ext)
-	return strings.Join(append(ext.StatusReasons.Nonconforming, ext.StatusReasons.Partial...), " | ")
+	sr := o.res.Extensions.StatusReasons
+	return strings.Join(append(contract.Texts(sr.Nonconforming), contract.Texts(sr.Partial)...), " | ")
 }
 
 func (o outcome) mustBeValid(t *testing.T) {

@@ -58,9 +58,9 @@ func TestEveryEngine(t *testing.T) {
 				}
 			}}.run(t)
 			o.mustBeValid(t)
-			d, ok := dialect.Recorded(o.res.Extensions)
-			if !ok || d.Engine != c.engine || d.Simulated {
-				t.Fatalf("engine %+v, want %s", d, c.engine)
+			ed := o.res.Extensions.EngineDialect
+			if ed == nil || ed.Dialect.Engine != c.engine || ed.Dialect.Simulated {
+				t.Fatalf("engine dialect %+v, want %s", ed, c.engine)
 			}
 			reasons := o.reasons()
 			for _, n := range c.notTaken {

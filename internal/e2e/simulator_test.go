@@ -70,15 +70,20 @@ func TestEveryTraceAlone(t *testing.T) {
 	sum := dialect.SimulatorModelSHA256
 	runs["the stand-in's name"] = run{standIn(func(m *contract.ModelFile) { m.Path = dialect.SimulatorModelFile }), "the stand-in model file name"}
 	runs["the stand-in's hash"] = run{standIn(func(m *contract.ModelFile) { m.SHA256 = &sum }), "the stand-in model's SHA-256"}
-	ext := func(block string, v any) harness {
+	ext := func(set func(*contract.Extensions)) harness {
 		f := conformingFacts()
-		f.Extensions = map[string]any{block: v}
+		set(&f.Extensions)
 		return harness{facts: &f}
 	}
-	runs["the stand-in's GGUF name"] = run{ext("gguf", map[string]any{"file": "model-00001-of-00001.gguf",
-		"metadata": map[string]any{"name": map[string]any{"source": "GGUF general.name", "value": dialect.SimulatorModelName}}}), "general.name"}
-	runs["the simulator's counter"] = run{ext("engine", map[string]any{"url": "loopback", "started_by_runner": false,
-		"served_before_run": map[string]any{"requests_answered": 0, "metrics": map[string]any{"strata_simulator:requests_total": 0}}}), "/metrics counter"}
+	runs["the stand-in's GGUF name"] = run{ext(func(e *contract.Extensions) {
+		e.GGUF = &contract.GGUF{File: "model-00001-of-00001.gguf", Metadata: map[string]contract.GGUFFact{
+			"name": {Source: "GGUF general.name", Value: dialect.SimulatorModelName}}}
+	}), "general.name"}
+	zero := int64(0)
+	runs["the simulator's counter"] = run{ext(func(e *contract.Extensions) {
+		e.Engine = &contract.Engine{URL: "loopback", ServedBeforeRun: &contract.ServedBefore{Answered: &zero,
+			Evidence: map[string]float64{"strata_simulator:requests_total": 0}}}
+	}), "/metrics counter"}
 	for name, r := range runs {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/sharedpath"
 )
 
@@ -252,7 +253,7 @@ func TestCountServed(t *testing.T) {
 	// In results.json: snake_case keys and no nulls (an unknown count is
 	// left out, its reason is there instead).
 	for _, c := range []struct {
-		s    ServedBefore
+		s    contract.ServedBefore
 		want string
 	}{
 		{CountServed(after, nil, busy), `"reason":"llama.cpp's /metrics counts tokens`},
@@ -263,10 +264,10 @@ func TestCountServed(t *testing.T) {
 			t.Errorf("JSON %s, want %s", b, c.want)
 		}
 	}
-	if got := CountServed(after, nil, busy).Summary(); !strings.Contains(got, "at least one request") {
+	if got := ServedSummary(CountServed(after, nil, busy)); !strings.Contains(got, "at least one request") {
 		t.Errorf("summary %q", got)
 	}
-	if got := CountServed(fresh, nil, idle).Summary(); got != "it had answered no request before this run" {
+	if got := ServedSummary(CountServed(fresh, nil, idle)); got != "it had answered no request before this run" {
 		t.Errorf("summary %q", got)
 	}
 }
@@ -307,14 +308,14 @@ func TestCountServedNumbers(t *testing.T) {
 			if (s.Answered == nil) != (c.answered == nil) || s.Answered != nil && *s.Answered != *c.answered {
 				t.Errorf("answered %v, want %v", s.Answered, c.answered)
 			}
-			if !strings.Contains(s.Summary(), c.says) {
-				t.Errorf("summary %q, want %q", s.Summary(), c.says)
+			if !strings.Contains(ServedSummary(s), c.says) {
+				t.Errorf("summary %q, want %q", ServedSummary(s), c.says)
 			}
 			if c.answered == nil && s.Reason == "" {
 				t.Error("an unknown count without a reason")
 			}
-			if s.Answered != nil && *s.Answered == 0 && strings.Contains(s.Summary(), "at least one") {
-				t.Errorf("zero work is no answered request: %q", s.Summary())
+			if s.Answered != nil && *s.Answered == 0 && strings.Contains(ServedSummary(s), "at least one") {
+				t.Errorf("zero work is no answered request: %q", ServedSummary(s))
 			}
 			if c.ignored != "" && !strings.Contains(strings.Join(s.Ignored, "\n"), c.ignored) {
 				t.Errorf("ignored %q, want %q", s.Ignored, c.ignored)

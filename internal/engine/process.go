@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/quantity"
 )
 
@@ -184,21 +185,8 @@ func (p *Process) Stop(grace time.Duration, now <-chan struct{}) error {
 	}
 }
 
-// ServedBefore is what an already-serving engine says of its past work.
-type ServedBefore struct {
-	// Answered is the number of requests answered before the run, or nil
-	// when the engine does not say (Reason says why).
-	Answered *int64             `json:"requests_answered,omitempty"`
-	Reason   string             `json:"reason,omitempty"`
-	Evidence map[string]float64 `json:"metrics"`
-	// Ignored are the /metrics samples left out of Evidence, each with why:
-	// a value JSON cannot hold (a Prometheus client writes NaN for an empty
-	// summary's quantiles).
-	Ignored []string `json:"ignored,omitempty"`
-}
-
 // Summary says in a few words what the engine had done before the run.
-func (s ServedBefore) Summary() string {
+func ServedSummary(s contract.ServedBefore) string {
 	switch {
 	case s.Answered != nil && *s.Answered == 0:
 		return "it had answered no request before this run"
@@ -222,8 +210,8 @@ const (
 // the count is exact only when nothing was processed yet: a request is
 // answered only after at least one prompt token is processed (a prompt
 // found whole in the cache still evaluates its last token).
-func CountServed(metrics []byte, metricsErr error, slots []byte) ServedBefore {
-	sb := ServedBefore{Evidence: map[string]float64{}}
+func CountServed(metrics []byte, metricsErr error, slots []byte) contract.ServedBefore {
+	sb := contract.ServedBefore{Evidence: map[string]float64{}}
 	if metricsErr == nil {
 		sb.Evidence, sb.Ignored = readMetrics(metrics)
 	}

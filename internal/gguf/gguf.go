@@ -241,14 +241,21 @@ func (f *File) baseModels() []string {
 	return out
 }
 
+// Fact is one metadata value (a string, an integer or a list of strings)
+// and the key or reading it came from.
+type Fact struct {
+	Value  any
+	Source string
+}
+
 // Summary returns what the metadata says about the model, each value with
 // its source key, for a result's extensions. It never feeds an
 // operator-declared field.
-func (f *File) Summary() (out map[string]any) {
-	out = map[string]any{}
+func (f *File) Summary() (out map[string]Fact) {
+	out = map[string]Fact{}
 	defer func() {
 		if r := recover(); r != nil {
-			out["error"] = fmt.Sprintf("the GGUF parser failed on this metadata: %v", r)
+			out["error"] = Fact{Value: fmt.Sprintf("the GGUF parser failed on this metadata: %v", r), Source: "strata"}
 		}
 	}()
 	arch := f.Architecture()
@@ -270,7 +277,7 @@ func (f *File) Summary() (out map[string]any) {
 		default:
 			return
 		}
-		out[name] = map[string]any{"value": v, "source": "GGUF " + key}
+		out[name] = Fact{Value: v, Source: "GGUF " + key}
 	}
 	put("architecture", "general.architecture")
 	put("name", "general.name")
@@ -283,24 +290,24 @@ func (f *File) Summary() (out map[string]any) {
 	put("tokenizer_model", "tokenizer.ggml.model")
 	put("tokenizer_pre", "tokenizer.ggml.pre")
 	if kv, ok := f.f.Header.MetadataKV.Get("tokenizer.ggml.tokens"); ok && kv.ValueType == parser.GGUFMetadataValueTypeArray {
-		out["tokenizer_tokens"] = map[string]any{"value": kv.ValueArray().Len, "source": "the length of GGUF tokenizer.ggml.tokens"}
+		out["tokenizer_tokens"] = Fact{Value: kv.ValueArray().Len, Source: "the length of GGUF tokenizer.ggml.tokens"}
 	}
 	if bases := f.baseModels(); len(bases) > 0 {
-		out["base_models"] = map[string]any{"value": bases, "source": "GGUF general.base_model.N.organization and .name"}
+		out["base_models"] = Fact{Value: bases, Source: "GGUF general.base_model.N.organization and .name"}
 	}
 	if arch != "" {
 		put("context_length", arch+".context_length")
 	}
 	if tmpl, ok := f.String("tokenizer.chat_template"); ok {
 		sum := sha256.Sum256([]byte(tmpl))
-		out["chat_template_sha256"] = map[string]any{"value": hex.EncodeToString(sum[:]), "source": "GGUF tokenizer.chat_template"}
+		out["chat_template_sha256"] = Fact{Value: hex.EncodeToString(sum[:]), Source: "GGUF tokenizer.chat_template"}
 	}
 	m := f.f.Metadata()
 	if m.FileType.String() != "" {
-		out["tensor_types"] = map[string]any{"value": m.FileType.String(), "source": "gguf-parser-go's reading of the tensor types (a hint, never the declared quantization)"}
+		out["tensor_types"] = Fact{Value: m.FileType.String(), Source: "gguf-parser-go's reading of the tensor types (a hint, never the declared quantization)"}
 	}
 	if m.Parameters > 0 {
-		out["parameters"] = map[string]any{"value": uint64(m.Parameters), "source": "gguf-parser-go's count of the tensors"}
+		out["parameters"] = Fact{Value: uint64(m.Parameters), Source: "gguf-parser-go's count of the tensors"}
 	}
 	return out
 }

@@ -80,7 +80,7 @@ func makeKilled(b *fixtures.Bundle, red *redact.Redactor) (string, string, error
 	srv := runner.ProbeServer(context.Background(), c)
 	commit := strings.Repeat("ab", 20)
 	kind := "source"
-	facts := record.Facts{Protocol: b.Protocol, StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind, Extensions: map[string]any{}, Missing: map[string]string{
+	facts := record.Facts{Protocol: b.Protocol, StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind, Missing: map[string]string{
 		"/hardware/gpus": "test", "/hardware/cpu": "test", "/hardware/ram_bytes": "test", "/hardware/storage": "test",
 		"/software/os": "test", "/software/drivers": "test", "/software/runtime": "test"}}
 	started := time.Now().UTC()

@@ -86,7 +86,7 @@ func TestRecoverMatchesTheRun(t *testing.T) {
 			red := result.Redactor(redact.Machine{Users: []string{"alice"}}, b)
 			commit := strings.Repeat("ab", 20)
 			kind := "source"
-			facts := record.Facts{Protocol: b.Protocol, StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind, Extensions: map[string]any{}, Missing: map[string]string{
+			facts := record.Facts{Protocol: b.Protocol, StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind, Missing: map[string]string{
 				"/hardware/gpus": "test", "/hardware/cpu": "test", "/hardware/ram_bytes": "test", "/hardware/storage": "test",
 				"/software/os": "test", "/software/drivers": "test", "/software/runtime": "test"}}
 			id := record.Identity{Track: "custom", Command: "strata bench run"}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/protocol"
@@ -91,11 +92,8 @@ func Recover(ctx context.Context, dir string, bs Bundles, now time.Time) (string
 	j.Header.Facts.Protocol = b.Protocol
 	rec := j.Record(b)
 	facts := j.Header.Facts
-	if facts.Extensions == nil {
-		facts.Extensions = map[string]any{}
-	}
-	facts.Extensions["recovered"] = map[string]any{"from": "the run's journal (" + Name + ")", "finished_requests": len(j.Dones),
-		"torn_last_line": j.Torn, "note": "the engine log was held in memory by the runner and is lost"}
+	facts.Extensions.Recovered = &contract.Recovered{From: "the run's journal (" + Name + ")", FinishedRequests: len(j.Dones),
+		TornLastLine: j.Torn, Note: "the engine log was held in memory by the runner and is lost"}
 	valid := func(folder string) error {
 		v, err := validate.Dir(folder, b)
 		if err != nil {

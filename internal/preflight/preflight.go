@@ -24,9 +24,9 @@ import (
 
 	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/corpus"
 	"github.com/strata-bench/strata/internal/dialect"
-	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/quantity"
@@ -38,71 +38,9 @@ const (
 	Tokenize      = "/tokenize"
 )
 
-// Fixture is one fixture's outcome.
-type Fixture struct {
-	RequestID string `json:"request_id"`
-	// Agree is true when the rendering is identical and the count equals
-	// the frozen one.
-	Agree bool `json:"agree"`
-	// RenderingAgrees is false when the bytes differ; FirstDifference is
-	// then the byte offset, with a little of each side.
-	RenderingAgrees bool `json:"rendering_agrees"`
-	// RenderingUnchecked is set when the engine returns a count without
-	// its rendering (vLLM's /tokenize): only the count is compared.
-	RenderingUnchecked bool   `json:"rendering_unchecked,omitempty"`
-	FirstDifference    *int   `json:"first_differing_byte,omitempty"`
-	EngineText         string `json:"engine_text,omitempty"`
-	StrataText         string `json:"strata_text,omitempty"`
-	// EngineTokens is the engine's count of its own rendering; FrozenTokens
-	// the bundle's input_tokens.
-	EngineTokens *int `json:"engine_tokens,omitempty"`
-	FrozenTokens int  `json:"frozen_tokens"`
-	// LengthRule is set for a 4K/16K performance fixture the engine counts
-	// outside the 2 % rule: the run will be nonconforming.
-	LengthRule string `json:"length_rule,omitempty"`
-	// Problem says why this fixture could not be checked; NoAnswer is set
-	// when it is that a route did not answer at all.
-	Problem  string `json:"problem,omitempty"`
-	NoAnswer bool   `json:"-"`
-}
-
-// Result is the whole check.
-type Result struct {
-	// Verifiable is false when the engine offers no way to render and
-	// tokenize (Reason says why); then Fixtures is empty.
-	Verifiable bool   `json:"verifiable"`
-	Reason     string `json:"reason,omitempty"`
-	// Stopped says why the check ended before its last fixture (a route
-	// that did not answer, the overall deadline); the fixtures after it
-	// are not checked.
-	Stopped string `json:"stopped,omitempty"`
-	Source  string `json:"source"`
-	// The template the engine reports and the one the bundle was built with.
-	EngineTemplateSHA256 string    `json:"engine_template_sha256,omitempty"`
-	BundleTemplateSHA256 string    `json:"bundle_template_sha256"`
-	TemplateAgrees       bool      `json:"template_agrees"`
-	TemplateNote         string    `json:"template_note,omitempty"`
-	Fixtures             []Fixture `json:"fixtures"`
-	Agree                int       `json:"agree"`
-	Differ               int       `json:"differ"`
-	// Context is what the engine's per-slot context means for the
-	// fixtures (nil when the engine does not report it).
-	Context *ContextFit `json:"context,omitempty"`
-}
-
-// ContextFit compares the per-slot context with the fixtures: a prompt
-// longer than the context cannot run (llama.cpp answers 400
-// exceed_context_size_error), and a prompt whose cap does not fit may stop
-// early when the context fills (finish_reason length below the cap).
-type ContextFit struct {
-	Tokens  int64    `json:"per_slot_tokens"`
-	TooLong []string `json:"prompt_exceeds_context"`
-	MayFill []string `json:"prompt_plus_cap_exceeds_context"`
-}
-
 // FitContext checks every fixture against a per-slot context of n tokens.
-func FitContext(b *fixtures.Bundle, n int64) *ContextFit {
-	c := &ContextFit{Tokens: n, TooLong: []string{}, MayFill: []string{}}
+func FitContext(b *fixtures.Bundle, n int64) *contract.ContextFit {
+	c := &contract.ContextFit{Tokens: n, TooLong: []string{}, MayFill: []string{}}
 	for _, id := range scheduleIDs(b) {
 		f := b.Fixtures[id]
 		switch {
@@ -115,8 +53,8 @@ func FitContext(b *fixtures.Bundle, n int64) *ContextFit {
 	return c
 }
 
-// Warnings are the context's consequences in plain words.
-func (c *ContextFit) Warnings() []string {
+// Warnings are a per-slot context's consequences in plain words.
+func Warnings(c *contract.ContextFit) []string {
 	var out []string
 	if len(c.TooLong) > 0 {
 		out = append(out, fmt.Sprintf("%s prompts longer than the engine's per-slot context of %d tokens and will fail: %s", quantity.Count(len(c.TooLong), "request has", "requests have"), c.Tokens, strings.Join(c.TooLong, ", ")))
@@ -125,13 +63,6 @@ func (c *ContextFit) Warnings() []string {
 		out = append(out, fmt.Sprintf("%s stop before their cap because prompt plus cap exceed the per-slot context of %d tokens: %s", quantity.Count(len(c.MayFill), "request may", "requests may"), c.Tokens, strings.Join(c.MayFill, ", ")))
 	}
 	return out
-}
-
-// OK reports whether every fixture was verified and agrees, and the
-// engine's template, where it reveals one, is the bundle's.
-func (r *Result) OK() bool {
-	templateOK := r.TemplateAgrees || r.EngineTemplateSHA256 == ""
-	return r.Verifiable && templateOK && r.Stopped == "" && r.Differ == 0 && r.Agree == len(r.Fixtures)
 }
 
 // Input is what the check needs.
@@ -147,7 +78,7 @@ type Input struct {
 	// ContextTokens is the engine's per-slot context (nil: not reported).
 	ContextTokens *int64
 	// Progress, when set, is told about each fixture as it is checked.
-	Progress func(done, total int, f Fixture)
+	Progress func(done, total int, f contract.PreflightFixture)
 	// Timeout bounds each request of the check (0: RouteTimeout) and
 	// Deadline the whole check (0: Deadline).
 	Timeout, Deadline time.Duration
@@ -164,7 +95,7 @@ const (
 
 // Check runs the preflight over every fixture of the bundle in schedule
 // order (the 22 required requests, then the 12 optional ones).
-func Check(ctx context.Context, in Input) *Result {
+func Check(ctx context.Context, in Input) *contract.Preflight {
 	if in.Timeout <= 0 {
 		in.Timeout = RouteTimeout
 	}
@@ -174,8 +105,8 @@ func Check(ctx context.Context, in Input) *Result {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, in.Deadline)
 	defer cancel()
-	r := &Result{Source: "POST " + ApplyTemplate + " with each request's exact body, then POST " + Tokenize + " of the engine's rendering",
-		BundleTemplateSHA256: in.TemplateSHA256, Fixtures: []Fixture{}}
+	r := &contract.Preflight{Source: "POST " + ApplyTemplate + " with each request's exact body, then POST " + Tokenize + " of the engine's rendering",
+		BundleTemplateSHA256: in.TemplateSHA256, Fixtures: []contract.PreflightFixture{}}
 	if in.ContextTokens != nil {
 		r.Context = FitContext(in.Bundle, *in.ContextTokens)
 	}
@@ -269,8 +200,8 @@ func contains(s []string, v string) bool {
 
 // checkOne checks a fixture. fatal is set when the endpoints are missing,
 // which on the first fixture makes the whole check not verifiable.
-func checkOne(ctx context.Context, in Input, f *fixtures.Fixture) (Fixture, string) {
-	out := Fixture{RequestID: f.RequestID, FrozenTokens: f.InputTokens}
+func checkOne(ctx context.Context, in Input, f *fixtures.Fixture) (contract.PreflightFixture, string) {
+	out := contract.PreflightFixture{RequestID: f.RequestID, FrozenTokens: f.InputTokens}
 	want, err := corpus.Render(in.Template, f)
 	if err != nil {
 		out.Problem = "strata cannot render the fixture with the bundle's template: " + err.Error()
@@ -338,7 +269,7 @@ func unverifiable(d dialect.Dialect) string {
 // countOnly is vLLM's check: POST /tokenize takes the chat body (messages,
 // chat_template_kwargs, tools) and answers the count of its rendering
 // (vllm/entrypoints/serve/tokenize/protocol.py @343baca).
-func countOnly(ctx context.Context, in Input, f *fixtures.Fixture, body []byte, out Fixture) (Fixture, string) {
+func countOnly(ctx context.Context, in Input, f *fixtures.Fixture, body []byte, out contract.PreflightFixture) (contract.PreflightFixture, string) {
 	tok, p := post[struct {
 		Count *int `json:"count"`
 	}](ctx, in, Tokenize, body)
@@ -417,67 +348,4 @@ func clip(s string) string {
 		return s[:200] + "…"
 	}
 	return s
-}
-
-// Line is one fixture's line for the terminal.
-func (f Fixture) Line() string {
-	var parts []string
-	switch {
-	case f.Problem != "" && f.EngineTokens == nil && !f.RenderingAgrees && f.FirstDifference == nil:
-		return fmt.Sprintf("%-28s not checked: %s", f.RequestID, display.Line(f.Problem))
-	case f.RenderingAgrees:
-		parts = append(parts, "rendering agrees")
-	case f.RenderingUnchecked:
-		parts = append(parts, "rendering not shown by the engine")
-	default:
-		parts = append(parts, fmt.Sprintf("rendering differs at byte %d (engine %q, strata %q)", *f.FirstDifference, f.EngineText, f.StrataText))
-	}
-	switch {
-	case f.EngineTokens == nil:
-		parts = append(parts, "tokens not checked: "+display.Line(f.Problem))
-	case *f.EngineTokens == f.FrozenTokens:
-		parts = append(parts, fmt.Sprintf("%d tokens", f.FrozenTokens))
-	default:
-		parts = append(parts, fmt.Sprintf("%d tokens, frozen %d (%+d)", *f.EngineTokens, f.FrozenTokens, *f.EngineTokens-f.FrozenTokens))
-	}
-	if f.LengthRule != "" {
-		parts = append(parts, f.LengthRule)
-	}
-	verdict := "agree"
-	if !f.Agree {
-		verdict = "DIFFER"
-	}
-	return fmt.Sprintf("%-28s %-6s %s", f.RequestID, verdict, strings.Join(parts, "; "))
-}
-
-// Summary is the closing lines for the terminal.
-func (r *Result) Summary() []string {
-	if !r.Verifiable {
-		return []string{"preflight not verifiable: " + display.Line(r.Reason)}
-	}
-	var out []string
-	switch {
-	case r.EngineTemplateSHA256 == "":
-		out = append(out, "template: "+r.TemplateNote)
-	case r.TemplateAgrees:
-		out = append(out, fmt.Sprintf("template: the engine's chat template is the bundle's (SHA-256 %s)", r.EngineTemplateSHA256))
-	default:
-		out = append(out, fmt.Sprintf("template: DIFFERS: the engine's chat template hashes to %s, the bundle was built with %s", r.EngineTemplateSHA256, r.BundleTemplateSHA256))
-	}
-	out = append(out, fmt.Sprintf("%d fixtures: %d agree, %d differ", len(r.Fixtures), r.Agree, r.Differ))
-	if r.Stopped != "" {
-		out = append(out, display.Line(r.Stopped))
-	}
-	return out
-}
-
-// LengthProblems lists the fixtures the engine counts outside the 2 % rule.
-func (r *Result) LengthProblems() []string {
-	var out []string
-	for _, f := range r.Fixtures {
-		if f.LengthRule != "" {
-			out = append(out, f.RequestID+": "+f.LengthRule)
-		}
-	}
-	return out
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/simengine"
@@ -52,7 +53,7 @@ func TestAgrees(t *testing.T) {
 	t.Parallel()
 	in, _ := setup(t, nil)
 	var lines []string
-	in.Progress = func(done, total int, f Fixture) { lines = append(lines, f.Line()) }
+	in.Progress = func(done, total int, f contract.PreflightFixture) { lines = append(lines, f.Line()) }
 	r := Check(context.Background(), in)
 	if !r.OK() || r.Agree != 34 || r.Differ != 0 || !r.TemplateAgrees || len(lines) != 34 {
 		t.Fatalf("%+v", r)
@@ -124,14 +125,14 @@ func TestFitContext(t *testing.T) {
 	b, _ := prompts.Bundle()
 	c := FitContext(b, 2048)
 	// The short sanity cases fit, but not with their 2,048-token cap.
-	if len(c.TooLong) != 10 || len(c.MayFill) != 8 || len(c.Warnings()) != 2 {
+	if len(c.TooLong) != 10 || len(c.MayFill) != 8 || len(Warnings(c)) != 2 {
 		t.Errorf("2048: too long %v, may fill %v", c.TooLong, c.MayFill)
 	}
 	c = FitContext(b, 4200)
 	if len(c.TooLong) != 5 || strings.Join(c.MayFill, ",") != "performance-prompt-4k-r1,performance-prompt-4k-r2,performance-prompt-4k-r3,sanity-R1,sanity-R2" {
 		t.Errorf("4200: too long %v, may fill %v", c.TooLong, c.MayFill)
 	}
-	if c = FitContext(b, 20480); len(c.TooLong)+len(c.MayFill) != 0 || len(c.Warnings()) != 0 {
+	if c = FitContext(b, 20480); len(c.TooLong)+len(c.MayFill) != 0 || len(Warnings(c)) != 0 {
 		t.Errorf("20480 fits everything: %+v", c)
 	}
 }

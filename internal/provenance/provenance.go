@@ -54,7 +54,7 @@ func refusal(err error) string {
 }
 
 func Gather(ctx context.Context, in Inputs) record.Facts {
-	f := record.Facts{Missing: map[string]string{}, Extensions: map[string]any{}}
+	f := record.Facts{Missing: map[string]string{}}
 	// The install.
 	inst := install.Detect(in.Workdir, in.Executable)
 	f.BuildKind = &inst.Kind
@@ -66,13 +66,13 @@ func Gather(ctx context.Context, in Inputs) record.Facts {
 			f.Missing[p] = inst.Reason
 		}
 	}
-	install := map[string]string{"build_kind": inst.Kind}
+	install := &contract.Install{BuildKind: inst.Kind}
 	if inst.Source != "" {
-		install["commit_source"] = inst.Source
+		install.CommitSource = inst.Source
 	} else {
-		install["no_commit"] = inst.Reason
+		install.NoCommit = inst.Reason
 	}
-	f.Extensions["install"] = install
+	f.Extensions.Install = install
 
 	// The machine.
 	pf := probe.Probe(ctx, in.Runner, in.Root, in.GOOS)
@@ -80,7 +80,7 @@ func Gather(ctx context.Context, in Inputs) record.Facts {
 	for k, v := range pf.Missing {
 		f.Missing[k] = v
 	}
-	f.Extensions["machine_sources"] = pf.Sources
+	f.Extensions.MachineSources = pf.Sources
 
 	// The model files.
 	cands, problems := modelfiles.Find(modelfiles.Sources{ModelPath: in.ModelPath, EngineArgs: in.EngineArgs, EngineDir: in.EngineDir,
@@ -91,11 +91,11 @@ func Gather(ctx context.Context, in Inputs) record.Facts {
 			reason += " (" + problems[0] + ")"
 		}
 		f.Missing["/model/files"] = reason
-		f.Extensions["model_hashing"] = map[string]any{"files": []any{}, "problems": problems}
+		f.Extensions.ModelHashing = &contract.ModelHashing{Files: []contract.HashedFile{}, Problems: problems}
 		return f
 	}
 	hashed, took := modelfiles.Hash(ctx, cands, modelfiles.Options{Cache: in.Cache, Rehash: in.Rehash, Progress: in.Progress})
-	detail := []map[string]any{}
+	detail := []contract.HashedFile{}
 	f.ModelFiles = []contract.ModelFile{}
 	for _, h := range hashed {
 		// Only model files are recorded: a file the server names that is
@@ -107,18 +107,18 @@ func Gather(ctx context.Context, in Inputs) record.Facts {
 		}
 		i := len(f.ModelFiles)
 		mf := contract.ModelFile{Path: h.Name}
-		d := map[string]any{"path": h.Name, "found_in": h.From, "size_bytes": h.Size, "from_cache": h.FromCache}
+		d := contract.HashedFile{Path: h.Name, FoundIn: h.From, SizeBytes: h.Size, FromCache: h.FromCache}
 		if h.Err != nil {
 			reason := "cannot be read: " + h.Err.Error()
 			if errors.Is(h.Err, os.ErrNotExist) {
 				reason = "no such file on this machine (" + h.From + ")"
 			}
 			f.Missing[contract.Pointer("model", "files", i, "sha256")] = reason
-			d["error"] = reason
+			d.Error = reason
 		} else {
 			sum := h.SHA256
 			mf.SHA256 = &sum
-			d["computed_at"] = h.ComputedAt.UTC().Format(time.RFC3339)
+			d.ComputedAt = h.ComputedAt.UTC().Format(time.RFC3339)
 		}
 		f.ModelFiles = append(f.ModelFiles, mf)
 		detail = append(detail, d)
@@ -127,14 +127,9 @@ func Gather(ctx context.Context, in Inputs) record.Facts {
 		f.ModelFiles = nil
 		f.Missing["/model/files"] = "no model file was found to hash: " + strings.Join(problems, "; ")
 	}
-	hashing := map[string]any{
-		"duration_s": took.Seconds(), "files": detail, "problems": problems,
-		"note": "hashing runs before the warm-up and is not part of required_duration_s",
-	}
-	if in.ModelPathNote != "" {
-		hashing["model_path_resolved"] = in.ModelPathNote
-	}
-	f.Extensions["model_hashing"] = hashing
+	secs := took.Seconds()
+	f.Extensions.ModelHashing = &contract.ModelHashing{DurationS: &secs, Files: detail, Problems: nonNil(problems),
+		Note: "hashing runs before the warm-up and is not part of required_duration_s", ModelPathResolved: in.ModelPathNote}
 	if f.ModelFiles == nil {
 		return f
 	}
@@ -145,11 +140,27 @@ func Gather(ctx context.Context, in Inputs) record.Facts {
 			continue
 		}
 		if g, err := gguf.Open(h.Path); err == nil {
-			f.Extensions["gguf"] = map[string]any{"file": h.Name, "metadata": g.Summary()}
+			f.Extensions.GGUF = &contract.GGUF{File: h.Name, Metadata: facts(g.Summary())}
 		} else {
-			f.Extensions["gguf"] = map[string]any{"file": h.Name, "error": "not readable as GGUF"}
+			f.Extensions.GGUF = &contract.GGUF{File: h.Name, Error: "not readable as GGUF"}
 		}
 		break
 	}
 	return f
+}
+
+// facts are GGUF metadata facts as the result keeps them.
+func facts(m map[string]gguf.Fact) map[string]contract.GGUFFact {
+	out := make(map[string]contract.GGUFFact, len(m))
+	for k, v := range m {
+		out[k] = contract.GGUFFact{Value: v.Value, Source: v.Source}
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

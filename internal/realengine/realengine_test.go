@@ -24,7 +24,6 @@ import (
 	"github.com/strata-bench/strata/internal/cli"
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/record"
@@ -117,7 +116,8 @@ func readFolder(t testing.TB, root string) folder {
 	if err := json.Unmarshal(data, &f.res); err != nil {
 		t.Fatal(err)
 	}
-	json.Unmarshal(f.res.Extensions, &f.ext)
+	ext, _ := json.Marshal(f.res.Extensions)
+	json.Unmarshal(ext, &f.ext)
 	file, err := os.Open(filepath.Join(f.dir, contract.OutputsFile))
 	if err != nil {
 		t.Fatal(err)
@@ -249,9 +249,8 @@ func TestProfileRun(t *testing.T) {
 	}
 	f := readFolder(t, out)
 	checkThinkerRun(t, f, 34)
-	var mc derive.ModelCheck
-	json.Unmarshal(f.ext["model_check"], &mc)
-	if f.res.Protocol.ID != protocol.StandInID || mc.State != derive.ModelAdmitted {
+	mc := f.res.Extensions.ModelCheck
+	if f.res.Protocol.ID != protocol.StandInID || mc == nil || mc.State != contract.ModelAdmitted {
 		t.Errorf("protocol %s, model check %+v", f.res.Protocol.ID, mc)
 	}
 	var d struct {
@@ -313,13 +312,10 @@ func TestSpecProfileHoldsTheModel(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	f := readFolder(t, out)
-	var reasons struct{ Nonconforming []string }
-	json.Unmarshal(f.ext["status_reasons"], &reasons)
-	var mc derive.ModelCheck
-	json.Unmarshal(f.ext["model_check"], &mc)
-	all := strings.Join(reasons.Nonconforming, "\n")
+	mc := *f.res.Extensions.ModelCheck
+	all := strings.Join(contract.Texts(f.res.Extensions.StatusReasons.Nonconforming), "\n")
 	if f.res.Protocol.ID != protocol.SpecID || f.res.Protocol.Profile != "qwen3.8-flash-next-thinking" || f.res.Run.Status != contract.StatusNonconforming ||
-		mc.State != derive.ModelOther || !strings.Contains(all, `"tiny-qwen3-thinker"`) || !strings.Contains(all, "Qwen/Qwen3.8-Flash-Next") {
+		mc.State != contract.ModelOther || !strings.Contains(all, `"tiny-qwen3-thinker"`) || !strings.Contains(all, "Qwen/Qwen3.8-Flash-Next") {
 		t.Errorf("protocol %s/%s, status %s, model check %+v, reasons:\n%s", f.res.Protocol.ID, f.res.Protocol.Profile, f.res.Run.Status, mc, all)
 	}
 	if rep := strataWith(t, checkout, table, nil, "bench", "report", "-q", f.dir); rep.code != 0 {

@@ -128,6 +128,6 @@ type Facts struct {
 	// process serving the port); nil Args when it could see nothing.
 	Engine       dialect.EngineView
 	EngineConfig map[string]any
-	Extensions   map[string]any
+	Extensions   contract.Extensions
 	Missing      map[string]string
 }

@@ -3,7 +3,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -39,56 +38,12 @@ func sval(v *string) string {
 	return mdEscape(*v)
 }
 
-type statusReasons struct {
-	StatusReasons struct {
-		Nonconforming []string `json:"nonconforming"`
-		Partial       []string `json:"partial"`
-	} `json:"status_reasons"`
-	Limitations []string `json:"limitations"`
-	Aborted     string   `json:"aborted"`
-	Dialect     struct {
-		Dialect struct {
-			Engine       string `json:"engine"`
-			Build        int    `json:"build"`
-			IdentifiedBy string `json:"identified_by"`
-		} `json:"dialect"`
-		Budget struct {
-			Field string `json:"field"`
-			Value *int   `json:"value"`
-		} `json:"reasoning_budget"`
-		Check struct {
-			State string `json:"state"`
-		} `json:"budget_check"`
-	} `json:"engine_dialect"`
-	Thinking *struct {
-		Dispatched int      `json:"requests_dispatched"`
-		With       int      `json:"requests_with_reasoning"`
-		Without    []string `json:"requests_without_reasoning"`
-	} `json:"thinking"`
-	Preflight *struct {
-		Verifiable     bool               `json:"verifiable"`
-		Reason         string             `json:"reason"`
-		Stopped        string             `json:"stopped"`
-		TemplateAgrees bool               `json:"template_agrees"`
-		EngineSHA      string             `json:"engine_template_sha256"`
-		Agree          int                `json:"agree"`
-		Differ         int                `json:"differ"`
-		Fixtures       []preflightFixture `json:"fixtures"`
-	} `json:"preflight"`
-}
-
-func extensionsOf(r *contract.Results) statusReasons {
-	var s statusReasons
-	_ = json.Unmarshal(r.Extensions, &s)
-	return s
-}
-
 // WriteReadme writes the plain report of a result: protocol and status,
 // hardware, model, counts, the per-case table with the Capped column, the
 // cache counts, sanity outcomes, failures, limitations and artifacts.
 func README(w io.Writer, r *contract.Results) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
-	ext := extensionsOf(r)
+	ext := r.Extensions
 	p("# Strata standard benchmark result %s\n\n", r.Run.ID)
 	p("| | |\n| --- | --- |\n")
 	p("| Protocol | `%s` (draft), profile `%s` |\n", r.Protocol.ID, r.Protocol.Profile)
@@ -107,14 +62,14 @@ func README(w io.Writer, r *contract.Results) {
 	if len(ext.StatusReasons.Nonconforming) > 0 {
 		p("**Nonconforming.** This run is not a standard result:\n\n")
 		for _, s := range ext.StatusReasons.Nonconforming {
-			p("- %s\n", mdEscape(s))
+			p("- %s\n", mdEscape(s.Text))
 		}
 		p("\n")
 	}
 	if len(ext.StatusReasons.Partial) > 0 {
 		p("**Partial.** Required work was not done:\n\n")
 		for _, s := range ext.StatusReasons.Partial {
-			p("- %s\n", mdEscape(s))
+			p("- %s\n", mdEscape(s.Text))
 		}
 		p("\n")
 	}
@@ -254,21 +209,21 @@ func README(w io.Writer, r *contract.Results) {
 
 // writeEngineSection states the identified engine, how the reasoning budget
 // was said to it, the preflight, and the evidence that thinking ran.
-func writeEngineSection(p func(string, ...any), ext statusReasons) {
-	d := ext.Dialect
-	if d.Dialect.Engine == "" {
+func writeEngineSection(p func(string, ...any), ext contract.Extensions) {
+	d := ext.EngineDialect
+	if d == nil {
 		return
 	}
-	name := d.Dialect.Engine
+	name := string(d.Dialect.Engine)
 	if d.Dialect.Build > 0 {
 		name = fmt.Sprintf("%s b%d", name, d.Dialect.Build)
 	}
 	p("- Engine dialect: %s, identified by %s\n", mdEscape(name), mdEscape(d.Dialect.IdentifiedBy))
 	switch {
-	case d.Budget.Field == "" && d.Check.State != "":
-		p("- Reasoning budget: no field sent; check: %s\n", mdEscape(d.Check.State))
-	case d.Budget.Value != nil:
-		p("- Reasoning budget sent: `%s: %d`; check: %s\n", display.CodeSpan(d.Budget.Field), *d.Budget.Value, mdEscape(d.Check.State))
+	case d.ReasoningBudget.Field == "" && d.BudgetCheck.State != "":
+		p("- Reasoning budget: no field sent; check: %s\n", mdEscape(d.BudgetCheck.State))
+	case d.ReasoningBudget.Field != "":
+		p("- Reasoning budget sent: `%s: %d`; check: %s\n", display.CodeSpan(d.ReasoningBudget.Field), d.ReasoningBudget.Value, mdEscape(d.BudgetCheck.State))
 	}
 	if pf := ext.Preflight; pf != nil {
 		switch {
@@ -278,7 +233,7 @@ func writeEngineSection(p func(string, ...any), ext statusReasons) {
 			p("- Preflight (the engine's own template and tokenizer): %d of %d checked fixtures agree; %s\n", pf.Agree, pf.Agree+pf.Differ, mdEscape(pf.Stopped))
 		case pf.Differ == 0 && countOnly(pf.Fixtures):
 			p("- Preflight (the engine's own tokenizer; it shows no rendering): all %d fixtures count as the bundle does\n", pf.Agree)
-		case pf.Differ == 0 && (pf.TemplateAgrees || pf.EngineSHA == ""):
+		case pf.Differ == 0 && (pf.TemplateAgrees || pf.EngineTemplateSHA256 == ""):
 			p("- Preflight (the engine's own template and tokenizer): all %d fixtures agree with the bundle\n", pf.Agree)
 		default:
 			var ids []string
@@ -295,10 +250,10 @@ func writeEngineSection(p func(string, ...any), ext statusReasons) {
 		}
 	}
 	if t := ext.Thinking; t != nil {
-		if len(t.Without) == 0 {
+		if len(t.WithoutReasoning) == 0 {
 			p("- Thinking: reasoning arrived on all %d dispatched requests\n", t.Dispatched)
 		} else {
-			p("- Thinking: **%d of %d dispatched requests produced no reasoning** (%s), although the profile thinks\n", len(t.Without), t.Dispatched, mdEscape(strings.Join(t.Without, ", ")))
+			p("- Thinking: **%d of %d dispatched requests produced no reasoning** (%s), although the profile thinks\n", len(t.WithoutReasoning), t.Dispatched, mdEscape(strings.Join(t.WithoutReasoning, ", ")))
 		}
 	}
 }
@@ -367,17 +322,10 @@ func clipLine(s string) string {
 	return s
 }
 
-type preflightFixture struct {
-	RequestID string `json:"request_id"`
-	Agree     bool   `json:"agree"`
-	// Unchecked: the engine returned a count without its rendering.
-	Unchecked bool `json:"rendering_unchecked"`
-}
-
 // countOnly reports whether the preflight compared counts only (vLLM).
-func countOnly(fs []preflightFixture) bool {
+func countOnly(fs []contract.PreflightFixture) bool {
 	for _, f := range fs {
-		if f.Unchecked {
+		if f.RenderingUnchecked {
 			return true
 		}
 	}

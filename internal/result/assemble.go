@@ -259,30 +259,23 @@ func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared
 	// words, and what the runner could see of a server-level one.
 	budget := srv.Dialect.CheckBudget(facts.Engine)
 
-	ext := map[string]any{
-		"fixtures":    map[string]any{"bundle": facts.Protocol.BundleName, "max_shared_prefix_tokens": maxShared},
-		"limitations": limitations(rec, budget),
-		"engine_dialect": map[string]any{"dialect": srv.Dialect, "reasoning_budget": srv.Dialect.ReasoningBudget(), "budget_check": budget,
-			"setting_names": nonNilMap(srv.Dialect.SettingNames())},
-		"thinking":       thinkingEvidence(rec),
-		"cache_reuse":    derive.ReuseList(d.Reuse),
-		"settings_check": settingsSummary(outs),
-	}
-	if rec.Aborted != "" {
-		ext["aborted"] = rec.Aborted
-	}
-	for k, v := range facts.Extensions {
-		ext[k] = v
-	}
+	// The blocks gathered before the run (provenance, the engine, the
+	// preflight, a recovery), then the run's own.
+	ext := facts.Extensions
+	ext.Fixtures = &contract.FixturesInfo{Bundle: facts.Protocol.BundleName, MaxSharedPrefixTokens: maxShared}
+	ext.Limitations = limitations(rec, budget)
+	ext.EngineDialect = &contract.EngineDialect{Dialect: srv.Dialect, ReasoningBudget: srv.Dialect.ReasoningBudget(), BudgetCheck: budget,
+		SettingNames: nonNilMap(srv.Dialect.SettingNames())}
+	ext.Thinking = thinkingEvidence(rec)
+	ext.CacheReuse = derive.ReuseList(d.Reuse)
+	ext.SettingsCheck = settingsSummary(outs)
+	ext.Aborted = rec.Aborted
 	// The extensions come before the status: the reasons read them (the
-	// simulator's traces), as the validator reads the saved ones.
-	if res.Extensions, err = json.Marshal(ext); err != nil {
-		return nil, err
-	}
-	// The model held to the profile, from the GGUF metadata just recorded
-	// (the status reason below reads the same metadata).
+	// simulator's traces, the model's metadata), as the validator reads
+	// the saved ones.
+	res.Extensions = ext
 	if mc, ok := derive.ModelOf(&res); ok {
-		ext["model_check"] = mc
+		ext.ModelCheck = &mc
 	}
 
 	// Status, with the spec's precedence, from the one list of reasons: the
@@ -298,11 +291,8 @@ func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared
 		reasons = append(reasons, derive.Interruption(rec.Interruption))
 	}
 	res.Run.Status = derive.Status(reasons)
-	nonconf, partial := derive.Split(reasons)
-	ext["status_reasons"] = map[string]any{"nonconforming": nonEmpty(nonconf), "partial": nonEmpty(partial)}
-	if res.Extensions, err = json.Marshal(ext); err != nil {
-		return nil, err
-	}
+	ext.StatusReasons = derive.Split(reasons)
+	res.Extensions = ext
 	res.Missing = missing
 	a.Results, a.Outputs = res, outs
 	a.Dir = contract.FolderName(rec.StartedAt, facts.Hardware, res.Run.ID)
@@ -487,7 +477,7 @@ func errorText(o *record.Outcome) string {
 	return "the stream ended without one"
 }
 
-func settingsSummary(outs []contract.Output) map[string]any {
+func settingsSummary(outs []contract.Output) *contract.SettingsSummary {
 	checked, revealed := 0, 0
 	var mismatches []string
 	reason := ""
@@ -503,10 +493,10 @@ func settingsSummary(outs []contract.Output) map[string]any {
 		}
 		mismatches = append(mismatches, o.SettingsCheck.Mismatches...)
 	}
-	out := map[string]any{"source": "GET /slots after each request (the last task's params)", "requests_checked": checked,
-		"requests_revealed": revealed, "mismatches": nonEmpty(mismatches)}
+	out := &contract.SettingsSummary{Source: "GET /slots after each request (the last task's params)", Checked: checked,
+		Revealed: revealed, Mismatches: nonEmpty(mismatches)}
 	if revealed == 0 {
-		out["not_revealed_reason"] = orElse(reason, "no request was checked")
+		out.NotRevealedReason = orElse(reason, "no request was checked")
 	}
 	return out
 }
@@ -544,7 +534,7 @@ func nonNilMap(m map[string]string) map[string]string {
 // thinkingEvidence says, per dispatched request, whether reasoning arrived:
 // the evidence that thinking ran (the profile thinks, so a request without
 // any reasoning is worth a look).
-func thinkingEvidence(rec *record.Run) map[string]any {
+func thinkingEvidence(rec *record.Run) *contract.Thinking {
 	with, dispatched := 0, 0
 	without := []string{}
 	for _, e := range rec.Requests {
@@ -558,9 +548,8 @@ func thinkingEvidence(rec *record.Run) map[string]any {
 			without = append(without, e.Req.ID)
 		}
 	}
-	return map[string]any{"enable_thinking": protocol.ProfileTemplateKwargs().EnableThinking, "requests_dispatched": dispatched,
-		"requests_with_reasoning": with, "requests_without_reasoning": without,
-		"source": "nonempty reasoning deltas (outputs.jsonl reasoning) per request"}
+	return &contract.Thinking{EnableThinking: protocol.ProfileTemplateKwargs().EnableThinking, Dispatched: dispatched,
+		WithReasoning: with, WithoutReasoning: without, Source: "nonempty reasoning deltas (outputs.jsonl reasoning) per request"}
 }
 
 // engineVersion is the result's software.engine_version, or why it is null.
@@ -599,6 +588,6 @@ func Preview(srv record.Server, facts record.Facts) *contract.Results {
 	res.Software.StrataCommit = facts.StrataCommit
 	res.Model.Files = facts.ModelFiles
 	res.Configuration.Template = templateOf(srv)
-	res.Extensions, _ = json.Marshal(facts.Extensions)
+	res.Extensions = facts.Extensions
 	return res
 }

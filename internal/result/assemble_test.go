@@ -1,7 +1,6 @@
 package result
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -80,11 +79,8 @@ func TestAssembleStatusAndValidity(t *testing.T) {
 	if a.Results.Run.Status != contract.StatusNonconforming {
 		t.Errorf("status %s", a.Results.Run.Status)
 	}
-	var ext struct {
-		StatusReasons struct{ Nonconforming, Partial []string } `json:"status_reasons"`
-	}
-	json.Unmarshal(a.Results.Extensions, &ext)
-	all := strings.Join(append(ext.StatusReasons.Nonconforming, ext.StatusReasons.Partial...), "\n")
+	sr := a.Results.Extensions.StatusReasons
+	all := strings.Join(append(contract.Texts(sr.Nonconforming), contract.Texts(sr.Partial)...), "\n")
 	for _, want := range []string{"is not on loopback", "no model file hashes", "the effective chat template is unknown", "required work was skipped: 22 of the 22", "the run was interrupted: SIGHUP"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("reasons lack %q:\n%s", want, all)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+
+	"github.com/strata-bench/strata/internal/contract"
 )
 
 // Payload is markup planted in the string field named: it leaves a text
@@ -153,7 +155,7 @@ func (s *Scenario) plantStatusReason(tb testing.TB, role string) {
 	p := filepath.Join(s.Repo.Dir, s.Folders[role], "results.json")
 	editJSON(tb, p, func(doc map[string]any) {
 		sr := obj(obj(doc, "extensions"), "status_reasons")
-		sr["partial"] = append(list(sr["partial"]), Payload("status-reason"))
+		sr["partial"] = append(list(sr["partial"]), map[string]any{"kind": string(contract.SkippedWork), "text": Payload("status-reason")})
 	})
 }
 

@@ -260,12 +260,11 @@ func classify(name string, files map[string][]byte, o manifest.Options) *Run {
 		r.Label = LabelUnreviewed
 		r.Reasons = []string{"not in the approved manifest: a merged report is not an approved one"}
 	}
-	if res.Run.Status == contract.StatusNonconforming || res.Run.Status == contract.StatusPartial {
-		var ext struct {
-			SR map[string][]string `json:"status_reasons"`
-		}
-		_ = json.Unmarshal(res.Extensions, &ext)
-		r.Reasons = append(r.Reasons, ext.SR[res.Run.Status]...)
+	switch sr := res.Extensions.StatusReasons; res.Run.Status {
+	case contract.StatusNonconforming:
+		r.Reasons = append(r.Reasons, contract.Texts(sr.Nonconforming)...)
+	case contract.StatusPartial:
+		r.Reasons = append(r.Reasons, contract.Texts(sr.Partial)...)
 	}
 	return r
 }

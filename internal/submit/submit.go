@@ -4,7 +4,6 @@
 package submit
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -78,10 +77,7 @@ func Title(r *contract.Results) string {
 func Body(r *contract.Results, folder string) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	var ext struct {
-		SR map[string][]string `json:"status_reasons"`
-	}
-	_ = json.Unmarshal(r.Extensions, &ext)
+	sr := r.Extensions.StatusReasons
 	report := "bench/results/" + folder
 	p("Results-only pull request: one hardware/model/quantization/configuration combination, every scheduled outcome kept.\n\n")
 	p("- Report: [%s/README.md](%s/README.md) ([results.json](%s/results.json), [outputs.jsonl](%s/outputs.jsonl))\n", report, report, report, report)
@@ -112,9 +108,12 @@ func Body(r *contract.Results, folder string) string {
 
 	p("## Failed, skipped, missing and nonconforming measurements\n\n")
 	none := true
-	for _, kind := range []string{contract.StatusNonconforming, contract.StatusPartial} {
-		for _, reason := range ext.SR[kind] {
-			p("- **%s**: %s\n", kind, display.Markdown(reason))
+	for _, list := range []struct {
+		kind    string
+		reasons []contract.StatusReason
+	}{{contract.StatusNonconforming, sr.Nonconforming}, {contract.StatusPartial, sr.Partial}} {
+		for _, reason := range list.reasons {
+			p("- **%s**: %s\n", list.kind, display.Markdown(reason.Text))
 			none = false
 		}
 	}

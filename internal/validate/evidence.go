@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"encoding/json"
 	"math"
 	"reflect"
 	"time"
@@ -61,22 +60,16 @@ func (c *checker) checkEngineDialect() {
 		c.add("/extensions/engine_dialect/dialect", "records %s (%s, simulated %v), but the server's evidence in %s identifies %s (%s, simulated %v)",
 			d.Name(), d.IdentifiedBy, d.Simulated, contract.ConfigFile, got.Name(), got.IdentifiedBy, got.Simulated)
 	}
-	var ext struct {
-		D struct {
-			Budget       *dialect.Budget   `json:"reasoning_budget"`
-			SettingNames map[string]string `json:"setting_names"`
-		} `json:"engine_dialect"`
-	}
-	_ = json.Unmarshal(c.res.Extensions, &ext)
-	if want := d.ReasoningBudget(); ext.D.Budget == nil || *ext.D.Budget != want {
-		c.add("/extensions/engine_dialect/reasoning_budget", "is %+v; the recorded dialect's is %+v", ext.D.Budget, want)
+	ed := c.res.Extensions.EngineDialect
+	if want := d.ReasoningBudget(); ed.ReasoningBudget != want {
+		c.add("/extensions/engine_dialect/reasoning_budget", "is %+v; the recorded dialect's is %+v", ed.ReasoningBudget, want)
 	}
 	want := d.SettingNames()
 	if len(want) == 0 {
 		want = map[string]string{}
 	}
-	if !reflect.DeepEqual(ext.D.SettingNames, want) {
-		c.add("/extensions/engine_dialect/setting_names", "is %v; the recorded dialect's are %v", ext.D.SettingNames, want)
+	if !reflect.DeepEqual(ed.SettingNames, want) {
+		c.add("/extensions/engine_dialect/setting_names", "is %v; the recorded dialect's are %v", ed.SettingNames, want)
 	}
 }
 
@@ -145,13 +138,7 @@ func (c *checker) checkOffset(p func(...any) string, q *contract.Request, o cont
 // finished the requests it says.
 func (c *checker) checkRecovered(recordedPartial []string) {
 	r := c.res
-	var ext struct {
-		Recovered *struct {
-			FinishedRequests int `json:"finished_requests"`
-		} `json:"recovered"`
-		Aborted *string `json:"aborted"`
-	}
-	_ = json.Unmarshal(r.Extensions, &ext)
+	ext := r.Extensions
 	stopped, finished := 0, 0
 	for i, q := range r.Requests {
 		switch {
@@ -170,7 +157,7 @@ func (c *checker) checkRecovered(recordedPartial []string) {
 	for _, s := range recordedPartial {
 		named = named || s == interruption
 	}
-	aborted := ext.Aborted != nil && *ext.Aborted == derive.RunnerStopped
+	aborted := ext.Aborted == derive.RunnerStopped
 	if ext.Recovered == nil {
 		if named || aborted {
 			c.add("/extensions", "says the run was recovered from its journal (status_reasons, aborted), but has no extensions.recovered")

@@ -723,35 +723,33 @@ func (c *checker) checkArtifacts() {
 // server off loopback or an interruption, are taken as recorded).
 func (c *checker) checkStatus() {
 	r := c.res
-	var ext struct {
-		StatusReasons struct {
-			Nonconforming []string `json:"nonconforming"`
-			Partial       []string `json:"partial"`
-		} `json:"status_reasons"`
-		EngineDialect struct {
-			BudgetCheck struct {
-				Nonconforming string `json:"nonconforming"`
-			} `json:"budget_check"`
-		} `json:"engine_dialect"`
-		ModelCheck *derive.ModelCheck `json:"model_check"`
-	}
-	_ = json.Unmarshal(r.Extensions, &ext)
+	ext := r.Extensions
 	if want, ok := derive.ModelOf(r); ok && (ext.ModelCheck == nil || !reflect.DeepEqual(*ext.ModelCheck, want)) {
 		c.add("/extensions/model_check", "is not what the GGUF metadata of extensions.gguf gives under %s's model rule (%s: %s)", r.Protocol.Profile, want.State, want.Reason)
 	}
 	recorded := map[string]bool{}
 	var all []derive.Reason
-	for _, s := range ext.StatusReasons.Nonconforming {
-		recorded[s] = true
-		all = append(all, derive.Reason{Kind: derive.RemoteServer, Text: s}) // any nonconforming kind
+	for i, why := range ext.StatusReasons.Nonconforming {
+		recorded[why.Text] = true
+		if why.Kind.Partial() {
+			c.add(contract.Pointer("extensions", "status_reasons", "nonconforming", i, "kind"), "is %s, which makes a run partial, not nonconforming", why.Kind)
+		}
+		all = append(all, why)
 	}
-	for _, s := range ext.StatusReasons.Partial {
-		recorded[s] = true
-		all = append(all, derive.Reason{Kind: derive.SkippedWork, Text: s}) // any partial kind
+	for i, why := range ext.StatusReasons.Partial {
+		recorded[why.Text] = true
+		if !why.Kind.Partial() {
+			c.add(contract.Pointer("extensions", "status_reasons", "partial", i, "kind"), "is %s, which makes a run nonconforming, not partial", why.Kind)
+		}
+		all = append(all, why)
 	}
 	d, _ := c.recordedDialect()
-	c.checkRecovered(ext.StatusReasons.Partial)
-	ev := derive.Evidence{Results: r, Outputs: c.outs, MaxShared: c.maxShared(), Budget: ext.EngineDialect.BudgetCheck.Nonconforming,
+	c.checkRecovered(contract.Texts(ext.StatusReasons.Partial))
+	budget := ""
+	if ext.EngineDialect != nil {
+		budget = ext.EngineDialect.BudgetCheck.Nonconforming
+	}
+	ev := derive.Evidence{Results: r, Outputs: c.outs, MaxShared: c.maxShared(), Budget: budget,
 		NotTaken: d.NotTaken(), Server: c.server}
 	var unlisted []string
 	for _, why := range derive.Reasons(ev) {

@@ -51,7 +51,10 @@ func (c *checker) checkIdentity() {
 
 // recordedDialect is the dialect the result says its bodies were built for.
 func (c *checker) recordedDialect() (dialect.Dialect, bool) {
-	return dialect.Recorded(c.res.Extensions)
+	if d := c.res.Extensions.EngineDialect; d != nil {
+		return d.Dialect, true
+	}
+	return dialect.Dialect{}, false
 }
 
 // checkBody: the exact body sent is the fixture and the profile's settings

@@ -1,0 +1,141 @@
+package contract
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/strata-bench/strata/internal/display"
+)
+
+// PreflightFixture is one fixture's outcome of the preflight.
+type PreflightFixture struct {
+	RequestID string `json:"request_id"`
+	// Agree is true when the rendering is identical and the count equals
+	// the frozen one.
+	Agree bool `json:"agree"`
+	// RenderingAgrees is false when the bytes differ; FirstDifference is
+	// then the byte offset, with a little of each side.
+	RenderingAgrees bool `json:"rendering_agrees"`
+	// RenderingUnchecked is set when the engine returns a count without
+	// its rendering (vLLM's /tokenize): only the count is compared.
+	RenderingUnchecked bool   `json:"rendering_unchecked,omitempty"`
+	FirstDifference    *int   `json:"first_differing_byte,omitempty"`
+	EngineText         string `json:"engine_text,omitempty"`
+	StrataText         string `json:"strata_text,omitempty"`
+	// EngineTokens is the engine's count of its own rendering; FrozenTokens
+	// the bundle's input_tokens.
+	EngineTokens *int `json:"engine_tokens,omitempty"`
+	FrozenTokens int  `json:"frozen_tokens"`
+	// LengthRule is set for a 4K/16K performance fixture the engine counts
+	// outside the 2 % rule: the run will be nonconforming.
+	LengthRule string `json:"length_rule,omitempty"`
+	// Problem says why this fixture could not be checked; NoAnswer is set
+	// when it is that a route did not answer at all.
+	Problem  string `json:"problem,omitempty"`
+	NoAnswer bool   `json:"-"`
+}
+
+// Preflight is the whole check (extensions.preflight): the engine's own
+// chat template and tokenizer held to the bundle before the warm-up.
+type Preflight struct {
+	// Verifiable is false when the engine offers no way to render and
+	// tokenize (Reason says why); then Fixtures is empty.
+	Verifiable bool   `json:"verifiable"`
+	Reason     string `json:"reason,omitempty"`
+	// Stopped says why the check ended before its last fixture (a route
+	// that did not answer, the overall deadline); the fixtures after it
+	// are not checked.
+	Stopped string `json:"stopped,omitempty"`
+	Source  string `json:"source"`
+	// The template the engine reports and the one the bundle was built with.
+	EngineTemplateSHA256 string             `json:"engine_template_sha256,omitempty"`
+	BundleTemplateSHA256 string             `json:"bundle_template_sha256"`
+	TemplateAgrees       bool               `json:"template_agrees"`
+	TemplateNote         string             `json:"template_note,omitempty"`
+	Fixtures             []PreflightFixture `json:"fixtures"`
+	Agree                int                `json:"agree"`
+	Differ               int                `json:"differ"`
+	// Context is what the engine's per-slot context means for the
+	// fixtures (nil when the engine does not report it).
+	Context *ContextFit `json:"context,omitempty"`
+}
+
+// ContextFit compares the per-slot context with the fixtures: a prompt
+// longer than the context cannot run (llama.cpp answers 400
+// exceed_context_size_error), and a prompt whose cap does not fit may stop
+// early when the context fills (finish_reason length below the cap).
+type ContextFit struct {
+	Tokens  int64    `json:"per_slot_tokens"`
+	TooLong []string `json:"prompt_exceeds_context"`
+	MayFill []string `json:"prompt_plus_cap_exceeds_context"`
+}
+
+// Line is one fixture's line for the terminal.
+func (f PreflightFixture) Line() string {
+	var parts []string
+	switch {
+	case f.Problem != "" && f.EngineTokens == nil && !f.RenderingAgrees && f.FirstDifference == nil:
+		return fmt.Sprintf("%-28s not checked: %s", f.RequestID, display.Line(f.Problem))
+	case f.RenderingAgrees:
+		parts = append(parts, "rendering agrees")
+	case f.RenderingUnchecked:
+		parts = append(parts, "rendering not shown by the engine")
+	default:
+		parts = append(parts, fmt.Sprintf("rendering differs at byte %d (engine %q, strata %q)", *f.FirstDifference, f.EngineText, f.StrataText))
+	}
+	switch {
+	case f.EngineTokens == nil:
+		parts = append(parts, "tokens not checked: "+display.Line(f.Problem))
+	case *f.EngineTokens == f.FrozenTokens:
+		parts = append(parts, fmt.Sprintf("%d tokens", f.FrozenTokens))
+	default:
+		parts = append(parts, fmt.Sprintf("%d tokens, frozen %d (%+d)", *f.EngineTokens, f.FrozenTokens, *f.EngineTokens-f.FrozenTokens))
+	}
+	if f.LengthRule != "" {
+		parts = append(parts, f.LengthRule)
+	}
+	verdict := "agree"
+	if !f.Agree {
+		verdict = "DIFFER"
+	}
+	return fmt.Sprintf("%-28s %-6s %s", f.RequestID, verdict, strings.Join(parts, "; "))
+}
+
+// Summary is the closing lines for the terminal.
+func (r *Preflight) Summary() []string {
+	if !r.Verifiable {
+		return []string{"preflight not verifiable: " + display.Line(r.Reason)}
+	}
+	var out []string
+	switch {
+	case r.EngineTemplateSHA256 == "":
+		out = append(out, "template: "+r.TemplateNote)
+	case r.TemplateAgrees:
+		out = append(out, fmt.Sprintf("template: the engine's chat template is the bundle's (SHA-256 %s)", r.EngineTemplateSHA256))
+	default:
+		out = append(out, fmt.Sprintf("template: DIFFERS: the engine's chat template hashes to %s, the bundle was built with %s", r.EngineTemplateSHA256, r.BundleTemplateSHA256))
+	}
+	out = append(out, fmt.Sprintf("%d fixtures: %d agree, %d differ", len(r.Fixtures), r.Agree, r.Differ))
+	if r.Stopped != "" {
+		out = append(out, display.Line(r.Stopped))
+	}
+	return out
+}
+
+// LengthProblems lists the fixtures the engine counts outside the 2 % rule.
+func (r *Preflight) LengthProblems() []string {
+	var out []string
+	for _, f := range r.Fixtures {
+		if f.LengthRule != "" {
+			out = append(out, f.RequestID+": "+f.LengthRule)
+		}
+	}
+	return out
+}
+
+// OK reports whether every fixture was verified and agrees, and the
+// engine's template, where it reveals one, is the bundle's.
+func (r *Preflight) OK() bool {
+	templateOK := r.TemplateAgrees || r.EngineTemplateSHA256 == ""
+	return r.Verifiable && templateOK && r.Stopped == "" && r.Differ == 0 && r.Agree == len(r.Fixtures)
+}
