@@ -3,6 +3,7 @@ package benchrun
 import (
 	"github.com/strata-bench/strata/internal/engine"
 	"github.com/strata-bench/strata/internal/exitcode"
+	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/record"
 )
 
@@ -32,7 +33,7 @@ func (d Declared) merge(p *engine.Profile) (record.Identity, error) {
 		return prof
 	}
 	id := record.Identity{
-		Track: "custom", TrackNotes: pick(d.TrackNotes, pi.TrackNotes),
+		Track: protocol.TrackCustom, TrackNotes: pick(d.TrackNotes, pi.TrackNotes),
 		ModelRevision: pick(d.ModelRevision, pi.ModelRevision), SourceRevision: pick(d.SourceRevision, pi.SourceRevision),
 		TokenizerRevision: pick(d.TokenizerRevision, pi.TokenizerRevision), Quantization: pick(d.Quantization, pi.Quantization),
 		CustomPack: pick(d.CustomPack, pi.CustomPack), Background: d.Background, BuildOptions: d.BuildOptions,
@@ -43,7 +44,7 @@ func (d Declared) merge(p *engine.Profile) (record.Identity, error) {
 	case pi.Track != nil:
 		id.Track = *pi.Track
 	}
-	if id.Track != "default" && id.Track != "custom" {
+	if !protocol.ValidTrack(id.Track) {
 		return id, exitcode.Usagef(`--track must be "default" or "custom", got %q`, id.Track)
 	}
 	if d.Background == nil && pi.Background != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/localproc"
+	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/redact"
 )
 
@@ -186,7 +187,7 @@ func (t *target) engineView(p Process) (dialect.EngineView, *localproc.Process) 
 			Where: "the command line and environment of the engine the runner started"}, nil
 	}
 	u, err := url.Parse(t.baseURL)
-	if err != nil || !isLoopbackHost(u.Hostname()) || p.Root == nil {
+	if err != nil || !protocol.IsLoopback(u.Hostname()) || p.Root == nil {
 		return dialect.EngineView{}, nil
 	}
 	port, err := strconv.Atoi(u.Port())
@@ -218,14 +219,6 @@ func engineInfo(t *target, prof *engine.Profile, view dialect.EngineView, lp *lo
 		info.LocalProcess = &contract.LocalProcess{FoundBy: view.Where, Program: filepath.Base(lp.Program)}
 	}
 	return info
-}
-
-func isLoopbackHost(h string) bool {
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }
 
 func joinErrs(errs []error) string {
@@ -265,7 +258,7 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 				return nil, nil, err
 			}
 		}
-		_, metrics, merr := c.Get(ctx, "/metrics", 5*time.Second)
+		_, metrics, merr := c.Get(ctx, contract.ReqMetrics, 5*time.Second)
 		_, slots, _ := c.Get(ctx, "/slots", 5*time.Second)
 		sb := engine.CountServed(metrics, merr, slots)
 		fmt.Fprintf(stderr, "using the engine already serving at %s (left running; %s)\n", c.BaseURL(), engine.ServedSummary(sb))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/display"
+	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/quantity"
 
 	"github.com/spf13/cobra"
@@ -220,7 +221,7 @@ text/plain for all evidence.`,
 
 func serveDir(ctx context.Context, dir, addr string, w interface{ Write([]byte) (int, error) }) error {
 	host, _, err := net.SplitHostPort(addr)
-	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+	if err != nil || !protocol.IsLoopback(host) {
 		return usagef("--addr %q: the preview serves on loopback only", addr)
 	}
 	ln, err := net.Listen("tcp", addr)

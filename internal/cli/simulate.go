@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/simengine"
 )
 
@@ -78,7 +79,7 @@ For example {"requests": {"performance-short-r1": {"cut_after": 5}}}.`,
   strata engine simulate --port 8081 --dialect llama.cpp --build 9928 --reasoning-budget 16`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			if !protocol.IsLoopback(host) {
 				return usagef("--host %q: the simulator serves on loopback only", host)
 			}
 			if port < 0 || port > 65535 {

@@ -345,8 +345,15 @@ type Artifact struct {
 // Missing maps JSON Pointers of null values to the reason each is null.
 type Missing map[string]string
 
-// Add records why the value at pointer is null.
-func (m Missing) Add(pointer, reason string) { m[pointer] = reason }
+// Add records why the value at pointer is null. The first reason given
+// stays: the code nearest the evidence says it first and most precisely
+// (the install's own reason for a missing commit), and a later, generic
+// sentence never replaces it.
+func (m Missing) Add(pointer, reason string) {
+	if _, ok := m[pointer]; !ok {
+		m[pointer] = reason
+	}
+}
 
 // pointerEscaper escapes a JSON Pointer token (RFC 6901); it is immutable
 // once built.

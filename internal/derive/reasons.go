@@ -2,7 +2,6 @@ package derive
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 
@@ -59,10 +58,7 @@ func Remote(base string) *Reason {
 		return &Reason{Kind: contract.RemoteServer, Text: "the server URL cannot be parsed: " + err.Error()}
 	}
 	host := u.Hostname()
-	if host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if protocol.IsLoopback(host) {
 		return nil
 	}
 	return &Reason{Kind: contract.RemoteServer, Text: fmt.Sprintf("the server (%s) is not on loopback; standard latency is a loopback measurement", host)}

@@ -88,13 +88,13 @@ func Durations(reqs []contract.Request, outs map[string]contract.Output, optiona
 	if req.any {
 		required = ptr(req.end - req.start)
 	} else {
-		missing["/run/required_duration_s"] = "no required request was dispatched"
+		missing[contract.PtrRunRequiredDurationS] = "no required request was dispatched"
 	}
 	switch {
 	case !optional:
-		missing["/run/optional_duration_s"] = "not applicable: the optional concurrency stage was not selected"
+		missing[contract.PtrRunOptionalDurationS] = "not applicable: the optional concurrency stage was not selected"
 	case !con.any:
-		missing["/run/optional_duration_s"] = "no request of the optional concurrency stage was dispatched"
+		missing[contract.PtrRunOptionalDurationS] = "no request of the optional concurrency stage was dispatched"
 	default:
 		opt = ptr(con.end - con.start)
 	}

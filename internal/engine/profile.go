@@ -8,7 +8,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/strata-bench/strata/internal/inputfile"
+	"github.com/strata-bench/strata/internal/protocol"
 )
 
 // Identity is the operator-declared part of a profile; keys are named like
@@ -165,7 +165,7 @@ func (p *Profile) Check() []error {
 		errs = append(errs, fmt.Errorf("url %q: expected http://HOST:PORT", p.URL))
 	default:
 		host := u.Hostname()
-		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		if !protocol.IsLoopback(host) {
 			errs = append(errs, fmt.Errorf("url %q is not on loopback: a standard run measures a loopback server", p.URL))
 		}
 	}
@@ -189,7 +189,7 @@ func (p *Profile) Check() []error {
 	if p.APIKeyEnv != "" && strings.ContainsAny(p.APIKeyEnv, " =") {
 		errs = append(errs, fmt.Errorf("api_key_env %q: name an environment variable, never the key itself", p.APIKeyEnv))
 	}
-	if t := p.Identity.Track; t != nil && *t != "default" && *t != "custom" {
+	if t := p.Identity.Track; t != nil && !protocol.ValidTrack(*t) {
 		errs = append(errs, fmt.Errorf("identity.track %q: expected \"default\" or \"custom\"", *t))
 	}
 	return errs

@@ -42,7 +42,7 @@ type Accounting struct {
 	Sources contract.Sources
 	Note    *string
 	// Missing holds reasons keyed by pointers relative to the request
-	// record ("/tokens/cached_tokens").
+	// record (contract.ReqTokensCachedTokens).
 	Missing map[string]string
 }
 
@@ -208,8 +208,8 @@ func Account(ev Evidence) Accounting {
 		if bad != "" {
 			r = "invalid evidence: usage." + bad
 		}
-		miss("/tokens/input_tokens", r)
-		miss("/sources/input_tokens", "no input_tokens: "+r)
+		miss(contract.ReqTokensInputTokens, r)
+		miss(contract.ReqSourcesInputTokens, "no input_tokens: "+r)
 	}
 	// cached_tokens: usage.prompt_tokens_details.cached_tokens, else timings.cache_n.
 	cached, cachedOK, cachedBad := int64(0), false, ""
@@ -256,13 +256,13 @@ func Account(ev Evidence) Accounting {
 		if cachedBad != "" {
 			r = "invalid evidence: " + cachedBad
 		}
-		miss("/tokens/cached_tokens", r)
-		miss("/sources/cached_tokens", "no cached_tokens: "+r)
+		miss(contract.ReqTokensCachedTokens, r)
+		miss(contract.ReqSourcesCachedTokens, "no cached_tokens: "+r)
 	}
 	// read_tokens: timings.prompt_n, else input - cached (derived).
 	if contradiction != "" {
-		miss("/tokens/read_tokens", contradiction)
-		miss("/sources/read_tokens", "no read_tokens: "+contradiction)
+		miss(contract.ReqTokensReadTokens, contradiction)
+		miss(contract.ReqSourcesReadTokens, "no read_tokens: "+contradiction)
 	} else if v, ok, bad := count(llamaTimings, "prompt_n"); ok {
 		a.Tokens.ReadTokens, a.Sources.ReadTokens = i64(v), str(SrcPromptN)
 	} else if a.Tokens.InputTokens != nil && a.Tokens.CachedTokens != nil && *a.Tokens.InputTokens >= *a.Tokens.CachedTokens {
@@ -279,8 +279,8 @@ func Account(ev Evidence) Accounting {
 				r = "the engine reported no usage.prompt_tokens_details.cached_tokens" + cachedHint[ev.Timers] + ", so the tokens its prefill computed are unknown and a prompt rate could not exclude cached tokens"
 			}
 		}
-		miss("/tokens/read_tokens", r)
-		miss("/sources/read_tokens", "no read_tokens: "+r)
+		miss(contract.ReqTokensReadTokens, r)
+		miss(contract.ReqSourcesReadTokens, "no read_tokens: "+r)
 	}
 	// output_tokens: usage.completion_tokens.
 	if v, ok, bad := count(usage, "completion_tokens"); ok {
@@ -290,8 +290,8 @@ func Account(ev Evidence) Accounting {
 		if bad != "" {
 			r = "invalid evidence: usage." + bad
 		}
-		miss("/tokens/output_tokens", r)
-		miss("/sources/output_tokens", "no output_tokens: "+r)
+		miss(contract.ReqTokensOutputTokens, r)
+		miss(contract.ReqSourcesOutputTokens, "no output_tokens: "+r)
 	}
 	// Engine durations and the decode count, from the engine's own timers.
 	switch ev.Timers {
@@ -304,11 +304,11 @@ func Account(ev Evidence) Accounting {
 		if ev.NoDataReason != "" {
 			why = ev.NoDataReason
 		}
-		miss("/timings/prompt_s", why)
-		miss("/timings/decode_s", why)
-		miss("/sources/engine_timings", "no engine timer fields: "+why)
-		miss("/tokens/decode_tokens", "no engine decode count: "+why)
-		miss("/sources/decode_tokens", "no decode_tokens: "+why)
+		miss(contract.ReqTimingsPromptS, why)
+		miss(contract.ReqTimingsDecodeS, why)
+		miss(contract.ReqSourcesEngineTimings, "no engine timer fields: "+why)
+		miss(contract.ReqTokensDecodeTokens, "no engine decode count: "+why)
+		miss(contract.ReqSourcesDecodeTokens, "no decode_tokens: "+why)
 	default:
 		notes = llamaTimers(&a, timings, miss, absent, notes)
 	}
@@ -323,22 +323,22 @@ func Account(ev Evidence) Accounting {
 		if ev.NoDataReason != "" && ev.Status == contract.Skipped {
 			r = ev.NoDataReason
 		}
-		miss("/timings/ttft_s", r)
+		miss(contract.ReqTimingsTTFTS, r)
 	}
 	if ev.FirstAnswer == nil {
 		r := ev.FirstAnswerReason
 		if r == "" {
 			r = "no answer text or tool-call delta arrived"
 		}
-		miss("/timings/first_answer_s", r)
+		miss(contract.ReqTimingsFirstAnswerS, r)
 	}
 	if ev.Total == nil {
 		r := "the request was never dispatched: " + ev.NoDataReason
 		if ev.TotalReason != "" {
 			r = ev.TotalReason
 		}
-		miss("/timings/total_s", r)
-		miss("/sources/client_timings", r)
+		miss(contract.ReqTimingsTotalS, r)
+		miss(contract.ReqSourcesClientTimings, r)
 	} else {
 		a.Sources.ClientTimings = str(SrcClientTimings)
 	}
@@ -348,15 +348,15 @@ func Account(ev Evidence) Accounting {
 		if a.Tokens.ReadTokens != nil && *a.Tokens.ReadTokens == 0 {
 			why = "read_tokens is 0: the whole prompt came from the cache"
 		}
-		miss("/metrics/prompt_tps", why+because(ev.Timers, a.Missing, "/timings/prompt_s", "/tokens/read_tokens"))
+		miss(contract.ReqMetricsPromptTPS, why+because(ev.Timers, a.Missing, contract.ReqTimingsPromptS, contract.ReqTokensReadTokens))
 	}
 	if a.Metrics.DecodeTPS, why = Rate(a.Tokens.DecodeTokens, a.Timings.DecodeS, "decode_tokens", "decode_s", "decode time"); why != "" {
-		miss("/metrics/decode_tps", why+because(ev.Timers, a.Missing, "/timings/decode_s", "/tokens/decode_tokens"))
+		miss(contract.ReqMetricsDecodeTPS, why+because(ev.Timers, a.Missing, contract.ReqTimingsDecodeS, contract.ReqTokensDecodeTokens))
 	}
 	if len(notes) > 0 {
 		a.Note = str(strings.Join(notes, "; "))
 	} else {
-		miss("/token_accounting_note", "not needed: the counts agree")
+		miss(contract.ReqTokenAccountingNote, "not needed: the counts agree")
 	}
 	return a
 }
@@ -402,7 +402,7 @@ func llamaTimers(a *Accounting, timings map[string]json.RawMessage, miss func(pt
 		if promptBad != "" {
 			r = "invalid evidence: timings." + promptBad
 		}
-		miss("/timings/prompt_s", r)
+		miss(contract.ReqTimingsPromptS, r)
 	}
 	if predOK {
 		a.Timings.DecodeS = f64(predMS / 1000)
@@ -411,12 +411,12 @@ func llamaTimers(a *Accounting, timings map[string]json.RawMessage, miss func(pt
 		if predBad != "" {
 			r = "invalid evidence: timings." + predBad
 		}
-		miss("/timings/decode_s", r)
+		miss(contract.ReqTimingsDecodeS, r)
 	}
 	if promptOK || predOK {
 		a.Sources.EngineTimings = str(SrcEngineTimings)
 	} else {
-		miss("/sources/engine_timings", "no engine timer fields: "+absent("timings"))
+		miss(contract.ReqSourcesEngineTimings, "no engine timer fields: "+absent("timings"))
 	}
 	// decode_tokens: predicted_n when it agrees with the reported rate.
 	predN, predNOK, predNBad := count(timings, "predicted_n")
@@ -428,23 +428,23 @@ func llamaTimers(a *Accounting, timings map[string]json.RawMessage, miss func(pt
 	case predNOK && rateOK && predOK && impliedOK && aboveCompletion(implied, a.Tokens.OutputTokens, predMS/1000):
 		r := fmt.Sprintf("%stimings.predicted_n (%d) disagrees with predicted_per_second x predicted_ms/1000, and the count that implies (%d) %s",
 			Contradictory, predN, implied, overCompletion(*a.Tokens.OutputTokens))
-		miss("/tokens/decode_tokens", r)
-		miss("/sources/decode_tokens", "no decode_tokens: "+r)
+		miss(contract.ReqTokensDecodeTokens, r)
+		miss(contract.ReqSourcesDecodeTokens, "no decode_tokens: "+r)
 	case predNOK && rateOK && predOK && impliedOK:
 		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(implied), str(SrcPredictedRate)
 		notes = append(notes, fmt.Sprintf("timings.predicted_n (%d) disagrees with predicted_per_second x predicted_ms/1000 (%.3f) beyond %g x decode_s + %d; decode_tokens is the count the rate implies (%d); the raw timings are kept in outputs.jsonl",
 			predN, rate*predMS/1000, protocol.DecodeCountSlackPerSecond, protocol.DecodeCountSlack, implied))
 	case predNOK && rateOK && predOK:
-		miss("/tokens/decode_tokens", fmt.Sprintf("timings.predicted_n (%d) disagrees with predicted_per_second x predicted_ms/1000, and the count that implies is not a usable number", predN))
-		miss("/sources/decode_tokens", "no decode_tokens: the engine's decode count and rate disagree and the rate implies no usable count")
+		miss(contract.ReqTokensDecodeTokens, fmt.Sprintf("timings.predicted_n (%d) disagrees with predicted_per_second x predicted_ms/1000, and the count that implies is not a usable number", predN))
+		miss(contract.ReqSourcesDecodeTokens, "no decode_tokens: the engine's decode count and rate disagree and the rate implies no usable count")
 	case predNOK:
 		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(predN), str(SrcPredictedNoChk)
 		notes = append(notes, "decode_tokens is timings.predicted_n, not cross-checked because the engine reported no predicted_per_second")
 	case rateOK && predOK && impliedOK && aboveCompletion(implied, a.Tokens.OutputTokens, predMS/1000):
 		r := fmt.Sprintf("%sthe count predicted_per_second x predicted_ms/1000 implies (%d) %s",
 			Contradictory, implied, overCompletion(*a.Tokens.OutputTokens))
-		miss("/tokens/decode_tokens", r)
-		miss("/sources/decode_tokens", "no decode_tokens: "+r)
+		miss(contract.ReqTokensDecodeTokens, r)
+		miss(contract.ReqSourcesDecodeTokens, "no decode_tokens: "+r)
 	case rateOK && predOK && impliedOK:
 		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(implied), str(SrcPredictedRate)
 		notes = append(notes, fmt.Sprintf("timings.predicted_n is absent; decode_tokens is the count predicted_per_second x predicted_ms/1000 implies (%d)", implied))
@@ -453,8 +453,8 @@ func llamaTimers(a *Accounting, timings map[string]json.RawMessage, miss func(pt
 		if predNBad != "" {
 			r = "invalid evidence: timings." + predNBad
 		}
-		miss("/tokens/decode_tokens", r)
-		miss("/sources/decode_tokens", "no decode_tokens: "+r)
+		miss(contract.ReqTokensDecodeTokens, r)
+		miss(contract.ReqSourcesDecodeTokens, "no decode_tokens: "+r)
 	}
 	return notes
 }
@@ -516,15 +516,15 @@ func (e engineTimers) read(a *Accounting, usage, obj map[string]json.RawMessage,
 		return nil, false
 	}
 	var promptOK, decodeOK bool
-	a.Timings.PromptS, promptOK = seconds(e.prompt, "/timings/prompt_s")
-	a.Timings.DecodeS, decodeOK = seconds(e.decode, "/timings/decode_s")
+	a.Timings.PromptS, promptOK = seconds(e.prompt, contract.ReqTimingsPromptS)
+	a.Timings.DecodeS, decodeOK = seconds(e.decode, contract.ReqTimingsDecodeS)
 	if promptOK || decodeOK {
 		a.Sources.EngineTimings = str(e.source)
 		if e.note != "" {
 			notes = append(notes, e.note)
 		}
 	} else {
-		miss("/sources/engine_timings", "no engine timer fields: "+none)
+		miss(contract.ReqSourcesEngineTimings, "no engine timer fields: "+none)
 	}
 	first := int64(0)
 	if e.afterFirst {
@@ -537,8 +537,8 @@ func (e engineTimers) read(a *Accounting, usage, obj map[string]json.RawMessage,
 		if decodeOK {
 			r = absent("usage.completion_tokens")
 		}
-		miss("/tokens/decode_tokens", r)
-		miss("/sources/decode_tokens", "no decode_tokens: "+r)
+		miss(contract.ReqTokensDecodeTokens, r)
+		miss(contract.ReqSourcesDecodeTokens, "no decode_tokens: "+r)
 	}
 	return notes
 }

@@ -113,18 +113,18 @@ func Probe(ctx context.Context, r Runner, root fs.FS, goos string) Facts {
 		if len(gpuReasons) > 0 {
 			reason += ": " + strings.Join(gpuReasons, "; ")
 		}
-		f.Missing["/hardware/gpus"] = reason
+		f.Missing[contract.PtrHardwareGPUs] = reason
 		if f.Drivers == nil {
-			f.Missing["/software/drivers"] = reason
+			f.Missing[contract.PtrSoftwareDrivers] = reason
 		}
 		if f.Runtime == nil {
-			f.Missing["/software/runtime"] = reason
+			f.Missing[contract.PtrSoftwareRuntime] = reason
 		}
 	}
 	if goos == "linux" {
 		f.linuxHost(ctx, r, root)
 	} else if goos != "darwin" {
-		for _, p := range []string{"/hardware/cpu", "/hardware/ram_bytes", "/hardware/storage", "/software/os"} {
+		for _, p := range []string{contract.PtrHardwareCPU, contract.PtrHardwareRAMBytes, contract.PtrHardwareStorage, contract.PtrSoftwareOS} {
 			if _, ok := f.Missing[p]; !ok {
 				f.Missing[p] = "not probed on " + goos
 			}
@@ -185,7 +185,7 @@ func (f *Facts) nvidia(ctx context.Context, r Runner, reasons *[]string) bool {
 	if driver != "" {
 		f.Drivers = append(f.Drivers, contract.NameVersion{Name: "nvidia", Version: str(driver)})
 	} else {
-		f.Missing["/software/drivers"] = "nvidia-smi reported no driver version"
+		f.Missing[contract.PtrSoftwareDrivers] = "nvidia-smi reported no driver version"
 	}
 	if full, err := r.Run(ctx, "nvidia-smi"); err == nil {
 		if m := cudaVersion.FindSubmatch(full); m != nil {
@@ -193,7 +193,7 @@ func (f *Facts) nvidia(ctx context.Context, r Runner, reasons *[]string) bool {
 		}
 	}
 	if f.Runtime == nil {
-		f.Missing["/software/runtime"] = "nvidia-smi did not report a CUDA version"
+		f.Missing[contract.PtrSoftwareRuntime] = "nvidia-smi did not report a CUDA version"
 	}
 	return true
 }
@@ -250,12 +250,12 @@ func (f *Facts) amdsmi(ctx context.Context, r Runner, root fs.FS, reasons *[]str
 	if v, err := fs.ReadFile(root, "opt/rocm/.info/version"); err == nil {
 		f.Runtime = append(f.Runtime, contract.NameVersion{Name: "rocm", Version: str(strings.TrimSpace(string(v)))})
 	} else {
-		f.Missing["/software/runtime"] = "/opt/rocm/.info/version cannot be read"
+		f.Missing[contract.PtrSoftwareRuntime] = "/opt/rocm/.info/version cannot be read"
 	}
 	if v, err := fs.ReadFile(root, "sys/module/amdgpu/version"); err == nil {
 		f.Drivers = append(f.Drivers, contract.NameVersion{Name: "amdgpu", Version: str(strings.TrimSpace(string(v)))})
 	} else {
-		f.Missing["/software/drivers"] = "the kernel builds amdgpu in: there is no driver version to read (/sys/module/amdgpu/version is absent)"
+		f.Missing[contract.PtrSoftwareDrivers] = "the kernel builds amdgpu in: there is no driver version to read (/sys/module/amdgpu/version is absent)"
 	}
 	return true
 }
@@ -315,9 +315,9 @@ func (f *Facts) rocmsmi(ctx context.Context, r Runner, reasons *[]string) bool {
 	if sys, ok := doc["system"]; ok && sys["Driver version"] != "" {
 		f.Drivers = append(f.Drivers, contract.NameVersion{Name: "amdgpu", Version: str(sys["Driver version"])})
 	} else {
-		f.Missing["/software/drivers"] = "rocm-smi reported no driver version"
+		f.Missing[contract.PtrSoftwareDrivers] = "rocm-smi reported no driver version"
 	}
-	f.Missing["/software/runtime"] = "rocm-smi does not report the ROCm version"
+	f.Missing[contract.PtrSoftwareRuntime] = "rocm-smi does not report the ROCm version"
 	return true
 }
 
@@ -342,7 +342,7 @@ func (f *Facts) apple(ctx context.Context, r Runner) bool {
 	ver, err3 := r.Run(ctx, "sw_vers", "-productVersion")
 	name := strings.TrimSpace(string(chip))
 	if err1 != nil || name == "" {
-		f.Missing["/hardware/cpu"] = "sysctl machdep.cpu.brand_string did not answer"
+		f.Missing[contract.PtrHardwareCPU] = "sysctl machdep.cpu.brand_string did not answer"
 		return false
 	}
 	f.Hardware.CPU = str(name)
@@ -351,21 +351,21 @@ func (f *Facts) apple(ctx context.Context, r Runner) bool {
 		g.MemoryBytes = &b
 		f.Hardware.RAMBytes = &b
 	} else {
-		f.Missing["/hardware/gpus/0/memory_bytes"] = "sysctl hw.memsize did not answer"
-		f.Missing["/hardware/ram_bytes"] = "sysctl hw.memsize did not answer"
+		f.Missing[contract.PtrHardwareGPU0MemoryBytes] = "sysctl hw.memsize did not answer"
+		f.Missing[contract.PtrHardwareRAMBytes] = "sysctl hw.memsize did not answer"
 	}
-	f.Missing["/hardware/gpus/0/power_limit_w"] = "Apple silicon reports no GPU power limit"
+	f.Missing[contract.PtrHardwareGPU0PowerLimitW] = "Apple silicon reports no GPU power limit"
 	f.Hardware.GPUs = []contract.GPU{g}
-	f.Missing["/software/drivers"] = "Apple silicon has no separate GPU driver"
+	f.Missing[contract.PtrSoftwareDrivers] = "Apple silicon has no separate GPU driver"
 	v := strings.TrimSpace(string(ver))
 	if err3 == nil && v != "" {
 		f.Runtime = []contract.NameVersion{{Name: "metal", Version: str(v)}}
 		f.OS = &contract.NameVersion{Name: "macOS", Version: str(v)}
 	} else {
-		f.Missing["/software/runtime"] = "sw_vers did not answer"
-		f.Missing["/software/os"] = "sw_vers did not answer"
+		f.Missing[contract.PtrSoftwareRuntime] = "sw_vers did not answer"
+		f.Missing[contract.PtrSoftwareOS] = "sw_vers did not answer"
 	}
-	f.Missing["/hardware/storage"] = "not probed on macOS"
+	f.Missing[contract.PtrHardwareStorage] = "not probed on macOS"
 	f.Sources["gpus"] = "sysctl (Apple silicon: one shared-memory GPU named after the chip)"
 	return true
 }
@@ -389,12 +389,12 @@ func (f *Facts) windows(ctx context.Context, r Runner, reasons *[]string) bool {
 		return false
 	}
 	f.Hardware.GPUs = []contract.GPU{{DeviceIndex: 0, Name: vals["DriverDesc"], MemoryKind: str("dedicated")}}
-	f.Missing["/hardware/gpus/0/memory_bytes"] = "the display driver key does not state the memory"
-	f.Missing["/hardware/gpus/0/power_limit_w"] = "the display driver key does not state a power limit"
+	f.Missing[contract.PtrHardwareGPU0MemoryBytes] = "the display driver key does not state the memory"
+	f.Missing[contract.PtrHardwareGPU0PowerLimitW] = "the display driver key does not state a power limit"
 	if v := vals["DriverVersion"]; v != "" {
 		f.Drivers = []contract.NameVersion{{Name: "display", Version: str(v)}}
 	}
-	f.Missing["/software/runtime"] = "the display driver key does not state a runtime"
+	f.Missing[contract.PtrSoftwareRuntime] = "the display driver key does not state a runtime"
 	f.Sources["gpus"] = "the Windows display driver key"
 	return true
 }
@@ -411,7 +411,7 @@ func (f *Facts) linuxHost(ctx context.Context, r Runner, root fs.FS) {
 		}
 	}
 	if f.Hardware.CPU == nil {
-		f.Missing["/hardware/cpu"] = "/proc/cpuinfo has no model name"
+		f.Missing[contract.PtrHardwareCPU] = "/proc/cpuinfo has no model name"
 	}
 	if data, err := fs.ReadFile(root, "proc/meminfo"); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
@@ -425,7 +425,7 @@ func (f *Facts) linuxHost(ctx context.Context, r Runner, root fs.FS) {
 		}
 	}
 	if f.Hardware.RAMBytes == nil {
-		f.Missing["/hardware/ram_bytes"] = "/proc/meminfo has no MemTotal"
+		f.Missing[contract.PtrHardwareRAMBytes] = "/proc/meminfo has no MemTotal"
 	}
 	if data, err := fs.ReadFile(root, "etc/os-release"); err == nil {
 		vals := map[string]string{}
@@ -439,13 +439,13 @@ func (f *Facts) linuxHost(ctx context.Context, r Runner, root fs.FS) {
 			if v := vals["VERSION_ID"]; v != "" {
 				os.Version = str(v)
 			} else {
-				f.Missing["/software/os/version"] = "/etc/os-release has no VERSION_ID"
+				f.Missing[contract.PtrSoftwareOSVersion] = "/etc/os-release has no VERSION_ID"
 			}
 			f.OS = os
 		}
 	}
 	if f.OS == nil {
-		f.Missing["/software/os"] = "/etc/os-release cannot be read"
+		f.Missing[contract.PtrSoftwareOS] = "/etc/os-release cannot be read"
 	}
 	f.storage(ctx, r)
 }
@@ -453,7 +453,7 @@ func (f *Facts) linuxHost(ctx context.Context, r Runner, root fs.FS) {
 func (f *Facts) storage(ctx context.Context, r Runner) {
 	out, err := r.Run(ctx, "lsblk", "-d", "-J", "-o", "NAME,ROTA,MODEL,TRAN,TYPE")
 	if err != nil {
-		f.Missing["/hardware/storage"] = "lsblk: " + err.Error()
+		f.Missing[contract.PtrHardwareStorage] = "lsblk: " + err.Error()
 		return
 	}
 	var doc struct {
@@ -466,7 +466,7 @@ func (f *Facts) storage(ctx context.Context, r Runner) {
 		} `json:"blockdevices"`
 	}
 	if err := json.Unmarshal(out, &doc); err != nil {
-		f.Missing["/hardware/storage"] = "lsblk did not answer JSON"
+		f.Missing[contract.PtrHardwareStorage] = "lsblk did not answer JSON"
 		return
 	}
 	f.Hardware.Storage = []contract.Storage{}

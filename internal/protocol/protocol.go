@@ -8,6 +8,7 @@ package protocol
 
 import (
 	"fmt"
+	"net"
 	"time"
 )
 
@@ -283,3 +284,26 @@ func PlannedCount(p Phase, optional bool) int {
 	}
 	return n
 }
+
+// IsLoopback reports whether host (a name or an address, without a port)
+// is this machine's loopback: the protocol measures "through a dedicated
+// server on the inference machine, using loopback HTTP". It is the one
+// loopback rule (runs, profiles, the simulator and the site's preview).
+func IsLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// The configuration tracks: "default" for an unmodified release's
+// setup-generated settings, "custom" for anything else ("never merge these
+// tracks into one headline result").
+const (
+	TrackDefault = "default"
+	TrackCustom  = "custom"
+)
+
+// ValidTrack reports whether t is one of the tracks.
+func ValidTrack(t string) bool { return t == TrackDefault || t == TrackCustom }

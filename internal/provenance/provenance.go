@@ -62,7 +62,7 @@ func Gather(ctx context.Context, in Inputs) record.Facts {
 		c := inst.Commit
 		f.StrataCommit, f.RunnerCommit = &c, &c
 	} else {
-		for _, p := range []string{"/software/strata_commit", "/software/runner_commit", "/protocol/git_commit"} {
+		for _, p := range []string{contract.PtrSoftwareStrataCommit, contract.PtrSoftwareRunnerCommit, contract.PtrProtocolGitCommit} {
 			f.Missing[p] = inst.Reason
 		}
 	}
@@ -90,7 +90,7 @@ func Gather(ctx context.Context, in Inputs) record.Facts {
 		if len(problems) > 0 {
 			reason += " (" + problems[0] + ")"
 		}
-		f.Missing["/model/files"] = reason
+		f.Missing[contract.PtrModelFiles] = reason
 		f.Extensions.ModelHashing = &contract.ModelHashing{Files: []contract.HashedFile{}, Problems: problems}
 		return f
 	}
@@ -125,7 +125,7 @@ func Gather(ctx context.Context, in Inputs) record.Facts {
 	}
 	if len(f.ModelFiles) == 0 {
 		f.ModelFiles = nil
-		f.Missing["/model/files"] = "no model file was found to hash: " + strings.Join(problems, "; ")
+		f.Missing[contract.PtrModelFiles] = "no model file was found to hash: " + strings.Join(problems, "; ")
 	}
 	secs := took.Seconds()
 	f.Extensions.ModelHashing = &contract.ModelHashing{DurationS: &secs, Files: detail, Problems: nonNil(problems),

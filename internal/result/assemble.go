@@ -59,9 +59,9 @@ func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared
 			CorpusSHA256: facts.Protocol.CorpusSHA256,
 		},
 	}
-	missing.Add("/protocol/model_card_revision", "not pinned yet: the draft protocol pins the model-card revision before activation (activation checklist)")
+	missing.Add(contract.PtrProtocolModelCardRevision, "not pinned yet: the draft protocol pins the model-card revision before activation (activation checklist)")
 	if facts.StrataCommit == nil {
-		missing.Add("/protocol/git_commit", "this install has no commit (no VCS stamp in the binary, no source checkout, no COMMIT file)")
+		missing.Add(contract.PtrProtocolGitCommit, "this install has no commit (no VCS stamp in the binary, no source checkout, no COMMIT file)")
 	}
 
 	// Requests.
@@ -138,7 +138,7 @@ func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared
 	res.Hardware = facts.Hardware
 	res.Hardware.BackgroundWorkloads = id.Background
 	if id.Background == nil {
-		missing.Add("/hardware/background_workloads", "not declared: pass --background (repeatable) to record other workloads on the machine, or an empty profile list for none")
+		missing.Add(contract.PtrHardwareBackgroundWorkloads, "not declared: pass --background (repeatable) to record other workloads on the machine, or an empty profile list for none")
 	}
 	res.Software = contract.Software{
 		OS: facts.OS, Drivers: facts.Drivers, Runtime: facts.Runtime,
@@ -146,18 +146,18 @@ func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared
 		BuildOptions: id.BuildOptions,
 	}
 	if id.BuildOptions == nil {
-		missing.Add("/software/build_options", "not declared: the runner cannot read build options from a server; pass --build-options for a source build")
+		missing.Add(contract.PtrSoftwareBuildOptions, "not declared: the runner cannot read build options from a server; pass --build-options for a source build")
 	}
 	if facts.StrataCommit == nil {
-		missing.Add("/software/strata_commit", "this install has no commit (no VCS stamp in the binary, no source checkout, no COMMIT file)")
+		missing.Add(contract.PtrSoftwareStrataCommit, "this install has no commit (no VCS stamp in the binary, no source checkout, no COMMIT file)")
 	}
 	if facts.RunnerCommit == nil {
-		missing.Add("/software/runner_commit", "this install has no commit")
+		missing.Add(contract.PtrSoftwareRunnerCommit, "this install has no commit")
 	}
 	srv := rec.Server
 	var why string
 	if res.Software.EngineVersion, why = engineVersion(srv); why != "" {
-		missing.Add("/software/engine_version", why)
+		missing.Add(contract.PtrSoftwareEngineVersion, why)
 	}
 
 	// Model.
@@ -167,18 +167,18 @@ func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared
 	if name := modelName(srv); name != "" {
 		res.Model.ID = ptr(name)
 	} else {
-		missing.Add("/model/id", "the server named no model (/props model_alias and /v1/models are absent)")
+		missing.Add(contract.PtrModelID, "the server named no model (/props model_alias and /v1/models are absent)")
 	}
 	declared := []struct {
 		v    *string
 		ptr  string
 		flag string
 	}{
-		{id.ModelRevision, "/model/revision", "--model-revision"},
-		{id.SourceRevision, "/model/source_revision", "--source-revision"},
-		{id.Quantization, "/model/quantization", "--quantization"},
-		{id.TokenizerRevision, "/model/tokenizer_revision", "--tokenizer-revision"},
-		{id.CustomPack, "/model/custom_pack", "--custom-pack"},
+		{id.ModelRevision, contract.PtrModelRevision, "--model-revision"},
+		{id.SourceRevision, contract.PtrModelSourceRevision, "--source-revision"},
+		{id.Quantization, contract.PtrModelQuantization, "--quantization"},
+		{id.TokenizerRevision, contract.PtrModelTokenizerRevision, "--tokenizer-revision"},
+		{id.CustomPack, contract.PtrModelCustomPack, "--custom-pack"},
 	}
 	for _, d := range declared {
 		if d.v == nil {
@@ -186,8 +186,8 @@ func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared
 		}
 	}
 	if facts.ModelFiles == nil {
-		if _, ok := missing["/model/files"]; !ok {
-			missing.Add("/model/files", "no model file was found to hash")
+		if _, ok := missing[contract.PtrModelFiles]; !ok {
+			missing.Add(contract.PtrModelFiles, "no model file was found to hash")
 		}
 	}
 	for i, f := range facts.ModelFiles {
@@ -206,13 +206,13 @@ func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared
 		Sampling: s, ChatTemplateKwargs: kw,
 	}
 	if id.TrackNotes == nil {
-		missing.Add("/configuration/track_notes", "not declared: pass --track-notes with the setup choices (default track) or the modifications (custom track)")
+		missing.Add(contract.PtrConfigurationTrackNotes, "not declared: pass --track-notes with the setup choices (default track) or the modifications (custom track)")
 	}
 	if srv.ContextSize == nil {
-		missing.Add("/configuration/context_tokens", "the server's /props has no default_generation_settings.n_ctx: "+orElse(srv.PropsErr, "field absent"))
+		missing.Add(contract.PtrConfigurationContextTokens, "the server's /props has no default_generation_settings.n_ctx: "+orElse(srv.PropsErr, "field absent"))
 	}
 	if srv.Slots == nil {
-		missing.Add("/configuration/server_capacity", "the server's /props has no total_slots: "+orElse(srv.PropsErr, "field absent"))
+		missing.Add(contract.PtrConfigurationServerCapacity, "the server's /props has no total_slots: "+orElse(srv.PropsErr, "field absent"))
 	}
 	opts := engineconfig.Capture(engineconfig.Sources{Props: srv.Props, Slots: srv.SlotsRaw, Status: srv.StatusRaw,
 		Args: facts.Engine.Args, ArgsFrom: facts.Engine.Where, Engine: configEngine(srv.Dialect)})
@@ -227,7 +227,7 @@ func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared
 	if res.Configuration.Template = templateOf(srv); res.Configuration.Template != nil {
 		a.Template = []byte(srv.Template)
 	} else {
-		missing.Add("/configuration/template", "the server revealed no chat template (/props chat_template): "+orElse(srv.PropsErr, "field absent"))
+		missing.Add(contract.PtrConfigurationTemplate, "the server revealed no chat template (/props chat_template): "+orElse(srv.PropsErr, "field absent"))
 	}
 
 	// Config artifact: what the runner learned of the engine's configuration.

@@ -98,3 +98,33 @@ func TestAssembleStatusAndValidity(t *testing.T) {
 		t.Errorf("the rendered folder breaks a rule: %s", v)
 	}
 }
+
+// TestPreciseReasonsStay: the install's own reason for a missing commit,
+// gathered first, is what the result says for all three commit pointers;
+// assembly's generic sentence never replaces it.
+func TestPreciseReasonsStay(t *testing.T) {
+	t.Parallel()
+	b, err := prompts.Bundle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	rec := &record.Run{ID: "20261201T100000Z-abcdef", StartedAt: started, Origin: started, BaseURL: "http://127.0.0.1:8080",
+		Server: record.Server{Dialect: dialect.Identify(dialect.Evidence{})}}
+	for _, req := range protocol.Schedule(false) {
+		f, _ := b.Fixture(req.ID)
+		rec.Requests = append(rec.Requests, &record.Request{Req: req, Fixture: f, SkipReason: "not sent"})
+	}
+	precise := "the binary carries no VCS stamp (built with -buildvcs=false) and /tmp/x is not a checkout"
+	facts := record.Facts{Protocol: b.Protocol, Missing: map[string]string{contract.PtrSoftwareStrataCommit: precise,
+		contract.PtrSoftwareRunnerCommit: precise, contract.PtrProtocolGitCommit: precise}}
+	a, err := Assemble(rec, record.Identity{Track: "custom", Command: "strata bench run"}, facts, b.MaxShared(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{contract.PtrSoftwareStrataCommit, contract.PtrSoftwareRunnerCommit, contract.PtrProtocolGitCommit} {
+		if got := a.Results.Missing[p]; got != precise {
+			t.Errorf("%s: %q, want the install's own reason", p, got)
+		}
+	}
+}

@@ -41,10 +41,10 @@ func (c *checker) readServer() {
 func (c *checker) checkCorpus() {
 	p, def := c.res.Protocol, c.fx.Protocol
 	if p.CorpusSHA256 != def.CorpusSHA256 {
-		c.add("/protocol/corpus_sha256", "is %q; the corpus of protocol %s has SHA-256 %s", p.CorpusSHA256, p.ID, def.CorpusSHA256)
+		c.add(contract.PtrProtocolCorpusSHA256, "is %q; the corpus of protocol %s has SHA-256 %s", p.CorpusSHA256, p.ID, def.CorpusSHA256)
 	}
 	if p.Profile != def.Profile {
-		c.add("/protocol/profile", "is %q; protocol %s measures the profile %s", p.Profile, p.ID, def.Profile)
+		c.add(contract.PtrProtocolProfile, "is %q; protocol %s measures the profile %s", p.Profile, p.ID, def.Profile)
 	}
 }
 
@@ -89,7 +89,7 @@ func (c *checker) checkDurations() {
 	for _, f := range []struct {
 		ptr       string
 		got, want *float64
-	}{{"/run/required_duration_s", r.Run.RequiredDurationS, req}, {"/run/optional_duration_s", r.Run.OptionalDurationS, opt}} {
+	}{{contract.PtrRunRequiredDurationS, r.Run.RequiredDurationS, req}, {contract.PtrRunOptionalDurationS, r.Run.OptionalDurationS, opt}} {
 		if !eqF(f.got, f.want) {
 			c.add(f.ptr, "is %s; the request trace in outputs.jsonl (offset_s and total_s) gives %s", show(f.got), show(f.want))
 		}

@@ -201,9 +201,9 @@ func (c *checker) checkFormat() bool {
 	}
 	if def := c.fx.Protocol; ok && head.Protocol.ID != def.ID {
 		if _, known := protocol.Known().Lookup(fmt.Sprint(head.Protocol.ID)); known {
-			c.add("/protocol/id", "is %v, but the folder is checked with the bundle of %s (%s)", head.Protocol.ID, def.ID, c.fx.Where)
+			c.add(contract.PtrProtocolID, "is %v, but the folder is checked with the bundle of %s (%s)", head.Protocol.ID, def.ID, c.fx.Where)
 		} else {
-			c.add("/protocol/id", "unknown protocol ID %v; this strata implements %s", head.Protocol.ID, strings.Join(protocol.Known().IDs(), " and "))
+			c.add(contract.PtrProtocolID, "unknown protocol ID %v; this strata implements %s", head.Protocol.ID, strings.Join(protocol.Known().IDs(), " and "))
 		}
 		ok = false
 	}
@@ -698,7 +698,7 @@ func (c *checker) checkArtifacts() {
 			found = found || (a.Path == t.Path && a.SHA256 == t.SHA256)
 		}
 		if !found {
-			c.add("/configuration/template", "points to %s, which is not an attached artifact with that hash", t.Path)
+			c.add(contract.PtrConfigurationTemplate, "points to %s, which is not an attached artifact with that hash", t.Path)
 		}
 	}
 	if _, err := strictjson.ReadFile(c.fsys, contract.ReadmeFile, MaxReadmeBytes); err != nil {
@@ -762,7 +762,7 @@ func (c *checker) checkStatus() {
 		c.add("/extensions/status_reasons", "leaves out what the records show: %s", strings.Join(unlisted, "; "))
 	}
 	if want := derive.Status(all); r.Run.Status != want {
-		c.add("/run/status", "is %s, but the reasons give %s", r.Run.Status, want)
+		c.add(contract.PtrRunStatus, "is %s, but the reasons give %s", r.Run.Status, want)
 	}
 }
 

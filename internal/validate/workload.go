@@ -30,19 +30,19 @@ func (c *checker) checkIdentity() {
 	started, err := time.Parse(timeLayout, r.Run.StartedAt)
 	switch {
 	case err != nil:
-		c.add("/run/started_at", "%q is not a UTC timestamp of the form %s", r.Run.StartedAt, timeLayout)
+		c.add(contract.PtrRunStartedAt, "%q is not a UTC timestamp of the form %s", r.Run.StartedAt, timeLayout)
 	case !contract.ValidRunID(r.Run.ID):
-		c.add("/run/id", "%q is not a run ID of the form <UTC start>-<6 hex digits>", r.Run.ID)
+		c.add(contract.PtrRunID, "%q is not a run ID of the form <UTC start>-<6 hex digits>", r.Run.ID)
 	case !strings.HasPrefix(r.Run.ID, started.Format("20060102T150405Z")):
-		c.add("/run/id", "%q does not begin with the run's start %s", r.Run.ID, r.Run.StartedAt)
+		c.add(contract.PtrRunID, "%q does not begin with the run's start %s", r.Run.ID, r.Run.StartedAt)
 	}
 	if r.Configuration.Sampling != protocol.ProfileSampling() {
-		c.add("/configuration/sampling", "is %+v; the profile requires %+v", r.Configuration.Sampling, protocol.ProfileSampling())
+		c.add(contract.PtrConfigurationSampling, "is %+v; the profile requires %+v", r.Configuration.Sampling, protocol.ProfileSampling())
 	}
 	if r.Configuration.ChatTemplateKwargs != protocol.ProfileTemplateKwargs() {
-		c.add("/configuration/chat_template_kwargs", "is %+v; the profile requires %+v", r.Configuration.ChatTemplateKwargs, protocol.ProfileTemplateKwargs())
+		c.add(contract.PtrConfigurationChatTemplateKwargs, "is %+v; the profile requires %+v", r.Configuration.ChatTemplateKwargs, protocol.ProfileTemplateKwargs())
 	}
-	for _, f := range []struct{ ptr, v string }{{"/run/id", r.Run.ID}, {"/run/command", r.Run.Command}, {"/configuration/track", r.Configuration.Track}} {
+	for _, f := range []struct{ ptr, v string }{{contract.PtrRunID, r.Run.ID}, {contract.PtrRunCommand, r.Run.Command}, {contract.PtrConfigurationTrack, r.Configuration.Track}} {
 		if i := strings.IndexFunc(f.v, display.Hidden); i >= 0 {
 			c.add(f.ptr, "has the control or bidirectional character %U at byte %d", []rune(f.v[i:])[0], i)
 		}
