@@ -67,3 +67,11 @@ const (
 	ReqTokensOutputTokens              = "/tokens/output_tokens"
 	ReqTokensReadTokens                = "/tokens/read_tokens"
 )
+
+// NotDeclared is the reason an operator-declared field is null: the runner
+// never guesses it, and how would have told it.
+func NotDeclared(how string) string { return "not declared: " + how }
+
+// NotApplicable is the reason a field that does not apply is null (the
+// spec: "including not-applicable values").
+func NotApplicable(why string) string { return "not applicable: " + why }

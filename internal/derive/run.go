@@ -92,7 +92,7 @@ func Durations(reqs []contract.Request, outs map[string]contract.Output, optiona
 	}
 	switch {
 	case !optional:
-		missing[contract.PtrRunOptionalDurationS] = "not applicable: the optional concurrency stage was not selected"
+		missing[contract.PtrRunOptionalDurationS] = contract.NotApplicable("the optional concurrency stage was not selected")
 	case !con.any:
 		missing[contract.PtrRunOptionalDurationS] = "no request of the optional concurrency stage was dispatched"
 	default:

@@ -138,7 +138,7 @@ func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared
 	res.Hardware = facts.Hardware
 	res.Hardware.BackgroundWorkloads = id.Background
 	if id.Background == nil {
-		missing.Add(contract.PtrHardwareBackgroundWorkloads, "not declared: pass --background (repeatable) to record other workloads on the machine, or an empty profile list for none")
+		missing.Add(contract.PtrHardwareBackgroundWorkloads, contract.NotDeclared("pass --background (repeatable) to record other workloads on the machine, or an empty profile list for none"))
 	}
 	res.Software = contract.Software{
 		OS: facts.OS, Drivers: facts.Drivers, Runtime: facts.Runtime,
@@ -146,7 +146,7 @@ func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared
 		BuildOptions: id.BuildOptions,
 	}
 	if id.BuildOptions == nil {
-		missing.Add(contract.PtrSoftwareBuildOptions, "not declared: the runner cannot read build options from a server; pass --build-options for a source build")
+		missing.Add(contract.PtrSoftwareBuildOptions, contract.NotDeclared("the runner cannot read build options from a server; pass --build-options for a source build"))
 	}
 	if facts.StrataCommit == nil {
 		missing.Add(contract.PtrSoftwareStrataCommit, "this install has no commit (no VCS stamp in the binary, no source checkout, no COMMIT file)")
@@ -182,7 +182,7 @@ func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared
 	}
 	for _, d := range declared {
 		if d.v == nil {
-			missing.Add(d.ptr, "not declared: the runner never guesses it; pass "+d.flag)
+			missing.Add(d.ptr, contract.NotDeclared("the runner never guesses it; pass "+d.flag))
 		}
 	}
 	if facts.ModelFiles == nil {
@@ -206,7 +206,7 @@ func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared
 		Sampling: s, ChatTemplateKwargs: kw,
 	}
 	if id.TrackNotes == nil {
-		missing.Add(contract.PtrConfigurationTrackNotes, "not declared: pass --track-notes with the setup choices (default track) or the modifications (custom track)")
+		missing.Add(contract.PtrConfigurationTrackNotes, contract.NotDeclared("pass --track-notes with the setup choices (default track) or the modifications (custom track)"))
 	}
 	if srv.ContextSize == nil {
 		missing.Add(contract.PtrConfigurationContextTokens, "the server's /props has no default_generation_settings.n_ctx: "+orElse(srv.PropsErr, "field absent"))
@@ -362,7 +362,7 @@ func RequestRecord(i int, e *record.Request, d dialect.Dialect) (contract.Reques
 	if req.Phase == protocol.PhaseConcurrency {
 		r.Round = ptr(req.Round)
 	} else {
-		miss[p("round")] = "not applicable: only concurrency requests belong to a round"
+		miss[p("round")] = contract.NotApplicable("only concurrency requests belong to a round")
 	}
 	ev := measure.Evidence{}
 	out := e.Outcome
@@ -391,7 +391,7 @@ func RequestRecord(i int, e *record.Request, d dialect.Dialect) (contract.Reques
 			miss[p("finish_reason")] = "no finish reason arrived: " + errorText(out)
 		}
 		if r.Error == nil {
-			miss[p("error")] = "not applicable: the request " + r.Status + " normally"
+			miss[p("error")] = contract.NotApplicable("the request " + r.Status + " normally")
 		}
 		if out.FirstDeltaKind != "" {
 			r.FirstDeltaKind = ptr(out.FirstDeltaKind)
@@ -455,7 +455,7 @@ func RequestRecord(i int, e *record.Request, d dialect.Dialect) (contract.Reques
 		v := derive.Evaluate(e.Fixture.Expected, &r, o)
 		r.Evaluation = &contract.Evaluation{Category: string(v.Category), Passed: v.Passed, Reason: v.Reason}
 	} else {
-		miss[p("evaluation")] = "not applicable: only sanity requests are evaluated"
+		miss[p("evaluation")] = contract.NotApplicable("only sanity requests are evaluated")
 	}
 	return r, o, miss
 }
