@@ -10,17 +10,16 @@
 // Nothing here reads the process's own state: the streams, the working
 // folder, the environment, the machine's file system, the programs the
 // probes run, the cache folder, the wall clock and this binary's path all
-// come in Process. The command layer (internal/cli) maps flags to Options.
+// come in the injected procstate.State. Everything the run says to the
+// operator goes through a Printer. The command layer (internal/cli) maps
+// flags to Options.
 package benchrun
 
 import (
 	"context"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/derive"
@@ -28,89 +27,43 @@ import (
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/journal"
 	"github.com/strata-bench/strata/internal/liveline"
-	"github.com/strata-bench/strata/internal/probe"
-	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/redact"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
 )
 
-// Process is the process state a run may touch.
-type Process struct {
-	Stdout, Stderr io.Writer
-	// TTY says Stderr is a terminal that takes the live status line (not
-	// TERM=dumb); Width is its width in cells (nil: 80).
-	TTY   bool
-	Width func() int
-	// Dir is the working folder; relative paths resolve against it.
-	Dir    string
-	Getenv func(string) string
-	// Environ is the environment an engine the runner starts inherits.
-	Environ []string
-	// Root is the machine's file system for what probes read (/proc, /sys),
-	// and Probe runs their programs; nil: such facts are null with a reason.
-	Root  fs.FS
-	Probe probe.Runner
-	// CacheDir holds the hash cache and the simulator's stand-in model.
-	CacheDir string
-	// Executable is this program (the simulator is started from it).
-	Executable string
-	// Machine is what is private on this machine (the redactor's input).
-	Machine redact.Machine
-	// Now is the wall clock of the run's start and of progress lines; the
-	// requests' latencies are the runtime's monotonic clock, always.
-	Now func() time.Time
-	// StopNow is closed on a second signal: stop waiting for anything
-	// graceful (an engine's shutdown) and write what there is.
-	StopNow <-chan struct{}
-	// SimulatorSpeed runs the simulated engine that much faster than real
-	// time (0 or 1: real time).
-	SimulatorSpeed float64
-	// Keys learns the secrets the run reads (the API key), so nothing the
-	// command prints shows them; nil: nothing to tell.
-	Keys *redact.Keyring
-	// Protocols is the table of protocols (nil: the one strata ships).
-	Protocols protocol.Table
-
-	// scr is the status line on Stderr, set by Run and Check.
+// session is a run's process state and the screen its messages go to.
+type session struct {
+	procstate.State
+	// scr is the status line on Stderr.
 	scr *liveline.Screen
+	// out is how the run speaks to the operator.
+	out Printer
+}
+
+// newSession is st with its status line: Stderr then writes through it,
+// so every message keeps the status line intact and fitted.
+func newSession(st procstate.State) (session, error) {
+	p := session{State: st}
+	// The cache folder is settled once: the hash cache and the simulator's
+	// stand-in model live there.
+	cache, err := st.Cache()
+	if err != nil {
+		return p, err
+	}
+	p.CacheDir = cache
+	if scr, ok := liveline.Of(st.Stderr); ok {
+		p.scr = scr
+	} else {
+		p.scr = liveline.New(st.Stderr, st.TTY, st.Width, nil)
+	}
+	p.Stderr = p.scr
+	p.out = screenPrinter{p.scr}
+	return p, nil
 }
 
 // clearStatus removes the status line (a phase it showed is over).
-func (p Process) clearStatus() {
-	if p.scr != nil {
-		p.scr.Clear()
-	}
-}
-
-// withScreen returns p with its status line: Stderr then writes through
-// it, so every message keeps the status line intact and fitted.
-func (p Process) withScreen() Process {
-	if p.scr == nil {
-		if scr, ok := liveline.Of(p.Stderr); ok {
-			p.scr = scr
-		} else {
-			p.scr = liveline.New(p.Stderr, p.TTY, p.Width, nil)
-		}
-		p.Stderr = p.scr
-	}
-	return p
-}
-
-func (p Process) now() time.Time {
-	if p.Now == nil {
-		return time.Now()
-	}
-	return p.Now()
-}
-
-// path resolves a path against the working folder.
-func (p Process) path(s string) string {
-	if s == "" || filepath.IsAbs(s) {
-		return s
-	}
-	return filepath.Join(p.Dir, s)
-}
+func (p session) clearStatus() { p.scr.Clear() }
 
 // Options are what the operator chose.
 type Options struct {
@@ -135,24 +88,26 @@ type Outcome struct {
 // Run runs the protocol and writes the result folder. A run a signal ended
 // early still writes its folder and returns it with an
 // exitcode.InterruptedError.
-func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
+func Run(ctx context.Context, st procstate.State, o Options) (*Outcome, error) {
 	if err := o.Target.validate(); err != nil {
 		return nil, err
 	}
-	p = p.withScreen()
+	p, err := newSession(st)
+	if err != nil {
+		return nil, err
+	}
 	defer p.scr.Clear()
-	stderr := p.Stderr
 	// Where the result goes is checked before anything else: a run whose
 	// folder cannot be written is not started.
 	root := result.ResultsRoot(p.Dir)
 	if o.ResultsDir != "" {
-		root = p.path(o.ResultsDir)
+		root = p.Path(o.ResultsDir)
 	}
 	if err := checkResultsRoot(root, o.ResultsDir != ""); err != nil {
 		return nil, err
 	}
 	for _, pend := range journal.Pending(root) {
-		fmt.Fprintf(stderr, "note: %s holds the journal of a run that did not finish; `strata bench recover` turns it into a partial result\n", pend)
+		p.out.Note("%s holds the journal of a run that did not finish; `strata bench recover` turns it into a partial result", pend)
 	}
 	prof, err := o.Target.loadProfile(p)
 	if err != nil {
@@ -168,7 +123,7 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("refusing to run: %w", err)
 	}
-	fmt.Fprintf(stderr, "protocol: %s\n", protocolLine(bundle))
+	p.out.Line("protocol: %s", protocolLine(bundle))
 	hashes := newPrehash(p, prof, o.Rehash)
 	// A server off loopback makes the run nonconforming: said before
 	// anything is sent, with the result's own words, so the user can stop.
@@ -177,7 +132,7 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 			u = prof.URL
 		}
 		if r := derive.Remote(u); r != nil {
-			fmt.Fprintf(stderr, "warning: the run will be nonconforming: %s\n", r.Text)
+			p.out.Warn(*r)
 		}
 	}
 	t, err := connect(ctx, p, o.Target, prof, hashes)
@@ -187,7 +142,7 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 	defer t.stop()
 	srv := runner.ProbeServer(ctx, t.client)
 	view, lp := t.engineView(p)
-	fmt.Fprintf(stderr, "engine: %s (%s)\n", srv.Dialect.Name(), displayLine(srv.Dialect.IdentifiedBy))
+	p.out.Line("engine: %s (%s)", srv.Dialect.Name(), displayLine(srv.Dialect.IdentifiedBy))
 
 	// Provenance first: probing the machine and hashing the model files
 	// come before the warm-up and outside required_duration_s.
@@ -198,10 +153,10 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 	// What already makes the run nonconforming is said now, in the words
 	// the result will use, so the user can stop before the warm-up.
 	for _, r := range derive.BeforeRun(result.Preview(srv, facts), srv.Evidence(), srv.Dialect.NotTaken(), budget.Nonconforming) {
-		fmt.Fprintf(stderr, "warning: the run will be nonconforming: %s\n", displayLine(r.Text))
+		p.out.Warn(r)
 	}
 	if budget.Nonconforming == "" && budget.State == "not verifiable" {
-		fmt.Fprintf(stderr, "note: the reasoning budget is not verifiable: %s\n", budget.Detail)
+		p.out.Note("the reasoning budget is not verifiable: %s", budget.Detail)
 	}
 
 	// Preflight: the engine's own template and tokenizer against the bundle.
@@ -210,7 +165,7 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	facts.Extensions.Preflight = pf
-	reportPreflight(stderr, pf, false)
+	reportPreflight(p.out, pf, false)
 	facts.Extensions.Engine = engineInfo(t, prof, view, lp)
 	if prof != nil {
 		facts.EngineConfig = map[string]any{"profile": prof.Sanitized()}
@@ -219,14 +174,14 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 		}
 	}
 
-	m := p.Machine
+	m := p.Private()
 	if t.apiKey != "" {
 		m.Secrets = append(append([]string(nil), m.Secrets...), t.apiKey)
 	}
 	red := result.Redactor(m, bundle)
 	// The journal: each request's record on disk before the next is sent,
 	// so even a killed runner leaves its work recoverable.
-	started := p.now().UTC()
+	started := p.Clock().UTC()
 	runID := runner.NewID(started)
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", root, err)
@@ -239,12 +194,12 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 	defer jw.Close()
 
 	maxShared := bundle.MaxShared()
-	progress := newProgress(p.scr, p.now, maxShared, srv)
+	progress := newProgress(p.scr, p.Clock, maxShared, srv)
 	rec := runner.Run(ctx, runner.Config{Client: t.client, Bundle: bundle, Optional: o.Optional, Progress: progress, Server: &srv,
 		Journal: jw, ID: runID, StartedAt: started})
 	progress.finish()
 	if err := jw.Err(); err != nil {
-		fmt.Fprintf(stderr, "warning: the run's journal could not be kept (%v); the result is written from memory\n", err)
+		p.out.Line("warning: the run's journal could not be kept (%v); the result is written from memory", err)
 	}
 	t.stop()
 	if t.proc != nil {
@@ -255,7 +210,7 @@ func Run(ctx context.Context, p Process, o Options) (*Outcome, error) {
 		return nil, fmt.Errorf("%w (the run's journal stays in %s; `strata bench recover` writes the result from it)", err, jw.Dir())
 	}
 	if err := jw.Remove(); err != nil {
-		fmt.Fprintf(stderr, "warning: the pending folder %s was not removed: %v\n", jw.Dir(), err)
+		p.out.Line("warning: the pending folder %s was not removed: %v", jw.Dir(), err)
 	}
 	out := &Outcome{Dir: dir, Results: res}
 	if ctx.Err() != nil {

@@ -23,7 +23,7 @@ import (
 // hashes land in the hash cache, where gathering the facts afterwards finds
 // them; the files the server names only once it is up are hashed then.
 type prehash struct {
-	p      Process
+	p      session
 	prof   *engine.Profile
 	rehash bool
 	cache  *modelfiles.Cache
@@ -47,12 +47,12 @@ func (h *prehash) progress() (done, total int64) {
 }
 
 // newPrehash opens the hash cache (shared by the prehash and the facts).
-func newPrehash(p Process, prof *engine.Profile, rehash bool) *prehash {
+func newPrehash(p session, prof *engine.Profile, rehash bool) *prehash {
 	h := &prehash{p: p, prof: prof, rehash: rehash}
 	if p.CacheDir != "" {
 		c, err := modelfiles.OpenCache(filepath.Join(p.CacheDir, "model-hashes.json"))
 		if err != nil {
-			fmt.Fprintf(p.Stderr, "warning: %v (hashing without a cache)\n", err)
+			p.out.Line("warning: %v (hashing without a cache)", err)
 		} else {
 			h.cache = c
 		}
@@ -119,7 +119,7 @@ func (h *prehash) wait() bool {
 // Relative model paths resolve against the engine's own working folder: the
 // profile's workdir for an engine the runner started, the local process's
 // for one it found listening on the port.
-func gatherFacts(ctx context.Context, p Process, t *target, srv record.Server, view dialect.EngineView, lp *localproc.Process, h *prehash) record.Facts {
+func gatherFacts(ctx context.Context, p session, t *target, srv record.Server, view dialect.EngineView, lp *localproc.Process, h *prehash) record.Facts {
 	in := provenance.Inputs{Workdir: p.Dir, Executable: p.Executable, Runner: p.Probe,
 		Root: p.Root, GOOS: runtime.GOOS, ModelDir: p.Dir, EngineDir: p.Dir, Rehash: h.rehash, Cache: h.cache,
 		ModelPath: srv.ModelPath, EngineArgs: view.Args}
@@ -147,12 +147,12 @@ func gatherFacts(ctx context.Context, p Process, t *target, srv record.Server, v
 	}
 	overlapped := h.wait()
 	if overlapped && h.files > 0 {
-		fmt.Fprintf(p.Stderr, "hashed %s of model files in %s while the engine loaded (%s)\n",
+		p.out.Line("hashed %s of model files in %s while the engine loaded (%s)",
 			quantity.Bytes(h.bytes), quantity.Seconds(h.took.Seconds()), quantity.Seconds(h.loadDur.Seconds()))
 	}
-	start := p.now()
+	start := p.Clock()
 	in.Progress = func(done, total int64) {
-		el := p.now().Sub(start).Seconds()
+		el := p.Clock().Sub(start).Seconds()
 		rate := float64(done) / max(el, 1e-9)
 		switch {
 		case p.scr != nil && p.scr.Live() && done < total:
@@ -163,7 +163,7 @@ func gatherFacts(ctx context.Context, p Process, t *target, srv record.Server, v
 			p.scr.Status(fmt.Sprintf("hashing model files: %s of %s · %s/s · %s", quantity.Bytes(done), quantity.Bytes(total), quantity.Bytes(int64(rate)), eta))
 		case done == total:
 			p.clearStatus()
-			fmt.Fprintf(p.Stderr, "hashed %s of model files in %s (%s/s)\n", quantity.Bytes(total), quantity.Seconds(el), quantity.Bytes(int64(rate)))
+			p.out.Line("hashed %s of model files in %s (%s/s)", quantity.Bytes(total), quantity.Seconds(el), quantity.Bytes(int64(rate)))
 		}
 	}
 	f := provenance.Gather(ctx, in)
@@ -178,7 +178,7 @@ func gatherFacts(ctx context.Context, p Process, t *target, srv record.Server, v
 	}
 	if h.cache != nil {
 		if err := h.cache.Save(); err != nil {
-			fmt.Fprintf(p.Stderr, "warning: the hash cache was not saved: %v\n", err)
+			p.out.Line("warning: the hash cache was not saved: %v", err)
 		}
 	}
 	return f

@@ -3,7 +3,6 @@ package benchrun
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/chattemplate"
@@ -12,6 +11,7 @@ import (
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/preflight"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/runner"
 )
@@ -19,13 +19,16 @@ import (
 // Check is `strata bench check`: the preflight on its own, one line per
 // fixture to p.Stdout, then a total. It fails (exitcode.CheckFailed) on any
 // difference or when nothing could be checked.
-func Check(ctx context.Context, p Process, o Target) error {
+func Check(ctx context.Context, st procstate.State, o Target) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	p = p.withScreen()
+	p, err := newSession(st)
+	if err != nil {
+		return err
+	}
 	defer p.scr.Clear()
-	w := p.Stdout
+	w := lineOut(p.Stdout)
 	prof, err := o.loadProfile(p)
 	if err != nil {
 		return err
@@ -40,20 +43,20 @@ func Check(ctx context.Context, p Process, o Target) error {
 	}
 	defer t.stop()
 	srv := runner.ProbeServer(ctx, t.client)
-	fmt.Fprintf(w, "preflight of %s (%s) against the bundle of %s\n", t.baseURL, srv.Dialect.Name(), protocolLine(bundle))
-	pf, err := preflightCheck(ctx, t.client, srv, bundle, func(line string) { fmt.Fprintln(w, line) })
+	w.Line("preflight of %s (%s) against the bundle of %s", t.baseURL, srv.Dialect.Name(), protocolLine(bundle))
+	pf, err := preflightCheck(ctx, t.client, srv, bundle, func(line string) { w.Line("%s", line) })
 	if err != nil {
 		return err
 	}
 	for _, l := range pf.Summary() {
-		fmt.Fprintln(w, l)
+		w.Line("%s", l)
 	}
 	for _, l := range pf.LengthProblems() {
-		fmt.Fprintf(w, "warning: a run would be nonconforming: %s\n", l)
+		w.Line("warning: a run would be nonconforming: %s", l)
 	}
 	if pf.Context != nil {
 		for _, l := range preflight.Warnings(pf.Context) {
-			fmt.Fprintf(w, "warning: %s\n", l)
+			w.Line("warning: %s", l)
 		}
 	}
 	if !pf.OK() {
@@ -85,10 +88,10 @@ func preflightCheck(ctx context.Context, c *client.Client, srv record.Server, bu
 
 // reportPreflight prints what matters of a preflight before the warm-up:
 // everything when it failed, one line when it agrees.
-func reportPreflight(w io.Writer, pf *contract.Preflight, verbose bool) {
+func reportPreflight(w Printer, pf *contract.Preflight, verbose bool) {
 	if pf.Context != nil {
 		for _, l := range preflight.Warnings(pf.Context) {
-			fmt.Fprintf(w, "warning: %s\n", l)
+			w.Line("warning: %s", l)
 		}
 	}
 	if pf.OK() && !verbose {
@@ -96,23 +99,23 @@ func reportPreflight(w io.Writer, pf *contract.Preflight, verbose bool) {
 		if len(pf.Fixtures) > 0 && pf.Fixtures[0].RenderingUnchecked {
 			what = "the engine's tokenizer counts as the bundle does (it shows no rendering)"
 		}
-		fmt.Fprintf(w, "preflight: %s on all %d fixtures\n", what, len(pf.Fixtures))
+		w.Line("preflight: %s on all %d fixtures", what, len(pf.Fixtures))
 		return
 	}
 	if !pf.Verifiable {
-		fmt.Fprintf(w, "preflight not verifiable: %s\n", pf.Reason)
+		w.Line("preflight not verifiable: %s", pf.Reason)
 		return
 	}
-	fmt.Fprintln(w, "preflight: the engine's own template and tokenizer DIFFER from the bundle:")
+	w.Line("%s", "preflight: the engine's own template and tokenizer DIFFER from the bundle:")
 	for _, f := range pf.Fixtures {
 		if !f.Agree {
-			fmt.Fprintf(w, "  %s\n", f.Line())
+			w.Line("  %s", f.Line())
 		}
 	}
 	for _, l := range pf.Summary() {
-		fmt.Fprintf(w, "  %s\n", l)
+		w.Line("  %s", l)
 	}
 	for _, l := range pf.LengthProblems() {
-		fmt.Fprintf(w, "warning: the run will be nonconforming: %s\n", l)
+		w.Line("warning: the run will be nonconforming: %s", l)
 	}
 }

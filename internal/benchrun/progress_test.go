@@ -11,6 +11,7 @@ import (
 	"github.com/mattn/go-runewidth"
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/liveline"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/record"
 )
@@ -163,7 +164,7 @@ func TestClock(t *testing.T) {
 func TestLoadingStatus(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	p := Process{Stderr: &out, TTY: true, Width: func() int { return 100 }}.withScreen()
+	p, _ := newSession(procstate.State{Stderr: &out, TTY: true, Width: func() int { return 100 }, CacheDir: t.TempDir()})
 	h := &prehash{}
 	h.doneBytes.Store(3e9)
 	h.totalBytes.Store(12e9)
@@ -174,7 +175,7 @@ func TestLoadingStatus(t *testing.T) {
 		t.Errorf("status %q", s)
 	}
 	out.Reset()
-	p = Process{Stderr: &out}.withScreen()
+	p, _ = newSession(procstate.State{Stderr: &out, CacheDir: t.TempDir()})
 	show = (&target{p: p}).loadingStatus(10*time.Minute, nil)
 	show("waiting for the server to answer", 0)
 	show("waiting for the server to answer", time.Second)

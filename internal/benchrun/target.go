@@ -37,8 +37,8 @@ type Target struct {
 // bundle finds, verifies and loads the bundle of the target's protocol: a
 // bundle that differs by one byte from its manifest or its protocol's
 // corpus SHA-256 stops everything before anything is sent.
-func (o Target) bundle(p Process) (*fixtures.Bundle, error) {
-	src := prompts.Sources{Table: p.Protocols, Workdir: p.Dir, Dir: p.path(o.BundleDir)}
+func (o Target) bundle(p session) (*fixtures.Bundle, error) {
+	src := prompts.Sources{Table: p.Protocols, Workdir: p.Dir, Dir: p.Path(o.BundleDir)}
 	def, err := src.Protocol(o.Protocol)
 	if err != nil {
 		return nil, exitcode.Usagef("--protocol: %v", err)
@@ -69,7 +69,7 @@ func (o *Target) validate() error {
 }
 
 // loadProfile reads the profile, if any (the simulator's is built in).
-func (o *Target) loadProfile(p Process) (*engine.Profile, error) {
+func (o *Target) loadProfile(p session) (*engine.Profile, error) {
 	switch o.Profile {
 	case "":
 		return nil, nil
@@ -116,15 +116,15 @@ type target struct {
 	served  *contract.ServedBefore
 	environ []string
 	stopped bool
-	p       Process
+	p       session
 }
 
 // connect makes sure an engine serves at the target's URL: one already
 // serving is used and left running; otherwise the profile's engine is
 // started (unless NoStart), and hashes, when set, hashes the model files
 // while it loads.
-func connect(ctx context.Context, p Process, o Target, prof *engine.Profile, hashes *prehash) (*target, error) {
-	t := &target{baseURL: o.URL, prof: prof, p: p, environ: p.Environ}
+func connect(ctx context.Context, p session, o Target, prof *engine.Profile, hashes *prehash) (*target, error) {
+	t := &target{baseURL: o.URL, prof: prof, p: p, environ: p.Environment()}
 	keyEnv, from := o.APIKeyEnv, "--api-key-env"
 	if prof != nil {
 		t.baseURL = prof.URL
@@ -161,7 +161,7 @@ func (t *target) stop() {
 	if t.proc != nil && !t.stopped {
 		t.stopped = true
 		if err := t.proc.Stop(10*time.Second, t.p.StopNow); err != nil {
-			fmt.Fprintf(t.p.Stderr, "warning: %v\n", err)
+			t.p.out.Line("warning: %v", err)
 		}
 	}
 }
@@ -177,7 +177,7 @@ func (t *target) group() int {
 // engineView is what the runner can see of the engine process: the command
 // and environment it started, or the local process listening on the URL's
 // port (Linux /proc), or nothing.
-func (t *target) engineView(p Process) (dialect.EngineView, *localproc.Process) {
+func (t *target) engineView(p session) (dialect.EngineView, *localproc.Process) {
 	if t.proc != nil {
 		environ := append([]string{}, t.environ...)
 		for k, v := range t.prof.Env {
@@ -240,7 +240,7 @@ func freePort() (int, error) {
 
 // engineUp makes sure an engine serves at the client's URL.
 func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*contract.ServedBefore, *engine.Process, error) {
-	c, prof, stderr := t.client, t.prof, t.p.Stderr
+	c, prof, out := t.client, t.prof, t.p.out
 	health := func(ctx context.Context) (int, error) {
 		s, _, err := c.Get(ctx, "/health", 2*time.Second)
 		return s, err
@@ -251,7 +251,7 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 			return nil, nil, fmt.Errorf("something that is not an inference engine answers at %s (/health: HTTP %d): the port is taken", c.BaseURL(), status)
 		}
 		if status == 503 {
-			fmt.Fprintf(stderr, "the engine at %s is loading; waiting\n", c.BaseURL())
+			out.Line("the engine at %s is loading; waiting", c.BaseURL())
 			err := waitHealthy(ctx, c, loadTimeout(prof), t.loadingStatus(loadTimeout(prof), nil))
 			t.p.clearStatus()
 			if err != nil {
@@ -261,7 +261,7 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 		_, metrics, merr := c.Get(ctx, contract.ReqMetrics, 5*time.Second)
 		_, slots, _ := c.Get(ctx, "/slots", 5*time.Second)
 		sb := engine.CountServed(metrics, merr, slots)
-		fmt.Fprintf(stderr, "using the engine already serving at %s (left running; %s)\n", c.BaseURL(), engine.ServedSummary(sb))
+		out.Line("using the engine already serving at %s (left running; %s)", c.BaseURL(), engine.ServedSummary(sb))
 		return &sb, nil, nil
 	}
 	if prof == nil {
@@ -273,7 +273,7 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 	if len(prof.Command) == 0 {
 		return nil, nil, fmt.Errorf("nothing serves at %s, and profile %s has no command to start one", c.BaseURL(), prof.Name)
 	}
-	fmt.Fprintf(stderr, "starting the %s engine: %s\n", prof.Name, display.Line(strings.Join(prof.Command, " ")))
+	out.Line("starting the %s engine: %s", prof.Name, display.Line(strings.Join(prof.Command, " ")))
 	proc, err := engine.Start(prof, t.environ)
 	if err != nil {
 		return nil, nil, err
@@ -291,7 +291,7 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 		return nil, nil, fmt.Errorf("profile %s: %w", prof.Name, err)
 	}
 	hashes.loaded(time.Since(loadStart))
-	fmt.Fprintf(stderr, "the engine is ready\n")
+	out.Line("the engine is ready")
 	return nil, proc, nil
 }
 
@@ -312,7 +312,7 @@ func (t *target) loadingStatus(limit time.Duration, h *prehash) func(string, tim
 			return
 		}
 		if state != last {
-			fmt.Fprintf(t.p.Stderr, "  %s after %s\n", state, clock(el.Seconds()))
+			t.p.out.Line("  %s after %s", state, clock(el.Seconds()))
 			last = state
 		}
 	}

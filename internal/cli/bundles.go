@@ -20,8 +20,8 @@ import (
 // protocol strata knows gets the embedded bundle, and the validator says
 // the protocol is unknown; a known protocol whose bundle is not here is an
 // error that says where to find it.
-func (e Env) folderBundle(dir, bundleDir string) (*fixtures.Bundle, error) {
-	src := e.sources(bundleDir)
+func folderBundle(e Env, dir, bundleDir string) (*fixtures.Bundle, error) {
+	src := sources(e, bundleDir)
 	var head struct {
 		Protocol struct {
 			ID string `json:"id"`

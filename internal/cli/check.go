@@ -30,12 +30,9 @@ checked.`,
   strata bench check --simulate`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := env.process()
-			if err != nil {
-				return err
-			}
-			p.Stdout, p.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
-			return benchrun.Check(cmd.Context(), p, o)
+			st := env
+			st.Stdout, st.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return benchrun.Check(cmd.Context(), st, o)
 		},
 	}
 	f := cmd.Flags()

@@ -6,27 +6,18 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
-	"os/signal"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
-	"github.com/strata-bench/strata/internal/benchrun"
 	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/liveline"
-	"github.com/strata-bench/strata/internal/probe"
-	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/quantity"
 	"github.com/strata-bench/strata/internal/redact"
-	"golang.org/x/term"
 )
 
 // Exit codes (internal/exitcode holds them and the errors that choose them).
@@ -37,55 +28,14 @@ const (
 	ExitInterrupted = exitcode.Interrupted
 )
 
-// Env is the process state a command may touch. Nothing else in the command
-// layer reads os.Args, os.Getenv, the working directory or the std streams.
-type Env struct {
-	Stdin  io.Reader
-	Stdout io.Writer
-	Stderr io.Writer
-	// Dir is the working directory; relative paths are resolved against it.
-	Dir    string
-	Getenv func(string) string
-	// Environ is the environment handed to an engine the runner starts
-	// (nil: this process's).
-	Environ func() []string
-	// CacheDir holds strata's caches ("": the user cache folder).
-	CacheDir string
-	// Signals delivers the signals that end a command early (SIGINT,
-	// SIGTERM, SIGHUP); nil when nothing is wired.
-	Signals <-chan os.Signal
-	// TTY says stderr is a terminal that takes the live status line (not
-	// TERM=dumb); Width is its width in cells (nil: 80).
-	TTY   bool
-	Width func() int
-	// Root is the machine's file system, for what probes read (/proc,
-	// /sys); Probe runs the probes' programs (nvidia-smi, lsblk). nil: none
-	// (every such fact is null with a reason).
-	Root  fs.FS
-	Probe probe.Runner
-	// Executable is this program (the simulator is started from it).
-	Executable string
-	// Machine is what is private on this machine, for the redactor (nil:
-	// nothing but the generic patterns).
-	Machine *redact.Machine
-	// Now is the wall clock (nil: time.Now).
-	Now func() time.Time
-	// SimulatorSpeed runs the simulated engine that much faster than real
-	// time (0 or 1: real time); tests use it.
-	SimulatorSpeed float64
-	// stopNow is closed on a second signal: stop waiting for anything
-	// graceful (an engine's shutdown) and write what there is.
-	stopNow <-chan struct{}
-	// keys are the secrets the command has learned (the API key in use).
-	keys *redact.Keyring
-	// Protocols is the table of protocols this strata knows (nil: the one
-	// it ships; tests inject a corpus SHA-256).
-	Protocols protocol.Table
-}
+// Env is the process state a command may touch (internal/procstate):
+// nothing else in the command layer reads os.Args, os.Getenv, the working
+// directory or the std streams.
+type Env = procstate.State
 
 // sources are where the bundles of a command are: the protocol table, the
 // working folder (a Strata checkout) and --bundle DIR.
-func (e Env) sources(bundleDir string) prompts.Sources {
+func sources(e Env, bundleDir string) prompts.Sources {
 	return prompts.Sources{Table: e.Protocols, Workdir: e.Dir, Dir: e.Path(bundleDir)}
 }
 
@@ -129,56 +79,6 @@ func withSignals(ctx context.Context, sigs <-chan os.Signal) (context.Context, <
 	return ctx, now, func() { close(done); cancel(nil) }
 }
 
-// now is the wall clock's time.
-func (e Env) now() time.Time {
-	if e.Now == nil {
-		return time.Now()
-	}
-	return e.Now()
-}
-
-// machine is what is private on this machine (nothing when the process
-// state names nothing: the generic patterns still apply).
-func (e Env) machine() redact.Machine {
-	if e.Machine == nil {
-		return redact.Machine{}
-	}
-	return *e.Machine
-}
-
-// process is the run use case's share of the process state.
-func (e Env) process() (benchrun.Process, error) {
-	cache, err := e.cacheDir()
-	if err != nil {
-		return benchrun.Process{}, err
-	}
-	p := benchrun.Process{Stdout: e.Stdout, Stderr: e.Stderr, TTY: e.TTY, Width: e.Width, Dir: e.Dir, Getenv: e.Getenv, Environ: e.environ(),
-		Root: e.Root, Probe: e.Probe, CacheDir: cache, Executable: e.Executable, Now: e.Now, StopNow: e.stopNow,
-		SimulatorSpeed: e.SimulatorSpeed, Keys: e.keys, Protocols: e.Protocols}
-	p.Machine = e.machine()
-	return p, nil
-}
-
-// cacheDir is strata's cache folder: Env.CacheDir, else the user cache
-// folder's strata.
-func (e Env) cacheDir() (string, error) {
-	if e.CacheDir != "" {
-		return e.CacheDir, nil
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("find the user cache folder: %w", err)
-	}
-	return filepath.Join(d, "strata"), nil
-}
-
-func (e Env) environ() []string {
-	if e.Environ != nil {
-		return e.Environ()
-	}
-	return os.Environ()
-}
-
 // Main is the program: the real process state, with SIGINT, SIGTERM and
 // SIGHUP (a closed terminal, a dropped SSH session) ending a command the
 // same way (the work in flight stops, the result is written), and a broken
@@ -189,45 +89,11 @@ func Main() int { return mainWith(nil) }
 // mainWith is Main with the process state adjusted first (tests run this
 // binary as strata with a faster simulator).
 func mainWith(adjust func(*Env)) int {
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	signal.Ignore(syscall.SIGPIPE)
-	env := OSEnv()
-	env.Signals = sigs
+	env := procstate.OS()
 	if adjust != nil {
 		adjust(&env)
 	}
-	return Run(context.Background(), os.Args[1:], env)
-}
-
-// OSEnv returns the real process state.
-func OSEnv() Env {
-	wd, _ := os.Getwd()
-	exe, _ := os.Executable()
-	m := redact.Local(os.Getenv)
-	fd := int(os.Stderr.Fd())
-	// A dumb terminal takes no cursor movement: plain lines, as for a pipe.
-	tty := term.IsTerminal(fd) && os.Getenv("TERM") != "dumb"
-	width := func() int {
-		if w, _, err := term.GetSize(fd); err == nil && w > 0 {
-			return w
-		}
-		if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil {
-			return n
-		}
-		return 80
-	}
-	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: wd, Getenv: os.Getenv, Environ: os.Environ,
-		TTY: tty, Width: width, Root: os.DirFS("/"), Probe: probe.Exec{Timeout: 5 * time.Second},
-		Executable: exe, Machine: &m, Now: time.Now}
-}
-
-// Path resolves p against the working directory.
-func (e Env) Path(p string) string {
-	if p == "" || filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(e.Dir, p)
+	return Run(context.Background(), procstate.Args(), env)
 }
 
 func usagef(format string, a ...any) error { return exitcode.Usagef(format, a...) }
@@ -241,15 +107,15 @@ func checkFailed(msg string) error { return exitcode.CheckFailed{Msg: msg} }
 func Run(ctx context.Context, args []string, env Env) int {
 	ctx, now, stop := withSignals(ctx, env.Signals)
 	defer stop()
-	env.stopNow = now
+	env.StopNow = now
 	// Everything a command prints, on a terminal or into a pipe, passes one
 	// filter: what came from outside (an engine's version, a run ID, an
 	// error a server wrote, a file name) is escaped so it cannot act on the
 	// terminal, and the secrets the command learns are removed.
-	if env.keys == nil {
-		env.keys = &redact.Keyring{}
+	if env.Keys == nil {
+		env.Keys = &redact.Keyring{}
 	}
-	clean := func(s string) string { return display.Line(env.keys.Redact(s)) }
+	clean := func(s string) string { return display.Line(env.Keys.Redact(s)) }
 	stdout := liveline.New(env.Stdout, false, nil, clean)
 	stderr := liveline.New(env.Stderr, env.TTY, env.Width, clean)
 	defer stdout.Flush()

@@ -47,7 +47,7 @@ and candidate side by side.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var rs [2]*contract.Results
 			for i, a := range args {
-				b, err := env.folderBundle(env.Path(a), "")
+				b, err := folderBundle(env, env.Path(a), "")
 				if err != nil {
 					return err
 				}

@@ -63,7 +63,7 @@ the bundle is written to a temporary folder and renamed into place.`,
 			if _, err := os.Lstat(out); err == nil {
 				return fmt.Errorf("--out %s %w", out, corpus.ErrExists)
 			}
-			def, err := env.sources("").Protocol(protocolID)
+			def, err := sources(env, "").Protocol(protocolID)
 			if err != nil {
 				return usagef("--protocol: %v", err)
 			}
@@ -146,7 +146,7 @@ every file that differs.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := cmd.OutOrStdout()
-			src := env.sources("")
+			src := sources(env, "")
 			var fsys fs.FS
 			where := src.Checkout()
 			switch {

@@ -38,7 +38,7 @@ func manifestOptions(env Env, activate []string) (manifest.Options, error) {
 	if err != nil {
 		return manifest.Options{}, err
 	}
-	return manifest.Options{Activated: activate, Protocols: env.Protocols, Embedded: b, Now: env.now()}, nil
+	return manifest.Options{Activated: activate, Protocols: env.Protocols, Embedded: b, Now: env.Clock()}, nil
 }
 
 const activateHelp = "a protocol ID that is activated (repeatable); none is by default, since the draft protocol has no approved results"

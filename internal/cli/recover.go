@@ -60,7 +60,7 @@ journal under the current folder's result location (bench/results, else
 				fmt.Fprintf(w, "nothing to recover under %s\n", display.Line(where))
 				return nil
 			}
-			src := env.sources("")
+			src := sources(env, "")
 			bundles := journal.Bundles{
 				Open: func(id string) (*fixtures.Bundle, error) {
 					def, err := src.Protocol(id)
@@ -69,7 +69,7 @@ journal under the current folder's result location (bench/results, else
 					}
 					return src.Open(def)
 				},
-				Redactor: func(b *fixtures.Bundle) *redact.Redactor { return result.Redactor(env.machine(), b) },
+				Redactor: func(b *fixtures.Bundle) *redact.Redactor { return result.Redactor(env.Private(), b) },
 			}
 			var failed []string
 			for _, p := range pending {
@@ -77,12 +77,12 @@ journal under the current folder's result location (bench/results, else
 					return err
 				}
 				shown := display.Line(p)
-				if g := engineGroupOf(cmd.Context(), p, env.now()); g > 0 && runtime.GOOS != "linux" {
+				if g := engineGroupOf(cmd.Context(), p, env.Clock()); g > 0 && runtime.GOOS != "linux" {
 					// No parent-death signal here: the engine may have
 					// outlived the runner that was killed.
 					fmt.Fprintf(w, "note: the run in %s started an engine as process group %d; if it still runs, stop it: kill -- -%d\n", shown, g, g)
 				}
-				out, err := journal.Recover(cmd.Context(), p, bundles, env.now())
+				out, err := journal.Recover(cmd.Context(), p, bundles, env.Clock())
 				switch {
 				case journal.IsLocked(err):
 					fmt.Fprintf(w, "skipped %s: a running strata still writes it\n", shown)

@@ -48,7 +48,7 @@ lists).`,
 			var failed []string
 			for _, arg := range args {
 				dir := env.Path(arg)
-				bundle, err := env.folderBundle(dir, bundleDir)
+				bundle, err := folderBundle(env, dir, bundleDir)
 				if err != nil {
 					return err
 				}

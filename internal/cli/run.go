@@ -122,11 +122,7 @@ func runBench(ctx context.Context, cmd *cobra.Command, env Env, o runOptions) er
 			return usagef("--%s is refused: it would change the workload, and the protocol's workload is fixed (a different workload is a different protocol ID)", name)
 		}
 	}
-	p, err := env.process()
-	if err != nil {
-		return err
-	}
-	out, err := benchrun.Run(ctx, p, benchrun.Options{
+	out, err := benchrun.Run(ctx, env, benchrun.Options{
 		Target: benchrun.Target{URL: o.url, Profile: o.profile, Simulate: o.simulate, NoStart: o.noStart, APIKeyEnv: o.apiKeyEnv,
 			Protocol: o.protocol, BundleDir: o.bundle},
 		Optional: o.optional, Rehash: o.rehash, ResultsDir: o.resultsDir,

@@ -32,7 +32,7 @@ uploaded. Exit 1 when a check fails (and no text is printed).`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := env.Path(args[0])
-			b, err := env.folderBundle(dir, "")
+			b, err := folderBundle(env, dir, "")
 			if err != nil {
 				return err
 			}
@@ -41,7 +41,7 @@ uploaded. Exit 1 when a check fails (and no text is printed).`,
 				return err
 			}
 			w := cmd.OutOrStdout()
-			findings, err := submit.Scan(dir, result.Redactor(env.machine(), b))
+			findings, err := submit.Scan(dir, result.Redactor(env.Private(), b))
 			if err != nil {
 				return err
 			}
