@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/sse"
@@ -365,15 +366,16 @@ func (s *streamState) parseChunk(data []byte) (chunk, error) {
 			return c, err
 		}
 		key := name.String()
-		switch key {
-		case "choices":
+		// Any engine's timer object (dialect.IsTimerObject: llama-server's
+		// timings, vLLM's per-request metrics) is kept as the request's
+		// timings, the evidence its rates are read from.
+		timer := dialect.IsTimerObject(key)
+		switch {
+		case key == "choices":
 			if err := s.parseChoices(&c); err != nil {
 				return c, err
 			}
-		case "usage", "timings", "metrics", "error":
-			// metrics is vLLM's per-request timer object on the final usage
-			// chunk (--enable-per-request-metrics): kept as the engine's
-			// timings, the evidence its rates are read from.
+		case key == "usage" || key == "error" || timer:
 			v, err := s.dec.ReadValue()
 			if err != nil {
 				return c, err
@@ -382,10 +384,10 @@ func (s *streamState) parseChunk(data []byte) (chunk, error) {
 				continue
 			}
 			raw := json.RawMessage(bytes.Clone(v))
-			switch key {
-			case "usage":
+			switch {
+			case key == "usage":
 				c.usage = raw
-			case "timings", "metrics":
+			case timer:
 				c.timings = raw
 			default:
 				c.errorValue = raw
@@ -493,24 +495,22 @@ func (s *streamState) parseDelta(c *chunk) error {
 		if err != nil {
 			return err
 		}
-		switch name.String() {
-		case "role":
+		switch key := name.String(); {
+		case key == "role":
 			if _, ok, err := s.readString(); err != nil {
 				return err
 			} else if ok {
 				c.role = true
 			}
-		case "content":
+		case key == "content":
 			if c.content, _, err = s.readString(); err != nil {
 				return err
 			}
-		case "reasoning_content", "reasoning":
-			// llama.cpp, SGLang, ik_llama.cpp and TabbyAPI stream reasoning
-			// as reasoning_content; vLLM and Ollama as reasoning
-			// (vllm/entrypoints/generate/base/protocol.py DeltaMessage,
-			// ollama openai/openai.go ToChunk).
-			// A delta may carry both names (a gateway passing both on, one
-			// of them null or empty): the text is whichever has one.
+		case dialect.IsReasoningField(key):
+			// Every engine's name for it is read (dialect's table says
+			// which engine streams which). A delta may carry two of them (a
+			// gateway passing both on, one of them null or empty): the
+			// text is whichever has one.
 			var text string
 			if text, _, err = s.readString(); err != nil {
 				return err
@@ -518,7 +518,7 @@ func (s *streamState) parseDelta(c *chunk) error {
 			if text != "" {
 				c.reasoning = text
 			}
-		case "tool_calls":
+		case key == "tool_calls":
 			if err := s.parseToolCalls(c); err != nil {
 				return err
 			}

@@ -27,7 +27,7 @@ func (d Dialect) Body(f *fixtures.Fixture) ([]byte, error) {
 	}
 	s := protocol.ProfileSampling()
 	kw := protocol.ProfileTemplateKwargs()
-	w := d.wireOf()
+	w := factsOf(d.Engine)
 	var b bytes.Buffer
 	field := func(name, value string) {
 		if b.Len() > 1 {

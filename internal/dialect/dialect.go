@@ -138,15 +138,7 @@ func Identify(ev Evidence) Dialect {
 
 func identify(ev Evidence, buildInfo string) Dialect {
 	if raw := bytes.TrimSpace(ev.Status); len(raw) > 0 && raw[0] == '{' {
-		var st struct {
-			Version       string `json:"version"`
-			EngineVersion string `json:"engine_version"`
-		}
-		if json.Unmarshal(ev.Status, &st) == nil {
-			v := st.EngineVersion
-			if v == "" {
-				v = st.Version
-			}
+		if v, ok := StatusVersion(ev.Status); ok {
 			return Dialect{Engine: StrataServer, Version: v, IdentifiedBy: "GET /v1/status answers (Strata's server)"}
 		}
 	}
@@ -285,5 +277,5 @@ func (d Dialect) ReasoningBudget() Budget {
 // SettingNames maps a profile setting to the request field the engine reads
 // it from, where that differs from the spec's name.
 func (d Dialect) SettingNames() map[string]string {
-	return d.wireOf().alias
+	return factsOf(d.Engine).alias
 }

@@ -245,3 +245,63 @@ func TestBodyPerEngine(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamFieldsOfEveryEngine: the client reads reasoning and timers
+// from the fields IsReasoningField and IsTimerObject accept; every
+// engine's own field in the table is one of them, and nothing else is.
+func TestStreamFieldsOfEveryEngine(t *testing.T) {
+	t.Parallel()
+	reasoning := map[string]bool{}
+	for _, e := range []Engine{LlamaCpp, StrataServer, Unknown, VLLM, SGLang, Ollama, IKLlamaCpp, LMStudio, TabbyAPI} {
+		f := factsOf(e)
+		if f.reasoning != "" {
+			reasoning[f.reasoning] = true
+			if !IsReasoningField(f.reasoning) {
+				t.Errorf("%s streams reasoning as %q, which the client does not read", e, f.reasoning)
+			}
+		}
+		switch tf := f.timers.Fields(); {
+		case tf.Timings && !IsTimerObject("timings"):
+			t.Errorf("%s: the client does not keep llama-server's timings", e)
+		case tf.Durations != nil && !tf.Durations.InUsage && !IsTimerObject(tf.Durations.Object):
+			t.Errorf("%s keeps its timers in %q, which the client does not keep", e, tf.Durations.Object)
+		case !tf.Timings && tf.Durations == nil && !tf.None:
+			t.Errorf("%s: timers %q name no fields", e, f.timers)
+		}
+	}
+	if !reasoning["reasoning_content"] || !reasoning["reasoning"] {
+		t.Errorf("the engines' reasoning fields are %v", reasoning)
+	}
+	for _, name := range []string{"content", "role", "tool_calls", "thinking", "usage"} {
+		if IsReasoningField(name) || IsTimerObject(name) {
+			t.Errorf("%q is read as reasoning or timers", name)
+		}
+	}
+}
+
+// TestPreflightOfEveryEngine: llama-server's two routes where the engine
+// has them, vLLM's count-only /tokenize, and a reason for each engine
+// whose rendering and count cannot be had.
+func TestPreflightOfEveryEngine(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		engine       Engine
+		countOnly    bool
+		unverifiable string
+	}{
+		{LlamaCpp, false, ""}, {StrataServer, false, ""}, {Unknown, false, ""}, {IKLlamaCpp, false, ""},
+		{VLLM, true, ""},
+		{SGLang, false, "takes a prompt"}, {Ollama, false, "no tokenize endpoint"}, {LMStudio, false, "no tokenize endpoint"},
+		{TabbyAPI, false, "without the generation prompt"},
+	} {
+		p := Dialect{Engine: c.engine}.Preflight()
+		switch {
+		case p.CountOnly != c.countOnly || p.Tokenize != "/tokenize" || p.Source == "":
+			t.Errorf("%s: %+v", c.engine, p)
+		case !c.countOnly && p.ApplyTemplate != "/apply-template":
+			t.Errorf("%s renders on %q", c.engine, p.ApplyTemplate)
+		case (c.unverifiable == "") != (p.Unverifiable == "") || !strings.Contains(p.Unverifiable, c.unverifiable):
+			t.Errorf("%s: unverifiable %q, want %q", c.engine, p.Unverifiable, c.unverifiable)
+		}
+	}
+}

@@ -1,11 +1,18 @@
 package dialect
 
-// The engines beyond llama.cpp and Strata's server, each read in its own
-// source (the files and commits are cited where each fact is used; the
-// notes behind them are summarised in docs/READINGS.md, "Every engine in
-// its own words"). What strata sends each one, what it cannot send, and
-// where each count and timer of a result comes from are in this file and
-// nowhere else.
+import "encoding/json"
+
+// The engines beyond llama.cpp and Strata's server, and the table of what
+// strata believes about every engine. Each fact is read in the engine's own
+// source, cited beside it (the notes behind them are summarised in
+// docs/READINGS.md, "Every engine in its own words"). What strata sends
+// each engine, what it cannot send, where each count and timer of a result
+// comes from, which field its stream carries reasoning in, how its own
+// rendering and count are checked before the run, where its option
+// objects are read and where it names its version are in this package and
+// nowhere else: the other packages ask a Dialect, and none of them names an
+// engine (internal/layout holds them to that). A correction to an engine
+// is a change to its row in factsOf.
 
 const (
 	// VLLM is vLLM's OpenAI-compatible server: GET /version answers
@@ -33,8 +40,229 @@ const (
 	TabbyAPI Engine = "tabbyapi"
 )
 
-// Timers names where an engine's counts and durations of one request are,
-// the source table internal/measure reads them with.
+// engines lists every engine of the table, in a fixed order.
+func engines() []Engine {
+	return []Engine{LlamaCpp, StrataServer, Unknown, VLLM, SGLang, Ollama, IKLlamaCpp, LMStudio, TabbyAPI}
+}
+
+// notTaken is one protocol setting an engine's chat endpoint does not
+// take, and the source that says so.
+type notTaken struct {
+	Setting, Why string
+}
+
+// engineFacts is one row of the table: what strata believes about one
+// engine, each fact with the source it was read in.
+type engineFacts struct {
+	// alias names the engine's own field for a setting where it differs
+	// from the spec's; both are sent, with the same value, when keepSpec.
+	alias    map[string]string
+	keepSpec bool
+	// dropped are settings not sent at all: the engine cannot take them.
+	dropped []notTaken
+	// timers names where its counts and durations are (Timers.Fields says
+	// which fields), and noTimers why it has no per-request timer
+	// (TimersNone).
+	timers   Timers
+	noTimers string
+	// reasoning is the delta field its stream carries reasoning text in
+	// ("" where its source was not read for it; IsReasoningField accepts
+	// every engine's name from any server).
+	reasoning string
+	// preflight is how its own rendering and count of a chat body are had
+	// before the run.
+	preflight Preflight
+	// config is where its engine-option objects are read.
+	config ConfigFrom
+	// ownVersion: the engine names its version, if at all, on a route of
+	// its own (Identify reads it into Version), not on the spec's /props
+	// build_info or /v1/status.
+	ownVersion bool
+}
+
+// The delta fields engines stream reasoning text in.
+const (
+	reasoningContent = "reasoning_content"
+	reasoningText    = "reasoning"
+)
+
+// factsOf is the table: one row per engine.
+func factsOf(e Engine) engineFacts {
+	switch e {
+	case LlamaCpp:
+		// llama-server reads repeat_penalty (tools/server/server-task.cpp
+		// params_from_json_cmpl); the spec's name is sent beside it. Its
+		// options are its command line's, and /props build_info is its
+		// version.
+		return engineFacts{alias: map[string]string{"repetition_penalty": "repeat_penalty"}, keepSpec: true, timers: TimersLlamaCpp,
+			reasoning: reasoningContent, preflight: llamaPreflight(), config: ConfigLlamaArgs}
+	case IKLlamaCpp:
+		// Its server keeps llama-server's /apply-template and /tokenize
+		// (examples/server/server.cpp @bb7e35c routes).
+		return engineFacts{alias: map[string]string{"repetition_penalty": "repeat_penalty"}, keepSpec: true, timers: TimersIKLlamaCpp,
+			dropped: []notTaken{
+				{"reasoning_effort", "ik_llama.cpp's chat endpoint does not read reasoning_effort and does not pass it to the chat template (examples/server/server-common.cpp @0bc69a1 oaicompat_chat_params_parse)"},
+			},
+			reasoning: reasoningContent, preflight: llamaPreflight(), ownVersion: true}
+	case VLLM:
+		// Every setting under the spec's name (ChatCompletionRequest in
+		// vllm/entrypoints/openai/chat_completion/protocol.py @002032e).
+		// Reasoning streams as "reasoning"
+		// (vllm/entrypoints/generate/base/protocol.py DeltaMessage). POST
+		// /tokenize takes the chat body (messages, chat_template_kwargs,
+		// tools) and answers the count of its rendering, not the rendering
+		// (vllm/entrypoints/serve/tokenize/protocol.py @343baca).
+		return engineFacts{timers: TimersVLLM, reasoning: reasoningText, ownVersion: true,
+			preflight: Preflight{CountOnly: true, Tokenize: "/tokenize",
+				Source: "POST /tokenize with each request's exact body (vLLM renders the messages with its template and counts them; it returns no rendering, so only the count is compared)"}}
+	case SGLang:
+		return engineFacts{timers: TimersNone,
+			noTimers:  "SGLang's streaming chat reports no per-request prefill or decode time (python/sglang/srt/entrypoints/openai/serving_chat.py @002897c); its Prometheus histograms mix requests and include queueing",
+			reasoning: reasoningContent, ownVersion: true,
+			preflight: unverifiable("SGLang's /v1/tokenize takes a prompt, not chat messages (python/sglang/srt/entrypoints/openai/serving_tokenize.py @0351c1f), so the engine's rendering of the fixtures cannot be checked; usage.prompt_tokens of each request is the only count")}
+	case Ollama:
+		// The OpenAI-compatible request struct has no field for these, so
+		// Go's decoder drops them (openai/openai.go @0098875
+		// ChatCompletionRequest). Reasoning streams as "reasoning"
+		// (openai/openai.go ToChunk).
+		return engineFacts{timers: TimersNone,
+			noTimers: "Ollama's OpenAI-compatible endpoint reports counts only, no timer (openai/openai.go @0098875 ToUsage); its native /api/chat counts cached tokens in prompt_eval_count but times only the evaluated ones",
+			dropped: []notTaken{
+				{"top_k", "Ollama's OpenAI-compatible endpoint has no top_k field and drops it (openai/openai.go @0098875)"},
+				{"min_p", "Ollama's OpenAI-compatible endpoint has no min_p field and drops it (openai/openai.go @0098875)"},
+				{"repetition_penalty", "Ollama's OpenAI-compatible endpoint has no repetition_penalty (or repeat_penalty) field and drops it (openai/openai.go @0098875)"},
+				{"chat_template_kwargs", "Ollama's OpenAI-compatible endpoint has no chat_template_kwargs field, so enable_thinking and preserve_thinking do not reach the template (openai/openai.go @0098875)"},
+			},
+			reasoning: reasoningText, ownVersion: true,
+			preflight: unverifiable("Ollama has no tokenize endpoint (only _debug_render_only, which returns a rendering without a count), so the engine's count of the fixtures cannot be checked before the run")}
+	case LMStudio:
+		return engineFacts{alias: map[string]string{"repetition_penalty": "repeat_penalty"}, timers: TimersNone,
+			noTimers: "LM Studio's OpenAI-compatible endpoint documents no per-request timer (its native /api/v1/chat stats have a decode rate but no prompt time)",
+			dropped: []notTaken{
+				{"min_p", "LM Studio's OpenAI-compatible chat endpoint documents no min_p (docs 1_developer/3_openai-compat/chat-completions.md @51c92c6)"},
+				{"chat_template_kwargs", "LM Studio's OpenAI-compatible chat endpoint documents no chat_template_kwargs (docs @51c92c6)"},
+				{"reasoning_effort", "LM Studio's OpenAI-compatible chat endpoint documents no reasoning_effort (docs @51c92c6)"},
+			},
+			ownVersion: true,
+			preflight:  unverifiable("LM Studio documents no tokenize endpoint, so the engine's rendering and count of the fixtures cannot be checked before the run")}
+	case TabbyAPI:
+		return engineFacts{timers: TimersTabbyAPI,
+			dropped: []notTaken{
+				{"seed", "TabbyAPI's sampler request has no seed field (common/sampling.py BaseSamplerRequest), so each request's seed cannot be set"},
+			},
+			reasoning: reasoningContent, ownVersion: true,
+			preflight: unverifiable("TabbyAPI's /v1/token/encode renders messages without the generation prompt and without template_vars (endpoints/core/router.py @03189bc), so its count is not the chat request's and cannot be checked")}
+	}
+	// Strata's server and an unknown engine: the spec's own words, and
+	// llama-server's routes, which Strata's server is built on.
+	return engineFacts{timers: TimersLlamaCpp, preflight: llamaPreflight()}
+}
+
+// NotTaken lists the profile settings this engine cannot take on its chat
+// endpoint, each with the source that says so: strata does not send them,
+// and a run that needed them is nonconforming with each one named.
+func (d Dialect) NotTaken() []string {
+	var out []string
+	for _, n := range factsOf(d.Engine).dropped {
+		out = append(out, n.Setting+": "+n.Why)
+	}
+	return out
+}
+
+// dropped reports whether the engine cannot take a setting.
+func (d Dialect) dropped(setting string) bool {
+	for _, n := range factsOf(d.Engine).dropped {
+		if n.Setting == setting {
+			return true
+		}
+	}
+	return false
+}
+
+// Timers is where this engine's counts and durations are.
+func (d Dialect) Timers() Timers { return factsOf(d.Engine).timers }
+
+// NoTimers says why the engine reports no per-request timer ("" when it
+// does).
+func (d Dialect) NoTimers() string { return factsOf(d.Engine).noTimers }
+
+// IsReasoningField reports whether a stream delta's field carries
+// reasoning text on some engine (each engine's reasoning in factsOf). The
+// client reads every engine's name from any server: a gateway may pass
+// either on, and the engine is not known to the stream. It is a switch, not
+// a walk of the table, because the client asks it for every delta.
+func IsReasoningField(name string) bool {
+	switch name {
+	case reasoningContent, reasoningText:
+		return true
+	}
+	return false
+}
+
+// ConfigFrom is where an engine's option objects (kv_cache, offloading,
+// prefill, mtp, …) are read; internal/engineconfig reads them. A server
+// whose /v1/status reports its configuration is read there, whatever the
+// engine.
+type ConfigFrom string
+
+const (
+	// ConfigUnknown: strata cannot read the engine's options.
+	ConfigUnknown ConfigFrom = ""
+	// ConfigLlamaArgs: llama-server's command line (when the runner knows
+	// it), /props and /slots.
+	ConfigLlamaArgs ConfigFrom = "llama.cpp"
+	// ConfigSimulator: strata's simulated engine, which has none of these
+	// options.
+	ConfigSimulator ConfigFrom = "strata-simulator"
+)
+
+// ConfigFrom is where this engine's option objects are read.
+func (d Dialect) ConfigFrom() ConfigFrom {
+	if d.Simulated {
+		return ConfigSimulator
+	}
+	return factsOf(d.Engine).config
+}
+
+// OwnVersion reports whether the engine names its version, if at all, on a
+// route of its own (Identify reads it into Version) rather than on the
+// spec's sources, /props build_info and /v1/status.
+func (d Dialect) OwnVersion() bool { return factsOf(d.Engine).ownVersion }
+
+// Known reports whether the engine was identified.
+func (d Dialect) Known() bool { return d.Engine != Unknown }
+
+// identityRoute is a GET route only some engines serve, and the evidence
+// its JSON answer fills.
+type identityRoute struct {
+	path string
+	into *json.RawMessage
+}
+
+// identityRoutes are those routes in the order asked. A route whose
+// evidence an earlier one filled is not asked.
+func identityRoutes(ev *Evidence) []identityRoute {
+	return []identityRoute{
+		// vLLM: {"version": "<string>"}
+		// (vllm/entrypoints/serve/instrumentator/basic.py @dcbf200);
+		// ik_llama.cpp: {"version": <int>, "features": {…}}
+		// (examples/server/server.cpp @bb7e35c).
+		{"/version", &ev.Version},
+		// Ollama: {"version"} (server/routes.go).
+		{"/api/version", &ev.OllamaVersion},
+		// SGLang: its server arguments and version
+		// (python/sglang/srt/entrypoints/http_server.py @0025436).
+		{"/get_server_info", &ev.ServerInfo},
+		// LM Studio's native REST API, and its older version (LM Studio's
+		// documentation).
+		{"/api/v1/models", &ev.LMStudioModels},
+		{"/api/v0/models", &ev.LMStudioModels},
+	}
+}
+
+// Timers names where an engine's counts and durations of one request are;
+// Fields says which fields those are, the data internal/measure reads
+// them by.
 type Timers string
 
 const (
@@ -62,98 +290,149 @@ const (
 	TimersNone Timers = "none"
 )
 
-// notTaken is one protocol setting an engine's chat endpoint does not
-// take, and the source that says so.
-type notTaken struct {
-	Setting, Why string
-}
+// The objects of a streamed chunk that hold an engine's timers: llama-
+// server's timings, and vLLM's per-request metrics on its final usage
+// chunk. The client keeps either as the request's timings.
+const (
+	timingsObject     = "timings"
+	vllmMetricsObject = "metrics"
+)
 
-// wire is how an engine takes the protocol's request.
-type wire struct {
-	// alias names the engine's own field for a setting where it differs
-	// from the spec's; both are sent, with the same value, when keepSpec.
-	alias    map[string]string
-	keepSpec bool
-	// dropped are settings not sent at all: the engine cannot take them.
-	dropped []notTaken
-	timers  Timers
-	// noTimers says why an engine has no per-request timer (TimersNone).
-	noTimers string
-}
-
-// wireOf is the table: one row per engine.
-func (d Dialect) wireOf() wire {
-	switch d.Engine {
-	case LlamaCpp:
-		// llama-server reads repeat_penalty (tools/server/server-task.cpp
-		// params_from_json_cmpl); the spec's name is sent beside it.
-		return wire{alias: map[string]string{"repetition_penalty": "repeat_penalty"}, keepSpec: true, timers: TimersLlamaCpp}
-	case IKLlamaCpp:
-		return wire{alias: map[string]string{"repetition_penalty": "repeat_penalty"}, keepSpec: true, timers: TimersIKLlamaCpp,
-			dropped: []notTaken{
-				{"reasoning_effort", "ik_llama.cpp's chat endpoint does not read reasoning_effort and does not pass it to the chat template (examples/server/server-common.cpp @0bc69a1 oaicompat_chat_params_parse)"},
-			}}
-	case VLLM:
-		// Every setting under the spec's name (ChatCompletionRequest in
-		// vllm/entrypoints/openai/chat_completion/protocol.py @002032e).
-		return wire{timers: TimersVLLM}
-	case SGLang:
-		return wire{timers: TimersNone,
-			noTimers: "SGLang's streaming chat reports no per-request prefill or decode time (python/sglang/srt/entrypoints/openai/serving_chat.py @002897c); its Prometheus histograms mix requests and include queueing"}
-	case Ollama:
-		// The OpenAI-compatible request struct has no field for these, so
-		// Go's decoder drops them (openai/openai.go @0098875
-		// ChatCompletionRequest).
-		return wire{timers: TimersNone,
-			noTimers: "Ollama's OpenAI-compatible endpoint reports counts only, no timer (openai/openai.go @0098875 ToUsage); its native /api/chat counts cached tokens in prompt_eval_count but times only the evaluated ones",
-			dropped: []notTaken{
-				{"top_k", "Ollama's OpenAI-compatible endpoint has no top_k field and drops it (openai/openai.go @0098875)"},
-				{"min_p", "Ollama's OpenAI-compatible endpoint has no min_p field and drops it (openai/openai.go @0098875)"},
-				{"repetition_penalty", "Ollama's OpenAI-compatible endpoint has no repetition_penalty (or repeat_penalty) field and drops it (openai/openai.go @0098875)"},
-				{"chat_template_kwargs", "Ollama's OpenAI-compatible endpoint has no chat_template_kwargs field, so enable_thinking and preserve_thinking do not reach the template (openai/openai.go @0098875)"},
-			}}
-	case LMStudio:
-		return wire{alias: map[string]string{"repetition_penalty": "repeat_penalty"}, timers: TimersNone,
-			noTimers: "LM Studio's OpenAI-compatible endpoint documents no per-request timer (its native /api/v1/chat stats have a decode rate but no prompt time)",
-			dropped: []notTaken{
-				{"min_p", "LM Studio's OpenAI-compatible chat endpoint documents no min_p (docs 1_developer/3_openai-compat/chat-completions.md @51c92c6)"},
-				{"chat_template_kwargs", "LM Studio's OpenAI-compatible chat endpoint documents no chat_template_kwargs (docs @51c92c6)"},
-				{"reasoning_effort", "LM Studio's OpenAI-compatible chat endpoint documents no reasoning_effort (docs @51c92c6)"},
-			}}
-	case TabbyAPI:
-		return wire{timers: TimersTabbyAPI,
-			dropped: []notTaken{
-				{"seed", "TabbyAPI's sampler request has no seed field (common/sampling.py BaseSamplerRequest), so each request's seed cannot be set"},
-			}}
-	}
-	// Strata's server and an unknown engine: the spec's own words.
-	return wire{timers: TimersLlamaCpp}
-}
-
-// NotTaken lists the profile settings this engine cannot take on its chat
-// endpoint, each with the source that says so: strata does not send them,
-// and a run that needed them is nonconforming with each one named.
-func (d Dialect) NotTaken() []string {
-	var out []string
-	for _, n := range d.wireOf().dropped {
-		out = append(out, n.Setting+": "+n.Why)
-	}
-	return out
-}
-
-// dropped reports whether the engine cannot take a setting.
-func (d Dialect) dropped(setting string) bool {
-	for _, n := range d.wireOf().dropped {
-		if n.Setting == setting {
-			return true
-		}
+// IsTimerObject reports whether a chunk's top-level field is an engine's
+// timer object (the client keeps it as the request's timings, the
+// evidence its rates are read from).
+func IsTimerObject(name string) bool {
+	switch name {
+	case timingsObject, vllmMetricsObject:
+		return true
 	}
 	return false
 }
 
-// Timers is where this engine's counts and durations are.
-func (d Dialect) Timers() Timers { return d.wireOf().timers }
+// TimerFields is where one Timers source keeps a request's counts and
+// durations, and what is known of when they are missing.
+type TimerFields struct {
+	// Timings: the timer object is llama-server's timings, the spec's own
+	// source, read by the spec's table (prompt_n, prompt_ms, predicted_n,
+	// predicted_ms, predicted_per_second, cache_n). Another engine's timer
+	// object never supplies these fields.
+	Timings bool
+	// Spec: the timings are exactly the spec's (llama.cpp's), so a null
+	// rate needs no reason of the engine's beside it.
+	Spec bool
+	// CachedFromPromptN: the timings have no cache_n, but prompt_n counts
+	// only the tokens evaluated (at least one on a full hit), so the cached
+	// part is the rest of the prompt; CachedSource names that derivation.
+	CachedFromPromptN bool
+	CachedSource      string
+	// CachedHint says when the engine reports
+	// usage.prompt_tokens_details.cached_tokens at all ("" when nothing is
+	// known); it follows that name in a reason.
+	CachedHint string
+	// Durations are the engine's two timers as fields of one object (nil
+	// for llama-server's timings and for an engine without timers).
+	Durations *Durations
+	// None: the engine reports no per-request timer.
+	None bool
+}
 
-// NoTimers says why the engine reports no per-request timer ("" when it
-// does).
-func (d Dialect) NoTimers() string { return d.wireOf().noTimers }
+// Durations are an engine's prompt and decode durations as two fields of
+// one object.
+type Durations struct {
+	// Object names the object in outputs.jsonl; InUsage says it is the
+	// usage object, else it is the timer object the client kept as the
+	// request's timings.
+	Object  string
+	InUsage bool
+	// Prompt and Decode are the duration fields, Scale what turns them
+	// into seconds.
+	Prompt, Decode string
+	Scale          float64
+	// Source names the timers and DecodeSource the decode count, as the
+	// result's sources say them.
+	Source, DecodeSource string
+	// AfterFirst: the decode duration starts at the first token, so it
+	// covers completion_tokens - 1 of them.
+	AfterFirst bool
+	// Absent says why the fields may be missing; Note is said whenever
+	// they are read.
+	Absent, Note string
+}
+
+// Fields is where this source's counts and durations are. "" is llama-
+// server's timings (evidence that names no source).
+func (t Timers) Fields() TimerFields {
+	switch t {
+	case TimersIKLlamaCpp:
+		// No cache_n; prompt_n counts only the evaluated tokens
+		// (examples/server/server-context.cpp @0192b22).
+		return TimerFields{Timings: true, CachedFromPromptN: true,
+			CachedSource: "derived: usage.prompt_tokens - timings.prompt_n (ik_llama.cpp's prompt_n counts only the tokens it evaluated)"}
+	case TimersVLLM:
+		// vLLM's per-request metrics: the prefill is the time from
+		// scheduling to the first token, over the tokens it computed
+		// (input minus cached); the decode is the time from the first token
+		// to the last, over the tokens after the first. tokens_per_second
+		// spans both phases and is never used.
+		return TimerFields{CachedHint: " (vLLM sends it only with --enable-prompt-tokens-details)",
+			Durations: &Durations{Object: vllmMetricsObject, Prompt: "time_to_first_token_ms", Decode: "generation_time_ms", Scale: 1e-3,
+				Source:       "vllm metrics.time_to_first_token_ms / 1000 (scheduling to first token) and metrics.generation_time_ms / 1000 (first token to last)",
+				DecodeSource: "derived: usage.completion_tokens - 1 (vLLM's generation_time_ms runs from the first token to the last)",
+				AfterFirst:   true,
+				Absent:       "metrics object (vLLM sends it only with --enable-per-request-metrics)"}}
+	case TimersTabbyAPI:
+		// prompt_time is exllamav3's prefill of the tokens it did not find
+		// cached, completion_time its generation of every new token. Both
+		// are rounded to 0.01 s, so a short prefill reads 0 (its rate is
+		// then null).
+		return TimerFields{CachedHint: " (older TabbyAPI builds do not report it)",
+			Durations: &Durations{Object: "usage", InUsage: true, Prompt: "prompt_time", Decode: "completion_time", Scale: 1,
+				Source:       "usage.prompt_time and usage.completion_time (TabbyAPI, seconds rounded to 0.01)",
+				DecodeSource: "usage.completion_tokens (TabbyAPI's completion_time covers every generated token)",
+				Absent:       "usage.prompt_time or usage.completion_time (older TabbyAPI builds report counts only)",
+				Note:         "TabbyAPI rounds prompt_time and completion_time to 0.01 s"}}
+	case TimersNone:
+		return TimerFields{None: true}
+	case TimersLlamaCpp, "":
+		return TimerFields{Timings: true, Spec: true}
+	}
+	// A source strata does not know: llama-server's timer fields are read,
+	// but none of its counts is taken from an object that is not its.
+	return TimerFields{}
+}
+
+// Preflight is how an engine renders and counts a chat body before the
+// run, the data internal/preflight runs its check by.
+type Preflight struct {
+	// Unverifiable says why the engine's own rendering and count of the
+	// fixtures cannot be had ("" when they can): the check is not run.
+	Unverifiable string
+	// ApplyTemplate renders a chat body (answering {"prompt"}), and
+	// Tokenize counts that rendering ({"content", "add_special",
+	// "parse_special"}, answering {"tokens"}). With CountOnly, Tokenize
+	// takes the chat body itself and answers {"count"}, and the engine's
+	// rendering is never seen.
+	ApplyTemplate, Tokenize string
+	CountOnly               bool
+	// Source says how the check reads the engine, in the result's words.
+	Source string
+}
+
+// llamaPreflight is the check by llama-server's pair of routes, which the
+// servers built on it keep.
+func llamaPreflight() Preflight {
+	const apply, tokenize = "/apply-template", "/tokenize"
+	return Preflight{ApplyTemplate: apply, Tokenize: tokenize,
+		Source: "POST " + apply + " with each request's exact body, then POST " + tokenize + " of the engine's rendering"}
+}
+
+// unverifiable is an engine whose rendering and count cannot be had; the
+// result still names the check strata would have run.
+func unverifiable(why string) Preflight {
+	p := llamaPreflight()
+	p.Unverifiable = why
+	return p
+}
+
+// Preflight is how this engine's rendering and count are checked.
+func (d Dialect) Preflight() Preflight { return factsOf(d.Engine).preflight }

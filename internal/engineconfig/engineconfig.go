@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/dialect"
 )
 
 // Sources is what the runner learned.
@@ -24,8 +25,9 @@ type Sources struct {
 	// they were read.
 	Args     []string
 	ArgsFrom string
-	// Engine is "llama.cpp", "strata-simulator" or "" (unknown).
-	Engine string
+	// Engine is where the engine's options are read (its dialect's
+	// ConfigFrom).
+	Engine dialect.ConfigFrom
 }
 
 // Options are the filled objects (nil: unknown) and the reasons.
@@ -142,13 +144,13 @@ func Capture(s Sources) Options {
 		return o
 	}
 	switch s.Engine {
-	case "strata-simulator":
+	case dialect.ConfigSimulator:
 		o.Source = "strata's simulated engine, which has none of these options"
 		for _, name := range objs {
 			o.Objects[name] = json.RawMessage("{}")
 		}
 		return o
-	case "llama.cpp":
+	case dialect.ConfigLlamaArgs:
 	default:
 		o.Source = "unknown engine"
 		for _, name := range objs {

@@ -186,10 +186,11 @@ func Account(ev Evidence) Accounting {
 	a := Accounting{Missing: map[string]string{}}
 	miss := func(ptr, reason string) { a.Missing[ptr] = reason }
 	usage, timings := object(ev.Usage), object(ev.Timings)
-	// prompt_n and cache_n are llama-server's timings fields (and
-	// ik_llama.cpp's): another engine's timer object never supplies them.
+	fields := ev.Timers.Fields()
+	// prompt_n and cache_n are fields of llama-server's timings: another
+	// engine's timer object never supplies them.
 	llamaTimings := timings
-	if !llamaFamily(ev.Timers) {
+	if !fields.Timings {
 		llamaTimings = nil
 	}
 	absent := func(what string) string {
@@ -227,13 +228,12 @@ func Account(ev Evidence) Accounting {
 			cachedBad = bad
 		}
 	}
-	// ik_llama.cpp reports no cache_n, but its prompt_n counts only the
-	// tokens it evaluated (at least one on a full hit), so the cached part
-	// is the rest of the prompt.
-	if !cachedOK && ev.Timers == dialect.TimersIKLlamaCpp && a.Tokens.InputTokens != nil {
+	// Timings without cache_n whose prompt_n counts only the tokens
+	// evaluated: the cached part is the rest of the prompt.
+	if !cachedOK && fields.CachedFromPromptN && a.Tokens.InputTokens != nil {
 		if n, ok, _ := count(llamaTimings, "prompt_n"); ok && n <= *a.Tokens.InputTokens {
 			cached, cachedOK = *a.Tokens.InputTokens-n, true
-			a.Sources.CachedTokens = str(SrcCachedIKLlam)
+			a.Sources.CachedTokens = str(fields.CachedSource)
 		}
 	}
 	// More cached tokens than the prompt has: the engine's counts
@@ -250,8 +250,8 @@ func Account(ev Evidence) Accounting {
 		a.Tokens.CachedTokens = i64(cached)
 	} else {
 		r := absent("usage.prompt_tokens_details.cached_tokens or timings.cache_n")
-		if !llamaFamily(ev.Timers) {
-			r = absent("usage.prompt_tokens_details.cached_tokens" + cachedHint[ev.Timers])
+		if !fields.Timings {
+			r = absent("usage.prompt_tokens_details.cached_tokens" + fields.CachedHint)
 		}
 		if cachedBad != "" {
 			r = "invalid evidence: " + cachedBad
@@ -275,8 +275,8 @@ func Account(ev Evidence) Accounting {
 			r = "invalid evidence: timings." + bad
 		} else if ev.NoDataReason == "" {
 			r = "timings.prompt_n is absent and input_tokens - cached_tokens cannot be formed"
-			if !llamaFamily(ev.Timers) {
-				r = "the engine reported no usage.prompt_tokens_details.cached_tokens" + cachedHint[ev.Timers] + ", so the tokens its prefill computed are unknown and a prompt rate could not exclude cached tokens"
+			if !fields.Timings {
+				r = "the engine reported no usage.prompt_tokens_details.cached_tokens" + fields.CachedHint + ", so the tokens its prefill computed are unknown and a prompt rate could not exclude cached tokens"
 			}
 		}
 		miss(contract.ReqTokensReadTokens, r)
@@ -294,12 +294,14 @@ func Account(ev Evidence) Accounting {
 		miss(contract.ReqSourcesOutputTokens, "no output_tokens: "+r)
 	}
 	// Engine durations and the decode count, from the engine's own timers.
-	switch ev.Timers {
-	case dialect.TimersVLLM:
-		notes = vllmTimers.read(&a, usage, timings, miss, absent, notes)
-	case dialect.TimersTabbyAPI:
-		notes = tabbyTimers.read(&a, usage, usage, miss, absent, notes)
-	case dialect.TimersNone:
+	switch {
+	case fields.Durations != nil:
+		obj := timings
+		if fields.Durations.InUsage {
+			obj = usage
+		}
+		notes = readDurations(*fields.Durations, &a, usage, obj, miss, absent, notes)
+	case fields.None:
 		why := ev.NoTimers
 		if ev.NoDataReason != "" {
 			why = ev.NoDataReason
@@ -348,10 +350,10 @@ func Account(ev Evidence) Accounting {
 		if a.Tokens.ReadTokens != nil && *a.Tokens.ReadTokens == 0 {
 			why = "read_tokens is 0: the whole prompt came from the cache"
 		}
-		miss(contract.ReqMetricsPromptTPS, why+because(ev.Timers, a.Missing, contract.ReqTimingsPromptS, contract.ReqTokensReadTokens))
+		miss(contract.ReqMetricsPromptTPS, why+because(fields, a.Missing, contract.ReqTimingsPromptS, contract.ReqTokensReadTokens))
 	}
 	if a.Metrics.DecodeTPS, why = Rate(a.Tokens.DecodeTokens, a.Timings.DecodeS, "decode_tokens", "decode_s", "decode time"); why != "" {
-		miss(contract.ReqMetricsDecodeTPS, why+because(ev.Timers, a.Missing, contract.ReqTimingsDecodeS, contract.ReqTokensDecodeTokens))
+		miss(contract.ReqMetricsDecodeTPS, why+because(fields, a.Missing, contract.ReqTimingsDecodeS, contract.ReqTokensDecodeTokens))
 	}
 	if len(notes) > 0 {
 		a.Note = str(strings.Join(notes, "; "))
@@ -459,79 +461,39 @@ func llamaTimers(a *Accounting, timings map[string]json.RawMessage, miss func(pt
 	return notes
 }
 
-// Source names of the other engines' timers.
-const (
-	SrcVLLMTimers   = "vllm metrics.time_to_first_token_ms / 1000 (scheduling to first token) and metrics.generation_time_ms / 1000 (first token to last)"
-	SrcVLLMDecode   = "derived: usage.completion_tokens - 1 (vLLM's generation_time_ms runs from the first token to the last)"
-	SrcTabbyTimers  = "usage.prompt_time and usage.completion_time (TabbyAPI, seconds rounded to 0.01)"
-	SrcTabbyDecode  = "usage.completion_tokens (TabbyAPI's completion_time covers every generated token)"
-	SrcCachedIKLlam = "derived: usage.prompt_tokens - timings.prompt_n (ik_llama.cpp's prompt_n counts only the tokens it evaluated)"
-)
-
-// engineTimers is where one engine keeps a request's two durations and
-// how its decode count relates to the generated tokens.
-type engineTimers struct {
-	where            string // "metrics" or "usage": the object in outputs.jsonl
-	prompt, decode   string // duration fields
-	scale            float64
-	source, decodeSr string
-	// afterFirst: the decode duration starts at the first token, so it
-	// covers completion_tokens - 1 of them.
-	afterFirst bool
-	absent     string // why the fields may be missing
-	note       string // said whenever the timers are read
-}
-
-// vLLM's per-request metrics (the timings slot holds the final usage
-// chunk's metrics object): the prefill is the time from scheduling to the
-// first token, over the tokens it computed (input minus cached); the
-// decode is the time from the first token to the last, over the tokens
-// after the first. tokens_per_second spans both phases and is never used.
-var vllmTimers = engineTimers{where: "metrics", prompt: "time_to_first_token_ms", decode: "generation_time_ms", scale: 1e-3,
-	source: SrcVLLMTimers, decodeSr: SrcVLLMDecode, afterFirst: true,
-	absent: "metrics object (vLLM sends it only with --enable-per-request-metrics)"}
-
-// TabbyAPI's usage timers: prompt_time is exllamav3's prefill of the
-// tokens it did not find cached, completion_time its generation of every
-// new token. Both are rounded to 0.01 s, so a short prefill reads 0 (its
-// rate is then null).
-var tabbyTimers = engineTimers{where: "usage", prompt: "prompt_time", decode: "completion_time", scale: 1,
-	source: SrcTabbyTimers, decodeSr: SrcTabbyDecode,
-	absent: "usage.prompt_time or usage.completion_time (older TabbyAPI builds report counts only)",
-	note:   "TabbyAPI rounds prompt_time and completion_time to 0.01 s"}
-
-// read fills the durations and the decode count from the engine's object.
-func (e engineTimers) read(a *Accounting, usage, obj map[string]json.RawMessage, miss func(ptr, reason string), absent func(string) string, notes []string) []string {
-	none := absent(e.absent)
+// readDurations fills the durations and the decode count from the
+// engine's object.
+func readDurations(e dialect.Durations, a *Accounting, usage, obj map[string]json.RawMessage, miss func(ptr, reason string), absent func(string) string, notes []string) []string {
+	none := absent(e.Absent)
 	seconds := func(key, ptr string) (*float64, bool) {
 		v, ok, bad := number(obj, key)
 		if ok {
-			return f64(v * e.scale), true
+			return f64(v * e.Scale), true
 		}
 		r := none
 		if bad != "" {
-			r = "invalid evidence: " + e.where + "." + bad
+			r = "invalid evidence: " + e.Object + "." + bad
 		}
 		miss(ptr, r)
 		return nil, false
 	}
 	var promptOK, decodeOK bool
-	a.Timings.PromptS, promptOK = seconds(e.prompt, contract.ReqTimingsPromptS)
-	a.Timings.DecodeS, decodeOK = seconds(e.decode, contract.ReqTimingsDecodeS)
+	a.Timings.PromptS, promptOK = seconds(e.Prompt, contract.ReqTimingsPromptS)
+	a.Timings.DecodeS, decodeOK = seconds(e.Decode, contract.ReqTimingsDecodeS)
 	if promptOK || decodeOK {
-		a.Sources.EngineTimings = str(e.source)
-		if e.note != "" {
-			notes = append(notes, e.note)
+		a.Sources.EngineTimings = str(e.Source)
+		if e.Note != "" {
+			notes = append(notes, e.Note)
 		}
 	} else {
 		miss(contract.ReqSourcesEngineTimings, "no engine timer fields: "+none)
 	}
 	first := int64(0)
-	if e.afterFirst {
+	if e.AfterFirst {
 		first = 1
 	}
 	if n, ok, _ := count(usage, "completion_tokens"); ok && n >= first && decodeOK {
-		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(n-first), str(e.decodeSr)
+		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(n-first), str(e.DecodeSource)
 	} else {
 		r := "no decode duration: " + none
 		if decodeOK {
@@ -544,10 +506,10 @@ func (e engineTimers) read(a *Accounting, usage, obj map[string]json.RawMessage,
 }
 
 // because adds why the rate's inputs are null where that is the news: for
-// an engine other than llama.cpp's family (its timers differ), and for
-// counts the engine contradicted.
-func because(t dialect.Timers, missing map[string]string, ptrs ...string) string {
-	other := t != "" && t != dialect.TimersLlamaCpp
+// an engine whose timers are not the spec's, and for counts the engine
+// contradicted.
+func because(f dialect.TimerFields, missing map[string]string, ptrs ...string) string {
+	other := !f.Spec
 	for _, p := range ptrs {
 		if why := missing[p]; why != "" && (other || strings.HasPrefix(why, Contradictory)) {
 			return ": " + why
@@ -559,15 +521,3 @@ func because(t dialect.Timers, missing map[string]string, ptrs ...string) string
 // Contradictory begins the reason of a count the engine's own evidence
 // contradicts.
 const Contradictory = "contradictory evidence: "
-
-// llamaFamily reports whether the engine's timings object is llama-server's
-// ("" is the timings of a result recorded before dialects named timers).
-func llamaFamily(t dialect.Timers) bool {
-	return t == "" || t == dialect.TimersLlamaCpp || t == dialect.TimersIKLlamaCpp
-}
-
-// cachedHint says when each engine reports cached tokens at all.
-var cachedHint = map[dialect.Timers]string{
-	dialect.TimersVLLM:     " (vLLM sends it only with --enable-prompt-tokens-details)",
-	dialect.TimersTabbyAPI: " (older TabbyAPI builds do not report it)",
-}

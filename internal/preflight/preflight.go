@@ -32,12 +32,6 @@ import (
 	"github.com/strata-bench/strata/internal/quantity"
 )
 
-// Endpoints the check uses (llama.cpp's server and servers built on it).
-const (
-	ApplyTemplate = "/apply-template"
-	Tokenize      = "/tokenize"
-)
-
 // FitContext checks every fixture against a per-slot context of n tokens.
 func FitContext(b *fixtures.Bundle, n int64) *contract.ContextFit {
 	c := &contract.ContextFit{Tokens: n, TooLong: []string{}, MayFill: []string{}}
@@ -105,8 +99,8 @@ func Check(ctx context.Context, in Input) *contract.Preflight {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, in.Deadline)
 	defer cancel()
-	r := &contract.Preflight{Source: "POST " + ApplyTemplate + " with each request's exact body, then POST " + Tokenize + " of the engine's rendering",
-		BundleTemplateSHA256: in.TemplateSHA256, Fixtures: []contract.PreflightFixture{}}
+	pf := in.Dialect.Preflight()
+	r := &contract.Preflight{Source: pf.Source, BundleTemplateSHA256: in.TemplateSHA256, Fixtures: []contract.PreflightFixture{}}
 	if in.ContextTokens != nil {
 		r.Context = FitContext(in.Bundle, *in.ContextTokens)
 	}
@@ -121,12 +115,9 @@ func Check(ctx context.Context, in Input) *contract.Preflight {
 			r.TemplateNote = "the engine's template (/props chat_template) is not the one the bundle was built with"
 		}
 	}
-	if why := unverifiable(in.Dialect); why != "" {
-		r.Verifiable, r.Reason = false, why
+	if pf.Unverifiable != "" {
+		r.Verifiable, r.Reason = false, pf.Unverifiable
 		return r
-	}
-	if in.Dialect.Engine == dialect.VLLM {
-		r.Source = "POST " + Tokenize + " with each request's exact body (vLLM renders the messages with its template and counts them; it returns no rendering, so only the count is compared)"
 	}
 	ids := scheduleIDs(in.Bundle)
 	for i, id := range ids {
@@ -139,7 +130,7 @@ func Check(ctx context.Context, in Input) *contract.Preflight {
 			return r
 		}
 		f := in.Bundle.Fixtures[id]
-		out, fatal := checkOne(ctx, in, f)
+		out, fatal := checkOne(ctx, in, pf, f)
 		if fatal != "" && i == 0 {
 			// The first fixture tells whether the engine can be checked at all.
 			r.Verifiable, r.Reason = false, fatal
@@ -198,9 +189,10 @@ func contains(s []string, v string) bool {
 	return false
 }
 
-// checkOne checks a fixture. fatal is set when the endpoints are missing,
-// which on the first fixture makes the whole check not verifiable.
-func checkOne(ctx context.Context, in Input, f *fixtures.Fixture) (contract.PreflightFixture, string) {
+// checkOne checks a fixture by the engine's routes. fatal is set when the
+// endpoints are missing, which on the first fixture makes the whole check
+// not verifiable.
+func checkOne(ctx context.Context, in Input, pf dialect.Preflight, f *fixtures.Fixture) (contract.PreflightFixture, string) {
 	out := contract.PreflightFixture{RequestID: f.RequestID, FrozenTokens: f.InputTokens}
 	want, err := corpus.Render(in.Template, f)
 	if err != nil {
@@ -212,19 +204,19 @@ func checkOne(ctx context.Context, in Input, f *fixtures.Fixture) (contract.Pref
 		out.Problem = err.Error()
 		return out, ""
 	}
-	if in.Dialect.Engine == dialect.VLLM {
-		return countOnly(ctx, in, f, body, out)
+	if pf.CountOnly {
+		return countOnly(ctx, in, pf, f, body, out)
 	}
 	got, p := post[struct {
 		Prompt *string `json:"prompt"`
-	}](ctx, in, ApplyTemplate, body)
+	}](ctx, in, pf.ApplyTemplate, body)
 	if p.text != "" {
 		out.Problem, out.NoAnswer = p.text, p.noAnswer
 		return out, fatalText(p)
 	}
 	if got.Prompt == nil {
-		out.Problem = "POST " + ApplyTemplate + " answered without a prompt"
-		return out, "the engine's " + ApplyTemplate + " answers without a rendered prompt"
+		out.Problem = "POST " + pf.ApplyTemplate + " answered without a prompt"
+		return out, "the engine's " + pf.ApplyTemplate + " answers without a rendered prompt"
 	}
 	engine := *got.Prompt
 	out.RenderingAgrees = engine == want
@@ -236,7 +228,7 @@ func checkOne(ctx context.Context, in Input, f *fixtures.Fixture) (contract.Pref
 	req, _ := json.Marshal(map[string]any{"content": engine, "add_special": true, "parse_special": true})
 	tok, p := post[struct {
 		Tokens []json.RawMessage `json:"tokens"`
-	}](ctx, in, Tokenize, req)
+	}](ctx, in, pf.Tokenize, req)
 	if p.text != "" {
 		out.Problem, out.NoAnswer = p.text, p.noAnswer
 		return out, ""
@@ -250,36 +242,19 @@ func checkOne(ctx context.Context, in Input, f *fixtures.Fixture) (contract.Pref
 	return out, ""
 }
 
-// unverifiable says why an engine's own rendering and count cannot be
-// had ("" when they can).
-func unverifiable(d dialect.Dialect) string {
-	switch d.Engine {
-	case dialect.SGLang:
-		return "SGLang's /v1/tokenize takes a prompt, not chat messages (python/sglang/srt/entrypoints/openai/serving_tokenize.py @0351c1f), so the engine's rendering of the fixtures cannot be checked; usage.prompt_tokens of each request is the only count"
-	case dialect.Ollama:
-		return "Ollama has no tokenize endpoint (only _debug_render_only, which returns a rendering without a count), so the engine's count of the fixtures cannot be checked before the run"
-	case dialect.LMStudio:
-		return "LM Studio documents no tokenize endpoint, so the engine's rendering and count of the fixtures cannot be checked before the run"
-	case dialect.TabbyAPI:
-		return "TabbyAPI's /v1/token/encode renders messages without the generation prompt and without template_vars (endpoints/core/router.py @03189bc), so its count is not the chat request's and cannot be checked"
-	}
-	return ""
-}
-
-// countOnly is vLLM's check: POST /tokenize takes the chat body (messages,
-// chat_template_kwargs, tools) and answers the count of its rendering
-// (vllm/entrypoints/serve/tokenize/protocol.py @343baca).
-func countOnly(ctx context.Context, in Input, f *fixtures.Fixture, body []byte, out contract.PreflightFixture) (contract.PreflightFixture, string) {
+// countOnly is the check of an engine that counts the chat body's
+// rendering without returning it (dialect.Preflight CountOnly).
+func countOnly(ctx context.Context, in Input, pf dialect.Preflight, f *fixtures.Fixture, body []byte, out contract.PreflightFixture) (contract.PreflightFixture, string) {
 	tok, p := post[struct {
 		Count *int `json:"count"`
-	}](ctx, in, Tokenize, body)
+	}](ctx, in, pf.Tokenize, body)
 	if p.text != "" {
 		out.Problem, out.NoAnswer = p.text, p.noAnswer
 		return out, fatalText(p)
 	}
 	if tok.Count == nil {
-		out.Problem = "POST " + Tokenize + " answered without a count"
-		return out, "the engine's " + Tokenize + " answers without a count"
+		out.Problem = "POST " + pf.Tokenize + " answered without a count"
+		return out, "the engine's " + pf.Tokenize + " answers without a count"
 	}
 	n := *tok.Count
 	out.EngineTokens = &n

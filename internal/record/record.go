@@ -93,6 +93,14 @@ func (s Server) Evidence() dialect.Evidence {
 		ServerHeader: s.ServerHeader, SimulatorHeader: s.SimulatorHeader}
 }
 
+// SetEvidence keeps what the server served about itself (the inverse of
+// Evidence).
+func (s *Server) SetEvidence(ev dialect.Evidence) {
+	s.Props, s.StatusRaw, s.Models, s.VersionRaw = ev.Props, ev.Status, ev.Models, ev.Version
+	s.OllamaVersionRaw, s.ServerInfoRaw, s.LMStudioRaw = ev.OllamaVersion, ev.ServerInfo, ev.LMStudioModels
+	s.ServerHeader, s.SimulatorHeader = ev.ServerHeader, ev.SimulatorHeader
+}
+
 // Identity is what the operator declares (flags or the profile's
 // [identity] table). A nil value was not declared.
 type Identity struct {

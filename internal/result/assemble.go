@@ -215,7 +215,7 @@ func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared
 		missing.Add(contract.PtrConfigurationServerCapacity, "the server's /props has no total_slots: "+orElse(srv.PropsErr, "field absent"))
 	}
 	opts := engineconfig.Capture(engineconfig.Sources{Props: srv.Props, Slots: srv.SlotsRaw, Status: srv.StatusRaw,
-		Args: facts.Engine.Args, ArgsFrom: facts.Engine.Where, Engine: configEngine(srv.Dialect)})
+		Args: facts.Engine.Args, ArgsFrom: facts.Engine.Where, Engine: srv.Dialect.ConfigFrom()})
 	for _, name := range contract.EngineOptionObjects() {
 		v := opts.Objects[name]
 		if v == nil {
@@ -513,17 +513,6 @@ func limitations(rec *record.Run, budget dialect.BudgetCheck) []string {
 	return out
 }
 
-// configEngine names the engine for configuration capture.
-func configEngine(d dialect.Dialect) string {
-	switch {
-	case d.Simulated:
-		return "strata-simulator"
-	case d.Engine == dialect.LlamaCpp:
-		return "llama.cpp"
-	}
-	return ""
-}
-
 func nonNilMap(m map[string]string) map[string]string {
 	if m == nil {
 		return map[string]string{}
@@ -563,8 +552,8 @@ func engineVersion(srv record.Server) (*string, string) {
 		return ptr(srv.BuildInfo), ""
 	}
 	why := "neither /props build_info nor /v1/status names the engine's version: " + orElse(srv.PropsErr, "fields absent")
-	if e := srv.Dialect.Engine; e != dialect.LlamaCpp && e != dialect.StrataServer && e != dialect.Unknown {
-		why = fmt.Sprintf("%s names no version on any route strata reads (identified by %s)", e, srv.Dialect.IdentifiedBy)
+	if srv.Dialect.OwnVersion() {
+		why = fmt.Sprintf("%s names no version on any route strata reads (identified by %s)", srv.Dialect.Engine, srv.Dialect.IdentifiedBy)
 	}
 	return nil, why
 }

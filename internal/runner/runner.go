@@ -320,75 +320,41 @@ func (r *run) concurrency(ctx context.Context, list []*record.Request) {
 	}
 }
 
-// ProbeServer asks the server about itself (/health, /props, /v1/models,
-// /slots, /v1/status) and identifies its dialect.
+// ProbeServer asks the server about itself, on the routes dialect names
+// (/health, /props, /v1/models, /slots, /v1/status and the routes only
+// some engines serve), and identifies its dialect.
 func ProbeServer(ctx context.Context, c *client.Client) record.Server {
 	var s record.Server
-	if status, h, _, err := c.GetHeader(ctx, "/health", 10*time.Second); err == nil {
+	var ev dialect.Evidence
+	if status, h, _, err := c.GetHeader(ctx, dialect.HealthRoute, 10*time.Second); err == nil {
 		s.Health = status
-		s.ServerHeader, s.SimulatorHeader = h.Get("Server"), h.Get(dialect.SimulatorHeaderName)
+		ev.ReadHeaders(h.Get)
 	}
-	status, body, err := c.Get(ctx, "/props", 10*time.Second)
+	status, body, err := c.Get(ctx, dialect.PropsRoute, 10*time.Second)
 	switch {
 	case err != nil:
-		s.PropsErr = "GET /props did not answer: " + err.Error()
+		s.PropsErr = "GET " + dialect.PropsRoute + " did not answer: " + err.Error()
 	case status != 200:
-		s.PropsErr = fmt.Sprintf("GET /props answered HTTP %d", status)
+		s.PropsErr = fmt.Sprintf("GET %s answered HTTP %d", dialect.PropsRoute, status)
 	case !json.Valid(body):
-		s.PropsErr = "GET /props did not answer JSON"
+		s.PropsErr = "GET " + dialect.PropsRoute + " did not answer JSON"
 	default:
-		s.Props = body
-		var p struct {
-			BuildInfo    string `json:"build_info"`
-			ChatTemplate string `json:"chat_template"`
-			ModelPath    string `json:"model_path"`
-			ModelAlias   string `json:"model_alias"`
-			TotalSlots   *int64 `json:"total_slots"`
-			SimVersion   string `json:"strata_simulator_version"`
-			Default      struct {
-				NCtx *int64 `json:"n_ctx"`
-			} `json:"default_generation_settings"`
-		}
-		if json.Unmarshal(body, &p) == nil {
+		ev.Props = body
+		if p, ok := dialect.ReadProps(body); ok {
 			s.BuildInfo, s.Template, s.ModelPath, s.ModelAlias = p.BuildInfo, p.ChatTemplate, p.ModelPath, p.ModelAlias
 			s.Slots, s.ContextSize, s.SimulatorVersion = p.TotalSlots, p.Default.NCtx, p.SimVersion
 		}
 	}
-	status, body, err = c.Get(ctx, "/v1/models", 10*time.Second)
+	status, body, err = c.Get(ctx, dialect.ModelsRoute, 10*time.Second)
 	switch {
 	case err != nil:
-		s.ModelsErr = "GET /v1/models did not answer: " + err.Error()
+		s.ModelsErr = "GET " + dialect.ModelsRoute + " did not answer: " + err.Error()
 	case status != 200 || !json.Valid(body):
-		s.ModelsErr = fmt.Sprintf("GET /v1/models answered HTTP %d", status)
+		s.ModelsErr = fmt.Sprintf("GET %s answered HTTP %d", dialect.ModelsRoute, status)
 	default:
-		s.Models = body
+		ev.Models = body
 	}
-	if status, body, err := c.Get(ctx, "/slots", 10*time.Second); err == nil && status == 200 && json.Valid(body) {
-		s.SlotsRaw = body
-	}
-	if status, body, err := c.Get(ctx, "/v1/status", 10*time.Second); err == nil && status == 200 && json.Valid(body) {
-		s.StatusRaw = body
-	}
-	if s.BuildInfo == "" {
-		// A Strata-style server reports its version on /v1/status instead.
-		if body := s.StatusRaw; body != nil {
-			var st struct {
-				Version       string `json:"version"`
-				EngineVersion string `json:"engine_version"`
-			}
-			if json.Unmarshal(body, &st) == nil {
-				s.BuildInfo = st.EngineVersion
-				if s.BuildInfo == "" {
-					s.BuildInfo = st.Version
-				}
-				s.VersionSource = "/v1/status"
-			}
-		}
-	} else {
-		s.VersionSource = "/props build_info"
-	}
-	// The routes other engines identify themselves by (dialect.Identify
-	// says which answer names which engine).
+	// json200 is a route's answer when it is 200 with JSON, else nil.
 	json200 := func(path string) json.RawMessage {
 		status, body, err := c.Get(ctx, path, 10*time.Second)
 		if err != nil || status != 200 || !json.Valid(body) {
@@ -396,17 +362,24 @@ func ProbeServer(ctx context.Context, c *client.Client) record.Server {
 		}
 		return body
 	}
-	s.VersionRaw, s.OllamaVersionRaw = json200("/version"), json200("/api/version")
-	s.ServerInfoRaw, s.LMStudioRaw = json200("/get_server_info"), json200("/api/v1/models")
-	if s.LMStudioRaw == nil {
-		s.LMStudioRaw = json200("/api/v0/models")
+	s.SlotsRaw = json200(dialect.SlotsRoute)
+	ev.Status = json200(dialect.StatusRoute)
+	if s.BuildInfo == "" {
+		// A Strata-style server reports its version on /v1/status instead.
+		if v, ok := dialect.StatusVersion(ev.Status); ok {
+			s.BuildInfo, s.VersionSource = v, dialect.StatusRoute
+		}
+	} else {
+		s.VersionSource = dialect.PropsRoute + " build_info"
 	}
-	s.Dialect = dialect.Identify(s.Evidence())
-	if s.BuildInfo == "" && s.Dialect.Version != "" && s.Dialect.Engine != dialect.Unknown {
+	ev.AskIdentityRoutes(json200)
+	s.SetEvidence(ev)
+	s.Dialect = dialect.Identify(ev)
+	if s.BuildInfo == "" && s.Dialect.Version != "" && s.Dialect.Known() {
 		s.BuildInfo, s.VersionSource = s.Dialect.Version, s.Dialect.IdentifiedBy
 	}
 	if s.SimulatorVersion == "" {
-		s.SimulatorVersion = s.SimulatorHeader
+		s.SimulatorVersion = ev.SimulatorHeader
 	}
 	return s
 }
