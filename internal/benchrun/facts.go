@@ -158,7 +158,7 @@ func gatherFacts(ctx context.Context, p session, t *target, srv record.Server, v
 		case p.scr != nil && p.scr.Live() && done < total:
 			eta := "time left: measuring"
 			if rate > 0 && el > 0.5 {
-				eta = "~" + clock(float64(total-done)/rate) + " left"
+				eta = "~" + clockText(float64(total-done)/rate) + " left"
 			}
 			p.scr.Status(fmt.Sprintf("hashing model files: %s of %s · %s/s · %s", quantity.Bytes(done), quantity.Bytes(total), quantity.Bytes(int64(rate)), eta))
 		case done == total:

@@ -281,13 +281,13 @@ func (p *progress) left() (string, bool) {
 	if bound {
 		// Until each remaining stage has a measured request, its requests
 		// count at their caps: an upper bound, and said as one.
-		return "≤ " + clock(s) + " left", true
+		return "≤ " + clockText(s) + " left", true
 	}
-	return "~" + clock(s) + " left", true
+	return "~" + clockText(s) + " left", true
 }
 
-// clock writes seconds as "42 s", "3m05s" or "1h02m".
-func clock(s float64) string {
+// clockText writes seconds as "42 s", "3m05s" or "1h02m".
+func clockText(s float64) string {
 	d := time.Duration(s * float64(time.Second)).Round(time.Second)
 	switch {
 	case d < time.Minute:
@@ -345,7 +345,7 @@ func (p *progress) render() {
 	if len(flights) > 0 {
 		parts = append(parts, strings.Join(flights, " | "))
 	}
-	line := strings.Join(append(parts, "run "+clock(now.Sub(p.start).Seconds())), " · ")
+	line := strings.Join(append(parts, "run "+clockText(now.Sub(p.start).Seconds())), " · ")
 	if runewidth.StringWidth(line) >= p.scr.Width() {
 		line = strings.Join(parts, " · ") // the run's clock goes first
 	}
@@ -378,9 +378,9 @@ func (p *progress) phaseOf(pl planned, l *inFlight, now time.Time, waiting *int,
 	if l.first.IsZero() {
 		*waiting++
 		if p.slots > 0 && streaming+*waiting > p.slots {
-			return "queued " + clock(now.Sub(l.began).Seconds())
+			return "queued " + clockText(now.Sub(l.began).Seconds())
 		}
-		return fmt.Sprintf("prefill %s tok %s", quantity.Grouped(float64(pl.input), 0), clock(now.Sub(l.began).Seconds()))
+		return fmt.Sprintf("prefill %s tok %s", quantity.Grouped(float64(pl.input), 0), clockText(now.Sub(l.began).Seconds()))
 	}
 	what, n := "answer", l.answer
 	if l.answer == 0 {
@@ -401,5 +401,5 @@ func (p *progress) finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.scr.Clear()
-	p.scr.Printf("run finished in %s", clock(p.now().Sub(p.start).Seconds()))
+	p.scr.Printf("run finished in %s", clockText(p.now().Sub(p.start).Seconds()))
 }

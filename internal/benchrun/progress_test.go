@@ -152,8 +152,8 @@ func TestClock(t *testing.T) {
 		s    float64
 		want string
 	}{{0.4, "0 s"}, {42, "42 s"}, {185, "3m05s"}, {3720, "1h02m"}} {
-		if got := clock(c.s); got != c.want {
-			t.Errorf("clock(%g) = %q, want %q", c.s, got, c.want)
+		if got := clockText(c.s); got != c.want {
+			t.Errorf("clockText(%g) = %q, want %q", c.s, got, c.want)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/clock"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/display"
@@ -252,7 +253,7 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 		}
 		if status == 503 {
 			out.Line("the engine at %s is loading; waiting", c.BaseURL())
-			err := waitHealthy(ctx, c, loadTimeout(prof), t.loadingStatus(loadTimeout(prof), nil))
+			err := waitHealthy(ctx, c, t.p.Clock, loadTimeout(prof), t.loadingStatus(loadTimeout(prof), nil))
 			t.p.clearStatus()
 			if err != nil {
 				return nil, nil, err
@@ -274,7 +275,7 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 		return nil, nil, fmt.Errorf("nothing serves at %s, and profile %s has no command to start one", c.BaseURL(), prof.Name)
 	}
 	out.Line("starting the %s engine: %s", prof.Name, display.Line(strings.Join(prof.Command, " ")))
-	proc, err := engine.Start(prof, t.environ)
+	proc, err := engine.Start(prof, t.environ, t.p.Clock)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -282,7 +283,7 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 	// takes that time off the user's wait (both read the same files, and
 	// the page cache serves the second reader).
 	hashes.start(ctx)
-	loadStart := time.Now()
+	loadStart := t.p.Clock()
 	limit := loadTimeout(prof)
 	err = proc.WaitReady(ctx, health, limit, t.loadingStatus(limit, hashes))
 	t.p.clearStatus() // the load is over: its line goes
@@ -290,7 +291,7 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 		proc.Stop(5*time.Second, nil)
 		return nil, nil, fmt.Errorf("profile %s: %w", prof.Name, err)
 	}
-	hashes.loaded(time.Since(loadStart))
+	hashes.loaded(t.p.Clock().Sub(loadStart))
 	out.Line("the engine is ready")
 	return nil, proc, nil
 }
@@ -302,7 +303,7 @@ func (t *target) loadingStatus(limit time.Duration, h *prehash) func(string, tim
 	last := ""
 	return func(state string, el time.Duration) {
 		if t.p.scr != nil && t.p.scr.Live() {
-			line := fmt.Sprintf("engine %s · %s of %s load timeout", state, clock(el.Seconds()), clock(limit.Seconds()))
+			line := fmt.Sprintf("engine %s · %s of %s load timeout", state, clockText(el.Seconds()), clockText(limit.Seconds()))
 			if h != nil {
 				if done, total := h.progress(); total > 0 {
 					line += fmt.Sprintf(" · hashing %.0f%%", 100*float64(done)/float64(total))
@@ -312,7 +313,7 @@ func (t *target) loadingStatus(limit time.Duration, h *prehash) func(string, tim
 			return
 		}
 		if state != last {
-			t.p.out.Line("  %s after %s", state, clock(el.Seconds()))
+			t.p.out.Line("  %s after %s", state, clockText(el.Seconds()))
 			last = state
 		}
 	}
@@ -330,8 +331,8 @@ func loadTimeout(p *engine.Profile) time.Duration {
 }
 
 // waitHealthy polls /health until it answers 200.
-func waitHealthy(ctx context.Context, c *client.Client, limit time.Duration, show func(string, time.Duration)) error {
-	start := time.Now()
+func waitHealthy(ctx context.Context, c *client.Client, now clock.Func, limit time.Duration, show func(string, time.Duration)) error {
+	start := now()
 	deadline := start.Add(limit)
 	for {
 		status, _, err := c.Get(ctx, "/health", 2*time.Second)
@@ -342,8 +343,8 @@ func waitHealthy(ctx context.Context, c *client.Client, limit time.Duration, sho
 		if err == nil {
 			state = fmt.Sprintf("loading (/health answers %d)", status)
 		}
-		show(state, time.Since(start))
-		if time.Now().After(deadline) {
+		show(state, now().Sub(start))
+		if now().After(deadline) {
 			return fmt.Errorf("the engine did not become healthy within %s", limit)
 		}
 		select {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-bench/strata/internal/clock"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/record"
 )
@@ -23,6 +24,8 @@ type Client struct {
 	// protocol.RequestTimeout; tests shorten it through Options.
 	timeout time.Duration
 	http    *http.Client
+	// now is the clock the trace is read from.
+	now clock.Func
 }
 
 // Options configure a Client.
@@ -33,6 +36,8 @@ type Options struct {
 	APIKey string
 	// Timeout overrides protocol.RequestTimeout (tests only).
 	Timeout time.Duration
+	// Now is the clock the latencies are read from (nil: the runtime's).
+	Now clock.Func
 }
 
 // New returns a client. Every request uses a fresh connection: llama.cpp's
@@ -55,6 +60,7 @@ func New(o Options) *Client {
 		base:    strings.TrimRight(o.BaseURL, "/"),
 		apiKey:  o.APIKey,
 		timeout: timeout,
+		now:     clock.Or(o.Now),
 		// A redirect is never followed: the body and the key go only to
 		// the configured server, and a 3xx is an answer to record, not a
 		// detour (a 302 would turn the POST into a GET without a body).
@@ -85,15 +91,15 @@ func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string
 	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.base+"/v1/chat/completions", bytes.NewReader(body))
 	if err != nil {
 		o.Error = &record.Error{Kind: record.ErrInvalidRequest, Message: err.Error()}
-		now := time.Now()
+		now := c.now()
 		return o, now, now
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
 	c.authorize(req)
 
-	start := time.Now() // dispatch: offset zero of the trace
-	since := func() float64 { return time.Since(start).Seconds() }
+	start := c.now() // dispatch: offset zero of the trace
+	since := func() float64 { return c.now().Sub(start).Seconds() }
 	resp, err := c.http.Do(req)
 	if err != nil {
 		o.Error = classify(reqCtx, ctx, err, c.timeout)
@@ -109,13 +115,13 @@ func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string
 			resp.StatusCode, resp.Header.Get("Location"))}
 		o.Total = since()
 		o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
-		return o, start, time.Now()
+		return o, start, c.now()
 	}
 	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
 		o.Error = &record.Error{Kind: record.ErrMalformed, Message: fmt.Sprintf("the answer came with Content-Encoding %q, which the client did not ask for (it sends no Accept-Encoding): the stream is not read", enc)}
 		o.Total = since()
 		o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
-		return o, start, time.Now()
+		return o, start, c.now()
 	}
 	if resp.StatusCode != http.StatusOK {
 		data, rerr := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -131,7 +137,7 @@ func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string
 		}
 		o.Total = since()
 		o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
-		return o, start, time.Now()
+		return o, start, c.now()
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -139,7 +145,7 @@ func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string
 		o.Error = &record.Error{Kind: record.ErrMalformed, Message: fmt.Sprintf("expected a text/event-stream answer, got Content-Type %q", ct)}
 		o.Total = since()
 		o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
-		return o, start, time.Now()
+		return o, start, c.now()
 	}
 	readErr := readStream(resp.Body, o, since, onEvent)
 	if readErr != nil {
@@ -153,7 +159,7 @@ func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string
 	}
 	o.Total = since()
 	o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
-	return o, start, time.Now()
+	return o, start, c.now()
 }
 
 var errTimeout = errors.New("request timeout")

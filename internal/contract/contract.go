@@ -44,6 +44,8 @@ type Results struct {
 	Extensions        Extensions    `json:"extensions"`
 }
 
+// Protocol is results.json's protocol block: which protocol, at which
+// commit, with which profile and corpus.
 type Protocol struct {
 	ID                string  `json:"id"`
 	GitCommit         *string `json:"git_commit"`
@@ -59,6 +61,8 @@ const (
 	StatusNonconforming = "nonconforming"
 )
 
+// Run is results.json's run block: the run's ID, start, status, durations
+// and command.
 type Run struct {
 	ID                  string   `json:"id"`
 	StartedAt           string   `json:"started_at"`
@@ -69,6 +73,7 @@ type Run struct {
 	Command             string   `json:"command"`
 }
 
+// Hardware is the inference host's hardware (never a client's).
 type Hardware struct {
 	GPUs                []GPU     `json:"gpus"`
 	CPU                 *string   `json:"cpu"`
@@ -77,6 +82,7 @@ type Hardware struct {
 	BackgroundWorkloads []string  `json:"background_workloads"`
 }
 
+// GPU is one inference GPU.
 type GPU struct {
 	DeviceIndex int      `json:"device_index"`
 	Name        string   `json:"name"`
@@ -85,17 +91,22 @@ type GPU struct {
 	PowerLimitW *float64 `json:"power_limit_w"`
 }
 
+// Storage is one storage device.
 type Storage struct {
 	Kind  *string `json:"kind"`
 	Model *string `json:"model"`
 	Bus   *string `json:"bus"`
 }
 
+// NameVersion is a named component and its version (an OS, a driver, a
+// runtime).
 type NameVersion struct {
 	Name    string  `json:"name"`
 	Version *string `json:"version"`
 }
 
+// Software is the software that ran: the OS, drivers, runtimes, strata's
+// commit and the engine.
 type Software struct {
 	OS            *NameVersion  `json:"os"`
 	Drivers       []NameVersion `json:"drivers"`
@@ -107,11 +118,14 @@ type Software struct {
 	BuildOptions  []string      `json:"build_options"`
 }
 
+// ModelFile is one model file by its pack-relative name, with its SHA-256.
 type ModelFile struct {
 	Path   string  `json:"path"`
 	SHA256 *string `json:"sha256"`
 }
 
+// Model is the model measured: its ID, revisions, quantization, files and
+// pack.
 type Model struct {
 	ID                *string     `json:"id"`
 	Revision          *string     `json:"revision"`
@@ -122,6 +136,7 @@ type Model struct {
 	CustomPack        *string     `json:"custom_pack"`
 }
 
+// PathSHA is an attached file by its folder-relative path and SHA-256.
 type PathSHA struct {
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256"`
@@ -181,6 +196,8 @@ func EngineOptionObjects() []string {
 	return []string{"kv_cache", "expert_cache", "offloading", "prefill", "mtp", "calibration", "experimental_options"}
 }
 
+// Counts are one stage's request counts (planned = attempted + skipped;
+// attempted = completed + truncated + failed).
 type Counts struct {
 	Planned   int `json:"planned"`
 	Attempted int `json:"attempted"`
@@ -190,6 +207,7 @@ type Counts struct {
 	Skipped   int `json:"skipped"`
 }
 
+// RequestCounts are the request counts of every stage.
 type RequestCounts struct {
 	Warmup      Counts `json:"warmup"`
 	Performance Counts `json:"performance"`
@@ -220,11 +238,14 @@ const (
 	Skipped   = "skipped"
 )
 
+// ErrorInfo is why a request failed or was skipped.
 type ErrorInfo struct {
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
 }
 
+// Tokens are a request's token counts (each from its source, or null with a
+// reason).
 type Tokens struct {
 	InputTokens  *int64 `json:"input_tokens"`
 	CachedTokens *int64 `json:"cached_tokens"`
@@ -233,6 +254,7 @@ type Tokens struct {
 	DecodeTokens *int64 `json:"decode_tokens"`
 }
 
+// Timings are a request's engine durations and client latencies, in seconds.
 type Timings struct {
 	PromptS      *float64 `json:"prompt_s"`
 	DecodeS      *float64 `json:"decode_s"`
@@ -241,11 +263,13 @@ type Timings struct {
 	TotalS       *float64 `json:"total_s"`
 }
 
+// Metrics are a request's two primary rates, in tokens per second.
 type Metrics struct {
 	PromptTPS *float64 `json:"prompt_tps"`
 	DecodeTPS *float64 `json:"decode_tps"`
 }
 
+// Sources name where each count and timer of a request came from.
 type Sources struct {
 	InputTokens   *string `json:"input_tokens"`
 	CachedTokens  *string `json:"cached_tokens"`
@@ -256,12 +280,14 @@ type Sources struct {
 	ClientTimings *string `json:"client_timings"`
 }
 
+// Evaluation is a sanity request's verdict.
 type Evaluation struct {
 	Category string `json:"category"`
 	Passed   bool   `json:"passed"`
 	Reason   string `json:"reason"`
 }
 
+// Request is one request record of results.json.
 type Request struct {
 	ID                  string      `json:"id"`
 	Phase               string      `json:"phase"`
@@ -283,11 +309,14 @@ type Request struct {
 	Evaluation          *Evaluation `json:"evaluation"`
 }
 
+// Exclusion is a request left out of a summary, with why.
 type Exclusion struct {
 	RequestID string `json:"request_id"`
 	Reason    string `json:"reason"`
 }
 
+// Summary is one metric of one case: median, minimum, maximum and n, with
+// what it includes and excludes.
 type Summary struct {
 	Phase              string      `json:"phase"`
 	CaseID             string      `json:"case_id"`
@@ -302,6 +331,7 @@ type Summary struct {
 	Excluded           []Exclusion `json:"excluded"`
 }
 
+// Round is one optional concurrency round's aggregate.
 type Round struct {
 	Round        int      `json:"round"`
 	RequestIDs   []string `json:"request_ids"`
@@ -311,17 +341,20 @@ type Round struct {
 	Failed       int      `json:"failed"`
 }
 
+// Tally is a passed count over a total.
 type Tally struct {
 	Passed int `json:"passed"`
 	Total  int `json:"total"`
 }
 
+// Categories are the sanity tallies by category.
 type Categories struct {
 	Instruction Tally `json:"instruction"`
 	Retrieval   Tally `json:"retrieval"`
 	ToolCall    Tally `json:"tool_call"`
 }
 
+// Quality is the sanity score: passed of 12, and by category.
 type Quality struct {
 	Passed     int        `json:"passed"`
 	Total      int        `json:"total"`
@@ -336,6 +369,7 @@ const (
 	ArtifactProvenance = "provenance"
 )
 
+// Artifact is one evidence file of the folder, by kind, path and SHA-256.
 type Artifact struct {
 	Kind   string `json:"kind"`
 	Path   string `json:"path"`
@@ -395,7 +429,7 @@ const (
 	UnitSeconds       = "s"
 )
 
-// Metrics lists the five summary metrics in report order.
+// SummaryMetrics lists the five summary metrics in report order.
 func SummaryMetrics() []string {
 	return []string{MetricPromptTPS, MetricDecodeTPS, MetricTTFT, MetricFirstAnswer, MetricTotal}
 }

@@ -35,7 +35,7 @@ const (
 	// LMStudio answers its native REST API's GET /api/v0/models (LM
 	// Studio's documentation; the engine's source is not public).
 	LMStudio Engine = "lmstudio"
-	// TabbyAPI's /v1/models says owned_by "tabbyAPI"
+	// TabbyAPI is TabbyAPI: its /v1/models says owned_by "tabbyAPI"
 	// (endpoints/core/types/model.py @03189bc).
 	TabbyAPI Engine = "tabbyapi"
 )
@@ -74,7 +74,7 @@ type engineFacts struct {
 	preflight Preflight
 	// config is where its engine-option objects are read.
 	config ConfigFrom
-	// ownVersion: the engine names its version, if at all, on a route of
+	// ownVersion is the engine names its version, if at all, on a route of
 	// its own (Identify reads it into Version), not on the spec's /props
 	// build_info or /v1/status.
 	ownVersion bool
@@ -206,12 +206,12 @@ func IsReasoningField(name string) bool {
 type ConfigFrom string
 
 const (
-	// ConfigUnknown: strata cannot read the engine's options.
+	// ConfigUnknown is strata cannot read the engine's options.
 	ConfigUnknown ConfigFrom = ""
-	// ConfigLlamaArgs: llama-server's command line (when the runner knows
+	// ConfigLlamaArgs is llama-server's command line (when the runner knows
 	// it), /props and /slots.
 	ConfigLlamaArgs ConfigFrom = "llama.cpp"
-	// ConfigSimulator: strata's simulated engine, which has none of these
+	// ConfigSimulator is strata's simulated engine, which has none of these
 	// options.
 	ConfigSimulator ConfigFrom = "strata-simulator"
 )
@@ -266,26 +266,26 @@ func identityRoutes(ev *Evidence) []identityRoute {
 type Timers string
 
 const (
-	// TimersLlamaCpp: the final chunk's timings object (prompt_n,
+	// TimersLlamaCpp is the final chunk's timings object (prompt_n,
 	// prompt_ms, predicted_n, predicted_ms, cache_n), llama-server's.
 	TimersLlamaCpp Timers = "llama.cpp timings"
-	// TimersIKLlamaCpp: ik_llama.cpp's timings, the same fields without
+	// TimersIKLlamaCpp is ik_llama.cpp's timings, the same fields without
 	// cache_n; prompt_n counts only the tokens evaluated
 	// (examples/server/server-context.cpp @0192b22 batch_pending_prompt).
 	TimersIKLlamaCpp Timers = "ik_llama.cpp timings"
-	// TimersVLLM: the per-request metrics object of vLLM's final usage
+	// TimersVLLM is the per-request metrics object of vLLM's final usage
 	// chunk (--enable-per-request-metrics): time_to_first_token_ms from
 	// scheduling to the first token and generation_time_ms from the first
 	// token to the last (vllm/entrypoints/generate/base/serving.py
 	// build_per_request_timing_metrics; docs/features/per_request_metrics.md
 	// @0377ba9).
 	TimersVLLM Timers = "vllm per-request metrics"
-	// TimersTabbyAPI: TabbyAPI's usage fields prompt_time (exllamav3's
+	// TimersTabbyAPI is TabbyAPI's usage fields prompt_time (exllamav3's
 	// time_prefill, rounded to 0.01 s) and completion_time (time_generate
 	// over every generated token) (backends/exllamav3/model.py @004e837
 	// handle_finish_chunk).
 	TimersTabbyAPI Timers = "tabbyapi usage timers"
-	// TimersNone: the engine reports no per-request timer on its streaming
+	// TimersNone is the engine reports no per-request timer on its streaming
 	// chat endpoint; the rates are null with that reason.
 	TimersNone Timers = "none"
 )
@@ -312,15 +312,15 @@ func IsTimerObject(name string) bool {
 // TimerFields is where one Timers source keeps a request's counts and
 // durations, and what is known of when they are missing.
 type TimerFields struct {
-	// Timings: the timer object is llama-server's timings, the spec's own
+	// Timings is the timer object is llama-server's timings, the spec's own
 	// source, read by the spec's table (prompt_n, prompt_ms, predicted_n,
 	// predicted_ms, predicted_per_second, cache_n). Another engine's timer
 	// object never supplies these fields.
 	Timings bool
-	// Spec: the timings are exactly the spec's (llama.cpp's), so a null
+	// Spec is the timings are exactly the spec's (llama.cpp's), so a null
 	// rate needs no reason of the engine's beside it.
 	Spec bool
-	// CachedFromPromptN: the timings have no cache_n, but prompt_n counts
+	// CachedFromPromptN is the timings have no cache_n, but prompt_n counts
 	// only the tokens evaluated (at least one on a full hit), so the cached
 	// part is the rest of the prompt; CachedSource names that derivation.
 	CachedFromPromptN bool
@@ -332,7 +332,7 @@ type TimerFields struct {
 	// Durations are the engine's two timers as fields of one object (nil
 	// for llama-server's timings and for an engine without timers).
 	Durations *Durations
-	// None: the engine reports no per-request timer.
+	// None is the engine reports no per-request timer.
 	None bool
 }
 
@@ -351,7 +351,7 @@ type Durations struct {
 	// Source names the timers and DecodeSource the decode count, as the
 	// result's sources say them.
 	Source, DecodeSource string
-	// AfterFirst: the decode duration starts at the first token, so it
+	// AfterFirst is the decode duration starts at the first token, so it
 	// covers completion_tokens - 1 of them.
 	AfterFirst bool
 	// Absent says why the fields may be missing; Note is said whenever

@@ -86,7 +86,7 @@ func healthOf(port int) Health {
 func TestStartWaitStop(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
-	p, err := Start(fakeProfile(t, "serve", port), os.Environ())
+	p, err := Start(fakeProfile(t, "serve", port), os.Environ(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestStartWaitStop(t *testing.T) {
 func TestCrashDuringLoad(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
-	p, err := Start(fakeProfile(t, "crash", port), os.Environ())
+	p, err := Start(fakeProfile(t, "crash", port), os.Environ(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestCrashDuringLoad(t *testing.T) {
 func TestLoadTimeoutAndSIGKILL(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
-	p, err := Start(fakeProfile(t, "ignore-term", port), os.Environ())
+	p, err := Start(fakeProfile(t, "ignore-term", port), os.Environ(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestLoadTimeoutAndSIGKILL(t *testing.T) {
 
 func TestStartMissingCommand(t *testing.T) {
 	t.Parallel()
-	_, err := Start(&Profile{Name: "x", Command: []string{"/nonexistent/llama-server"}}, nil)
+	_, err := Start(&Profile{Name: "x", Command: []string{"/nonexistent/llama-server"}}, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "llama-server") {
 		t.Fatalf("err %v", err)
 	}

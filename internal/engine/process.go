@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/strata-bench/strata/internal/clock"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/quantity"
 )
@@ -25,6 +26,7 @@ type Process struct {
 	log    *logBuffer
 	exited chan struct{}
 	err    error // set before exited closes
+	now    clock.Func
 }
 
 // logBuffer keeps the engine's output (stdout and stderr interleaved) in
@@ -76,7 +78,7 @@ func (p *Process) Group() int { return p.cmd.Process.Pid }
 // Start starts the profile's command in its own process group with its
 // output captured. Wait runs in a goroutine, so an engine that exits during
 // load is noticed at once.
-func Start(p *Profile, environ []string) (*Process, error) {
+func Start(p *Profile, environ []string, now clock.Func) (*Process, error) {
 	if len(p.Command) == 0 {
 		return nil, fmt.Errorf("profile %s has no command to start an engine with", p.Name)
 	}
@@ -89,7 +91,7 @@ func Start(p *Profile, environ []string) (*Process, error) {
 	cmd.SysProcAttr = sysProcAttr()
 	log := &logBuffer{limit: 32 << 20}
 	cmd.Stdout, cmd.Stderr = log, log
-	proc := &Process{cmd: cmd, log: log, exited: make(chan struct{})}
+	proc := &Process{cmd: cmd, log: log, exited: make(chan struct{}), now: clock.Or(now)}
 	// On Linux the engine gets SIGKILL when the thread that started it
 	// exits (the parent-death signal), so it never outlives a runner that
 	// is killed. That thread must live as long as the engine: this
@@ -137,7 +139,7 @@ func (p *Process) WaitReady(ctx context.Context, health Health, timeout time.Dur
 	defer deadline.Stop()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
-	start := time.Now()
+	start := p.now()
 	for {
 		code, err := health(ctx)
 		if err == nil && code == 200 {
@@ -148,7 +150,7 @@ func (p *Process) WaitReady(ctx context.Context, health Health, timeout time.Dur
 			state = fmt.Sprintf("loading (/health answers %d)", code)
 		}
 		if status != nil {
-			status(state, time.Since(start))
+			status(state, p.now().Sub(start))
 		}
 		select {
 		case <-p.exited:
@@ -185,7 +187,7 @@ func (p *Process) Stop(grace time.Duration, now <-chan struct{}) error {
 	}
 }
 
-// Summary says in a few words what the engine had done before the run.
+// ServedSummary says in a few words what the engine had done before the run.
 func ServedSummary(s contract.ServedBefore) string {
 	switch {
 	case s.Answered != nil && *s.Answered == 0:

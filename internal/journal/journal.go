@@ -163,7 +163,7 @@ func (w *Writer) Err() error {
 
 // Begin implements runner.Journal.
 func (w *Writer) Begin(rec *record.Run, e *record.Request) {
-	w.write(line{Begin: &Begin{ID: e.Req.ID, DispatchedAt: e.DispatchedAt, Offset: time.Since(rec.Origin)}})
+	w.write(line{Begin: &Begin{ID: e.Req.ID, DispatchedAt: e.DispatchedAt, Offset: e.Start.Sub(rec.Origin)}})
 }
 
 // Done implements runner.Journal.

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/atomicfile"
+	"github.com/strata-bench/strata/internal/clock"
 	"github.com/strata-bench/strata/internal/inputfile"
 )
 
@@ -163,6 +164,8 @@ type Options struct {
 	// Progress, when set, is called with bytes done and total, at most a
 	// few times a second.
 	Progress func(done, total int64)
+	// Now is the clock (nil: the runtime's).
+	Now clock.Func
 }
 
 // bufSize is the read size: large reads keep the hash, not the syscalls,
@@ -173,7 +176,8 @@ const bufSize = 4 << 20
 // number of cores, at most the number of files). It returns the outcomes in
 // input order and the wall time spent.
 func Hash(ctx context.Context, cands []Candidate, o Options) ([]Hashed, time.Duration) {
-	start := time.Now()
+	now := clock.Or(o.Now)
+	start := now()
 	out := make([]Hashed, len(cands))
 	var total int64
 	var todo []int
@@ -242,7 +246,7 @@ func Hash(ctx context.Context, cands []Candidate, o Options) ([]Hashed, time.Dur
 					out[i].Err = err
 					continue
 				}
-				out[i].SHA256, out[i].ComputedAt = sum, time.Now().UTC()
+				out[i].SHA256, out[i].ComputedAt = sum, now().UTC()
 				if o.Cache != nil {
 					if st, err := os.Stat(out[i].Path); err == nil {
 						o.Cache.Store(out[i].Path, st, sum, out[i].ComputedAt)
@@ -258,7 +262,7 @@ func Hash(ctx context.Context, cands []Candidate, o Options) ([]Hashed, time.Dur
 	wg.Wait()
 	close(stop)
 	pwg.Wait()
-	return out, time.Since(start)
+	return out, now().Sub(start)
 }
 
 // ErrNotModel marks a file that is not a model file: it is never hashed,

@@ -18,6 +18,7 @@ const CasePrefixFormat = "[case %s]\n"
 // Size names which record payload a long case uses.
 type Size string
 
+// The payload sizes.
 const (
 	Size4K  Size = "4k"
 	Size16K Size = "16k"
@@ -43,6 +44,8 @@ type Insertion struct {
 // ExpectKind says how a sanity answer is scored.
 type ExpectKind string
 
+// The kinds of expected result: exact text, one strict JSON value, one
+// structured tool call.
 const (
 	ExpectExact    ExpectKind = "exact_text"
 	ExpectJSON     ExpectKind = "json"

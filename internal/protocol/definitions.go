@@ -28,9 +28,9 @@ const (
 type BundleSource string
 
 const (
-	// BundleEmbedded: the bundle is in the strata binary.
+	// BundleEmbedded is the bundle is in the strata binary.
 	BundleEmbedded BundleSource = "embedded"
-	// BundleCheckout: the bundle is read from a Strata checkout's
+	// BundleCheckout is the bundle is read from a Strata checkout's
 	// bench/prompts/<BundleName> (or --bundle DIR) and verified byte for
 	// byte before anything is sent.
 	BundleCheckout BundleSource = "checkout"

@@ -107,6 +107,7 @@ const ToolDescription = "Synthetic benchmark lookup; no external action is perfo
 // Phase names a stage of the run.
 type Phase string
 
+// The stages.
 const (
 	PhaseWarmup      Phase = "warmup"
 	PhasePerformance Phase = "performance"
@@ -123,6 +124,7 @@ func Phases() []Phase { return append([]Phase(nil), phases[:]...) }
 // Category is a sanity-check category.
 type Category string
 
+// The sanity categories.
 const (
 	CategoryInstruction Category = "instruction"
 	CategoryRetrieval   Category = "retrieval"
@@ -182,7 +184,8 @@ func SanityCategory(caseID string) (Category, error) {
 	return "", fmt.Errorf("unknown sanity case %q", caseID)
 }
 
-// Target input lengths of the long performance prompts, in tokens.
+// TargetTokens is the target input length of a long performance prompt
+// (and of the retrieval cases built from it), in tokens.
 func TargetTokens(caseID string) (int, bool) {
 	switch caseID {
 	case CasePrompt4K:
@@ -216,12 +219,18 @@ type Request struct {
 	Concurrency int
 }
 
-// WarmupID etc. build the protocol's request IDs.
+// WarmupID is the warm-up's request ID.
 func WarmupID() string { return "warmup" }
+
+// PerformanceID is the request ID of a performance case's repetition.
 func PerformanceID(caseID string, rep int) string {
 	return fmt.Sprintf("performance-%s-r%d", caseID, rep)
 }
+
+// SanityID is the request ID of a sanity case.
 func SanityID(caseID string) string { return "sanity-" + caseID }
+
+// ConcurrencyID is the request ID of a client of a concurrency round.
 func ConcurrencyID(round, client int) string {
 	return fmt.Sprintf("concurrency-r%d-c%d", round, client)
 }

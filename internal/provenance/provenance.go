@@ -53,6 +53,9 @@ func refusal(err error) string {
 	return err.Error()
 }
 
+// Gather collects every identity fact of a result before the run: the
+// install's commit, the machine, the model files and their hashes, and the
+// GGUF metadata of the first one; each unknown value carries its reason.
 func Gather(ctx context.Context, in Inputs) record.Facts {
 	f := record.Facts{Missing: map[string]string{}}
 	// The install.

@@ -38,7 +38,7 @@ func sval(v *string) string {
 	return mdEscape(*v)
 }
 
-// WriteReadme writes the plain report of a result: protocol and status,
+// README writes the plain report of a result: protocol and status,
 // hardware, model, counts, the per-case table with the Capped column, the
 // cache counts, sanity outcomes, failures, limitations and artifacts.
 func README(w io.Writer, r *contract.Results) {
@@ -285,7 +285,7 @@ func linkTarget(p string) string {
 	return p
 }
 
-// ReadmeDiff rebuilds the README from results.json and lists where the
+// Diff rebuilds the README from results.json and lists where the
 // folder's README.md differs (at most ten lines).
 func Diff(dir string, r *contract.Results) []string {
 	data, err := os.ReadFile(filepath.Join(dir, contract.ReadmeFile))

@@ -22,6 +22,7 @@ import (
 // Kind is the outcome a folder should have.
 type Kind int
 
+// The kinds of folder Folder writes.
 const (
 	Complete      Kind = iota // a conforming, complete run (the engine looks like llama.cpp: Unmarked)
 	Partial                   // the engine dies mid-run

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/clock"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/protocol"
@@ -42,6 +43,9 @@ type Config struct {
 	Bundle   *fixtures.Bundle
 	Optional bool
 	Progress Progress
+	// Now is the run's clock (nil: the runtime's); the client's latencies
+	// come from the client's.
+	Now clock.Func
 	// HealthTimeout bounds the one /health probe after a failure.
 	HealthTimeout time.Duration
 	// Journal, when set, hears each request before it is dispatched and
@@ -88,9 +92,10 @@ func Run(ctx context.Context, cfg Config) *record.Run {
 	if cfg.HealthTimeout <= 0 {
 		cfg.HealthTimeout = 10 * time.Second
 	}
-	rec := &record.Run{ID: cfg.ID, StartedAt: cfg.StartedAt, Origin: time.Now(), Optional: cfg.Optional}
+	cfg.Now = clock.Or(cfg.Now)
+	rec := &record.Run{ID: cfg.ID, StartedAt: cfg.StartedAt, Origin: cfg.Now(), Optional: cfg.Optional}
 	if rec.StartedAt.IsZero() {
-		rec.StartedAt = time.Now().UTC()
+		rec.StartedAt = rec.Origin.UTC()
 	}
 	if rec.ID == "" {
 		rec.ID = NewID(rec.StartedAt)
@@ -231,10 +236,12 @@ func (r *run) send(ctx context.Context, e *record.Request, i, n int) {
 		p.Begin(e.Req.ID, i+1, n)
 	}
 	if j := r.cfg.Journal; j != nil {
-		e.DispatchedAt = time.Now().UTC()
+		// What the journal keeps of a request that may never end: its
+		// dispatch, on the run's clock (the client's own reading follows).
+		e.Start = r.cfg.Now()
+		e.DispatchedAt = e.Start.UTC()
 		j.Begin(r.rec, e)
 	}
-	e.DispatchedAt = time.Now().UTC()
 	onEvent := func(kind string) {
 		if p := r.cfg.Progress; p != nil {
 			p.Event(e.Req.ID, kind)

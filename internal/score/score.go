@@ -24,6 +24,7 @@ import (
 // Status is a request's outcome, as the result contract names it.
 type Status string
 
+// The request statuses a verdict reads.
 const (
 	Completed Status = "completed"
 	Truncated Status = "truncated"

@@ -34,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/strata-bench/strata/internal/clock"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/gguf"
@@ -41,6 +42,8 @@ import (
 
 // Config is the simulated engine's model.
 type Config struct {
+	// Now is the simulator's clock (nil: the runtime's).
+	Now clock.Func
 	// PromptTPS and DecodeTPS are the simulated speeds (tokens/s).
 	PromptTPS float64
 	DecodeTPS float64
@@ -140,6 +143,7 @@ func New(cfg Config) *Server {
 	if cfg.Slots <= 0 {
 		cfg.Slots = 1
 	}
+	cfg.Now = clock.Or(cfg.Now)
 	if cfg.Dialect == "" {
 		cfg.Dialect = DialectLlamaCpp
 	}
@@ -162,7 +166,7 @@ func (s *Server) Start(addr string) (string, error) {
 		return "", fmt.Errorf("simulated engine: listen on %s: %w", addr, err)
 	}
 	s.ln = ln
-	s.started = time.Now()
+	s.started = s.cfg.Now()
 	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln)
 	return "http://" + ln.Addr().String(), nil
@@ -270,7 +274,7 @@ func writeError(w http.ResponseWriter, status int, typ, msg string) {
 	writeJSON(w, status, map[string]any{"error": map[string]any{"code": status, "message": msg, "type": typ}})
 }
 
-func (s *Server) loading() bool { return time.Since(s.started) < s.cfg.LoadTime }
+func (s *Server) loading() bool { return s.cfg.Now().Sub(s.started) < s.cfg.LoadTime }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if s.loading() {
@@ -410,7 +414,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Dialect == DialectSGLang && s.sglangRejectXHigh() && sglangRejects(w, req.ReasoningEffort) {
 		return
 	}
-	arrived := time.Now()
+	arrived := s.cfg.Now()
 	id := ""
 	if m := caseMarker.FindStringSubmatch(req.Messages[0].Content); m != nil {
 		id = m[1]
@@ -456,7 +460,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		flood(w, r, b.Flood)
 		return
 	}
-	s.generate(w, r, &req, id, slot, b, time.Since(arrived))
+	s.generate(w, r, &req, id, slot, b, s.cfg.Now().Sub(arrived))
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {
@@ -598,7 +602,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(200)
 	fl.Flush()
-	cw := &chunkWriter{w: w, fl: fl, id: fmt.Sprintf("chatcmpl-sim%024d", task), model: s.cfg.ModelPath, fingerprint: s.BuildInfo(), created: time.Now().Unix()}
+	cw := &chunkWriter{w: w, fl: fl, id: fmt.Sprintf("chatcmpl-sim%024d", task), model: s.cfg.ModelPath, fingerprint: s.BuildInfo(), created: s.cfg.Now().Unix()}
 	// ew is the other engine's wire (nil: llama-server's, written below).
 	var ew *engineWire
 	if !s.llamaServer() {
@@ -612,7 +616,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 	for i := 0; i < b.KeepAlives; i++ {
 		cw.raw(":\n\n")
 	}
-	prefillStart := time.Now()
+	prefillStart := s.cfg.Now()
 	if !sleepCtx(r.Context(), promptDur) {
 		return
 	}
@@ -630,7 +634,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 		}
 		lead = ew.lead()
 	}
-	decodeStart := time.Now()
+	decodeStart := s.cfg.Now()
 	emitted := 0
 	finish := "stop"
 	if plan.tool != nil {
@@ -663,7 +667,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 			panic(http.ErrAbortHandler)
 		}
 		due := decodeStart.Add(time.Duration(float64(emitted+lead) / s.cfg.DecodeTPS * float64(time.Second)))
-		if d := time.Until(due); d > 0 && !sleepCtx(r.Context(), d) {
+		if d := due.Sub(s.cfg.Now()); d > 0 && !sleepCtx(r.Context(), d) {
 			return
 		}
 		if ew == nil {
@@ -679,7 +683,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 	if b.FinishReason != nil {
 		finish = *b.FinishReason
 	}
-	decodeDur := time.Since(decodeStart)
+	decodeDur := s.cfg.Now().Sub(decodeStart)
 	if ew != nil {
 		ew.finish(finish, emitted, decodeDur)
 		if !b.NoDone {

@@ -121,7 +121,7 @@ func (e *engineWire) role() {
 // content or a tool_calls fragment).
 func (e *engineWire) token(d map[string]any) {
 	if c, ok := d["content"].(string); !ok || c != "" {
-		now := time.Now()
+		now := e.s.cfg.Now()
 		if e.tokens == 0 {
 			e.first = now
 		}
