@@ -47,46 +47,87 @@ func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared
 	if red != nil {
 		RedactEvidence(rec, red)
 	}
-	missing := contract.Missing{}
+	as := &assembler{rec: rec, id: id, facts: facts, maxShared: maxShared, missing: contract.Missing{}, srv: rec.Server}
+	// The facts' reasons first: they are the most precise (Missing keeps
+	// the first reason given).
 	for k, v := range facts.Missing {
-		missing.Add(k, v)
+		as.missing.Add(k, v)
 	}
-	res := contract.Results{
+	as.protocol()
+	as.requests()
+	as.derived()
+	as.run()
+	as.software()
+	as.model()
+	if err := as.configuration(); err != nil {
+		return nil, err
+	}
+	as.extensions()
+	as.status()
+	as.res.Missing = as.missing
+	as.a.Results, as.a.Outputs = as.res, as.outs
+	as.a.Dir = contract.FolderName(rec.StartedAt, facts.Hardware, as.res.Run.ID)
+	return &as.a, nil
+}
+
+// assembler holds a result while Assemble builds it, step by step.
+type assembler struct {
+	rec       *record.Run
+	id        record.Identity
+	facts     record.Facts
+	maxShared map[string]int
+	srv       record.Server
+	res       contract.Results
+	missing   contract.Missing
+	outs      []contract.Output
+	byID      map[string]contract.Output
+	derive    derive.Derived
+	budget    dialect.BudgetCheck
+	a         Assembled
+}
+
+func (as *assembler) protocol() {
+	f := as.facts
+	as.res = contract.Results{
 		Format:        protocol.ResultFormat,
 		SchemaVersion: protocol.SchemaVersion,
 		Protocol: contract.Protocol{
-			ID: facts.Protocol.ID, GitCommit: facts.StrataCommit, Profile: facts.Protocol.Profile,
-			CorpusSHA256: facts.Protocol.CorpusSHA256,
+			ID: f.Protocol.ID, GitCommit: f.StrataCommit, Profile: f.Protocol.Profile,
+			CorpusSHA256: f.Protocol.CorpusSHA256,
 		},
 	}
-	missing.Add(contract.PtrProtocolModelCardRevision, "not pinned yet: the draft protocol pins the model-card revision before activation (activation checklist)")
-	if facts.StrataCommit == nil {
-		missing.Add(contract.PtrProtocolGitCommit, "this install has no commit (no VCS stamp in the binary, no source checkout, no COMMIT file)")
+	as.missing.Add(contract.PtrProtocolModelCardRevision, "not pinned yet: the draft protocol pins the model-card revision before activation (activation checklist)")
+	if f.StrataCommit == nil {
+		as.missing.Add(contract.PtrProtocolGitCommit, noCommit)
 	}
+}
 
-	// Requests.
-	var reqs []contract.Request
-	var outs []contract.Output
+// noCommit is assembly's reason for a missing commit when the install gave
+// none of its own.
+const noCommit = "this install has no commit (no VCS stamp in the binary, no source checkout, no COMMIT file)"
+
+// requests are the request records and their outputs, each dispatch with
+// its offset from the run's first dispatch (and from its round's).
+func (as *assembler) requests() {
+	rec := as.rec
 	roundStart := map[int]time.Time{}
+	var first time.Time // the warm-up's dispatch: durations are rebuilt from offsets to it
 	for _, e := range rec.Requests {
-		if e.Req.Phase == protocol.PhaseConcurrency && e.Outcome != nil {
-			if t, ok := roundStart[e.Req.Round]; !ok || e.Start.Before(t) {
-				roundStart[e.Req.Round] = e.Start
-			}
+		if e.Outcome == nil {
+			continue
 		}
-	}
-	// The run's first dispatch (the warm-up's): every dispatch's offset
-	// from it is kept, and the durations are rebuilt from those offsets.
-	var first time.Time
-	for _, e := range rec.Requests {
-		if e.Outcome != nil && (first.IsZero() || e.Start.Before(first)) {
+		if first.IsZero() || e.Start.Before(first) {
 			first = e.Start
 		}
+		if t, ok := roundStart[e.Req.Round]; e.Req.Phase == protocol.PhaseConcurrency && (!ok || e.Start.Before(t)) {
+			roundStart[e.Req.Round] = e.Start
+		}
 	}
+	as.byID = map[string]contract.Output{}
 	for i, e := range rec.Requests {
 		r, o, m := RequestRecord(i, e, rec.Server.Dialect)
 		for k, v := range m {
-			missing.Add(k, v)
+			as.missing.Add(k, v)
 		}
 		if e.Outcome != nil {
 			o.OffsetS = ptr(e.Start.Sub(first).Seconds())
@@ -94,17 +135,17 @@ func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared
 		if e.Req.Phase == protocol.PhaseConcurrency && e.Outcome != nil {
 			o.RoundOffsetS = ptr(e.Start.Sub(roundStart[e.Req.Round]).Seconds())
 		}
-		reqs = append(reqs, r)
-		outs = append(outs, o)
+		as.res.Requests = append(as.res.Requests, r)
+		as.outs = append(as.outs, o)
+		as.byID[o.RequestID] = o
 	}
-	res.Requests = reqs
-	res.Run.OptionalConcurrency = rec.Optional
-	byID := map[string]contract.Output{}
-	for _, o := range outs {
-		byID[o.RequestID] = o
-	}
+	as.res.Run.OptionalConcurrency = rec.Optional
+}
 
-	// Summaries, rounds, counts and quality: functions of the records.
+// derived are the summaries, rounds, counts and quality: functions of the
+// records.
+func (as *assembler) derived() {
+	reqs := as.res.Requests
 	nullReason := func(id, metric string) string {
 		for i := range reqs {
 			if reqs[i].ID == id {
@@ -112,191 +153,196 @@ func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared
 				if !strings.HasSuffix(metric, "_tps") {
 					sec = "timings"
 				}
-				return missing[contract.Pointer("requests", i, sec, metric)]
+				return as.missing[contract.Pointer("requests", i, sec, metric)]
 			}
 		}
 		return ""
 	}
-	d := derive.Run(&res, byID, maxShared, nullReason)
-	res.Summaries, res.ConcurrencyRounds, res.RequestCounts, res.Quality = d.Summaries, d.Rounds, d.Counts, d.Quality
+	as.derive = derive.Run(&as.res, as.byID, as.maxShared, nullReason)
+	d := as.derive
+	as.res.Summaries, as.res.ConcurrencyRounds, as.res.RequestCounts, as.res.Quality = d.Summaries, d.Rounds, d.Counts, d.Quality
 	for k, v := range d.Missing {
-		missing.Add(k, v)
+		as.missing.Add(k, v)
 	}
+}
 
-	// Run.
-	res.Run = contract.Run{
+func (as *assembler) run() {
+	rec := as.rec
+	as.res.Run = contract.Run{
 		ID: rec.ID, StartedAt: rec.StartedAt.UTC().Format("2006-01-02T15:04:05.000000Z"),
-		OptionalConcurrency: rec.Optional, Command: id.Command,
+		OptionalConcurrency: rec.Optional, Command: as.id.Command,
 	}
 	var durMissing map[string]string
-	res.Run.RequiredDurationS, res.Run.OptionalDurationS, durMissing = derive.Durations(reqs, byID, rec.Optional)
+	as.res.Run.RequiredDurationS, as.res.Run.OptionalDurationS, durMissing = derive.Durations(as.res.Requests, as.byID, rec.Optional)
 	for k, v := range durMissing {
-		missing.Add(k, v)
+		as.missing.Add(k, v)
 	}
+}
 
-	// Hardware and software.
-	res.Hardware = facts.Hardware
-	res.Hardware.BackgroundWorkloads = id.Background
+// software is the hardware and software blocks.
+func (as *assembler) software() {
+	f, id := as.facts, as.id
+	as.res.Hardware = f.Hardware
+	as.res.Hardware.BackgroundWorkloads = id.Background
 	if id.Background == nil {
-		missing.Add(contract.PtrHardwareBackgroundWorkloads, contract.NotDeclared("pass --background (repeatable) to record other workloads on the machine, or an empty profile list for none"))
+		as.missing.Add(contract.PtrHardwareBackgroundWorkloads, contract.NotDeclared("pass --background (repeatable) to record other workloads on the machine, or an empty profile list for none"))
 	}
-	res.Software = contract.Software{
-		OS: facts.OS, Drivers: facts.Drivers, Runtime: facts.Runtime,
-		StrataCommit: facts.StrataCommit, RunnerCommit: facts.RunnerCommit, BuildKind: facts.BuildKind,
+	as.res.Software = contract.Software{
+		OS: f.OS, Drivers: f.Drivers, Runtime: f.Runtime,
+		StrataCommit: f.StrataCommit, RunnerCommit: f.RunnerCommit, BuildKind: f.BuildKind,
 		BuildOptions: id.BuildOptions,
 	}
 	if id.BuildOptions == nil {
-		missing.Add(contract.PtrSoftwareBuildOptions, contract.NotDeclared("the runner cannot read build options from a server; pass --build-options for a source build"))
+		as.missing.Add(contract.PtrSoftwareBuildOptions, contract.NotDeclared("the runner cannot read build options from a server; pass --build-options for a source build"))
 	}
-	if facts.StrataCommit == nil {
-		missing.Add(contract.PtrSoftwareStrataCommit, "this install has no commit (no VCS stamp in the binary, no source checkout, no COMMIT file)")
+	if f.StrataCommit == nil {
+		as.missing.Add(contract.PtrSoftwareStrataCommit, noCommit)
 	}
-	if facts.RunnerCommit == nil {
-		missing.Add(contract.PtrSoftwareRunnerCommit, "this install has no commit")
+	if f.RunnerCommit == nil {
+		as.missing.Add(contract.PtrSoftwareRunnerCommit, noCommit)
 	}
-	srv := rec.Server
 	var why string
-	if res.Software.EngineVersion, why = engineVersion(srv); why != "" {
-		missing.Add(contract.PtrSoftwareEngineVersion, why)
+	if as.res.Software.EngineVersion, why = engineVersion(as.srv); why != "" {
+		as.missing.Add(contract.PtrSoftwareEngineVersion, why)
 	}
+}
 
-	// Model.
-	res.Model = contract.Model{Revision: id.ModelRevision, SourceRevision: id.SourceRevision,
+func (as *assembler) model() {
+	f, id := as.facts, as.id
+	as.res.Model = contract.Model{Revision: id.ModelRevision, SourceRevision: id.SourceRevision,
 		Quantization: id.Quantization, TokenizerRevision: id.TokenizerRevision, CustomPack: id.CustomPack,
-		Files: facts.ModelFiles}
-	if name := modelName(srv); name != "" {
-		res.Model.ID = ptr(name)
+		Files: f.ModelFiles}
+	if name := modelName(as.srv); name != "" {
+		as.res.Model.ID = ptr(name)
 	} else {
-		missing.Add(contract.PtrModelID, "the server named no model (/props model_alias and /v1/models are absent)")
+		as.missing.Add(contract.PtrModelID, "the server named no model (/props model_alias and /v1/models are absent)")
 	}
-	declared := []struct {
-		v    *string
-		ptr  string
-		flag string
+	for _, d := range []struct {
+		v         *string
+		ptr, flag string
 	}{
 		{id.ModelRevision, contract.PtrModelRevision, "--model-revision"},
 		{id.SourceRevision, contract.PtrModelSourceRevision, "--source-revision"},
 		{id.Quantization, contract.PtrModelQuantization, "--quantization"},
 		{id.TokenizerRevision, contract.PtrModelTokenizerRevision, "--tokenizer-revision"},
 		{id.CustomPack, contract.PtrModelCustomPack, "--custom-pack"},
-	}
-	for _, d := range declared {
+	} {
 		if d.v == nil {
-			missing.Add(d.ptr, contract.NotDeclared("the runner never guesses it; pass "+d.flag))
+			as.missing.Add(d.ptr, contract.NotDeclared("the runner never guesses it; pass "+d.flag))
 		}
 	}
-	if facts.ModelFiles == nil {
-		if _, ok := missing[contract.PtrModelFiles]; !ok {
-			missing.Add(contract.PtrModelFiles, "no model file was found to hash")
+	if f.ModelFiles == nil {
+		as.missing.Add(contract.PtrModelFiles, "no model file was found to hash")
+	}
+	for i, mf := range f.ModelFiles {
+		if mf.SHA256 == nil {
+			as.missing.Add(contract.Pointer("model", "files", i, "sha256"), "the file could not be read")
 		}
 	}
-	for i, f := range facts.ModelFiles {
-		if f.SHA256 == nil {
-			if _, ok := missing[contract.Pointer("model", "files", i, "sha256")]; !ok {
-				missing.Add(contract.Pointer("model", "files", i, "sha256"), "the file could not be read")
-			}
-		}
-	}
+}
 
-	// Configuration.
-	s := protocol.ProfileSampling()
-	kw := protocol.ProfileTemplateKwargs()
-	res.Configuration = contract.Configuration{
+// configuration is the configuration block, the template and the config
+// artifact.
+func (as *assembler) configuration() error {
+	srv, id := as.srv, as.id
+	as.res.Configuration = contract.Configuration{
 		Track: id.Track, TrackNotes: id.TrackNotes, ContextTokens: srv.ContextSize, ServerCapacity: srv.Slots,
-		Sampling: s, ChatTemplateKwargs: kw,
+		Sampling: protocol.ProfileSampling(), ChatTemplateKwargs: protocol.ProfileTemplateKwargs(),
 	}
 	if id.TrackNotes == nil {
-		missing.Add(contract.PtrConfigurationTrackNotes, contract.NotDeclared("pass --track-notes with the setup choices (default track) or the modifications (custom track)"))
+		as.missing.Add(contract.PtrConfigurationTrackNotes, contract.NotDeclared("pass --track-notes with the setup choices (default track) or the modifications (custom track)"))
 	}
 	if srv.ContextSize == nil {
-		missing.Add(contract.PtrConfigurationContextTokens, "the server's /props has no default_generation_settings.n_ctx: "+orElse(srv.PropsErr, "field absent"))
+		as.missing.Add(contract.PtrConfigurationContextTokens, "the server's /props has no default_generation_settings.n_ctx: "+orElse(srv.PropsErr, "field absent"))
 	}
 	if srv.Slots == nil {
-		missing.Add(contract.PtrConfigurationServerCapacity, "the server's /props has no total_slots: "+orElse(srv.PropsErr, "field absent"))
+		as.missing.Add(contract.PtrConfigurationServerCapacity, "the server's /props has no total_slots: "+orElse(srv.PropsErr, "field absent"))
 	}
 	opts := engineconfig.Capture(engineconfig.Sources{Props: srv.Props, Slots: srv.SlotsRaw, Status: srv.StatusRaw,
-		Args: facts.Engine.Args, ArgsFrom: facts.Engine.Where, Engine: srv.Dialect.ConfigFrom()})
+		Args: as.facts.Engine.Args, ArgsFrom: as.facts.Engine.Where, Engine: srv.Dialect.ConfigFrom()})
 	for _, name := range contract.EngineOptionObjects() {
 		v := opts.Objects[name]
 		if v == nil {
-			missing.Add("/configuration/"+name, opts.Missing[name])
+			as.missing.Add("/configuration/"+name, opts.Missing[name])
 		}
-		*res.Configuration.EngineOption(name) = v
+		*as.res.Configuration.EngineOption(name) = v
 	}
-	a := &Assembled{Config: nil, EngineLog: facts.EngineLog}
-	if res.Configuration.Template = templateOf(srv); res.Configuration.Template != nil {
-		a.Template = []byte(srv.Template)
+	as.a.EngineLog = as.facts.EngineLog
+	if as.res.Configuration.Template = templateOf(srv); as.res.Configuration.Template != nil {
+		as.a.Template = []byte(srv.Template)
 	} else {
-		missing.Add(contract.PtrConfigurationTemplate, "the server revealed no chat template (/props chat_template): "+orElse(srv.PropsErr, "field absent"))
+		as.missing.Add(contract.PtrConfigurationTemplate, "the server revealed no chat template (/props chat_template): "+orElse(srv.PropsErr, "field absent"))
 	}
+	return as.configArtifact(opts.Source)
+}
 
-	// Config artifact: what the runner learned of the engine's configuration.
-	cfg := map[string]any{"server_url": "loopback", "slots": json.RawMessage(orNull(srv.SlotsRaw)), "configuration_source": opts.Source}
-	for k, v := range facts.EngineConfig {
+// configArtifact is config.json: what the runner learned of the engine's
+// configuration, and everything the server served about itself under
+// dialect.Evidence's names (the validator identifies the engine again from
+// it, and looks for the simulator's traces in it).
+func (as *assembler) configArtifact(source string) error {
+	srv := as.srv
+	cfg := map[string]any{"server_url": "loopback", "slots": json.RawMessage(orNull(srv.SlotsRaw)), "configuration_source": source}
+	for k, v := range as.facts.EngineConfig {
 		cfg[k] = v
 	}
-	// Everything the server served about itself, under dialect.Evidence's
-	// names: the validator identifies the engine again from it, and looks
-	// for the simulator's traces in it.
-	server := srv.Evidence()
-	evFields, err := json.Marshal(server)
+	evFields, err := json.Marshal(srv.Evidence())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(evFields, &fields); err != nil {
-		return nil, err
+		return err
 	}
 	for k, v := range fields {
 		cfg[k] = v
 	}
-	if a.Config, err = json.MarshalIndent(cfg, "", "  "); err != nil {
-		return nil, err
+	if as.a.Config, err = json.MarshalIndent(cfg, "", "  "); err != nil {
+		return err
 	}
-	a.Config = append(a.Config, '\n')
+	as.a.Config = append(as.a.Config, '\n')
+	return nil
+}
 
+// extensions are the blocks gathered before the run (provenance, the
+// engine, the preflight, a recovery), then the run's own. They come before
+// the status: the reasons read them (the simulator's traces, the model's
+// metadata), as the validator reads the saved ones.
+func (as *assembler) extensions() {
+	srv := as.srv
 	// The reasoning budget: the spec's "no budget", said in the engine's
 	// words, and what the runner could see of a server-level one.
-	budget := srv.Dialect.CheckBudget(facts.Engine)
-
-	// The blocks gathered before the run (provenance, the engine, the
-	// preflight, a recovery), then the run's own.
-	ext := facts.Extensions
-	ext.Fixtures = &contract.FixturesInfo{Bundle: facts.Protocol.BundleName, MaxSharedPrefixTokens: maxShared}
-	ext.Limitations = limitations(rec, budget)
-	ext.EngineDialect = &contract.EngineDialect{Dialect: srv.Dialect, ReasoningBudget: srv.Dialect.ReasoningBudget(), BudgetCheck: budget,
+	as.budget = srv.Dialect.CheckBudget(as.facts.Engine)
+	ext := as.facts.Extensions
+	ext.Fixtures = &contract.FixturesInfo{Bundle: as.facts.Protocol.BundleName, MaxSharedPrefixTokens: as.maxShared}
+	ext.Limitations = limitations(as.rec, as.budget)
+	ext.EngineDialect = &contract.EngineDialect{Dialect: srv.Dialect, ReasoningBudget: srv.Dialect.ReasoningBudget(), BudgetCheck: as.budget,
 		SettingNames: nonNilMap(srv.Dialect.SettingNames())}
-	ext.Thinking = thinkingEvidence(rec)
-	ext.CacheReuse = derive.ReuseList(d.Reuse)
-	ext.SettingsCheck = settingsSummary(outs)
-	ext.Aborted = rec.Aborted
-	// The extensions come before the status: the reasons read them (the
-	// simulator's traces, the model's metadata), as the validator reads
-	// the saved ones.
-	res.Extensions = ext
-	if mc, ok := derive.ModelOf(&res); ok {
-		ext.ModelCheck = &mc
+	ext.Thinking = thinkingEvidence(as.rec)
+	ext.CacheReuse = derive.ReuseList(as.derive.Reuse)
+	ext.SettingsCheck = settingsSummary(as.outs)
+	ext.Aborted = as.rec.Aborted
+	as.res.Extensions = ext
+	if mc, ok := derive.ModelOf(&as.res); ok {
+		as.res.Extensions.ModelCheck = &mc
 	}
+}
 
-	// Status, with the spec's precedence, from the one list of reasons: the
-	// server's place (only the runner saw its URL), what the records show,
-	// and an interruption.
+// status is the run's status, with the spec's precedence, from the one
+// list of reasons: the server's place (only the runner saw its URL), what
+// the records show, and an interruption.
+func (as *assembler) status() {
 	var reasons []derive.Reason
-	if r := derive.Remote(rec.BaseURL); r != nil {
+	if r := derive.Remote(as.rec.BaseURL); r != nil {
 		reasons = append(reasons, *r)
 	}
-	reasons = append(reasons, derive.Reasons(derive.Evidence{Results: &res, Outputs: byID, MaxShared: maxShared, Budget: budget.Nonconforming,
-		NotTaken: rec.Server.Dialect.NotTaken(), Server: server})...)
-	if rec.Interrupted {
-		reasons = append(reasons, derive.Interruption(rec.Interruption))
+	reasons = append(reasons, derive.Reasons(derive.Evidence{Results: &as.res, Outputs: as.byID, MaxShared: as.maxShared, Budget: as.budget.Nonconforming,
+		NotTaken: as.srv.Dialect.NotTaken(), Server: as.srv.Evidence()})...)
+	if as.rec.Interrupted {
+		reasons = append(reasons, derive.Interruption(as.rec.Interruption))
 	}
-	res.Run.Status = derive.Status(reasons)
-	ext.StatusReasons = derive.Split(reasons)
-	res.Extensions = ext
-	res.Missing = missing
-	a.Results, a.Outputs = res, outs
-	a.Dir = contract.FolderName(rec.StartedAt, facts.Hardware, res.Run.ID)
-	return a, nil
+	as.res.Run.Status = derive.Status(reasons)
+	as.res.Extensions.StatusReasons = derive.Split(reasons)
 }
 
 func orElse(s, alt string) string {
