@@ -398,112 +398,135 @@ func baseName(p string) string {
 // pointers).
 func RequestRecord(i int, e *record.Request, d dialect.Dialect) (contract.Request, contract.Output, map[string]string) {
 	req := e.Req
-	r := contract.Request{
-		ID: req.ID, Phase: string(req.Phase), CaseID: req.CaseID, Repetition: req.Repetition,
-		Seed: req.Seed, MaxOutputTokens: req.Cap, Concurrency: req.Concurrency,
+	rr := requestRecord{
+		r: contract.Request{
+			ID: req.ID, Phase: string(req.Phase), CaseID: req.CaseID, Repetition: req.Repetition,
+			Seed: req.Seed, MaxOutputTokens: req.Cap, Concurrency: req.Concurrency,
+		},
+		o:    contract.Output{RequestID: req.ID, Events: json.RawMessage("[]")},
+		miss: map[string]string{},
+		at:   func(tokens ...any) string { return contract.Pointer(append([]any{"requests", i}, tokens...)...) },
 	}
-	o := contract.Output{RequestID: req.ID, Events: json.RawMessage("[]")}
-	miss := map[string]string{}
-	p := func(tokens ...any) string { return contract.Pointer(append([]any{"requests", i}, tokens...)...) }
 	if req.Phase == protocol.PhaseConcurrency {
-		r.Round = ptr(req.Round)
+		rr.r.Round = ptr(req.Round)
 	} else {
-		miss[p("round")] = contract.NotApplicable("only concurrency requests belong to a round")
+		rr.miss[rr.at("round")] = contract.NotApplicable("only concurrency requests belong to a round")
 	}
-	ev := measure.Evidence{}
-	out := e.Outcome
-	switch {
-	case out == nil:
-		r.Status = contract.Skipped
-		r.Error = &contract.ErrorInfo{Kind: "skipped", Message: e.SkipReason}
-		ev.NoDataReason = "the request was skipped: " + e.SkipReason
-		ev.Status = contract.Skipped
-		o.SkipReason = ptr(e.SkipReason)
-		o.Request = json.RawMessage("null")
-		miss[p("finish_reason")] = ev.NoDataReason
-		miss[p("first_delta_kind")] = ev.NoDataReason
-		ev.FirstAnswerReason = ev.NoDataReason
-	default:
-		errKind := ""
-		if out.Error != nil {
-			errKind = out.Error.Kind
-			r.Error = &contract.ErrorInfo{Kind: out.Error.Kind, Message: out.Error.Message}
-			ev.NoDataReason = "the request failed (" + out.Error.Kind + ") before the engine reported it"
-		}
-		r.Status = derive.RequestStatus(true, errKind, out.FinishReason)
-		ev.Status = r.Status
-		r.FinishReason = out.FinishReason
-		if r.FinishReason == nil {
-			miss[p("finish_reason")] = "no finish reason arrived: " + errorText(out)
-		}
-		if r.Error == nil {
-			miss[p("error")] = contract.NotApplicable("the request " + r.Status + " normally")
-		}
-		if out.FirstDeltaKind != "" {
-			r.FirstDeltaKind = ptr(out.FirstDeltaKind)
-		} else {
-			miss[p("first_delta_kind")] = "no nonempty reasoning, answer or tool-call delta arrived"
-		}
-		ev.Usage, ev.Timings = out.Usage, out.Timings
-		ev.TTFT, ev.FirstAnswer, ev.Total = out.TTFT, out.FirstAnswer, ptr(out.Total)
-		if e.Lost {
-			ev.Total, ev.TotalReason = nil, "the runner stopped while the request was in flight: its end was not recorded"
-		}
-		switch {
-		case out.FirstAnswer != nil:
-		case r.Status == contract.Truncated && out.TTFT != nil:
-			ev.FirstAnswerReason = truncatedReasoning(e.Outcome.Usage, req.Cap)
-		case r.Status == contract.Failed:
-			ev.FirstAnswerReason = "no answer text or tool call arrived before the request failed"
-		}
-		o.Request = json.RawMessage(e.Body)
-		o.Answer, o.Reasoning = ptr(out.Answer), ptr(out.Reasoning)
-		o.FinishReason = out.FinishReason
-		if out.HTTPStatus != 0 {
-			o.HTTPStatus = ptr(out.HTTPStatus)
-		}
-		o.Usage, o.Timings = orNull(out.Usage), orNull(out.Timings)
-		if out.ErrorBody != "" {
-			o.ErrorBody = ptr(out.ErrorBody)
-		}
-		o.Malformed = out.Malformed
-		o.DispatchedAt = ptr(e.DispatchedAt.Format("2006-01-02T15:04:05.000000Z"))
-		if r.FirstDeltaKind != nil {
-			o.FirstDeltaKind = r.FirstDeltaKind
-		}
-		o.Events, _ = json.Marshal(out.Events)
-		o.ToolCalls = []contract.OutputCall{}
-		for _, tc := range out.ToolCalls {
-			o.ToolCalls = append(o.ToolCalls, contract.OutputCall(tc))
-		}
-		if e.Settings != nil {
-			chk := *e.Settings
-			chk.Mismatches = derive.Mismatches(req, chk.SeenFor(req.ID))
-			o.SettingsCheck = &chk
-		}
+	if e.Outcome == nil {
+		rr.skipped(e)
+	} else {
+		rr.dispatched(e)
 	}
-	o.Status = r.Status
-	if out == nil {
-		o.Usage, o.Timings = json.RawMessage("null"), json.RawMessage("null")
-		o.ToolCalls = []contract.OutputCall{}
+	rr.o.Status = rr.r.Status
+	if rr.r.Error != nil {
+		rr.o.Error = rr.r.Error
 	}
-	if r.Error != nil {
-		o.Error = r.Error
-	}
-	ev.Timers, ev.NoTimers = d.Timers(), d.NoTimers()
-	acc := measure.Account(ev)
+	rr.ev.Timers, rr.ev.NoTimers = d.Timers(), d.NoTimers()
+	acc := measure.Account(rr.ev)
+	r := &rr.r
 	r.Tokens, r.Timings, r.Metrics, r.Sources, r.TokenAccountingNote = acc.Tokens, acc.Timings, acc.Metrics, acc.Sources, acc.Note
 	for k, v := range acc.Missing {
-		miss[p()+k] = v
+		rr.miss[rr.at()+k] = v
 	}
 	// Verdicts for sanity cases.
 	if req.Phase == protocol.PhaseSanity && e.Fixture != nil && e.Fixture.Expected != nil {
-		v := derive.Evaluate(e.Fixture.Expected, &r, o)
+		v := derive.Evaluate(e.Fixture.Expected, r, rr.o)
 		r.Evaluation = &contract.Evaluation{Category: string(v.Category), Passed: v.Passed, Reason: v.Reason}
 	} else {
-		miss[p("evaluation")] = contract.NotApplicable("only sanity requests are evaluated")
+		rr.miss[rr.at("evaluation")] = contract.NotApplicable("only sanity requests are evaluated")
 	}
-	return r, o, miss
+	return rr.r, rr.o, rr.miss
+}
+
+// requestRecord is one request's record while RequestRecord builds it.
+type requestRecord struct {
+	r    contract.Request
+	o    contract.Output
+	ev   measure.Evidence
+	miss map[string]string
+	at   func(tokens ...any) string
+}
+
+// skipped records a request that was never dispatched.
+func (rr *requestRecord) skipped(e *record.Request) {
+	why := "the request was skipped: " + e.SkipReason
+	rr.r.Status = contract.Skipped
+	rr.r.Error = &contract.ErrorInfo{Kind: "skipped", Message: e.SkipReason}
+	rr.ev.NoDataReason, rr.ev.Status, rr.ev.FirstAnswerReason = why, contract.Skipped, why
+	rr.o.SkipReason = ptr(e.SkipReason)
+	rr.o.Request = json.RawMessage("null")
+	rr.o.Usage, rr.o.Timings = json.RawMessage("null"), json.RawMessage("null")
+	rr.o.ToolCalls = []contract.OutputCall{}
+	rr.miss[rr.at("finish_reason")] = why
+	rr.miss[rr.at("first_delta_kind")] = why
+}
+
+// dispatched records a request that was sent: its status, what the
+// measurements read, and the evidence outputs.jsonl keeps.
+func (rr *requestRecord) dispatched(e *record.Request) {
+	out, r := e.Outcome, &rr.r
+	errKind := ""
+	if out.Error != nil {
+		errKind = out.Error.Kind
+		r.Error = &contract.ErrorInfo{Kind: out.Error.Kind, Message: out.Error.Message}
+		rr.ev.NoDataReason = "the request failed (" + out.Error.Kind + ") before the engine reported it"
+	}
+	r.Status = derive.RequestStatus(true, errKind, out.FinishReason)
+	rr.ev.Status = r.Status
+	r.FinishReason = out.FinishReason
+	if r.FinishReason == nil {
+		rr.miss[rr.at("finish_reason")] = "no finish reason arrived: " + errorText(out)
+	}
+	if r.Error == nil {
+		rr.miss[rr.at("error")] = contract.NotApplicable("the request " + r.Status + " normally")
+	}
+	if out.FirstDeltaKind != "" {
+		r.FirstDeltaKind = ptr(out.FirstDeltaKind)
+	} else {
+		rr.miss[rr.at("first_delta_kind")] = "no nonempty reasoning, answer or tool-call delta arrived"
+	}
+	ev := &rr.ev
+	ev.Usage, ev.Timings = out.Usage, out.Timings
+	ev.TTFT, ev.FirstAnswer, ev.Total = out.TTFT, out.FirstAnswer, ptr(out.Total)
+	if e.Lost {
+		ev.Total, ev.TotalReason = nil, "the runner stopped while the request was in flight: its end was not recorded"
+	}
+	switch {
+	case out.FirstAnswer != nil:
+	case r.Status == contract.Truncated && out.TTFT != nil:
+		ev.FirstAnswerReason = truncatedReasoning(out.Usage, e.Req.Cap)
+	case r.Status == contract.Failed:
+		ev.FirstAnswerReason = "no answer text or tool call arrived before the request failed"
+	}
+	rr.evidence(e)
+}
+
+// evidence fills the output line of a dispatched request.
+func (rr *requestRecord) evidence(e *record.Request) {
+	out, o := e.Outcome, &rr.o
+	o.Request = json.RawMessage(e.Body)
+	o.Answer, o.Reasoning = ptr(out.Answer), ptr(out.Reasoning)
+	o.FinishReason = out.FinishReason
+	if out.HTTPStatus != 0 {
+		o.HTTPStatus = ptr(out.HTTPStatus)
+	}
+	o.Usage, o.Timings = orNull(out.Usage), orNull(out.Timings)
+	if out.ErrorBody != "" {
+		o.ErrorBody = ptr(out.ErrorBody)
+	}
+	o.Malformed = out.Malformed
+	o.DispatchedAt = ptr(e.DispatchedAt.Format("2006-01-02T15:04:05.000000Z"))
+	o.FirstDeltaKind = rr.r.FirstDeltaKind
+	o.Events, _ = json.Marshal(out.Events)
+	o.ToolCalls = []contract.OutputCall{}
+	for _, tc := range out.ToolCalls {
+		o.ToolCalls = append(o.ToolCalls, contract.OutputCall(tc))
+	}
+	if e.Settings != nil {
+		chk := *e.Settings
+		chk.Mismatches = derive.Mismatches(e.Req, chk.SeenFor(e.Req.ID))
+		o.SettingsCheck = &chk
+	}
 }
 
 // truncatedReasoning is the first-answer reason of a request that stopped
