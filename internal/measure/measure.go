@@ -183,56 +183,106 @@ func Rate(tokens *int64, seconds *float64, count, duration, timer string) (*floa
 
 // Account maps one request's evidence to its record fields.
 func Account(ev Evidence) Accounting {
-	a := Accounting{Missing: map[string]string{}}
-	miss := func(ptr, reason string) { a.Missing[ptr] = reason }
-	usage, timings := object(ev.Usage), object(ev.Timings)
-	fields := ev.Timers.Fields()
+	ac := &accountant{ev: ev, a: Accounting{Missing: map[string]string{}}, usage: object(ev.Usage), timings: object(ev.Timings),
+		fields: ev.Timers.Fields()}
 	// prompt_n and cache_n are fields of llama-server's timings: another
 	// engine's timer object never supplies them.
-	llamaTimings := timings
-	if !fields.Timings {
-		llamaTimings = nil
+	if ac.fields.Timings {
+		ac.llama = ac.timings
 	}
-	absent := func(what string) string {
-		if ev.NoDataReason != "" {
-			return ev.NoDataReason
-		}
-		return "the engine's answer carried no " + what
-	}
-	var notes []string
-
-	// input_tokens: usage.prompt_tokens.
-	if v, ok, bad := count(usage, "prompt_tokens"); ok {
-		a.Tokens.InputTokens, a.Sources.InputTokens = i64(v), str(SrcPromptTokens)
+	ac.input()
+	ac.cached()
+	ac.read()
+	ac.output()
+	ac.engineTimers()
+	ac.client()
+	ac.rates()
+	a := ac.a
+	if len(ac.notes) > 0 {
+		a.Note = str(strings.Join(ac.notes, "; "))
 	} else {
-		r := absent("usage.prompt_tokens")
-		if bad != "" {
-			r = "invalid evidence: usage." + bad
-		}
-		miss(contract.ReqTokensInputTokens, r)
-		miss(contract.ReqSourcesInputTokens, "no input_tokens: "+r)
+		ac.miss(contract.ReqTokenAccountingNote, "not needed: the counts agree")
 	}
-	// cached_tokens: usage.prompt_tokens_details.cached_tokens, else timings.cache_n.
-	cached, cachedOK, cachedBad := int64(0), false, ""
-	if details := object(usage["prompt_tokens_details"]); details != nil {
-		cached, cachedOK, cachedBad = count(details, "cached_tokens")
-		if cachedOK {
+	return a
+}
+
+// accountant holds one request's accounting while Account builds it.
+type accountant struct {
+	ev             Evidence
+	a              Accounting
+	usage, timings map[string]json.RawMessage
+	// llama is the timings object when it is llama-server's (prompt_n,
+	// cache_n), else nil.
+	llama  map[string]json.RawMessage
+	fields dialect.TimerFields
+	notes  []string
+	// contradiction says why cached_tokens contradicts input_tokens ("":
+	// it does not).
+	contradiction string
+}
+
+func (ac *accountant) miss(ptr, reason string) { ac.a.Missing[ptr] = reason }
+
+// absent is why a field is null: the request's own reason when it carries
+// no engine answer at all, else that the answer lacked it.
+func (ac *accountant) absent(what string) string {
+	if ac.ev.NoDataReason != "" {
+		return ac.ev.NoDataReason
+	}
+	return "the engine's answer carried no " + what
+}
+
+// unknown records a count the evidence does not give and its source's
+// reason ("no <name>: ...").
+func (ac *accountant) unknown(tokenPtr, sourcePtr, name, reason string) {
+	ac.miss(tokenPtr, reason)
+	ac.miss(sourcePtr, "no "+name+": "+reason)
+}
+
+// usageCount reads a usage count, or records why it is null.
+func (ac *accountant) usageCount(field, tokenPtr, sourcePtr, name, src string) (*int64, *string) {
+	if v, ok, bad := count(ac.usage, field); ok {
+		return i64(v), str(src)
+	} else if bad != "" {
+		ac.unknown(tokenPtr, sourcePtr, name, "invalid evidence: usage."+bad)
+	} else {
+		ac.unknown(tokenPtr, sourcePtr, name, ac.absent("usage."+field))
+	}
+	return nil, nil
+}
+
+// input is input_tokens: usage.prompt_tokens.
+func (ac *accountant) input() {
+	ac.a.Tokens.InputTokens, ac.a.Sources.InputTokens = ac.usageCount("prompt_tokens", contract.ReqTokensInputTokens, contract.ReqSourcesInputTokens, "input_tokens", SrcPromptTokens)
+}
+
+// output is output_tokens: usage.completion_tokens.
+func (ac *accountant) output() {
+	ac.a.Tokens.OutputTokens, ac.a.Sources.OutputTokens = ac.usageCount("completion_tokens", contract.ReqTokensOutputTokens, contract.ReqSourcesOutputTokens, "output_tokens", SrcCompletion)
+}
+
+// cached is cached_tokens: usage.prompt_tokens_details.cached_tokens, else
+// timings.cache_n, else (timings whose prompt_n counts only the tokens
+// evaluated) the rest of the prompt.
+func (ac *accountant) cached() {
+	a, fields := &ac.a, ac.fields
+	cached, ok, bad := int64(0), false, ""
+	if details := object(ac.usage["prompt_tokens_details"]); details != nil {
+		if cached, ok, bad = count(details, "cached_tokens"); ok {
 			a.Sources.CachedTokens = str(SrcCachedUsage)
 		}
 	}
-	if !cachedOK {
-		var bad string
-		if cached, cachedOK, bad = count(llamaTimings, "cache_n"); cachedOK {
+	if !ok {
+		var badN string
+		if cached, ok, badN = count(ac.llama, "cache_n"); ok {
 			a.Sources.CachedTokens = str(SrcCachedTimings)
-		} else if cachedBad == "" {
-			cachedBad = bad
+		} else if bad == "" {
+			bad = badN
 		}
 	}
-	// Timings without cache_n whose prompt_n counts only the tokens
-	// evaluated: the cached part is the rest of the prompt.
-	if !cachedOK && fields.CachedFromPromptN && a.Tokens.InputTokens != nil {
-		if n, ok, _ := count(llamaTimings, "prompt_n"); ok && n <= *a.Tokens.InputTokens {
-			cached, cachedOK = *a.Tokens.InputTokens-n, true
+	if !ok && fields.CachedFromPromptN && a.Tokens.InputTokens != nil {
+		if n, nOK, _ := count(ac.llama, "prompt_n"); nOK && n <= *a.Tokens.InputTokens {
+			cached, ok = *a.Tokens.InputTokens-n, true
 			a.Sources.CachedTokens = str(fields.CachedSource)
 		}
 	}
@@ -241,126 +291,127 @@ func Account(ev Evidence) Accounting {
 	// unknown and read_tokens (and the prompt rate) is null. cached_tokens
 	// stays the engine's count: the reuse rule reads it, and an engine
 	// that claims more than the whole prompt from the cache is held to it.
-	contradiction := ""
-	if cachedOK && a.Tokens.InputTokens != nil && cached > *a.Tokens.InputTokens {
-		contradiction = fmt.Sprintf("%s%s (%d) exceeds usage.prompt_tokens (%d), so the tokens the prefill computed are unknown; the raw values are kept in outputs.jsonl",
+	if ok && a.Tokens.InputTokens != nil && cached > *a.Tokens.InputTokens {
+		ac.contradiction = fmt.Sprintf("%s%s (%d) exceeds usage.prompt_tokens (%d), so the tokens the prefill computed are unknown; the raw values are kept in outputs.jsonl",
 			Contradictory, *a.Sources.CachedTokens, cached, *a.Tokens.InputTokens)
 	}
-	if cachedOK {
+	if ok {
 		a.Tokens.CachedTokens = i64(cached)
-	} else {
-		r := absent("usage.prompt_tokens_details.cached_tokens or timings.cache_n")
-		if !fields.Timings {
-			r = absent("usage.prompt_tokens_details.cached_tokens" + fields.CachedHint)
-		}
-		if cachedBad != "" {
-			r = "invalid evidence: " + cachedBad
-		}
-		miss(contract.ReqTokensCachedTokens, r)
-		miss(contract.ReqSourcesCachedTokens, "no cached_tokens: "+r)
+		return
 	}
-	// read_tokens: timings.prompt_n, else input - cached (derived).
-	if contradiction != "" {
-		miss(contract.ReqTokensReadTokens, contradiction)
-		miss(contract.ReqSourcesReadTokens, "no read_tokens: "+contradiction)
-	} else if v, ok, bad := count(llamaTimings, "prompt_n"); ok {
+	r := ac.absent("usage.prompt_tokens_details.cached_tokens or timings.cache_n")
+	if !fields.Timings {
+		r = ac.absent("usage.prompt_tokens_details.cached_tokens" + fields.CachedHint)
+	}
+	if bad != "" {
+		r = "invalid evidence: " + bad
+	}
+	ac.unknown(contract.ReqTokensCachedTokens, contract.ReqSourcesCachedTokens, "cached_tokens", r)
+}
+
+// read is read_tokens: timings.prompt_n, else input − cached (derived).
+func (ac *accountant) read() {
+	a := &ac.a
+	if ac.contradiction != "" {
+		ac.unknown(contract.ReqTokensReadTokens, contract.ReqSourcesReadTokens, "read_tokens", ac.contradiction)
+		return
+	}
+	v, ok, bad := count(ac.llama, "prompt_n")
+	switch {
+	case ok:
 		a.Tokens.ReadTokens, a.Sources.ReadTokens = i64(v), str(SrcPromptN)
-	} else if a.Tokens.InputTokens != nil && a.Tokens.CachedTokens != nil && *a.Tokens.InputTokens >= *a.Tokens.CachedTokens {
+		return
+	case a.Tokens.InputTokens != nil && a.Tokens.CachedTokens != nil && *a.Tokens.InputTokens >= *a.Tokens.CachedTokens:
 		a.Tokens.ReadTokens = i64(*a.Tokens.InputTokens - *a.Tokens.CachedTokens)
 		a.Sources.ReadTokens = str(SrcReadDerived)
-		notes = append(notes, "read_tokens derived as input_tokens - cached_tokens because timings.prompt_n is absent")
-	} else {
-		r := absent("timings.prompt_n")
-		if bad != "" {
-			r = "invalid evidence: timings." + bad
-		} else if ev.NoDataReason == "" {
-			r = "timings.prompt_n is absent and input_tokens - cached_tokens cannot be formed"
-			if !fields.Timings {
-				r = "the engine reported no usage.prompt_tokens_details.cached_tokens" + fields.CachedHint + ", so the tokens its prefill computed are unknown and a prompt rate could not exclude cached tokens"
-			}
-		}
-		miss(contract.ReqTokensReadTokens, r)
-		miss(contract.ReqSourcesReadTokens, "no read_tokens: "+r)
+		ac.notes = append(ac.notes, "read_tokens derived as input_tokens - cached_tokens because timings.prompt_n is absent")
+		return
 	}
-	// output_tokens: usage.completion_tokens.
-	if v, ok, bad := count(usage, "completion_tokens"); ok {
-		a.Tokens.OutputTokens, a.Sources.OutputTokens = i64(v), str(SrcCompletion)
-	} else {
-		r := absent("usage.completion_tokens")
-		if bad != "" {
-			r = "invalid evidence: usage." + bad
+	r := ac.absent("timings.prompt_n")
+	if bad != "" {
+		r = "invalid evidence: timings." + bad
+	} else if ac.ev.NoDataReason == "" {
+		r = "timings.prompt_n is absent and input_tokens - cached_tokens cannot be formed"
+		if !ac.fields.Timings {
+			r = "the engine reported no usage.prompt_tokens_details.cached_tokens" + ac.fields.CachedHint + ", so the tokens its prefill computed are unknown and a prompt rate could not exclude cached tokens"
 		}
-		miss(contract.ReqTokensOutputTokens, r)
-		miss(contract.ReqSourcesOutputTokens, "no output_tokens: "+r)
 	}
-	// Engine durations and the decode count, from the engine's own timers.
+	ac.unknown(contract.ReqTokensReadTokens, contract.ReqSourcesReadTokens, "read_tokens", r)
+}
+
+// engineTimers are the engine's durations and its decode count, from its
+// own timers only.
+func (ac *accountant) engineTimers() {
+	a, fields := &ac.a, ac.fields
 	switch {
 	case fields.Durations != nil:
-		obj := timings
+		obj := ac.timings
 		if fields.Durations.InUsage {
-			obj = usage
+			obj = ac.usage
 		}
-		notes = readDurations(*fields.Durations, &a, usage, obj, miss, absent, notes)
+		ac.notes = readDurations(*fields.Durations, a, ac.usage, obj, ac.miss, ac.absent, ac.notes)
 	case fields.None:
-		why := ev.NoTimers
-		if ev.NoDataReason != "" {
-			why = ev.NoDataReason
+		why := ac.ev.NoTimers
+		if ac.ev.NoDataReason != "" {
+			why = ac.ev.NoDataReason
 		}
-		miss(contract.ReqTimingsPromptS, why)
-		miss(contract.ReqTimingsDecodeS, why)
-		miss(contract.ReqSourcesEngineTimings, "no engine timer fields: "+why)
-		miss(contract.ReqTokensDecodeTokens, "no engine decode count: "+why)
-		miss(contract.ReqSourcesDecodeTokens, "no decode_tokens: "+why)
+		ac.miss(contract.ReqTimingsPromptS, why)
+		ac.miss(contract.ReqTimingsDecodeS, why)
+		ac.miss(contract.ReqSourcesEngineTimings, "no engine timer fields: "+why)
+		ac.miss(contract.ReqTokensDecodeTokens, "no engine decode count: "+why)
+		ac.miss(contract.ReqSourcesDecodeTokens, "no decode_tokens: "+why)
 	default:
-		notes = llamaTimers(&a, timings, miss, absent, notes)
+		ac.notes = llamaTimers(a, ac.timings, ac.miss, ac.absent, ac.notes)
 	}
 	if a.Tokens.OutputTokens != nil && a.Tokens.DecodeTokens != nil && *a.Tokens.OutputTokens != *a.Tokens.DecodeTokens {
-		notes = append(notes, fmt.Sprintf("API output_tokens (%d) and the engine's decode_tokens (%d) differ; the rate uses the engine's count for its own timer",
+		ac.notes = append(ac.notes, fmt.Sprintf("API output_tokens (%d) and the engine's decode_tokens (%d) differ; the rate uses the engine's count for its own timer",
 			*a.Tokens.OutputTokens, *a.Tokens.DecodeTokens))
 	}
-	// Client latencies.
+}
+
+// client are the client latencies.
+func (ac *accountant) client() {
+	a, ev := &ac.a, ac.ev
 	a.Timings.TTFTS, a.Timings.FirstAnswerS, a.Timings.TotalS = ev.TTFT, ev.FirstAnswer, ev.Total
 	if ev.TTFT == nil {
 		r := "no nonempty reasoning, answer or tool-call delta arrived"
 		if ev.NoDataReason != "" && ev.Status == contract.Skipped {
 			r = ev.NoDataReason
 		}
-		miss(contract.ReqTimingsTTFTS, r)
+		ac.miss(contract.ReqTimingsTTFTS, r)
 	}
 	if ev.FirstAnswer == nil {
 		r := ev.FirstAnswerReason
 		if r == "" {
 			r = "no answer text or tool-call delta arrived"
 		}
-		miss(contract.ReqTimingsFirstAnswerS, r)
+		ac.miss(contract.ReqTimingsFirstAnswerS, r)
 	}
 	if ev.Total == nil {
 		r := "the request was never dispatched: " + ev.NoDataReason
 		if ev.TotalReason != "" {
 			r = ev.TotalReason
 		}
-		miss(contract.ReqTimingsTotalS, r)
-		miss(contract.ReqSourcesClientTimings, r)
+		ac.miss(contract.ReqTimingsTotalS, r)
+		ac.miss(contract.ReqSourcesClientTimings, r)
 	} else {
 		a.Sources.ClientTimings = str(SrcClientTimings)
 	}
-	// Rates, from engine counts and durations only.
+}
+
+// rates are the two primary rates, from engine counts and durations only.
+func (ac *accountant) rates() {
+	a := &ac.a
 	var why string
 	if a.Metrics.PromptTPS, why = Rate(a.Tokens.ReadTokens, a.Timings.PromptS, "read_tokens", "prompt_s", "prompt time"); why != "" {
 		if a.Tokens.ReadTokens != nil && *a.Tokens.ReadTokens == 0 {
 			why = "read_tokens is 0: the whole prompt came from the cache"
 		}
-		miss(contract.ReqMetricsPromptTPS, why+because(fields, a.Missing, contract.ReqTimingsPromptS, contract.ReqTokensReadTokens))
+		ac.miss(contract.ReqMetricsPromptTPS, why+because(ac.fields, a.Missing, contract.ReqTimingsPromptS, contract.ReqTokensReadTokens))
 	}
 	if a.Metrics.DecodeTPS, why = Rate(a.Tokens.DecodeTokens, a.Timings.DecodeS, "decode_tokens", "decode_s", "decode time"); why != "" {
-		miss(contract.ReqMetricsDecodeTPS, why+because(fields, a.Missing, contract.ReqTimingsDecodeS, contract.ReqTokensDecodeTokens))
+		ac.miss(contract.ReqMetricsDecodeTPS, why+because(ac.fields, a.Missing, contract.ReqTimingsDecodeS, contract.ReqTokensDecodeTokens))
 	}
-	if len(notes) > 0 {
-		a.Note = str(strings.Join(notes, "; "))
-	} else {
-		miss(contract.ReqTokenAccountingNote, "not needed: the counts agree")
-	}
-	return a
 }
 
 // CacheReuse reports unexpected reuse of the user payload: cached_tokens
