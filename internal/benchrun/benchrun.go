@@ -23,11 +23,13 @@ import (
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/derive"
+	"github.com/strata-bench/strata/internal/engine"
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/journal"
 	"github.com/strata-bench/strata/internal/liveline"
 	"github.com/strata-bench/strata/internal/procstate"
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
 )
@@ -97,126 +99,158 @@ func Run(ctx context.Context, st procstate.State, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	defer p.scr.Clear()
-	// Where the result goes is checked before anything else: a run whose
-	// folder cannot be written is not started.
-	root := result.ResultsRoot(p.Dir)
-	if o.ResultsDir != "" {
-		root = p.Path(o.ResultsDir)
-	}
-	if err := checkResultsRoot(root, o.ResultsDir != ""); err != nil {
+	b := &bench{p: p, o: o}
+	if err := b.prepare(); err != nil {
 		return nil, err
 	}
-	for _, pend := range journal.Pending(root) {
+	if b.t, err = connect(ctx, p, o.Target, b.prof, b.hashes); err != nil {
+		return nil, err
+	}
+	defer b.t.stop()
+	if err := b.beforeWarmup(ctx); err != nil {
+		return nil, err
+	}
+	out, err := b.execute(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return out, exitcode.InterruptedError{Msg: fmt.Sprintf("the run was interrupted (%s); the partial result above was written", runner.Interruption(ctx))}
+	}
+	return out, nil
+}
+
+// bench is one run while Run goes through its stages.
+type bench struct {
+	p      session
+	o      Options
+	root   string
+	prof   *engine.Profile
+	id     record.Identity
+	bundle *fixtures.Bundle
+	hashes *prehash
+	t      *target
+	srv    record.Server
+	facts  record.Facts
+}
+
+// prepare checks everything that can be checked before an engine is
+// touched: where the result goes (a run whose folder cannot be written is
+// not started), the profile, the declared identity, and the fixtures.
+func (b *bench) prepare() error {
+	p, o := b.p, b.o
+	b.root = result.ResultsRoot(p.Dir)
+	if o.ResultsDir != "" {
+		b.root = p.Path(o.ResultsDir)
+	}
+	if err := checkResultsRoot(b.root, o.ResultsDir != ""); err != nil {
+		return err
+	}
+	for _, pend := range journal.Pending(b.root) {
 		p.out.Note("%s holds the journal of a run that did not finish; `strata bench recover` turns it into a partial result", pend)
 	}
-	prof, err := o.Target.loadProfile(p)
-	if err != nil {
-		return nil, err
+	var err error
+	if b.prof, err = o.Target.loadProfile(p); err != nil {
+		return err
 	}
-	id, err := o.Declared.merge(prof)
-	if err != nil {
-		return nil, err
+	if b.id, err = o.Declared.merge(b.prof); err != nil {
+		return err
 	}
-	id.Command = o.Command
-	// The fixtures are checked before anything is sent.
-	bundle, err := o.Target.bundle(p)
-	if err != nil {
-		return nil, fmt.Errorf("refusing to run: %w", err)
+	b.id.Command = o.Command
+	if b.bundle, err = o.Target.bundle(p); err != nil {
+		return fmt.Errorf("refusing to run: %w", err)
 	}
-	p.out.Line("protocol: %s", protocolLine(bundle))
-	hashes := newPrehash(p, prof, o.Rehash)
+	p.out.Line("protocol: %s", protocolLine(b.bundle))
+	b.hashes = newPrehash(p, b.prof, o.Rehash)
 	// A server off loopback makes the run nonconforming: said before
 	// anything is sent, with the result's own words, so the user can stop.
-	if u := o.Target.URL; u != "" || prof != nil {
-		if prof != nil {
-			u = prof.URL
+	if u := o.Target.URL; u != "" || b.prof != nil {
+		if b.prof != nil {
+			u = b.prof.URL
 		}
 		if r := derive.Remote(u); r != nil {
 			p.out.Warn(*r)
 		}
 	}
-	t, err := connect(ctx, p, o.Target, prof, hashes)
-	if err != nil {
-		return nil, err
-	}
-	defer t.stop()
-	srv := runner.ProbeServer(ctx, t.client)
-	view, lp := t.engineView(p)
-	p.out.Line("engine: %s (%s)", srv.Dialect.Name(), displayLine(srv.Dialect.IdentifiedBy))
+	return nil
+}
 
-	// Provenance first: probing the machine and hashing the model files
-	// come before the warm-up and outside required_duration_s.
-	facts := gatherFacts(ctx, p, t, srv, view, lp, hashes)
-	facts.Protocol = bundle.Protocol
-	facts.Engine = view
-	budget := srv.Dialect.CheckBudget(view)
-	// What already makes the run nonconforming is said now, in the words
-	// the result will use, so the user can stop before the warm-up.
-	for _, r := range derive.BeforeRun(result.Preview(srv, facts), srv.Evidence(), srv.Dialect.NotTaken(), budget.Nonconforming) {
+// beforeWarmup identifies the engine and gathers the run's facts:
+// probing the machine and hashing the model files come before the warm-up
+// and outside required_duration_s, and everything that already makes the
+// run nonconforming is said now, in the words the result will use.
+func (b *bench) beforeWarmup(ctx context.Context) error {
+	p, t := b.p, b.t
+	b.srv = runner.ProbeServer(ctx, t.client)
+	view, lp := t.engineView(p)
+	p.out.Line("engine: %s (%s)", b.srv.Dialect.Name(), displayLine(b.srv.Dialect.IdentifiedBy))
+	b.facts = gatherFacts(ctx, p, t, b.srv, view, lp, b.hashes)
+	b.facts.Protocol = b.bundle.Protocol
+	b.facts.Engine = view
+	budget := b.srv.Dialect.CheckBudget(view)
+	for _, r := range derive.BeforeRun(result.Preview(b.srv, b.facts), b.srv.Evidence(), b.srv.Dialect.NotTaken(), budget.Nonconforming) {
 		p.out.Warn(r)
 	}
 	if budget.Nonconforming == "" && budget.State == "not verifiable" {
 		p.out.Note("the reasoning budget is not verifiable: %s", budget.Detail)
 	}
-
 	// Preflight: the engine's own template and tokenizer against the bundle.
-	pf, err := preflightCheck(ctx, t.client, srv, bundle, nil)
+	pf, err := preflightCheck(ctx, t.client, b.srv, b.bundle, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	facts.Extensions.Preflight = pf
+	b.facts.Extensions.Preflight = pf
 	reportPreflight(p.out, pf, false)
-	facts.Extensions.Engine = engineInfo(t, prof, view, lp)
-	if prof != nil {
-		facts.EngineConfig = map[string]any{"profile": prof.Sanitized()}
+	b.facts.Extensions.Engine = engineInfo(t, b.prof, view, lp)
+	if b.prof != nil {
+		b.facts.EngineConfig = map[string]any{"profile": b.prof.Sanitized()}
 		if t.proc != nil {
-			facts.EngineConfig["started_command"] = prof.Command
+			b.facts.EngineConfig["started_command"] = b.prof.Command
 		}
 	}
+	return nil
+}
 
+// execute runs the schedule with its journal (each request's record on
+// disk before the next is sent, so even a killed runner leaves its work
+// recoverable), stops the engine and writes the result folder.
+func (b *bench) execute(ctx context.Context) (*Outcome, error) {
+	p, t := b.p, b.t
 	m := p.Private()
 	if t.apiKey != "" {
 		m.Secrets = append(append([]string(nil), m.Secrets...), t.apiKey)
 	}
-	red := result.Redactor(m, bundle)
-	// The journal: each request's record on disk before the next is sent,
-	// so even a killed runner leaves its work recoverable.
+	red := result.Redactor(m, b.bundle)
 	started := p.Clock().UTC()
 	runID := runner.NewID(started)
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", root, err)
+	if err := os.MkdirAll(b.root, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", b.root, err)
 	}
-	jw, err := journal.Create(root, journal.Header{RunID: runID, Folder: contract.FolderName(started, facts.Hardware, runID), StartedAt: started,
-		Optional: o.Optional, Identity: id, Facts: facts, Server: srv, BaseURL: t.baseURL, EngineGroup: t.group()}, red)
+	jw, err := journal.Create(b.root, journal.Header{RunID: runID, Folder: contract.FolderName(started, b.facts.Hardware, runID), StartedAt: started,
+		Optional: b.o.Optional, Identity: b.id, Facts: b.facts, Server: b.srv, BaseURL: t.baseURL, EngineGroup: t.group()}, red)
 	if err != nil {
 		return nil, err
 	}
 	defer jw.Close()
-
-	maxShared := bundle.MaxShared()
-	progress := newProgress(p.scr, p.Clock, maxShared, srv)
-	rec := runner.Run(ctx, runner.Config{Client: t.client, Bundle: bundle, Optional: o.Optional, Progress: progress, Server: &srv,
-		Journal: jw, ID: runID, StartedAt: started})
+	progress := newProgress(p.scr, p.Clock, b.bundle.MaxShared(), b.srv)
+	rec := runner.Run(ctx, runner.Config{Client: t.client, Bundle: b.bundle, Optional: b.o.Optional, Progress: progress, Server: &b.srv,
+		Journal: jw, ID: runID, StartedAt: started, Now: p.Clock})
 	progress.finish()
 	if err := jw.Err(); err != nil {
 		p.out.Line("warning: the run's journal could not be kept (%v); the result is written from memory", err)
 	}
 	t.stop()
 	if t.proc != nil {
-		facts.EngineLog = t.proc.Log()
+		b.facts.EngineLog = t.proc.Log()
 	}
-	dir, res, err := result.Finish(root, rec, id, facts, bundle, red, nil)
+	dir, res, err := result.Finish(b.root, rec, b.id, b.facts, b.bundle, red, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w (the run's journal stays in %s; `strata bench recover` writes the result from it)", err, jw.Dir())
 	}
 	if err := jw.Remove(); err != nil {
 		p.out.Line("warning: the pending folder %s was not removed: %v", jw.Dir(), err)
 	}
-	out := &Outcome{Dir: dir, Results: res}
-	if ctx.Err() != nil {
-		return out, exitcode.InterruptedError{Msg: fmt.Sprintf("the run was interrupted (%s); the partial result above was written", runner.Interruption(ctx))}
-	}
-	return out, nil
+	return &Outcome{Dir: dir, Results: res}, nil
 }
 
 // protocolLine names the protocol a run follows and its bundle, on the

@@ -148,7 +148,7 @@ func connect(ctx context.Context, p session, o Target, prof *engine.Profile, has
 			p.Keys.Add(t.apiKey)
 		}
 	}
-	t.client = client.New(client.Options{BaseURL: t.baseURL, APIKey: t.apiKey})
+	t.client = client.New(client.Options{BaseURL: t.baseURL, APIKey: t.apiKey, Now: p.Clock})
 	var err error
 	t.served, t.proc, err = t.engineUp(ctx, o.NoStart, hashes)
 	if err != nil {

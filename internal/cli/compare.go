@@ -14,13 +14,8 @@ import (
 	"github.com/strata-bench/strata/internal/validate"
 )
 
-func newCompare(env Env) *cobra.Command {
-	var markdown bool
-	var chartsDir string
-	cmd := &cobra.Command{
-		Use:   "compare BASELINE CANDIDATE [--markdown] [--charts DIR]",
-		Short: "Compare two results side by side, per case and metric",
-		Long: `Compare two result folders side by side: per prompt case and metric, each run's
+// compareHelp is the help text of the command compare.
+const compareHelp = `Compare two result folders side by side: per prompt case and metric, each run's
 median with its min–max and n, the difference (candidate − baseline), the ratio
 and which way the candidate moved (faster/slower for a rate, lower/higher
 latency for a time; within 0.5 % "about the same"), and the sanity verdicts next
@@ -35,7 +30,15 @@ model. Cases and concurrency levels are never pooled (a case in one run only is
 listed, not compared), and it warns loudly when the GPUs, CPU or engine
 versions differ, since a claimed improvement needs a same-machine baseline.
 --markdown prints Markdown; --charts DIR writes one SVG per metric, baseline
-and candidate side by side.`,
+and candidate side by side.`
+
+func newCompare(env Env) *cobra.Command {
+	var markdown bool
+	var chartsDir string
+	cmd := &cobra.Command{
+		Use:   "compare BASELINE CANDIDATE [--markdown] [--charts DIR]",
+		Short: "Compare two results side by side, per case and metric",
+		Long: compareHelp,
 		Example: `  strata bench compare bench-results/RUN-A bench-results/RUN-B
   strata bench compare --markdown --charts charts/ bench-results/RUN-A bench-results/RUN-B`,
 		Args: func(cmd *cobra.Command, args []string) error {

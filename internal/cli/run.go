@@ -26,12 +26,8 @@ type runOptions struct {
 	concurrency, repeat, requestTimeout string
 }
 
-func newRun(env Env) *cobra.Command {
-	var o runOptions
-	cmd := &cobra.Command{
-		Use:   "run (--url URL | --profile NAME | --simulate) [flags]",
-		Short: "Run the standard benchmark protocol against a server and write a result folder",
-		Long: `Run the protocol: a warm-up, then the performance stage (short, prompt-4k and
+// runHelp is the help text of the command run.
+const runHelp = `Run the protocol: a warm-up, then the performance stage (short, prompt-4k and
 prompt-16k in each of 3 repetitions), then the twelve sanity checks, and with
 --optional-concurrency three rounds of four short requests released together.
 Every request carries the profile's exact settings; nothing about the workload
@@ -77,7 +73,14 @@ hashes of unchanged files unless --rehash.
 
 --simulate is the built-in profile "simulator": strata's simulated engine (no
 GPU needed), started and stopped like a real one. Such a result is always
-nonconforming: its numbers are synthetic.`,
+nonconforming: its numbers are synthetic.`
+
+func newRun(env Env) *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run (--url URL | --profile NAME | --simulate) [flags]",
+		Short: "Run the standard benchmark protocol against a server and write a result folder",
+		Long: runHelp,
 		Example: `  strata bench run --simulate
   strata bench run --profile llama-3060 --track default --track-notes "0.2.1 release, setup defaults"
   strata bench run --url http://127.0.0.1:8080`,

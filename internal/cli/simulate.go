@@ -13,15 +13,8 @@ import (
 	"github.com/strata-bench/strata/internal/simengine"
 )
 
-func newSimulate(env Env) *cobra.Command {
-	cfg := simengine.DefaultConfig()
-	var host, scenario, modelDir, banner string
-	var speed float64
-	var port, budget int
-	cmd := &cobra.Command{
-		Use:   "simulate [--port N] [--scenario FILE] [flags]",
-		Short: "Serve a simulated llama-server-compatible engine on loopback",
-		Long: `Serve a simulated engine with llama.cpp's server API (/health, /props,
+// simulateHelp is the help text of the command simulate.
+const simulateHelp = `Serve a simulated engine with llama.cpp's server API (/health, /props,
 /v1/models, /slots, streaming /v1/chat/completions with llama.cpp's chunk shapes,
 usage and timings, and /apply-template and /tokenize for the preflight). By
 default it models a plausible engine; --scenario scripts each request's
@@ -73,88 +66,25 @@ Each behaviour ({...}) may set:
              mid-stream); "flood": "lines|deltas|content" (a stream that
              never ends); "slot_params": {...} (what /slots reports);
              "replay": "FILE" (serve a recorded llama-server body).
-For example {"requests": {"performance-short-r1": {"cut_after": 5}}}.`,
+For example {"requests": {"performance-short-r1": {"cut_after": 5}}}.`
+
+func newSimulate(env Env) *cobra.Command {
+	o := simulateOptions{cfg: simengine.DefaultConfig()}
+	cmd := &cobra.Command{
+		Use:   "simulate [--port N] [--scenario FILE] [flags]",
+		Short: "Serve a simulated llama-server-compatible engine on loopback",
+		Long:  simulateHelp,
 		Example: `  strata engine simulate --port 8080 &
   strata bench run --url http://127.0.0.1:8080
   strata engine simulate --port 8081 --dialect llama.cpp --build 9928 --reasoning-budget 16`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !protocol.IsLoopback(host) {
-				return usagef("--host %q: the simulator serves on loopback only", host)
-			}
-			if port < 0 || port > 65535 {
-				return usagef("--port %d: expected 0-65535", port)
-			}
-			if cfg.PromptTPS <= 0 || cfg.DecodeTPS <= 0 {
-				return usagef("--prompt-tps and --decode-tps must be positive")
-			}
-			if cfg.Accuracy < 0 || cfg.Accuracy > 1 {
-				return usagef("--accuracy must be between 0 and 1")
-			}
-			if speed < 1 {
-				return usagef("--speed %g: expected 1 or more", speed)
-			}
-			// Faster than real time: the same run, its waits shortened (tests).
-			cfg.PromptTPS *= speed
-			cfg.DecodeTPS *= speed
-			cfg.LoadTime = time.Duration(float64(cfg.LoadTime) / speed)
-			if !simengine.KnownDialect(cfg.Dialect) {
-				return usagef("--dialect %q: expected one of %s", cfg.Dialect, strings.Join(simengine.Dialects(), ", "))
-			}
-			if cfg.Build <= 0 {
-				return usagef("--build %d: expected a positive llama.cpp build number", cfg.Build)
-			}
-			// As llama-server: the flag, else LLAMA_ARG_THINK_BUDGET.
-			if !cmd.Flags().Changed("reasoning-budget") {
-				if v := env.Getenv("LLAMA_ARG_THINK_BUDGET"); v != "" {
-					n, err := strconv.Atoi(v)
-					if err != nil {
-						return usagef("LLAMA_ARG_THINK_BUDGET=%q: expected an integer", v)
-					}
-					budget = n
-				}
-			}
-			if budget < -1 {
-				return usagef("--reasoning-budget %d: expected -1 (unrestricted) or a token count", budget)
-			}
-			cfg.ReasoningBudget = &budget
-			if scenario != "" {
-				s, err := simengine.LoadScenario(env.Path(scenario))
-				if err != nil {
-					return err
-				}
-				cfg.Scenario = s
-			}
-			if modelDir != "" {
-				path, err := simengine.WriteModel(env.Path(modelDir))
-				if err != nil {
-					return fmt.Errorf("--model-dir: %w", err)
-				}
-				cfg.ModelPath = path
-			}
-			b, err := prompts.Bundle()
-			if err != nil {
-				return err
-			}
-			cfg.Bundle = b
-			tmpl, _, err := prompts.Template(b)
-			if err != nil {
-				return err
-			}
-			cfg.Template = string(tmpl)
-			srv := simengine.New(cfg)
-			return srv.Serve(cmd.Context(), net.JoinHostPort(host, strconv.Itoa(port)), func(url string) {
-				if banner != "" {
-					fmt.Fprintln(cmd.OutOrStdout(), banner)
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "simulated engine listening on %s, model %s\n", url, cfg.ModelPath)
-			})
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd, env, o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&host, "host", "127.0.0.1", "loopback address to listen on")
-	f.IntVar(&port, "port", 8080, "port (0 picks a free one)")
-	f.StringVar(&scenario, "scenario", "", "JSON scenario file scripting requests by ID")
+	cfg := &o.cfg
+	f.StringVar(&o.host, "host", "127.0.0.1", "loopback address to listen on")
+	f.IntVar(&o.port, "port", 8080, "port (0 picks a free one)")
+	f.StringVar(&o.scenario, "scenario", "", "JSON scenario file scripting requests by ID")
 	f.Float64Var(&cfg.PromptTPS, "prompt-tps", cfg.PromptTPS, "simulated prompt processing speed (tokens/s)")
 	f.Float64Var(&cfg.DecodeTPS, "decode-tps", cfg.DecodeTPS, "simulated decode speed (tokens/s)")
 	f.IntVar(&cfg.ReasoningTokens, "reasoning-tokens", cfg.ReasoningTokens, "typical reasoning length (doubled for long prompts)")
@@ -165,11 +95,98 @@ For example {"requests": {"performance-short-r1": {"cut_after": 5}}}.`,
 	f.StringVar(&cfg.ModelPath, "model-path", cfg.ModelPath, "model path reported by /props")
 	f.StringVar(&cfg.Dialect, "dialect", cfg.Dialect, `the engine to speak as: "llama.cpp" (of --build), "strata-server" (GET /v1/status), "unknown", "vllm", "sglang", "ollama", "ik_llama.cpp", "lmstudio" or "tabbyapi"`)
 	f.IntVar(&cfg.Build, "build", cfg.Build, "the llama.cpp build number to speak as (per-request reasoning budgets arrived in b9982)")
-	f.IntVar(&budget, "reasoning-budget", -1, "server-level reasoning budget, as llama-server's (-1 unrestricted; env LLAMA_ARG_THINK_BUDGET)")
-	f.StringVar(&modelDir, "model-dir", "", "write a small stand-in GGUF here and report it as the model")
-	f.StringVar(&banner, "banner", "", "a line printed at start (tests plant text in the engine log with it)")
+	f.IntVar(&o.budget, "reasoning-budget", -1, "server-level reasoning budget, as llama-server's (-1 unrestricted; env LLAMA_ARG_THINK_BUDGET)")
+	f.StringVar(&o.modelDir, "model-dir", "", "write a small stand-in GGUF here and report it as the model")
+	f.StringVar(&o.banner, "banner", "", "a line printed at start (tests plant text in the engine log with it)")
 	_ = f.MarkHidden("banner")
-	f.Float64Var(&speed, "speed", 1, "run this many times faster than real time (tests)")
+	f.Float64Var(&o.speed, "speed", 1, "run this many times faster than real time (tests)")
 	_ = f.MarkHidden("speed")
 	return cmd
+}
+
+// simulateOptions are engine simulate's flags.
+type simulateOptions struct {
+	cfg                              simengine.Config
+	host, scenario, modelDir, banner string
+	speed                            float64
+	port, budget                     int
+}
+
+// runSimulate checks the flags and serves until the context ends.
+func runSimulate(cmd *cobra.Command, env Env, o simulateOptions) error {
+	cfg := o.cfg
+	if err := o.check(); err != nil {
+		return err
+	}
+	// Faster than real time: the same run, its waits shortened (tests).
+	cfg.PromptTPS *= o.speed
+	cfg.DecodeTPS *= o.speed
+	cfg.LoadTime = time.Duration(float64(cfg.LoadTime) / o.speed)
+	// As llama-server: the flag, else LLAMA_ARG_THINK_BUDGET.
+	budget := o.budget
+	if !cmd.Flags().Changed("reasoning-budget") {
+		if v := env.Getenv("LLAMA_ARG_THINK_BUDGET"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return usagef("LLAMA_ARG_THINK_BUDGET=%q: expected an integer", v)
+			}
+			budget = n
+		}
+	}
+	if budget < -1 {
+		return usagef("--reasoning-budget %d: expected -1 (unrestricted) or a token count", budget)
+	}
+	cfg.ReasoningBudget = &budget
+	if o.scenario != "" {
+		s, err := simengine.LoadScenario(env.Path(o.scenario))
+		if err != nil {
+			return err
+		}
+		cfg.Scenario = s
+	}
+	if o.modelDir != "" {
+		path, err := simengine.WriteModel(env.Path(o.modelDir))
+		if err != nil {
+			return fmt.Errorf("--model-dir: %w", err)
+		}
+		cfg.ModelPath = path
+	}
+	b, err := prompts.Bundle()
+	if err != nil {
+		return err
+	}
+	cfg.Bundle = b
+	tmpl, _, err := prompts.Template(b)
+	if err != nil {
+		return err
+	}
+	cfg.Template, cfg.Now = string(tmpl), env.Now
+	return simengine.New(cfg).Serve(cmd.Context(), net.JoinHostPort(o.host, strconv.Itoa(o.port)), func(url string) {
+		if o.banner != "" {
+			fmt.Fprintln(cmd.OutOrStdout(), o.banner)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "simulated engine listening on %s, model %s\n", url, cfg.ModelPath)
+	})
+}
+
+// check refuses flags a simulator cannot serve with.
+func (o simulateOptions) check() error {
+	cfg := o.cfg
+	switch {
+	case !protocol.IsLoopback(o.host):
+		return usagef("--host %q: the simulator serves on loopback only", o.host)
+	case o.port < 0 || o.port > 65535:
+		return usagef("--port %d: expected 0-65535", o.port)
+	case cfg.PromptTPS <= 0 || cfg.DecodeTPS <= 0:
+		return usagef("--prompt-tps and --decode-tps must be positive")
+	case cfg.Accuracy < 0 || cfg.Accuracy > 1:
+		return usagef("--accuracy must be between 0 and 1")
+	case o.speed < 1:
+		return usagef("--speed %g: expected 1 or more", o.speed)
+	case !simengine.KnownDialect(cfg.Dialect):
+		return usagef("--dialect %q: expected one of %s", cfg.Dialect, strings.Join(simengine.Dialects(), ", "))
+	case cfg.Build <= 0:
+		return usagef("--build %d: expected a positive llama.cpp build number", cfg.Build)
+	}
+	return nil
 }
