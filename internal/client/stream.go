@@ -204,6 +204,28 @@ func (s *streamState) handle(data []byte) {
 		s.fail(record.ErrStreamError, errorMessage(c.errorValue))
 		return
 	}
+	t := s.trace(&c)
+	if !s.keep(&c) {
+		return
+	}
+	s.firsts(&c, t)
+	if c.finish != nil {
+		if s.o.FinishReason != nil {
+			s.fail(record.ErrMalformed, "a second finish_reason arrived")
+		}
+		s.o.FinishReason = c.finish
+	}
+	if c.usage != nil {
+		s.o.Usage = c.usage
+	}
+	if c.timings != nil {
+		s.o.Timings = c.timings
+	}
+}
+
+// trace adds the chunk's events to the client trace and returns their
+// instant.
+func (s *streamState) trace(c *chunk) float64 {
 	kind := record.EvEmpty
 	switch {
 	case c.role && c.reasoning == "" && c.content == "" && len(c.tools) == 0:
@@ -230,6 +252,12 @@ func (s *streamState) handle(data []byte) {
 		s.addAt(delta, t)
 	}
 	s.addAt(kind, t)
+	return t
+}
+
+// keep adds the chunk's text and tool-call fragments to the outcome, or
+// ends the stream at a bound (false) with what arrived before.
+func (s *streamState) keep(c *chunk) bool {
 	n := len(c.reasoning) + len(c.content)
 	var added []int // calls this chunk opens: at most MaxToolCalls+1 are looked through
 	for _, d := range c.tools {
@@ -240,11 +268,11 @@ func (s *streamState) handle(data []byte) {
 	}
 	if s.text+n > MaxTextBytes {
 		s.limit(fmt.Sprintf("the answer, reasoning and tool calls (id, type, name and arguments) grew past %d bytes; the runner stopped reading the stream", MaxTextBytes))
-		return
+		return false
 	}
 	if len(s.tools)+len(added) > MaxToolCalls {
 		s.limit(fmt.Sprintf("the response carried more than %d tool calls; the runner stopped reading the stream", MaxToolCalls))
-		return
+		return false
 	}
 	s.text += n
 	s.reason.WriteString(c.reasoning)
@@ -265,8 +293,13 @@ func (s *streamState) handle(data []byte) {
 		tc.name.WriteString(d.name)
 		tc.args.WriteString(d.args)
 	}
-	// TTFT: the first nonempty reasoning, answer or generated tool-call
-	// delta. First answer: the first nonempty answer text or tool-call delta.
+	return true
+}
+
+// firsts records TTFT (the first nonempty reasoning, answer or generated
+// tool-call delta) and the first answer (the first nonempty answer text or
+// tool-call delta).
+func (s *streamState) firsts(c *chunk, t float64) {
 	first := ""
 	switch {
 	case c.reasoning != "":
@@ -282,18 +315,6 @@ func (s *streamState) handle(data []byte) {
 	}
 	if (c.content != "" || c.toolHasText) && s.o.FirstAnswer == nil {
 		s.o.FirstAnswer = ptr(t)
-	}
-	if c.finish != nil {
-		if s.o.FinishReason != nil {
-			s.fail(record.ErrMalformed, "a second finish_reason arrived")
-		}
-		s.o.FinishReason = c.finish
-	}
-	if c.usage != nil {
-		s.o.Usage = c.usage
-	}
-	if c.timings != nil {
-		s.o.Timings = c.timings
 	}
 }
 
