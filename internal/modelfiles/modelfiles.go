@@ -178,9 +178,50 @@ const bufSize = 4 << 20
 func Hash(ctx context.Context, cands []Candidate, o Options) ([]Hashed, time.Duration) {
 	now := clock.Or(o.Now)
 	start := now()
-	out := make([]Hashed, len(cands))
-	var total int64
-	var todo []int
+	out, todo, total := examine(cands, o)
+	var done atomic.Int64
+	stopProgress := reportProgress(o.Progress, &done, total)
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, min(workers, len(todo))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, bufSize)
+			for i := range jobs {
+				sum, err := hashFile(ctx, out[i].Path, buf, &done)
+				if err != nil {
+					out[i].Err = err
+					continue
+				}
+				out[i].SHA256, out[i].ComputedAt = sum, now().UTC()
+				if o.Cache != nil {
+					if st, err := os.Stat(out[i].Path); err == nil {
+						o.Cache.Store(out[i].Path, st, sum, out[i].ComputedAt)
+					}
+				}
+			}
+		}()
+	}
+	for _, i := range todo {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	stopProgress()
+	return out, now().Sub(start)
+}
+
+// examine looks at each candidate before anything is read: a model file
+// (a regular file that starts with the GGUF magic), answered from the cache
+// when it can be; it returns the outcomes so far, the ones to hash and
+// their bytes.
+func examine(cands []Candidate, o Options) (out []Hashed, todo []int, total int64) {
+	out = make([]Hashed, len(cands))
 	for i, c := range cands {
 		out[i] = Hashed{Path: c.Path, Name: filepath.Base(c.Path), From: c.From}
 		st, err := os.Stat(c.Path)
@@ -208,61 +249,33 @@ func Hash(ctx context.Context, cands []Candidate, o Options) ([]Hashed, time.Dur
 		total += st.Size()
 		todo = append(todo, i)
 	}
-	workers := o.Workers
-	if workers <= 0 {
-		workers = runtime.NumCPU()
+	return out, todo, total
+}
+
+// reportProgress tells progress the bytes done a few times a second until
+// the returned stop is called (then once more).
+func reportProgress(progress func(done, total int64), done *atomic.Int64, total int64) (stop func()) {
+	if progress == nil || total == 0 {
+		return func() {}
 	}
-	workers = max(1, min(workers, len(todo)))
-	var done atomic.Int64
-	stop := make(chan struct{})
-	var pwg sync.WaitGroup
-	if o.Progress != nil && total > 0 {
-		pwg.Add(1)
-		go func() {
-			defer pwg.Done()
-			t := time.NewTicker(250 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-stop:
-					o.Progress(done.Load(), total)
-					return
-				case <-t.C:
-					o.Progress(done.Load(), total)
-				}
-			}
-		}()
-	}
-	jobs := make(chan int)
+	quit := make(chan struct{})
 	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, bufSize)
-			for i := range jobs {
-				sum, err := hashFile(ctx, out[i].Path, buf, &done)
-				if err != nil {
-					out[i].Err = err
-					continue
-				}
-				out[i].SHA256, out[i].ComputedAt = sum, now().UTC()
-				if o.Cache != nil {
-					if st, err := os.Stat(out[i].Path); err == nil {
-						o.Cache.Store(out[i].Path, st, sum, out[i].ComputedAt)
-					}
-				}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				progress(done.Load(), total)
+				return
+			case <-t.C:
+				progress(done.Load(), total)
 			}
-		}()
-	}
-	for _, i := range todo {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-	close(stop)
-	pwg.Wait()
-	return out, now().Sub(start)
+		}
+	}()
+	return func() { close(quit); wg.Wait() }
 }
 
 // ErrNotModel marks a file that is not a model file: it is never hashed,

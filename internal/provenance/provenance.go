@@ -58,8 +58,20 @@ func refusal(err error) string {
 // GGUF metadata of the first one; each unknown value carries its reason.
 func Gather(ctx context.Context, in Inputs) record.Facts {
 	f := record.Facts{Missing: map[string]string{}}
-	// The install.
-	inst := install.Detect(in.Workdir, in.Executable)
+	installFacts(&f, install.Detect(in.Workdir, in.Executable))
+	pf := probe.Probe(ctx, in.Runner, in.Root, in.GOOS)
+	f.Hardware, f.OS, f.Drivers, f.Runtime = pf.Hardware, pf.OS, pf.Drivers, pf.Runtime
+	for k, v := range pf.Missing {
+		f.Missing[k] = v
+	}
+	f.Extensions.MachineSources = pf.Sources
+	modelFacts(ctx, &f, in)
+	return f
+}
+
+// installFacts are the install's commit and build kind, and where they
+// came from (or, when there is no commit, the install's own reason).
+func installFacts(f *record.Facts, inst install.Info) {
 	f.BuildKind = &inst.Kind
 	if inst.Commit != "" {
 		c := inst.Commit
@@ -69,23 +81,19 @@ func Gather(ctx context.Context, in Inputs) record.Facts {
 			f.Missing[p] = inst.Reason
 		}
 	}
-	install := &contract.Install{BuildKind: inst.Kind}
+	ext := &contract.Install{BuildKind: inst.Kind}
 	if inst.Source != "" {
-		install.CommitSource = inst.Source
+		ext.CommitSource = inst.Source
 	} else {
-		install.NoCommit = inst.Reason
+		ext.NoCommit = inst.Reason
 	}
-	f.Extensions.Install = install
+	f.Extensions.Install = ext
+}
 
-	// The machine.
-	pf := probe.Probe(ctx, in.Runner, in.Root, in.GOOS)
-	f.Hardware, f.OS, f.Drivers, f.Runtime = pf.Hardware, pf.OS, pf.Drivers, pf.Runtime
-	for k, v := range pf.Missing {
-		f.Missing[k] = v
-	}
-	f.Extensions.MachineSources = pf.Sources
-
-	// The model files.
+// modelFacts are the model files: found, refused when they are not model
+// files, hashed, and the GGUF metadata of the first readable one (hints
+// with their sources, never the operator-declared fields).
+func modelFacts(ctx context.Context, f *record.Facts, in Inputs) {
 	cands, problems := modelfiles.Find(modelfiles.Sources{ModelPath: in.ModelPath, EngineArgs: in.EngineArgs, EngineDir: in.EngineDir,
 		Globs: in.ModelGlobs, GlobDir: in.ModelDir})
 	if len(cands) == 0 {
@@ -95,7 +103,7 @@ func Gather(ctx context.Context, in Inputs) record.Facts {
 		}
 		f.Missing[contract.PtrModelFiles] = reason
 		f.Extensions.ModelHashing = &contract.ModelHashing{Files: []contract.HashedFile{}, Problems: problems}
-		return f
+		return
 	}
 	hashed, took := modelfiles.Hash(ctx, cands, modelfiles.Options{Cache: in.Cache, Rehash: in.Rehash, Progress: in.Progress})
 	detail := []contract.HashedFile{}
@@ -108,21 +116,7 @@ func Gather(ctx context.Context, in Inputs) record.Facts {
 			problems = append(problems, "refused "+h.From+": "+refusal(h.Err))
 			continue
 		}
-		i := len(f.ModelFiles)
-		mf := contract.ModelFile{Path: h.Name}
-		d := contract.HashedFile{Path: h.Name, FoundIn: h.From, SizeBytes: h.Size, FromCache: h.FromCache}
-		if h.Err != nil {
-			reason := "cannot be read: " + h.Err.Error()
-			if errors.Is(h.Err, os.ErrNotExist) {
-				reason = "no such file on this machine (" + h.From + ")"
-			}
-			f.Missing[contract.Pointer("model", "files", i, "sha256")] = reason
-			d.Error = reason
-		} else {
-			sum := h.SHA256
-			mf.SHA256 = &sum
-			d.ComputedAt = h.ComputedAt.UTC().Format(time.RFC3339)
-		}
+		mf, d := hashedFile(f, h, len(f.ModelFiles))
 		f.ModelFiles = append(f.ModelFiles, mf)
 		detail = append(detail, d)
 	}
@@ -134,10 +128,8 @@ func Gather(ctx context.Context, in Inputs) record.Facts {
 	f.Extensions.ModelHashing = &contract.ModelHashing{DurationS: &secs, Files: detail, Problems: nonNil(problems),
 		Note: "hashing runs before the warm-up and is not part of required_duration_s", ModelPathResolved: in.ModelPathNote}
 	if f.ModelFiles == nil {
-		return f
+		return
 	}
-	// GGUF metadata of the first readable file: hints with their sources,
-	// never the operator-declared fields.
 	for _, h := range hashed {
 		if h.Err != nil || h.SHA256 == "" {
 			continue
@@ -149,7 +141,26 @@ func Gather(ctx context.Context, in Inputs) record.Facts {
 		}
 		break
 	}
-	return f
+}
+
+// hashedFile is one model file as the result and its hashing record keep
+// it (model.files[i], with the reason when it could not be read).
+func hashedFile(f *record.Facts, h modelfiles.Hashed, i int) (contract.ModelFile, contract.HashedFile) {
+	mf := contract.ModelFile{Path: h.Name}
+	d := contract.HashedFile{Path: h.Name, FoundIn: h.From, SizeBytes: h.Size, FromCache: h.FromCache}
+	if h.Err != nil {
+		reason := "cannot be read: " + h.Err.Error()
+		if errors.Is(h.Err, os.ErrNotExist) {
+			reason = "no such file on this machine (" + h.From + ")"
+		}
+		f.Missing[contract.Pointer("model", "files", i, "sha256")] = reason
+		d.Error = reason
+	} else {
+		sum := h.SHA256
+		mf.SHA256 = &sum
+		d.ComputedAt = h.ComputedAt.UTC().Format(time.RFC3339)
+	}
+	return mf, d
 }
 
 // facts are GGUF metadata facts as the result keeps them.

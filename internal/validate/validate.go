@@ -368,81 +368,10 @@ func (c *checker) checkRequests() {
 		q := &r.Requests[i]
 		p := func(s ...any) string { return contract.Pointer(append([]any{"requests", i}, s...)...) }
 		if i < len(sched) {
-			s := sched[i]
-			round := (*int)(nil)
-			if s.Phase == protocol.PhaseConcurrency {
-				round = &s.Round
-			}
-			if q.ID != s.ID || q.Phase != string(s.Phase) || q.CaseID != s.CaseID || q.Repetition != s.Repetition ||
-				q.Seed != s.Seed || q.MaxOutputTokens != s.Cap || q.Concurrency != s.Concurrency ||
-				(q.Round == nil) != (round == nil) || (round != nil && *q.Round != *round) {
-				c.add(p(), "record %s does not match the protocol's request %d (%s: phase %s, case %s, repetition %d, seed %d, cap %d, concurrency %d)",
-					q.ID, i, s.ID, s.Phase, s.CaseID, s.Repetition, s.Seed, s.Cap, s.Concurrency)
-			}
+			c.checkScheduled(p, q, sched[i], i)
 		}
-		switch q.Status {
-		case contract.Completed, contract.Truncated:
-			if q.FinishReason == nil {
-				c.add(p("finish_reason"), "a %s request has a finish reason", q.Status)
-			} else if _, known := protocol.FinishStatus(*q.FinishReason); !known || derive.RequestStatus(true, "", q.FinishReason) != q.Status {
-				c.add(p("finish_reason"), "is %q, which does not end a request %s (stop and tool_calls end it completed, length truncated)", *q.FinishReason, q.Status)
-			}
-		case contract.Skipped:
-			if q.Tokens.InputTokens != nil || q.Timings.TotalS != nil || q.FinishReason != nil {
-				c.add(p(), "a skipped request has no tokens, timings or finish reason")
-			}
-		}
-		if (q.Status == contract.Completed || q.Status == contract.Truncated) != (q.Error == nil) {
-			c.add(p("error"), "error is null exactly for completed and truncated requests")
-		}
-		isSanity := q.Phase == string(protocol.PhaseSanity)
-		if isSanity != (q.Evaluation != nil) {
-			c.add(p("evaluation"), "evaluation is set exactly for sanity requests")
-		}
-		if q.Evaluation != nil {
-			cat, _ := protocol.SanityCategory(q.CaseID)
-			if q.Evaluation.Category != string(cat) {
-				c.add(p("evaluation", "category"), "%s is a %s case", q.CaseID, cat)
-			}
-			if q.Evaluation.Passed && q.Status != contract.Completed {
-				c.add(p("evaluation", "passed"), "only a completed response passes")
-			}
-		}
-		// Metrics are functions of tokens and timings.
-		wantPrompt, _ := measure.Rate(q.Tokens.ReadTokens, q.Timings.PromptS, "read_tokens", "prompt_s", "prompt time")
-		wantDecode, _ := measure.Rate(q.Tokens.DecodeTokens, q.Timings.DecodeS, "decode_tokens", "decode_s", "decode time")
-		if !eqF(q.Metrics.PromptTPS, wantPrompt) {
-			c.add(p("metrics", "prompt_tps"), "is %s; read_tokens / prompt_s gives %s", show(q.Metrics.PromptTPS), show(wantPrompt))
-		}
-		if !eqF(q.Metrics.DecodeTPS, wantDecode) {
-			c.add(p("metrics", "decode_tps"), "is %s; decode_tokens / decode_s gives %s", show(q.Metrics.DecodeTPS), show(wantDecode))
-		}
-		pairs := []struct {
-			name  string
-			value bool
-			src   *string
-		}{
-			{"input_tokens", q.Tokens.InputTokens != nil, q.Sources.InputTokens},
-			{"cached_tokens", q.Tokens.CachedTokens != nil, q.Sources.CachedTokens},
-			{"read_tokens", q.Tokens.ReadTokens != nil, q.Sources.ReadTokens},
-			{"output_tokens", q.Tokens.OutputTokens != nil, q.Sources.OutputTokens},
-			{"decode_tokens", q.Tokens.DecodeTokens != nil, q.Sources.DecodeTokens},
-			{"client_timings", q.Timings.TotalS != nil, q.Sources.ClientTimings},
-		}
-		for _, pr := range pairs {
-			if pr.value != (pr.src != nil) {
-				c.add(p("sources", pr.name), "a count has a source exactly when it is known (claimed counts need traceable sources)")
-			}
-		}
-		if (q.FirstDeltaKind == nil) != (q.Timings.TTFTS == nil) {
-			c.add(p("first_delta_kind"), "is set exactly when ttft_s is")
-		}
-		if q.Timings.TTFTS != nil && q.Timings.TotalS != nil && *q.Timings.TTFTS > *q.Timings.TotalS+1e-9 {
-			c.add(p("timings", "ttft_s"), "is after total_s")
-		}
-		if q.Timings.FirstAnswerS != nil && q.Timings.TTFTS != nil && *q.Timings.FirstAnswerS+1e-9 < *q.Timings.TTFTS {
-			c.add(p("timings", "first_answer_s"), "is before ttft_s")
-		}
+		c.checkOutcome(p, q)
+		c.checkMeasures(p, q)
 		if o, ok := c.outs[q.ID]; ok {
 			if o.Status != q.Status {
 				c.add(p("status"), "is %s but outputs.jsonl says %s", q.Status, o.Status)
@@ -459,6 +388,90 @@ func (c *checker) checkRequests() {
 	}
 	if len(c.outs) > len(r.Requests) {
 		c.add(contract.OutputsFile, "has %d lines for %d requests", len(c.outs), len(r.Requests))
+	}
+}
+
+// checkScheduled: the record is the protocol's request at its place.
+func (c *checker) checkScheduled(p func(...any) string, q *contract.Request, s protocol.Request, i int) {
+	round := (*int)(nil)
+	if s.Phase == protocol.PhaseConcurrency {
+		round = &s.Round
+	}
+	if q.ID != s.ID || q.Phase != string(s.Phase) || q.CaseID != s.CaseID || q.Repetition != s.Repetition ||
+		q.Seed != s.Seed || q.MaxOutputTokens != s.Cap || q.Concurrency != s.Concurrency ||
+		(q.Round == nil) != (round == nil) || (round != nil && *q.Round != *round) {
+		c.add(p(), "record %s does not match the protocol's request %d (%s: phase %s, case %s, repetition %d, seed %d, cap %d, concurrency %d)",
+			q.ID, i, s.ID, s.Phase, s.CaseID, s.Repetition, s.Seed, s.Cap, s.Concurrency)
+	}
+}
+
+// checkOutcome: the status, finish reason, error and verdict agree.
+func (c *checker) checkOutcome(p func(...any) string, q *contract.Request) {
+	switch q.Status {
+	case contract.Completed, contract.Truncated:
+		if q.FinishReason == nil {
+			c.add(p("finish_reason"), "a %s request has a finish reason", q.Status)
+		} else if _, known := protocol.FinishStatus(*q.FinishReason); !known || derive.RequestStatus(true, "", q.FinishReason) != q.Status {
+			c.add(p("finish_reason"), "is %q, which does not end a request %s (stop and tool_calls end it completed, length truncated)", *q.FinishReason, q.Status)
+		}
+	case contract.Skipped:
+		if q.Tokens.InputTokens != nil || q.Timings.TotalS != nil || q.FinishReason != nil {
+			c.add(p(), "a skipped request has no tokens, timings or finish reason")
+		}
+	}
+	if (q.Status == contract.Completed || q.Status == contract.Truncated) != (q.Error == nil) {
+		c.add(p("error"), "error is null exactly for completed and truncated requests")
+	}
+	isSanity := q.Phase == string(protocol.PhaseSanity)
+	if isSanity != (q.Evaluation != nil) {
+		c.add(p("evaluation"), "evaluation is set exactly for sanity requests")
+	}
+	if q.Evaluation != nil {
+		cat, _ := protocol.SanityCategory(q.CaseID)
+		if q.Evaluation.Category != string(cat) {
+			c.add(p("evaluation", "category"), "%s is a %s case", q.CaseID, cat)
+		}
+		if q.Evaluation.Passed && q.Status != contract.Completed {
+			c.add(p("evaluation", "passed"), "only a completed response passes")
+		}
+	}
+}
+
+// checkMeasures: the rates are functions of tokens and timings, a count
+// has a source exactly when it is known, and the latencies are in order.
+func (c *checker) checkMeasures(p func(...any) string, q *contract.Request) {
+	wantPrompt, _ := measure.Rate(q.Tokens.ReadTokens, q.Timings.PromptS, "read_tokens", "prompt_s", "prompt time")
+	wantDecode, _ := measure.Rate(q.Tokens.DecodeTokens, q.Timings.DecodeS, "decode_tokens", "decode_s", "decode time")
+	if !eqF(q.Metrics.PromptTPS, wantPrompt) {
+		c.add(p("metrics", "prompt_tps"), "is %s; read_tokens / prompt_s gives %s", show(q.Metrics.PromptTPS), show(wantPrompt))
+	}
+	if !eqF(q.Metrics.DecodeTPS, wantDecode) {
+		c.add(p("metrics", "decode_tps"), "is %s; decode_tokens / decode_s gives %s", show(q.Metrics.DecodeTPS), show(wantDecode))
+	}
+	for _, pr := range []struct {
+		name  string
+		value bool
+		src   *string
+	}{
+		{"input_tokens", q.Tokens.InputTokens != nil, q.Sources.InputTokens},
+		{"cached_tokens", q.Tokens.CachedTokens != nil, q.Sources.CachedTokens},
+		{"read_tokens", q.Tokens.ReadTokens != nil, q.Sources.ReadTokens},
+		{"output_tokens", q.Tokens.OutputTokens != nil, q.Sources.OutputTokens},
+		{"decode_tokens", q.Tokens.DecodeTokens != nil, q.Sources.DecodeTokens},
+		{"client_timings", q.Timings.TotalS != nil, q.Sources.ClientTimings},
+	} {
+		if pr.value != (pr.src != nil) {
+			c.add(p("sources", pr.name), "a count has a source exactly when it is known (claimed counts need traceable sources)")
+		}
+	}
+	if (q.FirstDeltaKind == nil) != (q.Timings.TTFTS == nil) {
+		c.add(p("first_delta_kind"), "is set exactly when ttft_s is")
+	}
+	if q.Timings.TTFTS != nil && q.Timings.TotalS != nil && *q.Timings.TTFTS > *q.Timings.TotalS+1e-9 {
+		c.add(p("timings", "ttft_s"), "is after total_s")
+	}
+	if q.Timings.FirstAnswerS != nil && q.Timings.TTFTS != nil && *q.Timings.FirstAnswerS+1e-9 < *q.Timings.TTFTS {
+		c.add(p("timings", "first_answer_s"), "is before ttft_s")
 	}
 }
 
