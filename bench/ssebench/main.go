@@ -1,7 +1,7 @@
 // Command ssebench measures strata's streaming client against a loopback
 // server: chunk throughput side by side with what a Python runner does
 // (http.client reading lines, json.loads per chunk), and the latency the
-// client itself adds to TTFT. scripts/bench-client.sh runs it.
+// client itself adds to TTFT. scripts/bench.sh runs it.
 package main
 
 import (

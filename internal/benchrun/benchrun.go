@@ -233,7 +233,7 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 	}
 	defer jw.Close()
 	progress := newProgress(p.scr, p.Clock, b.bundle.MaxShared(), b.srv)
-	rec := runner.Run(ctx, runner.Config{Client: t.client, Bundle: b.bundle, Optional: b.o.Optional, Progress: progress, Server: &b.srv,
+	rec := runner.Execute(ctx, runner.Config{Client: t.client, Bundle: b.bundle, Optional: b.o.Optional, Progress: progress, Server: &b.srv,
 		Journal: jw, ID: runID, StartedAt: started, Now: p.Clock})
 	progress.finish()
 	if err := jw.Err(); err != nil {

@@ -113,7 +113,7 @@ type target struct {
 	baseURL string
 	apiKey  string
 	prof    *engine.Profile
-	proc    *engine.Process
+	proc    *engine.Child
 	served  *contract.ServedBefore
 	environ []string
 	stopped bool
@@ -240,7 +240,7 @@ func freePort() (int, error) {
 }
 
 // engineUp makes sure an engine serves at the client's URL.
-func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*contract.ServedBefore, *engine.Process, error) {
+func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*contract.ServedBefore, *engine.Child, error) {
 	c, prof, out := t.client, t.prof, t.p.out
 	health := func(ctx context.Context) (int, error) {
 		s, _, err := c.Get(ctx, "/health", 2*time.Second)

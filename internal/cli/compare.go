@@ -38,7 +38,7 @@ func newCompare(env Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare BASELINE CANDIDATE [--markdown] [--charts DIR]",
 		Short: "Compare two results side by side, per case and metric",
-		Long: compareHelp,
+		Long:  compareHelp,
 		Example: `  strata bench compare bench-results/RUN-A bench-results/RUN-B
   strata bench compare --markdown --charts charts/ bench-results/RUN-A bench-results/RUN-B`,
 		Args: func(cmd *cobra.Command, args []string) error {

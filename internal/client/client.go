@@ -1,3 +1,12 @@
+// Package client sends one streaming chat completion and records what came
+// back as it came: the dispatch (offset zero of a monotonic trace), every
+// SSE event with its offset, the deltas of reasoning, answer and tool calls,
+// the final usage and timings exactly as the engine sent them, and an error
+// of a named kind when the stream did not end normally (a status, a
+// redirect, a malformed or cut stream, a bound reached, a timeout, a
+// cancel). It derives nothing: rates, verdicts and statuses are computed
+// from its record elsewhere. Small GETs and POSTs (probes, the preflight)
+// carry the same API key and never follow a redirect.
 package client
 
 import (

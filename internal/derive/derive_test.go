@@ -148,7 +148,7 @@ func TestCommittedFoldersDeriveAgain(t *testing.T) {
 	ms := maxShared(t)
 	for _, name := range []string{"baseline", "candidate", "partial", "nonconforming", "aborted"} {
 		res, outs := folder(t, name)
-		d := Run(res, outs, ms, nil)
+		d := FromRecords(res, outs, ms, nil)
 		if !reflect.DeepEqual(d.Counts, res.RequestCounts) || !reflect.DeepEqual(d.Quality, res.Quality) {
 			t.Errorf("%s: counts or quality differ", name)
 		}

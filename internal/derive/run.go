@@ -20,11 +20,11 @@ type Derived struct {
 	Missing map[string]string
 }
 
-// Run derives the summaries, rounds, counts and quality of a result from
+// FromRecords derives the summaries, rounds, counts and quality of a result from
 // its records. nullReason, when set, says why a request's metric is null
 // (the summaries' exclusion reasons); the validator, which checks which
 // requests are excluded rather than the words, passes nil.
-func Run(res *contract.Results, outs map[string]contract.Output, maxShared map[string]int, nullReason func(id, metric string) string) Derived {
+func FromRecords(res *contract.Results, outs map[string]contract.Output, maxShared map[string]int, nullReason func(id, metric string) string) Derived {
 	if nullReason == nil {
 		nullReason = func(string, string) string { return "" }
 	}

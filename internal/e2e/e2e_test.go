@@ -132,7 +132,7 @@ func (h harness) run(t testing.TB) outcome {
 		ctx = context.Background()
 	}
 	c := client.New(client.Options{BaseURL: url, Timeout: h.timeout})
-	rec := runner.Run(ctx, runner.Config{Client: c, Bundle: b, Optional: h.optional, HealthTimeout: 2 * time.Second})
+	rec := runner.Execute(ctx, runner.Config{Client: c, Bundle: b, Optional: h.optional, HealthTimeout: 2 * time.Second})
 	facts := conformingFacts()
 	if h.facts != nil {
 		facts = *h.facts

@@ -20,8 +20,8 @@ import (
 	"github.com/strata-bench/strata/internal/quantity"
 )
 
-// Process is an engine the runner started.
-type Process struct {
+// Child is an engine the runner started.
+type Child struct {
 	cmd    *exec.Cmd
 	log    *logBuffer
 	exited chan struct{}
@@ -61,7 +61,7 @@ func (l *logBuffer) bytes() []byte {
 }
 
 // Tail returns the last n lines of the log.
-func (p *Process) Tail(n int) string {
+func (p *Child) Tail(n int) string {
 	lines := strings.Split(strings.TrimRight(string(p.log.bytes()), "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
@@ -70,15 +70,15 @@ func (p *Process) Tail(n int) string {
 }
 
 // Log returns the captured output.
-func (p *Process) Log() []byte { return p.log.bytes() }
+func (p *Child) Log() []byte { return p.log.bytes() }
 
 // Group is the engine's process group (its own PID, as it leads it).
-func (p *Process) Group() int { return p.cmd.Process.Pid }
+func (p *Child) Group() int { return p.cmd.Process.Pid }
 
 // Start starts the profile's command in its own process group with its
 // output captured. Wait runs in a goroutine, so an engine that exits during
 // load is noticed at once.
-func Start(p *Profile, environ []string, now clock.Func) (*Process, error) {
+func Start(p *Profile, environ []string, now clock.Func) (*Child, error) {
 	if len(p.Command) == 0 {
 		return nil, fmt.Errorf("profile %s has no command to start an engine with", p.Name)
 	}
@@ -91,7 +91,7 @@ func Start(p *Profile, environ []string, now clock.Func) (*Process, error) {
 	cmd.SysProcAttr = sysProcAttr()
 	log := &logBuffer{limit: 32 << 20}
 	cmd.Stdout, cmd.Stderr = log, log
-	proc := &Process{cmd: cmd, log: log, exited: make(chan struct{}), now: clock.Or(now)}
+	proc := &Child{cmd: cmd, log: log, exited: make(chan struct{}), now: clock.Or(now)}
 	// On Linux the engine gets SIGKILL when the thread that started it
 	// exits (the parent-death signal), so it never outlives a runner that
 	// is killed. That thread must live as long as the engine: this
@@ -114,7 +114,7 @@ func Start(p *Profile, environ []string, now clock.Func) (*Process, error) {
 }
 
 // Exited reports whether the process has ended.
-func (p *Process) Exited() bool {
+func (p *Child) Exited() bool {
 	select {
 	case <-p.exited:
 		return true
@@ -134,7 +134,7 @@ var ErrLoadTimeout = errors.New("the engine did not finish loading in time")
 // process exits, the timeout passes or ctx ends. status hears the state at
 // every poll ("loading (/health answers 503)") with the time since the
 // start, so a caller can count up against the timeout.
-func (p *Process) WaitReady(ctx context.Context, health Health, timeout time.Duration, status func(state string, elapsed time.Duration)) error {
+func (p *Child) WaitReady(ctx context.Context, health Health, timeout time.Duration, status func(state string, elapsed time.Duration)) error {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(200 * time.Millisecond)
@@ -167,7 +167,7 @@ func (p *Process) WaitReady(ctx context.Context, health Health, timeout time.Dur
 // Stop ends the engine: SIGTERM to its process group, then SIGKILL after
 // grace, or at once when now is closed (a second signal: the user wants
 // out). It waits for the process to exit.
-func (p *Process) Stop(grace time.Duration, now <-chan struct{}) error {
+func (p *Child) Stop(grace time.Duration, now <-chan struct{}) error {
 	if p.Exited() {
 		return nil
 	}

@@ -99,7 +99,7 @@ func makeKilled(b *fixtures.Bundle, red *redact.Redactor) (string, string, error
 		return "", "", err
 	}
 	snap := &snapshot{Writer: w, at: "sanity-R1", to: filepath.Join(snapDir, filepath.Base(w.Dir()))}
-	runner.Run(context.Background(), runner.Config{Client: c, Bundle: b, Server: &srv, Journal: snap, ID: runID, StartedAt: started})
+	runner.Execute(context.Background(), runner.Config{Client: c, Bundle: b, Server: &srv, Journal: snap, ID: runID, StartedAt: started})
 	w.Remove()
 	os.RemoveAll(root)
 	return snapDir, filepath.Base(w.Dir()), nil

@@ -99,7 +99,7 @@ func TestRecoverMatchesTheRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			snap := &snapshot{Writer: w, at: at, to: filepath.Join(t.TempDir(), filepath.Base(w.Dir()))}
-			rec := runner.Run(context.Background(), runner.Config{Client: c, Bundle: b, Optional: true, Server: &srv, Journal: snap, ID: runID, StartedAt: started})
+			rec := runner.Execute(context.Background(), runner.Config{Client: c, Bundle: b, Optional: true, Server: &srv, Journal: snap, ID: runID, StartedAt: started})
 			maxShared := b.MaxShared()
 			a, err := result.Assemble(rec, id, facts, maxShared, red)
 			if err != nil {

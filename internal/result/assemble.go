@@ -1,6 +1,7 @@
 // Package result turns a run record into the result contract (results.json,
-// outputs.jsonl, the plain README.md and the artifacts), writes the result
-// folder, and validates a saved folder strictly (`strata bench report`).
+// outputs.jsonl, the plain README.md and the artifacts), redacts it, and
+// writes the result folder (Finish: the one tail of `bench run` and `bench
+// recover`). The strict reading of a saved folder is internal/validate's.
 package result
 
 import (
@@ -158,7 +159,7 @@ func (as *assembler) derived() {
 		}
 		return ""
 	}
-	as.derive = derive.Run(&as.res, as.byID, as.maxShared, nullReason)
+	as.derive = derive.FromRecords(&as.res, as.byID, as.maxShared, nullReason)
 	d := as.derive
 	as.res.Summaries, as.res.ConcurrencyRounds, as.res.RequestCounts, as.res.Quality = d.Summaries, d.Rounds, d.Counts, d.Quality
 	for k, v := range d.Missing {

@@ -84,7 +84,7 @@ func Folder(tb testing.TB, root string, o Options) string {
 	} else {
 		url = Unmarked(tb, sim)
 	}
-	rec := runner.Run(context.Background(), runner.Config{Client: client.New(client.Options{BaseURL: url}), Bundle: b, Optional: o.Optional})
+	rec := runner.Execute(context.Background(), runner.Config{Client: client.New(client.Options{BaseURL: url}), Bundle: b, Optional: o.Optional})
 	commit := strings.Repeat("ab", 20)
 	sha := strings.Repeat("cd", 32)
 	kind := "source"

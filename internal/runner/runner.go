@@ -84,11 +84,11 @@ func Interruption(ctx context.Context) string {
 	return "an interrupt"
 }
 
-// Run executes the schedule. It returns when every request has an outcome
+// Execute executes the schedule. It returns when every request has an outcome
 // or a skip reason; cancelling ctx ends the run the same way (the request in
-// flight fails as cancelled, the rest are skipped) and Run still returns the
+// flight fails as cancelled, the rest are skipped) and Execute still returns the
 // record.
-func Run(ctx context.Context, cfg Config) *record.Run {
+func Execute(ctx context.Context, cfg Config) *record.Run {
 	if cfg.HealthTimeout <= 0 {
 		cfg.HealthTimeout = 10 * time.Second
 	}

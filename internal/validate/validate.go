@@ -101,7 +101,7 @@ func (c *checker) maxShared() map[string]int {
 // derive is what the records give, derived once.
 func (c *checker) derive() *derive.Derived {
 	if c.derived == nil {
-		d := derive.Run(c.res, c.outs, c.maxShared(), nil)
+		d := derive.FromRecords(c.res, c.outs, c.maxShared(), nil)
 		c.derived = &d
 	}
 	return c.derived
