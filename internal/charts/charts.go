@@ -188,13 +188,71 @@ func unitName(metric string) (short, long, better string) {
 
 // SVG renders a chart.
 func SVG(c Chart) ([]byte, error) {
-	short, long, better := unitName(c.Metric)
-	title := display.Line(c.Title) + " (" + short + ")"
-	key := "bar: median · line: min–max · dot: one sample · " + better
+	l := newLayout(c)
+	v := view{}
+	l.heading(&v)
+	plotTop := l.y
+	aria := l.groups(&v)
+	plotBottom := l.y - rowGap + 4
+	l.axis(&v, plotTop, plotBottom)
+	height := plotBottom + 3 + 2*smallSize + 4 + pad
 
-	// The axis runs from 0 to the last nice tick at or above every value.
+	v.Width, v.Height = px(math.Ceil(l.width+pad)), px(math.Ceil(height))
+	v.Aria = l.title + ". " + strings.Join(aria, "; ")
+	var buf bytes.Buffer
+	if err := svg.Execute(&buf, v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// layout is a chart's geometry as SVG works it out: the axis, the three
+// columns (case labels, the plot, the values), and the width and the next
+// row's top as the rows are laid down.
+type layout struct {
+	c                   Chart
+	title, key, caption string
+	ticks               []float64
+	tickLabels          []string
+	scale               float64 // pixels per unit of the metric
+	labels, values      []string
+	keyW                float64 // a colour key before each value, in a comparison
+	h                   float64 // a bar's height
+	plotX, valueX       float64
+	width, y            float64
+}
+
+// newLayout sizes the axis and the columns; the width it starts with fits
+// the columns, the title, the key and every tick label.
+func newLayout(c Chart) *layout {
+	short, long, better := unitName(c.Metric)
+	l := &layout{c: c, title: display.Line(c.Title) + " (" + short + ")", caption: long, h: barH,
+		key: "bar: median · line: min–max · dot: one sample · " + better}
+	l.ticks = quantity.Ticks(axisTop(c.Bars), ticksWant)
+	l.tickLabels = quantity.TickLabels(l.ticks)
+	if last := l.ticks[len(l.ticks)-1]; last > 0 {
+		l.scale = plotW / last
+	}
+	var labelW, valueW float64
+	l.labels, l.values, labelW, valueW = columns(c.Bars)
+	if l.paired() {
+		l.keyW, l.h = 12, pairBarH
+	}
+	l.plotX = pad + labelW + colGap
+	l.valueX = l.plotX + plotW + colGap
+	l.width = max(l.valueX+l.keyW+valueW, pad+textWidth(l.title, titleSize), pad+textWidth(l.key, smallSize))
+	for i, t := range l.tickLabels {
+		l.width = max(l.width, l.plotX+l.ticks[i]*l.scale+textWidth(t, smallSize)/2)
+	}
+	return l
+}
+
+// axisTop is the largest finite value any bar shows (its median, min, max
+// or a sample), 0 when none: the axis runs from 0 to the last nice tick at
+// or above it.
+func axisTop(bars []Bar) float64 {
 	top := 0.0
-	for _, b := range c.Bars {
+	for _, b := range bars {
 		if s := b.Stat; s != nil && s.N > 0 {
 			for _, p := range []*float64{s.Median, s.Min, s.Max} {
 				if p != nil && finite(*p) {
@@ -208,120 +266,125 @@ func SVG(c Chart) ([]byte, error) {
 			}
 		}
 	}
-	ticks := quantity.Ticks(top, ticksWant)
-	tickLabels := quantity.TickLabels(ticks)
-	scale := 0.0
-	if last := ticks[len(ticks)-1]; last > 0 {
-		scale = plotW / last
-	}
+	return top
+}
 
-	// Columns: case labels, the plot, the values.
-	labels := make([]string, len(c.Bars))
-	values := make([]string, len(c.Bars))
-	labelW, valueW := 0.0, 0.0
-	for i, b := range c.Bars {
+// columns is each bar's case label and value as drawn, and the widest of
+// each.
+func columns(bars []Bar) (labels, values []string, labelW, valueW float64) {
+	labels = make([]string, len(bars))
+	values = make([]string, len(bars))
+	for i, b := range bars {
 		labels[i] = clean(b.Label)
 		values[i] = quantity.Cell(b.Stat)
 		labelW = max(labelW, textWidth(labels[i], fontSize))
 		valueW = max(valueW, textWidth(values[i], fontSize))
 	}
-	keyW := 0.0 // a colour key before each value, in a comparison
-	if len(c.Series) > 1 {
-		keyW = 12
-	}
-	plotX := pad + labelW + colGap
-	valueX := plotX + plotW + colGap
-	width := max(valueX+keyW+valueW, pad+textWidth(title, titleSize), pad+textWidth(key, smallSize))
-	for i, l := range tickLabels {
-		width = max(width, plotX+ticks[i]*scale+textWidth(l, smallSize)/2)
-	}
+	return labels, values, labelW, valueW
+}
 
-	// Rows: title, key, legend, then the groups.
-	v := view{}
+// paired reports whether the chart compares runs: then it has a legend, a
+// colour key before each value and thinner bars.
+func (l *layout) paired() bool { return len(l.c.Series) > 1 }
+
+// x is a value's place on the axis; a negative value sits at 0.
+func (l *layout) x(v float64) float64 { return l.plotX + max(0, v)*l.scale }
+
+// heading lays down the title, the key and, in a comparison, the legend.
+func (l *layout) heading(v *view) {
 	v.Texts = append(v.Texts,
-		text{X: px(pad), Y: px(pad + titleSize), Size: px(titleSize), Weight: "bold", Text: title},
-		text{X: px(pad), Y: px(pad + titleSize + 6 + smallSize), Size: px(smallSize), Fill: muted, Text: key})
-	y := pad + titleSize + 6 + smallSize + 6
-	if len(c.Series) > 1 {
-		for i, name := range c.Series {
+		text{X: px(pad), Y: px(pad + titleSize), Size: px(titleSize), Weight: "bold", Text: l.title},
+		text{X: px(pad), Y: px(pad + titleSize + 6 + smallSize), Size: px(smallSize), Fill: muted, Text: l.key})
+	l.y = pad + titleSize + 6 + smallSize + 6
+	if l.paired() {
+		for i, name := range l.c.Series {
 			name = clean(name)
-			width = max(width, pad+14+textWidth(name, smallSize))
-			v.Legend = append(v.Legend, swatch{X: px(pad), Y: px(y + 2), Fill: colours[i%len(colours)],
-				Label: text{X: px(pad + 14), Y: px(y + smallSize + 1), Size: px(smallSize), Text: name}})
-			y += smallSize + 5
+			l.width = max(l.width, pad+14+textWidth(name, smallSize))
+			v.Legend = append(v.Legend, swatch{X: px(pad), Y: px(l.y + 2), Fill: colours[i%len(colours)],
+				Label: text{X: px(pad + 14), Y: px(l.y + smallSize + 1), Size: px(smallSize), Text: name}})
+			l.y += smallSize + 5
 		}
 	}
-	y += 6
-	plotTop := y
-	h := barH
-	if len(c.Series) > 1 {
-		h = pairBarH
-	}
-	x := func(v float64) float64 { return plotX + max(0, v)*scale }
+	l.y += 6
+}
+
+// groups lays down the bars, one group per run of consecutive bars with
+// the same label, labelled once, and returns each bar's text for the
+// chart's accessible name.
+func (l *layout) groups(v *view) []string {
 	var aria []string
-	for i := 0; i < len(c.Bars); {
+	bars := l.c.Bars
+	for i := 0; i < len(bars); {
 		j := i + 1
-		for j < len(c.Bars) && c.Bars[j].Label == c.Bars[i].Label {
+		for j < len(bars) && bars[j].Label == bars[i].Label {
 			j++
 		}
-		groupH := float64(j-i)*h + float64(j-i-1)*barGap
-		v.Texts = append(v.Texts, text{X: px(pad), Y: px(y + groupH/2 + fontSize*0.35), Text: labels[i]})
+		groupH := float64(j-i)*l.h + float64(j-i-1)*barGap
+		v.Texts = append(v.Texts, text{X: px(pad), Y: px(l.y + groupH/2 + fontSize*0.35), Text: l.labels[i]})
 		for k := i; k < j; k++ {
-			b, by := c.Bars[k], y+float64(k-i)*(h+barGap)
-			mid := by + h/2
-			who, full := labels[k], display.Line(b.Label)
-			if len(c.Series) > 1 && b.Series < len(c.Series) {
-				who += ", " + clean(c.Series[b.Series])
-				full += ", " + display.Line(c.Series[b.Series])
-			}
-			aria = append(aria, who+": "+values[k])
-			out := bar{
-				Hover: full + ": " + hover(c.Metric, b),
-				Fill:  colours[b.Series%len(colours)],
-				Value: text{X: px(valueX + keyW), Y: px(mid + fontSize*0.35), Text: values[k]},
-			}
-			if keyW > 0 {
-				// The series' colour before its value, as in the legend.
-				out.Key = &swatch{X: px(valueX), Y: px(mid - 4), Fill: out.Fill}
-			}
-			if s := b.Stat; s != nil && s.N > 0 && s.Median != nil && s.Min != nil && s.Max != nil &&
-				finite(*s.Median) && finite(*s.Min) && finite(*s.Max) {
-				out.HasData = true
-				out.X, out.Y, out.W, out.H = px(plotX), px(by), px(x(*s.Median)-plotX), px(h)
-				out.MinX, out.MaxX, out.Mid = px(x(*s.Min)), px(x(*s.Max)), px(mid)
-				out.Y0, out.Y1 = px(mid-h/2+2), px(mid+h/2-2)
-				for n, sv := range b.Samples {
-					if finite(sv) {
-						// Three rows of dots, so equal samples stay countable.
-						out.Dots = append(out.Dots, dot{X: px(x(sv)), Y: px(mid + float64(n%3-1)*h/5)})
-					}
-				}
-			} else {
-				out.Value.Fill = muted
-			}
+			out, who := l.bar(k, l.y+float64(k-i)*(l.h+barGap))
+			aria = append(aria, who)
 			v.Bars = append(v.Bars, out)
 		}
-		y += groupH + rowGap
+		l.y += groupH + rowGap
 		i = j
 	}
-	plotBottom := y - rowGap + 4
-	for i, t := range ticks {
-		v.Ticks = append(v.Ticks, tick{X: px(x(t)), Y1: px(plotTop - 2), Y2: px(plotBottom),
-			Label: text{X: px(x(t)), Y: px(plotBottom + 3 + smallSize), Anchor: "middle", Size: px(smallSize), Fill: muted, Text: tickLabels[i]}})
-	}
-	v.AxisX, v.AxisY1, v.AxisY2 = px(plotX), px(plotTop-2), px(plotBottom)
-	caption := long
-	width = max(width, plotX+plotW/2+textWidth(caption, smallSize)/2)
-	v.Texts = append(v.Texts, text{X: px(plotX + plotW/2), Y: px(plotBottom + 3 + 2*smallSize + 4), Anchor: "middle", Size: px(smallSize), Fill: muted, Text: caption})
-	height := plotBottom + 3 + 2*smallSize + 4 + pad
+	return aria
+}
 
-	v.Width, v.Height = px(math.Ceil(width+pad)), px(math.Ceil(height))
-	v.Aria = title + ". " + strings.Join(aria, "; ")
-	var buf bytes.Buffer
-	if err := svg.Execute(&buf, v); err != nil {
-		return nil, err
+// bar draws bar k with its top at by, and returns it with its text for
+// the accessible name.
+func (l *layout) bar(k int, by float64) (bar, string) {
+	b, mid := l.c.Bars[k], by+l.h/2
+	who, full := l.labels[k], display.Line(b.Label)
+	if l.paired() && b.Series < len(l.c.Series) {
+		who += ", " + clean(l.c.Series[b.Series])
+		full += ", " + display.Line(l.c.Series[b.Series])
 	}
-	return buf.Bytes(), nil
+	out := bar{
+		Hover: full + ": " + hover(l.c.Metric, b),
+		Fill:  colours[b.Series%len(colours)],
+		Value: text{X: px(l.valueX + l.keyW), Y: px(mid + fontSize*0.35), Text: l.values[k]},
+	}
+	if l.keyW > 0 {
+		// The series' colour before its value, as in the legend.
+		out.Key = &swatch{X: px(l.valueX), Y: px(mid - 4), Fill: out.Fill}
+	}
+	if s := b.Stat; s != nil && s.N > 0 && s.Median != nil && s.Min != nil && s.Max != nil &&
+		finite(*s.Median) && finite(*s.Min) && finite(*s.Max) {
+		l.plot(&out, b, by)
+	} else {
+		out.Value.Fill = muted
+	}
+	return out, who + ": " + l.values[k]
+}
+
+// plot draws a measured bar at by: the median's bar, the min–max whisker
+// and one dot per finite sample.
+func (l *layout) plot(out *bar, b Bar, by float64) {
+	s, mid := b.Stat, by+l.h/2
+	out.HasData = true
+	out.X, out.Y, out.W, out.H = px(l.plotX), px(by), px(l.x(*s.Median)-l.plotX), px(l.h)
+	out.MinX, out.MaxX, out.Mid = px(l.x(*s.Min)), px(l.x(*s.Max)), px(mid)
+	out.Y0, out.Y1 = px(mid-l.h/2+2), px(mid+l.h/2-2)
+	for n, sv := range b.Samples {
+		if finite(sv) {
+			// Three rows of dots, so equal samples stay countable.
+			out.Dots = append(out.Dots, dot{X: px(l.x(sv)), Y: px(mid + float64(n%3-1)*l.h/5)})
+		}
+	}
+}
+
+// axis lays down the ticks with their labels, the axis line from plotTop
+// to plotBottom and the unit's caption under it.
+func (l *layout) axis(v *view, plotTop, plotBottom float64) {
+	for i, t := range l.ticks {
+		v.Ticks = append(v.Ticks, tick{X: px(l.x(t)), Y1: px(plotTop - 2), Y2: px(plotBottom),
+			Label: text{X: px(l.x(t)), Y: px(plotBottom + 3 + smallSize), Anchor: "middle", Size: px(smallSize), Fill: muted, Text: l.tickLabels[i]}})
+	}
+	v.AxisX, v.AxisY1, v.AxisY2 = px(l.plotX), px(plotTop-2), px(plotBottom)
+	l.width = max(l.width, l.plotX+plotW/2+textWidth(l.caption, smallSize)/2)
+	v.Texts = append(v.Texts, text{X: px(l.plotX + plotW/2), Y: px(plotBottom + 3 + 2*smallSize + 4), Anchor: "middle", Size: px(smallSize), Fill: muted, Text: l.caption})
 }
 
 // hover is a bar's exact values, for its <title>.

@@ -109,22 +109,43 @@ func gpus(r *contract.Results) string {
 
 // New compares base and cand.
 func New(base, cand *contract.Results) (*Comparison, error) {
-	var refuse []string
-	check := func(what, a, b string) {
-		if a != b {
-			refuse = append(refuse, fmt.Sprintf("%s differ (%s vs %s)", what, display.Line(a), display.Line(b)))
-		}
+	refuse, notes := refusals(base, cand)
+	if len(refuse) > 0 {
+		return nil, &Refusal{refuse}
 	}
-	check("protocol IDs", base.Protocol.ID, cand.Protocol.ID)
-	check("corpus SHA-256s", base.Protocol.CorpusSHA256, cand.Protocol.CorpusSHA256)
-	// The model and its quantization: byte-identical model files are the
-	// same model and quantization, declared or not. Otherwise both must be
-	// declared, and alike, for the two to be shown to be the same.
+	c := &Comparison{Base: base, Cand: cand, Notes: notes, Warnings: warnings(base, cand)}
+	c.Rows, c.OnlyIn = rows(base, cand)
+	c.Verdicts = verdicts(base, cand)
+	return c, nil
+}
+
+// differs is the reason two runs cannot be compared when their values of
+// what differ, and nothing when they are alike.
+func differs(what, a, b string) []string {
+	if a == b {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s differ (%s vs %s)", what, display.Line(a), display.Line(b))}
+}
+
+// refusals says why base and cand cannot be compared (nothing when they
+// can), and notes how they were found comparable where it is not plain.
+func refusals(base, cand *contract.Results) (refuse, notes []string) {
+	refuse = append(refuse, differs("protocol IDs", base.Protocol.ID, cand.Protocol.ID)...)
+	refuse = append(refuse, differs("corpus SHA-256s", base.Protocol.CorpusSHA256, cand.Protocol.CorpusSHA256)...)
+	model, notes := sameModel(base, cand)
+	return append(refuse, model...), notes
+}
+
+// sameModel says why the two runs are not shown to be of the same model
+// and quantization: byte-identical model files are the same model and
+// quantization, declared or not. Otherwise both must be declared, and
+// alike, for the two to be shown to be the same.
+func sameModel(base, cand *contract.Results) (refuse, notes []string) {
 	bh, bok := fileHashes(base)
 	ch, cok := fileHashes(cand)
 	identical := bok && cok && strings.Join(bh, ",") == strings.Join(ch, ",")
 	bq, cq := base.Model.Quantization, cand.Model.Quantization
-	var notes []string
 	switch {
 	case bok && cok && !identical:
 		refuse = append(refuse, "the model files differ (their SHA-256s are not the same set)")
@@ -132,55 +153,67 @@ func New(base, cand *contract.Results) (*Comparison, error) {
 		refuse = append(refuse, fmt.Sprintf("the model files were not hashed in %s, so they cannot be shown to be the same", which(!bok, !cok)))
 	}
 	if base.Model.ID != nil && cand.Model.ID != nil {
-		check("model IDs", *base.Model.ID, *cand.Model.ID)
+		refuse = append(refuse, differs("model IDs", *base.Model.ID, *cand.Model.ID)...)
 	} else if !identical {
 		refuse = append(refuse, fmt.Sprintf("the server named no model in %s, and the model files are not shown to be identical", which(base.Model.ID == nil, cand.Model.ID == nil)))
 	}
 	switch {
 	case bq != nil && cq != nil:
-		check("quantizations", *bq, *cq)
+		refuse = append(refuse, differs("quantizations", *bq, *cq)...)
 	case identical:
 		notes = append(notes, fmt.Sprintf("the model files are byte-identical (%s, same SHA-256s), so the model and quantization are the same although the quantization is not declared in %s", quantity.Count(len(bh), "file", "files"), which(bq == nil, cq == nil)))
 	default:
 		refuse = append(refuse, fmt.Sprintf("the quantization is not declared in %s and the model files are not shown to be identical; declare it with bench run --quantization", which(bq == nil, cq == nil)))
 	}
-	if len(refuse) > 0 {
-		return nil, &Refusal{refuse}
-	}
-	c := &Comparison{Base: base, Cand: cand, Notes: notes}
+	return refuse, notes
+}
+
+// warnings names what differs between two comparable runs and makes the
+// comparison weaker: the machine, the engine, the track, an incomplete run.
+func warnings(base, cand *contract.Results) []string {
+	var out []string
 	warn := func(what, a, b string) {
 		if a != b {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("%s differ: %s vs %s", what, display.Line(a), display.Line(b)))
+			out = append(out, fmt.Sprintf("%s differ: %s vs %s", what, display.Line(a), display.Line(b)))
 		}
 	}
 	warn("GPUs", gpus(base), gpus(cand))
 	warn("CPUs", s(base.Hardware.CPU), s(cand.Hardware.CPU))
 	warn("engine versions", s(base.Software.EngineVersion), s(cand.Software.EngineVersion))
 	if be, ce := EngineOf(base), EngineOf(cand); be != ce {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("engines differ (%s vs %s): each rate is that engine's own timer (see each request's sources), so a ratio compares two engines' clocks as well as two setups", be, ce))
+		out = append(out, fmt.Sprintf("engines differ (%s vs %s): each rate is that engine's own timer (see each request's sources), so a ratio compares two engines' clocks as well as two setups", be, ce))
 	}
-	if len(c.Warnings) > 0 {
-		c.Warnings = append(c.Warnings, "a claimed improvement needs a separate, same-machine baseline")
+	if len(out) > 0 {
+		out = append(out, "a claimed improvement needs a separate, same-machine baseline")
 	}
 	if base.Configuration.Track != cand.Configuration.Track {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("tracks differ (%s vs %s): never merge them into one headline result", base.Configuration.Track, cand.Configuration.Track))
+		out = append(out, fmt.Sprintf("tracks differ (%s vs %s): never merge them into one headline result", base.Configuration.Track, cand.Configuration.Track))
 	}
 	for _, r := range []*contract.Results{base, cand} {
 		if r.Run.Status != contract.StatusComplete {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("run %s is %s", r.Run.ID, r.Run.Status))
+			out = append(out, fmt.Sprintf("run %s is %s", r.Run.ID, r.Run.Status))
 		}
 	}
-	type key struct {
-		phase, id string
-		conc      int
-	}
-	cases := map[key]bool{}
+	return out
+}
+
+// caseKey is one summarised case: cases are never pooled across stages or
+// concurrency levels.
+type caseKey struct {
+	phase, id string
+	conc      int
+}
+
+// caseKeys is every case either run summarises, performance before
+// concurrency and in the protocol's order of cases.
+func caseKeys(base, cand *contract.Results) []caseKey {
+	cases := map[caseKey]bool{}
 	for _, r := range []*contract.Results{base, cand} {
 		for _, sm := range r.Summaries {
-			cases[key{sm.Phase, sm.CaseID, sm.Concurrency}] = true
+			cases[caseKey{sm.Phase, sm.CaseID, sm.Concurrency}] = true
 		}
 	}
-	var keys []key
+	var keys []caseKey
 	for k := range cases {
 		keys = append(keys, k)
 	}
@@ -190,31 +223,42 @@ func New(base, cand *contract.Results) (*Comparison, error) {
 		}
 		return caseOrder(keys[i].id) < caseOrder(keys[j].id)
 	})
-	for _, k := range keys {
+	return keys
+}
+
+// rows is one row per case and metric, and the cases only one run has.
+func rows(base, cand *contract.Results) (out []Row, onlyIn []string) {
+	for _, k := range caseKeys(base, cand) {
 		var b0, c0 *contract.Summary
 		for _, m := range contract.SummaryMetrics() {
 			b, cd := base.Summary(k.phase, k.id, m), cand.Summary(k.phase, k.id, m)
 			b0, c0 = b, cd
-			c.Rows = append(c.Rows, Row{Phase: k.phase, Case: k.id, Concurrency: k.conc, Metric: m, Base: b, Cand: cd})
+			out = append(out, Row{Phase: k.phase, Case: k.id, Concurrency: k.conc, Metric: m, Base: b, Cand: cd})
 		}
 		switch {
 		case b0 == nil:
-			c.OnlyIn = append(c.OnlyIn, fmt.Sprintf("%s (concurrency %d) is only in the candidate", k.id, k.conc))
+			onlyIn = append(onlyIn, fmt.Sprintf("%s (concurrency %d) is only in the candidate", k.id, k.conc))
 		case c0 == nil:
-			c.OnlyIn = append(c.OnlyIn, fmt.Sprintf("%s (concurrency %d) is only in the baseline", k.id, k.conc))
+			onlyIn = append(onlyIn, fmt.Sprintf("%s (concurrency %d) is only in the baseline", k.id, k.conc))
 		}
 	}
-	verdicts := map[string]*Verdict{}
+	return out, onlyIn
+}
+
+// verdicts is each sanity case's verdict in both runs, in the order the
+// cases first appear ("absent" where a run has none).
+func verdicts(base, cand *contract.Results) []Verdict {
+	byCase := map[string]*Verdict{}
 	var order []string
 	for i, r := range []*contract.Results{base, cand} {
 		for _, q := range r.Requests {
 			if q.Evaluation == nil {
 				continue
 			}
-			v := verdicts[q.CaseID]
+			v := byCase[q.CaseID]
 			if v == nil {
 				v = &Verdict{Case: q.CaseID, Base: "absent", Cand: "absent"}
-				verdicts[q.CaseID] = v
+				byCase[q.CaseID] = v
 				order = append(order, q.CaseID)
 			}
 			text := "fail (" + q.Status + ")"
@@ -228,10 +272,11 @@ func New(base, cand *contract.Results) (*Comparison, error) {
 			}
 		}
 	}
+	var out []Verdict
 	for _, id := range order {
-		c.Verdicts = append(c.Verdicts, *verdicts[id])
+		out = append(out, *byCase[id])
 	}
-	return c, nil
+	return out
 }
 
 func caseOrder(id string) int {

@@ -342,102 +342,19 @@ func badReviewPR(s string) string {
 // Check verifies one entry at its evidence commit.
 func (r *Repo) Check(e Entry, o Options) *Checked {
 	c := &Checked{Entry: e}
-	bad := func(format string, a ...any) { c.Problems = append(c.Problems, fmt.Sprintf(format, a...)) }
-	if !o.activated(e.ProtocolID) {
-		bad("protocol %q is not activated: a draft protocol has no approved results", e.ProtocolID)
-	}
-	switch e.Verification {
-	case EvidenceReviewed:
-	case IndependentlyReproduced:
-		if len(e.ReproductionRunIDs) == 0 {
-			bad("verification %q needs the linked approved reproduction run IDs", e.Verification)
-		}
-	default:
-		bad("verification %q is neither %q nor %q", e.Verification, EvidenceReviewed, IndependentlyReproduced)
-	}
-	if e.ReproductionRunIDs == nil {
-		bad("reproduction_run_ids must be an array")
-	}
-	if at, err := time.Parse(time.RFC3339, e.ReviewedAt); err != nil || !strings.HasSuffix(e.ReviewedAt, "Z") {
-		bad("reviewed_at %q is not a UTC ISO 8601 time", e.ReviewedAt)
-	} else if at.After(o.Now) {
-		bad("reviewed_at %s is after the time of this check (%s): a review cannot be dated in the future", e.ReviewedAt, o.Now.UTC().Format(time.RFC3339))
-	}
-	if e.ReviewedBy == "" {
-		bad("reviewed_by is required")
-	}
-	if why := badReviewPR(e.ReviewPR); why != "" {
-		bad("review_pr %q %s", e.ReviewPR, why)
-	}
-	clean := path.Clean(e.ResultsPath)
-	if clean != e.ResultsPath || strings.HasPrefix(clean, "/") || strings.Contains(clean, "..") ||
-		!strings.HasPrefix(clean, ResultsDir+"/") || path.Base(clean) != contract.ResultsFile {
-		bad("results_path %q is not bench/results/<folder>/results.json", e.ResultsPath)
+	c.checkReview(o)
+	if !validResultsPath(e.ResultsPath) {
+		c.bad("results_path %q is not bench/results/<folder>/results.json", e.ResultsPath)
 		return c
 	}
-	commit, err := r.Commit(e.EvidenceCommit)
-	if err != nil {
-		bad("evidence_commit: %v", err)
+	commit, ok := r.evidence(c)
+	if !ok {
 		return c
 	}
-	if !r.onBranch(e.EvidenceCommit) {
-		bad("evidence_commit %s is not in the history of %s", e.EvidenceCommit[:12], r.Branch)
-	}
-	data, err := r.File(commit, e.ResultsPath)
-	if err != nil {
-		bad("results_path at the evidence commit: %v", err)
-		return c
-	}
-	if sum := sha256Hex(data); sum != e.ResultsSHA256 {
-		bad("results.json at the evidence commit hashes to %s, not the approved %s", sum, e.ResultsSHA256)
-	}
-	// The evidence commit introduced this version of the report.
-	if commit.NumParents() > 0 {
-		if parent, err := commit.Parent(0); err == nil && blobHash(parent, e.ResultsPath) == blobHash(commit, e.ResultsPath) {
-			bad("evidence_commit %s did not introduce the report (its parent already has the same results.json)", e.EvidenceCommit[:12])
-		}
-	}
-	// Extract the folder at the evidence commit and validate it strictly;
-	// the validator checks every referenced artifact's hash.
 	dir := path.Dir(e.ResultsPath)
-	files, links, err := r.folderFiles(commit, dir)
-	if err != nil {
-		bad("report folder at the evidence commit: %v", err)
+	files, ok := r.validateFolder(c, commit, dir, o)
+	if !ok {
 		return c
-	}
-	c.Files = files
-	// The folder is validated from the git objects in memory; a symlink
-	// stays a symlink, which the validator refuses.
-	fsys := fstest.MapFS{}
-	for name, b := range files {
-		mode := fs.FileMode(0o644)
-		if links[name] {
-			mode |= fs.ModeSymlink
-		}
-		fsys[name] = &fstest.MapFile{Data: b, Mode: mode}
-	}
-	bundle, err := r.bundleFor(commit, e.ProtocolID, o)
-	if err != nil {
-		bad("%v", err)
-		return c
-	}
-	v := validate.FS(fsys, bundle)
-	for _, x := range v.Violations {
-		bad("invalid report: %s", x)
-	}
-	if v.Results != nil {
-		c.Results = v.Results
-		if v.Results.Run.ID != e.RunID {
-			bad("run_id %q does not match the report's run.id %q", e.RunID, v.Results.Run.ID)
-		}
-		if v.Results.Protocol.ID != e.ProtocolID {
-			bad("protocol_id %q does not match the report's %q", e.ProtocolID, v.Results.Protocol.ID)
-		}
-		// A partial conforming run may be reviewed and listed (with its
-		// label); a nonconforming one stays outside the standard manifest.
-		if v.Results.Run.Status == contract.StatusNonconforming {
-			bad("the run is nonconforming: it stays outside the standard manifest")
-		}
 	}
 	// Evidence changed after review needs another review.
 	for name, b := range files {
@@ -450,14 +367,150 @@ func (r *Repo) Check(e Entry, o Options) *Checked {
 	return c
 }
 
+// bad adds a problem.
+func (c *Checked) bad(format string, a ...any) {
+	c.Problems = append(c.Problems, fmt.Sprintf(format, a...))
+}
+
+// checkReview checks the entry's own fields: an activated protocol, a
+// known verification with its reproductions, and who reviewed it, when
+// and where.
+func (c *Checked) checkReview(o Options) {
+	e := c.Entry
+	if !o.activated(e.ProtocolID) {
+		c.bad("protocol %q is not activated: a draft protocol has no approved results", e.ProtocolID)
+	}
+	switch e.Verification {
+	case EvidenceReviewed:
+	case IndependentlyReproduced:
+		if len(e.ReproductionRunIDs) == 0 {
+			c.bad("verification %q needs the linked approved reproduction run IDs", e.Verification)
+		}
+	default:
+		c.bad("verification %q is neither %q nor %q", e.Verification, EvidenceReviewed, IndependentlyReproduced)
+	}
+	if e.ReproductionRunIDs == nil {
+		c.bad("reproduction_run_ids must be an array")
+	}
+	if at, err := time.Parse(time.RFC3339, e.ReviewedAt); err != nil || !strings.HasSuffix(e.ReviewedAt, "Z") {
+		c.bad("reviewed_at %q is not a UTC ISO 8601 time", e.ReviewedAt)
+	} else if at.After(o.Now) {
+		c.bad("reviewed_at %s is after the time of this check (%s): a review cannot be dated in the future", e.ReviewedAt, o.Now.UTC().Format(time.RFC3339))
+	}
+	if e.ReviewedBy == "" {
+		c.bad("reviewed_by is required")
+	}
+	if why := badReviewPR(e.ReviewPR); why != "" {
+		c.bad("review_pr %q %s", e.ReviewPR, why)
+	}
+}
+
+// validResultsPath reports whether p is a canonical
+// bench/results/<folder>/results.json: the entry's folder is read from it.
+func validResultsPath(p string) bool {
+	clean := path.Clean(p)
+	return clean == p && !strings.HasPrefix(clean, "/") && !strings.Contains(clean, "..") &&
+		strings.HasPrefix(clean, ResultsDir+"/") && path.Base(clean) == contract.ResultsFile
+}
+
+// evidence resolves the entry's evidence commit and checks that it is on
+// the default branch, holds the approved results.json and introduced it.
+// It reports false when the commit or the file cannot be read, and nothing
+// more can be checked.
+func (r *Repo) evidence(c *Checked) (*object.Commit, bool) {
+	e := c.Entry
+	commit, err := r.Commit(e.EvidenceCommit)
+	if err != nil {
+		c.bad("evidence_commit: %v", err)
+		return nil, false
+	}
+	if !r.onBranch(e.EvidenceCommit) {
+		c.bad("evidence_commit %s is not in the history of %s", e.EvidenceCommit[:12], r.Branch)
+	}
+	data, err := r.File(commit, e.ResultsPath)
+	if err != nil {
+		c.bad("results_path at the evidence commit: %v", err)
+		return nil, false
+	}
+	if sum := sha256Hex(data); sum != e.ResultsSHA256 {
+		c.bad("results.json at the evidence commit hashes to %s, not the approved %s", sum, e.ResultsSHA256)
+	}
+	// The evidence commit introduced this version of the report.
+	if commit.NumParents() > 0 {
+		if parent, err := commit.Parent(0); err == nil && blobHash(parent, e.ResultsPath) == blobHash(commit, e.ResultsPath) {
+			c.bad("evidence_commit %s did not introduce the report (its parent already has the same results.json)", e.EvidenceCommit[:12])
+		}
+	}
+	return commit, true
+}
+
+// validateFolder extracts the report folder dir at the evidence commit
+// into c.Files and validates it strictly (the validator checks every
+// referenced artifact's hash), then checks that the report is the entry's.
+// It returns the folder's files, or false when the folder or its
+// protocol's bundle cannot be read.
+func (r *Repo) validateFolder(c *Checked, commit *object.Commit, dir string, o Options) (map[string][]byte, bool) {
+	files, links, err := r.folderFiles(commit, dir)
+	if err != nil {
+		c.bad("report folder at the evidence commit: %v", err)
+		return nil, false
+	}
+	c.Files = files
+	bundle, err := r.bundleFor(commit, c.Entry.ProtocolID, o)
+	if err != nil {
+		c.bad("%v", err)
+		return nil, false
+	}
+	// The folder is validated from the git objects in memory; a symlink
+	// stays a symlink, which the validator refuses.
+	v := validate.FS(memFS(files, links), bundle)
+	for _, x := range v.Violations {
+		c.bad("invalid report: %s", x)
+	}
+	if v.Results != nil {
+		c.Results = v.Results
+		c.checkResults(v.Results)
+	}
+	return files, true
+}
+
+// checkResults checks that the validated report is the entry's run and
+// protocol, and that it may be listed at all.
+func (c *Checked) checkResults(res *contract.Results) {
+	e := c.Entry
+	if res.Run.ID != e.RunID {
+		c.bad("run_id %q does not match the report's run.id %q", e.RunID, res.Run.ID)
+	}
+	if res.Protocol.ID != e.ProtocolID {
+		c.bad("protocol_id %q does not match the report's %q", e.ProtocolID, res.Protocol.ID)
+	}
+	// A partial conforming run may be reviewed and listed (with its
+	// label); a nonconforming one stays outside the standard manifest.
+	if res.Run.Status == contract.StatusNonconforming {
+		c.bad("the run is nonconforming: it stays outside the standard manifest")
+	}
+}
+
+// memFS is a folder read from git objects as a file system, the symbolic
+// links in links marked as such.
+func memFS(files map[string][]byte, links map[string]bool) fstest.MapFS {
+	fsys := fstest.MapFS{}
+	for name, b := range files {
+		mode := fs.FileMode(0o644)
+		if links[name] {
+			mode |= fs.ModeSymlink
+		}
+		fsys[name] = &fstest.MapFile{Data: b, Mode: mode}
+	}
+	return fsys
+}
+
 // folder returns the files under dir at a commit, by path relative to dir.
 func (r *Repo) folder(c *object.Commit, dir string) (map[string][]byte, error) {
 	files, _, err := r.folderFiles(c, dir)
 	return files, err
 }
 
-// folderFiles returns the files under dir at a commit, by path relative to
-// dir, and which of them are symbolic links.
 // bundleFor is the bundle an entry of that protocol is validated with: the
 // embedded one, or the one the repository holds at the evidence commit
 // (bench/prompts/standard-v1 of a Strata checkout), verified for the
@@ -477,16 +530,16 @@ func (r *Repo) bundleFor(c *object.Commit, id string, o Options) (*fixtures.Bund
 	if err != nil {
 		return nil, fmt.Errorf("the bundle of %s at the evidence commit (%s): %v", id, dir, err)
 	}
-	fsys := fstest.MapFS{}
-	for name, b := range files {
+	for name := range files {
 		if links[name] {
 			return nil, fmt.Errorf("the bundle of %s at the evidence commit: %s is a symbolic link", id, name)
 		}
-		fsys[name] = &fstest.MapFile{Data: b, Mode: 0o644}
 	}
-	return fixtures.Load(fsys, dir+" at "+c.Hash.String()[:12], def)
+	return fixtures.Load(memFS(files, links), dir+" at "+c.Hash.String()[:12], def)
 }
 
+// folderFiles returns the files under dir at a commit, by path relative to
+// dir, and which of them are symbolic links.
 func (r *Repo) folderFiles(c *object.Commit, dir string) (map[string][]byte, map[string]bool, error) {
 	t, err := c.Tree()
 	if err != nil {

@@ -38,12 +38,32 @@ func sval(v *string) string {
 	return mdEscape(*v)
 }
 
+// printer writes one formatted piece of the report.
+type printer func(format string, a ...any)
+
 // README writes the plain report of a result: protocol and status,
 // hardware, model, counts, the per-case table with the Capped column, the
 // cache counts, sanity outcomes, failures, limitations and artifacts.
 func README(w io.Writer, r *contract.Results) {
-	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
-	ext := r.Extensions
+	p := printer(func(format string, a ...any) { fmt.Fprintf(w, format, a...) })
+	writeOverview(p, r)
+	writeMachine(p, r)
+	writeRequestCounts(p, r)
+	writePerformance(p, r)
+	writePromptCache(p, r)
+	if r.Run.OptionalConcurrency {
+		writeConcurrency(p, r)
+	}
+	writeSanity(p, r)
+	writeFailures(p, r)
+	writeLimitations(p, r)
+	writeEvidence(p, r)
+}
+
+// writeOverview writes the title, the run's table (protocol, status,
+// stages, sanity, corpus, commit, command) and why the run is not a
+// complete one.
+func writeOverview(p printer, r *contract.Results) {
 	p("# Strata standard benchmark result %s\n\n", r.Run.ID)
 	p("| | |\n| --- | --- |\n")
 	p("| Protocol | `%s` (draft), profile `%s` |\n", r.Protocol.ID, r.Protocol.Profile)
@@ -59,21 +79,28 @@ func README(w io.Writer, r *contract.Results) {
 	p("| Corpus SHA-256 | `%s` |\n", r.Protocol.CorpusSHA256)
 	p("| strata commit | %s |\n", sval(r.Software.StrataCommit))
 	p("| Command | `%s` |\n\n", display.CodeSpan(r.Run.Command))
-	if len(ext.StatusReasons.Nonconforming) > 0 {
-		p("**Nonconforming.** This run is not a standard result:\n\n")
-		for _, s := range ext.StatusReasons.Nonconforming {
-			p("- %s\n", mdEscape(s.Text))
-		}
-		p("\n")
-	}
-	if len(ext.StatusReasons.Partial) > 0 {
-		p("**Partial.** Required work was not done:\n\n")
-		for _, s := range ext.StatusReasons.Partial {
-			p("- %s\n", mdEscape(s.Text))
-		}
-		p("\n")
-	}
+	sr := r.Extensions.StatusReasons
+	writeStatusReasons(p, "**Nonconforming.** This run is not a standard result:", sr.Nonconforming)
+	writeStatusReasons(p, "**Partial.** Required work was not done:", sr.Partial)
+}
 
+// writeStatusReasons lists the reasons for one status under its lead
+// sentence, and nothing when there are none.
+func writeStatusReasons(p printer, lead string, reasons []contract.StatusReason) {
+	if len(reasons) == 0 {
+		return
+	}
+	p("%s\n\n", lead)
+	for _, s := range reasons {
+		p("- %s\n", mdEscape(s.Text))
+	}
+	p("\n")
+}
+
+// writeMachine writes the machine and model section: GPUs, CPU and RAM,
+// OS, engine, model and its files, configuration, background workloads and
+// the engine's dialect.
+func writeMachine(p printer, r *contract.Results) {
 	p("## Machine and model\n\n")
 	if len(r.Hardware.GPUs) == 0 {
 		p("- GPUs: %s\n", notMeasured)
@@ -108,36 +135,52 @@ func README(w io.Writer, r *contract.Results) {
 	if len(r.Hardware.BackgroundWorkloads) > 0 {
 		p("- Background workloads: %s\n", mdEscape(strings.Join(r.Hardware.BackgroundWorkloads, "; ")))
 	}
-	writeEngineSection(p, ext)
+	writeEngineSection(p, r.Extensions)
+}
+
+// writeRequestCounts writes each stage's request counts.
+func writeRequestCounts(p printer, r *contract.Results) {
 	p("\n## Requests\n\n| Stage | Planned | Attempted | Completed | Capped | Failed | Skipped |\n| --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, ph := range protocol.Phases() {
 		c := r.RequestCounts.Phase(string(ph))
 		p("| %s | %d | %d | %d | %d | %d | %d |\n", ph, c.Planned, c.Attempted, c.Completed, c.Truncated, c.Failed, c.Skipped)
 	}
+}
 
+// writePerformance writes the per-case table of the performance stage.
+func writePerformance(p printer, r *contract.Results) {
 	p("\n## Performance (concurrency 1)\n\n")
 	p("Median (min–max, n) of each case's requests. Rates are the engine's own counts over its own timers; latencies are the client's monotonic clock from dispatch. **Capped** counts the requests that stopped at the %d-token cap; their total is the time to the cap and they have no first-answer time. The short prompt (about 30 tokens) measures the fixed cost of a request, so its prompt rate is left out here; results.json keeps it.\n\n", protocol.PerformanceCap)
 	p("| Case | Capped | Prompt tok/s | Decode tok/s | TTFT s | First answer s | Total s |\n| --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, c := range protocol.PerformanceCases() {
-		capped, n := 0, 0
-		for _, q := range r.Requests {
-			if q.Phase == string(protocol.PhasePerformance) && q.CaseID == c {
-				n++
-				if q.Status == contract.Truncated {
-					capped++
-				}
-			}
-		}
-		prompt := r.Summary("performance", c, contract.MetricPromptTPS).Cell(1)
+		capped, n := cappedOf(r, c)
+		cell := func(metric string, prec int) string { return r.Summary("performance", c, metric).Cell(prec) }
+		prompt := cell(contract.MetricPromptTPS, 1)
 		if c == protocol.CaseShort {
 			prompt = "left out (fixed cost)"
 		}
 		p("| %s | %d/%d | %s | %s | %s | %s | %s |\n", c, capped, n, prompt,
-			r.Summary("performance", c, contract.MetricDecodeTPS).Cell(1),
-			r.Summary("performance", c, contract.MetricTTFT).Cell(3),
-			r.Summary("performance", c, contract.MetricFirstAnswer).Cell(3),
-			r.Summary("performance", c, contract.MetricTotal).Cell(3))
+			cell(contract.MetricDecodeTPS, 1), cell(contract.MetricTTFT, 3), cell(contract.MetricFirstAnswer, 3), cell(contract.MetricTotal, 3))
 	}
+}
+
+// cappedOf counts a case's performance requests, and those of them that
+// stopped at the token cap.
+func cappedOf(r *contract.Results, caseID string) (capped, n int) {
+	for _, q := range r.Requests {
+		if q.Phase == string(protocol.PhasePerformance) && q.CaseID == caseID {
+			n++
+			if q.Status == contract.Truncated {
+				capped++
+			}
+		}
+	}
+	return capped, n
+}
+
+// writePromptCache writes the cached and freshly read prompt tokens of
+// each timed request (performance and concurrency).
+func writePromptCache(p printer, r *contract.Results) {
 	p("\n### Prompt cache\n\nReused (cached) versus freshly read prompt tokens per request. Shared template-prefix reuse is allowed; cached tokens above the fixture's shared prefix + %d mean the user payload came from the cache, and such a request is left out of the speed summaries.\n\n", protocol.CacheBoundaryAllowance)
 	p("| Request | Input | Cached (reused) | Read (fresh) |\n| --- | --- | --- | --- |\n")
 	for _, q := range r.Requests {
@@ -146,19 +189,26 @@ func README(w io.Writer, r *contract.Results) {
 		}
 		p("| %s | %s | %s | %s |\n", q.ID, inum(q.Tokens.InputTokens), inum(q.Tokens.CachedTokens), inum(q.Tokens.ReadTokens))
 	}
-	if r.Run.OptionalConcurrency {
-		p("\n## Optional concurrency (4 requests released together, 3 rounds)\n\n")
-		p("%s\n\n", capacityNote(r.Configuration.ServerCapacity))
-		p("| Round | Wall s | Output tokens | Aggregate tok/s | Failed |\n| --- | --- | --- | --- | --- |\n")
-		for _, rd := range r.ConcurrencyRounds {
-			p("| %d | %s | %s | %s | %d |\n", rd.Round, fnum(rd.WallS, 3), inum(rd.OutputTokens), fnum(rd.AggregateTPS, 1), rd.Failed)
-		}
-		p("\nPer request (short-burst): decode %s tok/s, TTFT %s s, total %s s.\n",
-			r.Summary("concurrency", protocol.CaseShortBurst, contract.MetricDecodeTPS).Cell(1),
-			r.Summary("concurrency", protocol.CaseShortBurst, contract.MetricTTFT).Cell(3),
-			r.Summary("concurrency", protocol.CaseShortBurst, contract.MetricTotal).Cell(3))
-	}
+}
 
+// writeConcurrency writes the optional concurrency stage: what the
+// server's capacity means for it, each round, and the per-request medians.
+func writeConcurrency(p printer, r *contract.Results) {
+	p("\n## Optional concurrency (4 requests released together, 3 rounds)\n\n")
+	p("%s\n\n", capacityNote(r.Configuration.ServerCapacity))
+	p("| Round | Wall s | Output tokens | Aggregate tok/s | Failed |\n| --- | --- | --- | --- | --- |\n")
+	for _, rd := range r.ConcurrencyRounds {
+		p("| %d | %s | %s | %s | %d |\n", rd.Round, fnum(rd.WallS, 3), inum(rd.OutputTokens), fnum(rd.AggregateTPS, 1), rd.Failed)
+	}
+	cell := func(metric string, prec int) string {
+		return r.Summary("concurrency", protocol.CaseShortBurst, metric).Cell(prec)
+	}
+	p("\nPer request (short-burst): decode %s tok/s, TTFT %s s, total %s s.\n",
+		cell(contract.MetricDecodeTPS, 1), cell(contract.MetricTTFT, 3), cell(contract.MetricTotal, 3))
+}
+
+// writeSanity writes the sanity counts by category and each case's verdict.
+func writeSanity(p printer, r *contract.Results) {
 	q := r.Quality
 	p("\n## Sanity checks: %d/%d\n\n", q.Passed, q.Total)
 	p("Instruction %d/%d, retrieval %d/%d, tool call %d/%d. Small functional checks, not an intelligence ranking.\n\n",
@@ -175,7 +225,11 @@ func README(w io.Writer, r *contract.Results) {
 		}
 		p("| %s | %s | %s | %s |\n", rq.CaseID, rq.Status, verdict, mdEscape(rq.Evaluation.Reason))
 	}
+}
 
+// writeFailures lists every failed and skipped request with its error, and
+// why the run stopped early.
+func writeFailures(p printer, r *contract.Results) {
 	var failures []string
 	for _, rq := range r.Requests {
 		if rq.Status == contract.Failed || rq.Status == contract.Skipped {
@@ -192,14 +246,24 @@ func README(w io.Writer, r *contract.Results) {
 	} else {
 		p("%s\n", strings.Join(failures, "\n"))
 	}
-	if ext.Aborted != "" {
-		p("\nThe run stopped early: %s.\n", mdEscape(ext.Aborted))
+	if r.Extensions.Aborted != "" {
+		p("\nThe run stopped early: %s.\n", mdEscape(r.Extensions.Aborted))
 	}
+}
+
+// writeLimitations lists the run's limitations and where the reasons for
+// its null values are.
+func writeLimitations(p printer, r *contract.Results) {
 	p("\n## Limitations\n\n")
-	for _, l := range ext.Limitations {
+	for _, l := range r.Extensions.Limitations {
 		p("- %s\n", mdEscape(l))
 	}
 	p("- Values written \"%s\" are null in results.json; `missing` there gives the reason for each (%d entries).\n", notMeasured, len(r.Missing))
+}
+
+// writeEvidence lists the artifacts with their hashes, and how to check
+// the folder again.
+func writeEvidence(p printer, r *contract.Results) {
 	p("\n## Evidence\n\n| Kind | File | SHA-256 |\n| --- | --- | --- |\n")
 	for _, a := range r.Artifacts {
 		p("| %s | [%s](%s) | `%s` |\n", mdEscape(a.Kind), mdEscape(a.Path), linkTarget(a.Path), display.CodeSpan(a.SHA256))
@@ -209,7 +273,7 @@ func README(w io.Writer, r *contract.Results) {
 
 // writeEngineSection states the identified engine, how the reasoning budget
 // was said to it, the preflight, and the evidence that thinking ran.
-func writeEngineSection(p func(string, ...any), ext contract.Extensions) {
+func writeEngineSection(p printer, ext contract.Extensions) {
 	d := ext.EngineDialect
 	if d == nil {
 		return

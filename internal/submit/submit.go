@@ -77,7 +77,6 @@ func Title(r *contract.Results) string {
 func Body(r *contract.Results, folder string) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	sr := r.Extensions.StatusReasons
 	report := "bench/results/" + folder
 	p("Results-only pull request: one hardware/model/quantization/configuration combination, every scheduled outcome kept.\n\n")
 	p("- Report: [%s/README.md](%s/README.md) ([results.json](%s/results.json), [outputs.jsonl](%s/outputs.jsonl))\n", report, report, report, report)
@@ -86,17 +85,39 @@ func Body(r *contract.Results, folder string) string {
 	p("- Hardware: %s; model %s; quantization %s; track `%s` (%s)\n", display.Markdown(r.GPULabel()), str(r.Model.ID, "unknown"),
 		str(r.Model.Quantization, "not declared"), display.CodeSpan(r.Configuration.Track), str(r.Configuration.TrackNotes, "no notes"))
 	p("- strata commit: %s\n\n", str(r.Software.StrataCommit, "none"))
+	writeStages(p, r)
 
+	p("## Failed, skipped, missing and nonconforming measurements\n\n")
+	items, perRequest := problems(r)
+	for _, it := range items {
+		p("%s\n", it)
+	}
+	// The count is not one of the items: "None." still follows it when
+	// nothing else is listed.
+	if perRequest > 0 {
+		p("- %d per-request null values, each with its reason in results.json `missing`\n", perRequest)
+	}
+	if len(items) == 0 {
+		p("None.\n")
+	}
+	p("\nChecked with `strata bench submit` (validator, redaction scan, artifact hashes). Engine changes, if any, are in a separate pull request.\n")
+	return b.String()
+}
+
+// writeStages writes each stage's request counts, required and optional,
+// and how long the required stages took.
+func writeStages(p func(string, ...any), r *contract.Results) {
 	p("## Stages\n\n")
-	req := func(ph string) contract.Counts { return *r.RequestCounts.Phase(ph) }
+	row := func(ph, kind string) {
+		c := r.RequestCounts.Phase(ph)
+		p("| %s | %s | %d | %d | %d | %d | %d |\n", ph, kind, c.Planned, c.Completed, c.Truncated, c.Failed, c.Skipped)
+	}
 	p("| Stage | Kind | Planned | Completed | Capped | Failed | Skipped |\n| --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, ph := range []string{"warmup", "performance", "sanity"} {
-		c := req(ph)
-		p("| %s | required | %d | %d | %d | %d | %d |\n", ph, c.Planned, c.Completed, c.Truncated, c.Failed, c.Skipped)
+		row(ph, "required")
 	}
 	if r.Run.OptionalConcurrency {
-		c := req("concurrency")
-		p("| concurrency | optional | %d | %d | %d | %d | %d |\n", c.Planned, c.Completed, c.Truncated, c.Failed, c.Skipped)
+		row("concurrency", "optional")
 	} else {
 		p("| concurrency | optional | not selected | | | | |\n")
 	}
@@ -105,19 +126,47 @@ func Body(r *contract.Results, folder string) string {
 		dur = fmt.Sprintf("%.1f s", *r.Run.RequiredDurationS)
 	}
 	p("\nRequired stages took %s.\n\n", dur)
+}
 
-	p("## Failed, skipped, missing and nonconforming measurements\n\n")
-	none := true
+// problems lists, one Markdown list item each, the run's status reasons,
+// failed and skipped requests, wrong sanity answers, summaries without a
+// sample and missing values; the nulls of single requests are only
+// counted, as they are many.
+func problems(r *contract.Results) (items []string, perRequest int) {
+	sr := r.Extensions.StatusReasons
 	for _, list := range []struct {
 		kind    string
 		reasons []contract.StatusReason
 	}{{contract.StatusNonconforming, sr.Nonconforming}, {contract.StatusPartial, sr.Partial}} {
 		for _, reason := range list.reasons {
-			p("- **%s**: %s\n", list.kind, display.Markdown(reason.Text))
-			none = false
+			items = append(items, fmt.Sprintf("- **%s**: %s", list.kind, display.Markdown(reason.Text)))
 		}
 	}
-	for _, q := range r.Requests {
+	items = append(items, requestProblems(r.Requests)...)
+	for i, s := range r.Summaries {
+		if s.N == 0 {
+			items = append(items, fmt.Sprintf("- no valid samples for %s %s `%s` (n=0): %s", s.Phase, s.CaseID, s.Metric, display.Markdown(r.Missing[contract.Pointer("summaries", i, "median")])))
+		}
+	}
+	for _, k := range r.Missing.SortedKeys() {
+		reason := r.Missing[k]
+		switch {
+		case strings.HasPrefix(k, "/requests/"):
+			perRequest++
+		case strings.HasPrefix(k, "/summaries/"), strings.HasPrefix(reason, "not applicable"):
+		default:
+			items = append(items, fmt.Sprintf("- missing `%s`: %s", display.CodeSpan(k), display.Markdown(reason)))
+		}
+	}
+	return items, perRequest
+}
+
+// requestProblems lists the failed and skipped requests with their errors
+// (a skipped request's kind is left out), then the sanity cases that
+// completed with a wrong answer.
+func requestProblems(reqs []contract.Request) []string {
+	var items []string
+	for _, q := range reqs {
 		if q.Status == contract.Failed || q.Status == contract.Skipped {
 			msg := ""
 			switch {
@@ -126,40 +175,13 @@ func Body(r *contract.Results, folder string) string {
 			case q.Error != nil:
 				msg = q.Error.Kind + ": " + q.Error.Message
 			}
-			p("- %s `%s`: %s\n", q.Status, display.CodeSpan(q.ID), display.Markdown(msg))
-			none = false
+			items = append(items, fmt.Sprintf("- %s `%s`: %s", q.Status, display.CodeSpan(q.ID), display.Markdown(msg)))
 		}
 	}
-	for _, q := range r.Requests {
+	for _, q := range reqs {
 		if q.Evaluation != nil && !q.Evaluation.Passed && q.Status == contract.Completed {
-			p("- sanity `%s` answered wrongly: %s\n", display.CodeSpan(q.CaseID), display.Markdown(q.Evaluation.Reason))
-			none = false
+			items = append(items, fmt.Sprintf("- sanity `%s` answered wrongly: %s", display.CodeSpan(q.CaseID), display.Markdown(q.Evaluation.Reason)))
 		}
 	}
-	for i, s := range r.Summaries {
-		if s.N == 0 {
-			p("- no valid samples for %s %s `%s` (n=0): %s\n", s.Phase, s.CaseID, s.Metric, display.Markdown(r.Missing[contract.Pointer("summaries", i, "median")]))
-			none = false
-		}
-	}
-	perRequest := 0
-	for _, k := range r.Missing.SortedKeys() {
-		reason := r.Missing[k]
-		switch {
-		case strings.HasPrefix(k, "/requests/"):
-			perRequest++
-		case strings.HasPrefix(k, "/summaries/"), strings.HasPrefix(reason, "not applicable"):
-		default:
-			p("- missing `%s`: %s\n", display.CodeSpan(k), display.Markdown(reason))
-			none = false
-		}
-	}
-	if perRequest > 0 {
-		p("- %d per-request null values, each with its reason in results.json `missing`\n", perRequest)
-	}
-	if none {
-		p("None.\n")
-	}
-	p("\nChecked with `strata bench submit` (validator, redaction scan, artifact hashes). Engine changes, if any, are in a separate pull request.\n")
-	return b.String()
+	return items
 }
