@@ -221,7 +221,15 @@ func caseKeys(base, cand *contract.Results) []caseKey {
 		if keys[i].phase != keys[j].phase {
 			return keys[i].phase > keys[j].phase // performance before concurrency
 		}
-		return caseOrder(keys[i].id) < caseOrder(keys[j].id)
+		if oi, oj := caseOrder(keys[i].id), caseOrder(keys[j].id); oi != oj {
+			return oi < oj
+		}
+		// Ties (unknown cases, one case at two levels) by ID and level,
+		// so the order never depends on a map's.
+		if keys[i].id != keys[j].id {
+			return keys[i].id < keys[j].id
+		}
+		return keys[i].conc < keys[j].conc
 	})
 	return keys
 }

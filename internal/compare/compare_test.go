@@ -3,6 +3,7 @@ package compare
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -186,5 +187,36 @@ func TestEnginesDiffer(t *testing.T) {
 	}
 	if same, _ := New(b, load(t, "candidate")); strings.Contains(strings.Join(same.Warnings, " "), "engines differ") {
 		t.Error("one engine, yet a warning that engines differ")
+	}
+}
+
+// TestCaseOrderIsFixed: cases the protocol does not order (unknown IDs, one
+// case at two levels) come in the same order every time, by ID and level.
+func TestCaseOrderIsFixed(t *testing.T) {
+	t.Parallel()
+	base, cand := load(t, "baseline"), load(t, "baseline")
+	for _, id := range []string{"zeta", "alpha", "mu"} {
+		for _, conc := range []int{4, 1} {
+			base.Summaries = append(base.Summaries, contract.Summary{Phase: "performance", CaseID: id, Concurrency: conc, Metric: contract.MetricDecodeTPS})
+		}
+	}
+	var first []string
+	for i := 0; i < 30; i++ {
+		keys := caseKeys(base, cand)
+		var got []string
+		for _, k := range keys {
+			got = append(got, fmt.Sprintf("%s/%s/%d", k.phase, k.id, k.conc))
+		}
+		if i == 0 {
+			first = got
+			continue
+		}
+		if strings.Join(got, " ") != strings.Join(first, " ") {
+			t.Fatalf("the order changed between calls:\n%v\n%v", first, got)
+		}
+	}
+	joined := strings.Join(first, " ")
+	if !strings.Contains(joined, "performance/alpha/1 performance/alpha/4 performance/mu/1 performance/mu/4 performance/zeta/1 performance/zeta/4") {
+		t.Errorf("unknown cases are not ordered by ID and level: %v", first)
 	}
 }

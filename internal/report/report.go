@@ -24,6 +24,15 @@ func fnum(v *float64, prec int) string {
 	return fmt.Sprintf("%.*f", prec, *v)
 }
 
+// unit puts the unit after a measured value, and none after a null
+// ("not measured", never "not measured s").
+func unit(v, u string) string {
+	if strings.HasPrefix(v, notMeasured) {
+		return v
+	}
+	return v + " " + u
+}
+
 func inum(v *int64) string {
 	if v == nil {
 		return notMeasured
@@ -69,9 +78,9 @@ func writeOverview(p printer, r *contract.Results) {
 	p("| Protocol | `%s` (draft), profile `%s` |\n", r.Protocol.ID, r.Protocol.Profile)
 	p("| Status | **%s** |\n", r.Run.Status)
 	p("| Started | %s |\n", r.Run.StartedAt)
-	p("| Required stages | %s s |\n", fnum(r.Run.RequiredDurationS, 1))
+	p("| Required stages | %s |\n", unit(fnum(r.Run.RequiredDurationS, 1), "s"))
 	if r.Run.OptionalConcurrency {
-		p("| Optional concurrency stage | selected, %s s |\n", fnum(r.Run.OptionalDurationS, 1))
+		p("| Optional concurrency stage | selected, %s |\n", unit(fnum(r.Run.OptionalDurationS, 1), "s"))
 	} else {
 		p("| Optional concurrency stage | not selected |\n")
 	}
@@ -203,8 +212,8 @@ func writeConcurrency(p printer, r *contract.Results) {
 	cell := func(metric string, prec int) string {
 		return r.Summary("concurrency", protocol.CaseShortBurst, metric).Cell(prec)
 	}
-	p("\nPer request (short-burst): decode %s tok/s, TTFT %s s, total %s s.\n",
-		cell(contract.MetricDecodeTPS, 1), cell(contract.MetricTTFT, 3), cell(contract.MetricTotal, 3))
+	p("\nPer request (short-burst): decode %s, TTFT %s, total %s.\n",
+		unit(cell(contract.MetricDecodeTPS, 1), "tok/s"), unit(cell(contract.MetricTTFT, 3), "s"), unit(cell(contract.MetricTotal, 3), "s"))
 }
 
 // writeSanity writes the sanity counts by category and each case's verdict.

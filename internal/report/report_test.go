@@ -55,3 +55,23 @@ func TestReadmeFollowsTheNumbers(t *testing.T) {
 		t.Errorf("a changed pass count is not named: %v", d)
 	}
 }
+
+// TestNullsHaveNoUnit: a null duration or summary is "not measured", never
+// "not measured s".
+func TestNullsHaveNoUnit(t *testing.T) {
+	t.Parallel()
+	r := read(t, filepath.Join("..", "..", "testdata", "results", "baseline"))
+	r.Run.RequiredDurationS, r.Run.OptionalDurationS = nil, nil
+	r.Run.OptionalConcurrency = true
+	r.Summaries = nil
+	var b strings.Builder
+	README(&b, r)
+	for _, bad := range []string{"not measured s", "not measured tok/s", "(n=0) s", "(n=0) tok/s"} {
+		if strings.Contains(b.String(), bad) {
+			t.Errorf("the report writes %q", bad)
+		}
+	}
+	if !strings.Contains(b.String(), "| Required stages | not measured |") {
+		t.Errorf("the required stages' null duration is not written as not measured")
+	}
+}

@@ -92,12 +92,10 @@ func Body(r *contract.Results, folder string) string {
 	for _, it := range items {
 		p("%s\n", it)
 	}
-	// The count is not one of the items: "None." still follows it when
-	// nothing else is listed.
 	if perRequest > 0 {
 		p("- %d per-request null values, each with its reason in results.json `missing`\n", perRequest)
 	}
-	if len(items) == 0 {
+	if len(items) == 0 && perRequest == 0 {
 		p("None.\n")
 	}
 	p("\nChecked with `strata bench submit` (validator, redaction scan, artifact hashes). Engine changes, if any, are in a separate pull request.\n")

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/redact/plant"
 )
@@ -70,5 +71,38 @@ func TestScanReadsJSONNames(t *testing.T) {
 		strings.Repeat("a03b93a5e108a464e573b06ae7638dc4fa3f478b86f8ec807795c91e0513f514\n", 4))
 	if found, err := Scan(clean, r); err != nil || len(found) != 0 {
 		t.Errorf("a clean folder: %v (%v)", found, err)
+	}
+}
+
+// TestBodyListsOnlyPerRequestNulls: a run whose only gaps are per-request
+// nulls lists their count, and "None." never follows an item.
+func TestBodyListsOnlyPerRequestNulls(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "results", "baseline", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		missing contract.Missing
+		want    string
+		notWant string
+	}{
+		{"per-request nulls only", contract.Missing{"/requests/0/ttft_s": "the engine sent no token"}, "- 1 per-request null values", "None."},
+		{"nothing missing", contract.Missing{}, "None.", "per-request null values"},
+	} {
+		var r contract.Results
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatal(err)
+		}
+		r.Missing = c.missing
+		r.Extensions.StatusReasons = contract.StatusReasons{}
+		r.Requests = nil // no failed, skipped or wrong request
+		r.Summaries = nil
+		body := Body(&r, "bench-results/RUN")
+		section := body[strings.Index(body, "## Failed"):]
+		if !strings.Contains(section, c.want) || strings.Contains(section, c.notWant) {
+			t.Errorf("%s: the section is\n%s\nwant %q and not %q", c.name, section, c.want, c.notWant)
+		}
 	}
 }
