@@ -11,10 +11,10 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/engine"
+	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/localproc"
 	"github.com/strata-bench/strata/internal/modelfiles"
 	"github.com/strata-bench/strata/internal/provenance"
-	"github.com/strata-bench/strata/internal/quantity"
 	"github.com/strata-bench/strata/internal/record"
 )
 
@@ -148,7 +148,7 @@ func gatherFacts(ctx context.Context, p session, t *target, srv record.Server, v
 	overlapped := h.wait()
 	if overlapped && h.files > 0 {
 		p.out.Line("hashed %s of model files in %s while the engine loaded (%s)",
-			quantity.Bytes(h.bytes), quantity.Seconds(h.took.Seconds()), quantity.Seconds(h.loadDur.Seconds()))
+			humanize.Bytes(h.bytes), humanize.Seconds(h.took.Seconds()), humanize.Seconds(h.loadDur.Seconds()))
 	}
 	start := p.Clock()
 	in.Progress = func(done, total int64) {
@@ -160,10 +160,10 @@ func gatherFacts(ctx context.Context, p session, t *target, srv record.Server, v
 			if rate > 0 && el > 0.5 {
 				eta = "~" + clockText(float64(total-done)/rate) + " left"
 			}
-			p.scr.Status(fmt.Sprintf("hashing model files: %s of %s · %s/s · %s", quantity.Bytes(done), quantity.Bytes(total), quantity.Bytes(int64(rate)), eta))
+			p.scr.Status(fmt.Sprintf("hashing model files: %s of %s · %s/s · %s", humanize.Bytes(done), humanize.Bytes(total), humanize.Bytes(int64(rate)), eta))
 		case done == total:
 			p.clearStatus()
-			p.out.Line("hashed %s of model files in %s (%s/s)", quantity.Bytes(total), quantity.Seconds(el), quantity.Bytes(int64(rate)))
+			p.out.Line("hashed %s of model files in %s (%s/s)", humanize.Bytes(total), humanize.Seconds(el), humanize.Bytes(int64(rate)))
 		}
 	}
 	f := provenance.Gather(ctx, in)

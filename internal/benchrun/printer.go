@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/display"
+	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/liveline"
 )
 
@@ -32,7 +32,7 @@ type screenPrinter struct{ scr *liveline.Screen }
 func (s screenPrinter) Line(format string, a ...any) { s.scr.Printf(format, a...) }
 
 func (s screenPrinter) Warn(r contract.StatusReason) {
-	s.scr.Printf("warning: the run will be nonconforming: %s", display.Line(r.Text))
+	s.scr.Printf("warning: the run will be nonconforming: %s", escape.Line(r.Text))
 }
 
 func (s screenPrinter) Note(format string, a ...any) {

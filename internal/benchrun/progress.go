@@ -11,10 +11,10 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/dialect"
-	"github.com/strata-bench/strata/internal/display"
+	"github.com/strata-bench/strata/internal/escape"
+	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/liveline"
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/quantity"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/result"
 )
@@ -129,7 +129,7 @@ func (p *progress) Stage(phase protocol.Phase, n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stage = phase
-	p.scr.Printf("== %s: %s", phase, quantity.Count(n, "request", "requests"))
+	p.scr.Printf("== %s: %s", phase, humanize.Count(n, "request", "requests"))
 	p.render()
 }
 
@@ -183,7 +183,7 @@ func (p *progress) End(id string, e *record.Request) {
 	case o == nil:
 		status = contract.Skipped
 	case o.Error != nil:
-		status = "failed (" + o.Error.Kind + ": " + display.Line(o.Error.Message) + ")"
+		status = "failed (" + o.Error.Kind + ": " + escape.Line(o.Error.Message) + ")"
 	case derive.RequestStatus(true, "", o.FinishReason) == contract.Truncated:
 		status = "reached the cap"
 	default:
@@ -196,7 +196,7 @@ func (p *progress) End(id string, e *record.Request) {
 	if o != nil {
 		total = o.Total
 	}
-	line := fmt.Sprintf("  [%d/%d] %s: %s, %s", i+1, len(p.plan), id, status, quantity.Seconds(total))
+	line := fmt.Sprintf("  [%d/%d] %s: %s, %s", i+1, len(p.plan), id, status, humanize.Seconds(total))
 	if left, ok := p.left(); ok && !p.scr.Live() {
 		line += " (" + left + ")"
 	}
@@ -213,7 +213,7 @@ func (p *progress) Checked(e *record.Request) {
 	q, o, _ := result.RequestRecord(0, e, p.dialect)
 	o.SettingsCheck = e.Settings
 	for _, r := range derive.RequestReasons(q, o, p.maxShared) {
-		p.scr.Printf("  warning: the run will be nonconforming: %s", display.Line(r.Text))
+		p.scr.Printf("  warning: the run will be nonconforming: %s", escape.Line(r.Text))
 	}
 }
 
@@ -380,15 +380,15 @@ func (p *progress) phaseOf(pl planned, l *inFlight, now time.Time, waiting *int,
 		if p.slots > 0 && streaming+*waiting > p.slots {
 			return "queued " + clockText(now.Sub(l.began).Seconds())
 		}
-		return fmt.Sprintf("prefill %s tok %s", quantity.Grouped(float64(pl.input), 0), clockText(now.Sub(l.began).Seconds()))
+		return fmt.Sprintf("prefill %s tok %s", humanize.Grouped(float64(pl.input), 0), clockText(now.Sub(l.began).Seconds()))
 	}
 	what, n := "answer", l.answer
 	if l.answer == 0 {
 		what, n = "reasoning", l.reasoning
 	}
-	s := fmt.Sprintf("%s %s tok", what, quantity.Grouped(float64(n), 0))
+	s := fmt.Sprintf("%s %s tok", what, humanize.Grouped(float64(n), 0))
 	if el := now.Sub(l.first).Seconds(); el > 0.2 && l.reasoning+l.answer > 1 {
-		s += " " + quantity.Rate(float64(l.reasoning+l.answer-1)/el)
+		s += " " + humanize.Rate(float64(l.reasoning+l.answer-1)/el)
 	}
 	return s
 }

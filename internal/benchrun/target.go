@@ -15,8 +15,8 @@ import (
 	"github.com/strata-bench/strata/internal/clock"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
-	"github.com/strata-bench/strata/internal/display"
 	"github.com/strata-bench/strata/internal/engine"
+	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/localproc"
@@ -274,7 +274,7 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 	if len(prof.Command) == 0 {
 		return nil, nil, fmt.Errorf("nothing serves at %s, and profile %s has no command to start one", c.BaseURL(), prof.Name)
 	}
-	out.Line("starting the %s engine: %s", prof.Name, display.Line(strings.Join(prof.Command, " ")))
+	out.Line("starting the %s engine: %s", prof.Name, escape.Line(strings.Join(prof.Command, " ")))
 	proc, err := engine.Start(prof, t.environ, t.p.Clock)
 	if err != nil {
 		return nil, nil, err
@@ -355,4 +355,4 @@ func waitHealthy(ctx context.Context, c *client.Client, now clock.Func, limit ti
 	}
 }
 
-func displayLine(s string) string { return display.Line(s) }
+func displayLine(s string) string { return escape.Line(s) }

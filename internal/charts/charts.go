@@ -24,10 +24,10 @@ import (
 	"unicode"
 
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/display"
+	"github.com/strata-bench/strata/internal/escape"
+	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/quantity"
 )
 
 // Bar is one run's value for one case.
@@ -98,7 +98,7 @@ func textWidth(s string, size float64) float64 {
 // characters escaped, which also keeps the XML well-formed) and cuts it to
 // maxRunes.
 func clean(s string) string {
-	s = display.Line(s)
+	s = escape.Line(s)
 	if r := []rune(s); len(r) > maxRunes {
 		return string(r[:maxRunes-1]) + "…"
 	}
@@ -226,10 +226,10 @@ type layout struct {
 // the columns, the title, the key and every tick label.
 func newLayout(c Chart) *layout {
 	short, long, better := unitName(c.Metric)
-	l := &layout{c: c, title: display.Line(c.Title) + " (" + short + ")", caption: long, h: barH,
+	l := &layout{c: c, title: escape.Line(c.Title) + " (" + short + ")", caption: long, h: barH,
 		key: "bar: median · line: min–max · dot: one sample · " + better}
-	l.ticks = quantity.Ticks(axisTop(c.Bars), ticksWant)
-	l.tickLabels = quantity.TickLabels(l.ticks)
+	l.ticks = humanize.Ticks(axisTop(c.Bars), ticksWant)
+	l.tickLabels = humanize.TickLabels(l.ticks)
 	if last := l.ticks[len(l.ticks)-1]; last > 0 {
 		l.scale = plotW / last
 	}
@@ -276,7 +276,7 @@ func columns(bars []Bar) (labels, values []string, labelW, valueW float64) {
 	values = make([]string, len(bars))
 	for i, b := range bars {
 		labels[i] = clean(b.Label)
-		values[i] = quantity.Cell(b.Stat)
+		values[i] = humanize.Cell(b.Stat)
 		labelW = max(labelW, textWidth(labels[i], fontSize))
 		valueW = max(valueW, textWidth(values[i], fontSize))
 	}
@@ -336,10 +336,10 @@ func (l *layout) groups(v *view) []string {
 // the accessible name.
 func (l *layout) bar(k int, by float64) (bar, string) {
 	b, mid := l.c.Bars[k], by+l.h/2
-	who, full := l.labels[k], display.Line(b.Label)
+	who, full := l.labels[k], escape.Line(b.Label)
 	if l.paired() && b.Series < len(l.c.Series) {
 		who += ", " + clean(l.c.Series[b.Series])
-		full += ", " + display.Line(l.c.Series[b.Series])
+		full += ", " + escape.Line(l.c.Series[b.Series])
 	}
 	out := bar{
 		Hover: full + ": " + hover(l.c.Metric, b),

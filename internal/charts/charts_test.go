@@ -15,8 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/quantity"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -297,7 +297,7 @@ func TestForRun(t *testing.T) {
 			t.Errorf("%s: %d sample dots, want 6", m.Metric, got)
 		}
 		ts := texts(root)
-		for _, want := range []string{"short", "prompt-4k", "prompt-16k", "not measured (n=0)", quantity.Cell(r.Summary("performance", "short", m.Metric))} {
+		for _, want := range []string{"short", "prompt-4k", "prompt-16k", "not measured (n=0)", humanize.Cell(r.Summary("performance", "short", m.Metric))} {
 			if !slices.Contains(ts, want) {
 				t.Errorf("%s: no text %q in %q", m.Metric, want, ts)
 			}

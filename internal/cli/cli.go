@@ -12,11 +12,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
-	"github.com/strata-bench/strata/internal/display"
+	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/exitcode"
+	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/liveline"
 	"github.com/strata-bench/strata/internal/procstate"
-	"github.com/strata-bench/strata/internal/quantity"
 	"github.com/strata-bench/strata/internal/redact"
 )
 
@@ -115,7 +115,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	if env.Keys == nil {
 		env.Keys = &redact.Keyring{}
 	}
-	clean := func(s string) string { return display.Line(env.Keys.Redact(s)) }
+	clean := func(s string) string { return escape.Line(env.Keys.Redact(s)) }
 	stdout := liveline.New(env.Stdout, false, nil, clean)
 	stderr := liveline.New(env.Stderr, env.TTY, env.Width, clean)
 	defer stdout.Flush()
@@ -255,7 +255,7 @@ func noArgs(cmd *cobra.Command, args []string) error {
 func maxArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) > n {
-			return usagef("%s takes at most %s, got %d", cmd.CommandPath(), quantity.Count(n, "argument", "arguments"), len(args))
+			return usagef("%s takes at most %s, got %d", cmd.CommandPath(), humanize.Count(n, "argument", "arguments"), len(args))
 		}
 		return nil
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/compare"
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/quantity"
+	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/validate"
 )
 
@@ -59,7 +59,7 @@ func newCompare(env Env) *cobra.Command {
 					return err
 				}
 				if len(v.Violations) > 0 {
-					return fmt.Errorf("%s is not a valid result (%s, first: %s); run strata bench report on it", a, quantity.Count(len(v.Violations), "violation", "violations"), v.Violations[0])
+					return fmt.Errorf("%s is not a valid result (%s, first: %s); run strata bench report on it", a, humanize.Count(len(v.Violations), "violation", "violations"), v.Violations[0])
 				}
 				rs[i] = v.Results
 			}

@@ -14,8 +14,8 @@ import (
 	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/corpus"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/quantity"
 	"github.com/strata-bench/strata/internal/strictjson"
 	"github.com/strata-bench/strata/internal/tokenizer"
 )
@@ -175,7 +175,7 @@ every file that differs.`,
 			var ve *fixtures.VerifyError
 			if errors.As(err, &ve) {
 				fmt.Fprintln(w, ve.Error())
-				return checkFailed(fmt.Sprintf("bundle %s failed verification (%s)", where, quantity.Count(len(ve.Problems), "problem", "problems")))
+				return checkFailed(fmt.Sprintf("bundle %s failed verification (%s)", where, humanize.Count(len(ve.Problems), "problem", "problems")))
 			}
 			if err != nil {
 				return err

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/strata-bench/strata/internal/display"
+	"github.com/strata-bench/strata/internal/escape"
+	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/quantity"
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
@@ -76,21 +76,21 @@ exit 1 if any.`,
 			bad := 0
 			for _, c := range repo.Verify(m, o) {
 				if c.OK() {
-					fmt.Fprintf(w, "ok      %s  %s\n", display.Line(c.Entry.RunID), display.Line(c.Entry.ResultsPath))
+					fmt.Fprintf(w, "ok      %s  %s\n", escape.Line(c.Entry.RunID), escape.Line(c.Entry.ResultsPath))
 					if len(c.ChangedAfter) > 0 {
 						fmt.Fprintf(w, "        note: changed on %s after review (%s); the reviewed version is the evidence\n", repo.Branch, strings.Join(c.ChangedAfter, ", "))
 					}
 					continue
 				}
 				bad++
-				fmt.Fprintf(w, "FAILED  %s  %s\n", display.Line(c.Entry.RunID), display.Line(c.Entry.ResultsPath))
+				fmt.Fprintf(w, "FAILED  %s  %s\n", escape.Line(c.Entry.RunID), escape.Line(c.Entry.ResultsPath))
 				for _, p := range c.Problems {
-					fmt.Fprintf(w, "        %s\n", display.Line(p))
+					fmt.Fprintf(w, "        %s\n", escape.Line(p))
 				}
 			}
-			fmt.Fprintf(w, "%s, %d failed (branch %s at %s)\n", quantity.Count(len(m.Entries), "entry", "entries"), bad, repo.Branch, repo.Head()[:12])
+			fmt.Fprintf(w, "%s, %d failed (branch %s at %s)\n", humanize.Count(len(m.Entries), "entry", "entries"), bad, repo.Branch, repo.Head()[:12])
 			if bad > 0 {
-				return checkFailed(fmt.Sprintf("%s failed verification", quantity.Count(bad, "manifest entry", "manifest entries")))
+				return checkFailed(fmt.Sprintf("%s failed verification", humanize.Count(bad, "manifest entry", "manifest entries")))
 			}
 			return nil
 		},
@@ -201,7 +201,7 @@ text/plain for all evidence.`,
 			}
 			w := cmd.OutOrStdout()
 			for _, warn := range s.Warnings {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", display.Line(warn))
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", escape.Line(warn))
 			}
 			fmt.Fprintf(w, "site: %s (%d approved, %d other)\n", dir, len(s.Approved), len(s.Others))
 			if !serve {

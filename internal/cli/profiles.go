@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/engine"
-	"github.com/strata-bench/strata/internal/quantity"
+	"github.com/strata-bench/strata/internal/humanize"
 )
 
 func newProfiles(env Env) *cobra.Command {
@@ -48,7 +48,7 @@ Unknown keys are an error.`,
 			}
 			fmt.Fprintf(w, "(looked in %v)\n", engine.Dirs(env.Dir))
 			if bad > 0 {
-				return checkFailed(fmt.Sprintf("%s not parse", quantity.Count(bad, "profile does", "profiles do")))
+				return checkFailed(fmt.Sprintf("%s not parse", humanize.Count(bad, "profile does", "profiles do")))
 			}
 			return nil
 		},
@@ -85,7 +85,7 @@ naming a variable, and the identity track. Every problem is listed; exit 1 if an
 				fmt.Fprintf(w, "%s (%s): ok\n  url %s\n  command %v\n", p.Name, p.Path, p.URL, p.Command)
 				return nil
 			}
-			fmt.Fprintf(w, "%s (%s): %s\n", p.Name, p.Path, quantity.Count(len(errs), "problem", "problems"))
+			fmt.Fprintf(w, "%s (%s): %s\n", p.Name, p.Path, humanize.Count(len(errs), "problem", "problems"))
 			for _, e := range errs {
 				fmt.Fprintf(w, "  %v\n", e)
 			}

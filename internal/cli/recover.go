@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/strata-bench/strata/internal/display"
+	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/journal"
-	"github.com/strata-bench/strata/internal/quantity"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 )
@@ -57,7 +57,7 @@ journal under the current folder's result location (bench/results, else
 			}
 			w := cmd.OutOrStdout()
 			if len(pending) == 0 {
-				fmt.Fprintf(w, "nothing to recover under %s\n", display.Line(where))
+				fmt.Fprintf(w, "nothing to recover under %s\n", escape.Line(where))
 				return nil
 			}
 			src := sources(env, "")
@@ -76,7 +76,7 @@ journal under the current folder's result location (bench/results, else
 				if err := cmd.Context().Err(); err != nil {
 					return err
 				}
-				shown := display.Line(p)
+				shown := escape.Line(p)
 				if g := engineGroupOf(cmd.Context(), p, env.Clock()); g > 0 && runtime.GOOS != "linux" {
 					// No parent-death signal here: the engine may have
 					// outlived the runner that was killed.
@@ -87,14 +87,14 @@ journal under the current folder's result location (bench/results, else
 				case journal.IsLocked(err):
 					fmt.Fprintf(w, "skipped %s: a running strata still writes it\n", shown)
 				case err != nil:
-					fmt.Fprintf(w, "FAILED %s: %s (the folder was left as it was)\n", shown, display.Line(err.Error()))
+					fmt.Fprintf(w, "FAILED %s: %s (the folder was left as it was)\n", shown, escape.Line(err.Error()))
 					failed = append(failed, shown)
 				default:
-					fmt.Fprintf(w, "recovered: %s\n", display.Line(out))
+					fmt.Fprintf(w, "recovered: %s\n", escape.Line(out))
 				}
 			}
 			if len(failed) > 0 {
-				return checkFailed(fmt.Sprintf("%s could not be recovered: %s", quantity.Count(len(failed), "journal", "journals"), strings.Join(failed, ", ")))
+				return checkFailed(fmt.Sprintf("%s could not be recovered: %s", humanize.Count(len(failed), "journal", "journals"), strings.Join(failed, ", ")))
 			}
 			return nil
 		},

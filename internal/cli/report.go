@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/quantity"
+	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/report"
 	"github.com/strata-bench/strata/internal/validate"
 )
@@ -76,11 +76,11 @@ lists).`,
 					fmt.Fprintf(w, "valid: %s follows the result contract (%d requests, status %s)\n", dir, len(v.Results.Requests), v.Results.Run.Status)
 					continue
 				}
-				fmt.Fprintf(w, "INVALID: %s in %s\n", quantity.Count(len(v.Violations), "violation", "violations"), dir)
+				fmt.Fprintf(w, "INVALID: %s in %s\n", humanize.Count(len(v.Violations), "violation", "violations"), dir)
 				for _, x := range v.Violations {
 					fmt.Fprintln(w, "  "+x.String())
 				}
-				failed = append(failed, fmt.Sprintf("%s (%s)", dir, quantity.Count(len(v.Violations), "violation", "violations")))
+				failed = append(failed, fmt.Sprintf("%s (%s)", dir, humanize.Count(len(v.Violations), "violation", "violations")))
 			}
 			if len(failed) > 0 {
 				return checkFailed("failed validation: " + strings.Join(failed, ", "))

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
-	"github.com/strata-bench/strata/internal/quantity"
+	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/submit"
 	"github.com/strata-bench/strata/internal/validate"
@@ -52,7 +52,7 @@ uploaded. Exit 1 when a check fails (and no text is printed).`,
 				for _, f := range findings {
 					fmt.Fprintf(w, "private data: %s\n", f)
 				}
-				return checkFailed(fmt.Sprintf("%s is not ready to share: %s, %s", dir, quantity.Count(len(v.Violations), "violation", "violations"), quantity.Count(len(findings), "private finding", "private findings")))
+				return checkFailed(fmt.Sprintf("%s is not ready to share: %s, %s", dir, humanize.Count(len(v.Violations), "violation", "violations"), humanize.Count(len(findings), "private finding", "private findings")))
 			}
 			fmt.Fprintf(w, "Title:\n%s\n\nBody:\n%s", submit.Title(v.Results), submit.Body(v.Results, filepath.Base(dir)))
 			return nil

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-bench/strata/internal/captures"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/sharedpath"
 	"github.com/strata-bench/strata/internal/sse"
-	"github.com/strata-bench/strata/internal/wire"
 )
 
 // fakeClock returns 0.001, 0.002, ... so offsets are deterministic.
@@ -23,9 +23,9 @@ func fakeClock() func() float64 {
 	return func() float64 { n++; return float64(n) / 1000 }
 }
 
-func capture(t *testing.T, name string) *wire.Capture {
+func capture(t *testing.T, name string) *captures.Capture {
 	t.Helper()
-	c, err := wire.Load(sharedpath.Path(t, "wire", "llama-server", "captures"), name)
+	c, err := captures.Load(sharedpath.Path(t, "wire", "llama-server", "captures"), name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/display"
-	"github.com/strata-bench/strata/internal/quantity"
+	"github.com/strata-bench/strata/internal/escape"
+	"github.com/strata-bench/strata/internal/humanize"
 )
 
 // Row is one case and metric.
@@ -99,7 +99,7 @@ func which(base, cand bool) string {
 func gpus(r *contract.Results) string {
 	var parts []string
 	for _, g := range r.Hardware.GPUs {
-		parts = append(parts, display.Line(g.Name))
+		parts = append(parts, escape.Line(g.Name))
 	}
 	if len(parts) == 0 {
 		return "unknown GPU"
@@ -125,7 +125,7 @@ func differs(what, a, b string) []string {
 	if a == b {
 		return nil
 	}
-	return []string{fmt.Sprintf("%s differ (%s vs %s)", what, display.Line(a), display.Line(b))}
+	return []string{fmt.Sprintf("%s differ (%s vs %s)", what, escape.Line(a), escape.Line(b))}
 }
 
 // refusals says why base and cand cannot be compared (nothing when they
@@ -161,7 +161,7 @@ func sameModel(base, cand *contract.Results) (refuse, notes []string) {
 	case bq != nil && cq != nil:
 		refuse = append(refuse, differs("quantizations", *bq, *cq)...)
 	case identical:
-		notes = append(notes, fmt.Sprintf("the model files are byte-identical (%s, same SHA-256s), so the model and quantization are the same although the quantization is not declared in %s", quantity.Count(len(bh), "file", "files"), which(bq == nil, cq == nil)))
+		notes = append(notes, fmt.Sprintf("the model files are byte-identical (%s, same SHA-256s), so the model and quantization are the same although the quantization is not declared in %s", humanize.Count(len(bh), "file", "files"), which(bq == nil, cq == nil)))
 	default:
 		refuse = append(refuse, fmt.Sprintf("the quantization is not declared in %s and the model files are not shown to be identical; declare it with bench run --quantization", which(bq == nil, cq == nil)))
 	}
@@ -174,7 +174,7 @@ func warnings(base, cand *contract.Results) []string {
 	var out []string
 	warn := func(what, a, b string) {
 		if a != b {
-			out = append(out, fmt.Sprintf("%s differ: %s vs %s", what, display.Line(a), display.Line(b)))
+			out = append(out, fmt.Sprintf("%s differ: %s vs %s", what, escape.Line(a), escape.Line(b)))
 		}
 	}
 	warn("GPUs", gpus(base), gpus(cand))
@@ -303,7 +303,7 @@ func stat(sm *contract.Summary) string {
 	if sm == nil {
 		return "absent"
 	}
-	return quantity.Cell(sm)
+	return humanize.Cell(sm)
 }
 
 // Change is how the candidate's median differs from the baseline's: the
@@ -320,10 +320,10 @@ func ChangeOf(metric string, base, cand *contract.Summary) Change {
 		return Change{"–", "–", "–"}
 	}
 	b, c := *base.Median, *cand.Median
-	d := quantity.Of(metric, c-b)
+	d := humanize.Of(metric, c-b)
 	switch {
-	case c == b || strings.Trim(quantity.Number(c-b), "-0.,") == "":
-		d = "±" + quantity.Of(metric, 0)
+	case c == b || strings.Trim(humanize.Number(c-b), "-0.,") == "":
+		d = "±" + humanize.Of(metric, 0)
 	case c > b:
 		d = "+" + d
 	}
@@ -383,9 +383,9 @@ func (c *Comparison) WriteText(w io.Writer) {
 
 // WriteMarkdown writes the comparison as Markdown.
 func (c *Comparison) WriteMarkdown(w io.Writer) {
-	md := display.Markdown
-	fmt.Fprintf(w, "## Comparison\n\n- Baseline: `%s` (%s, %s, %s)\n- Candidate: `%s` (%s, %s, %s)\n", display.CodeSpan(c.Base.Run.ID), md(gpus(c.Base)), md(EngineOf(c.Base)), md(c.Base.Run.Status),
-		display.CodeSpan(c.Cand.Run.ID), md(gpus(c.Cand)), md(EngineOf(c.Cand)), md(c.Cand.Run.Status))
+	md := escape.Markdown
+	fmt.Fprintf(w, "## Comparison\n\n- Baseline: `%s` (%s, %s, %s)\n- Candidate: `%s` (%s, %s, %s)\n", escape.CodeSpan(c.Base.Run.ID), md(gpus(c.Base)), md(EngineOf(c.Base)), md(c.Base.Run.Status),
+		escape.CodeSpan(c.Cand.Run.ID), md(gpus(c.Cand)), md(EngineOf(c.Cand)), md(c.Cand.Run.Status))
 	for _, wmsg := range c.Warnings {
 		fmt.Fprintf(w, "- **Warning:** %s\n", md(wmsg))
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/strata-bench/strata/internal/display"
+	"github.com/strata-bench/strata/internal/escape"
 )
 
 // PreflightFixture is one fixture's outcome of the preflight.
@@ -75,7 +75,7 @@ func (f PreflightFixture) Line() string {
 	var parts []string
 	switch {
 	case f.Problem != "" && f.EngineTokens == nil && !f.RenderingAgrees && f.FirstDifference == nil:
-		return fmt.Sprintf("%-28s not checked: %s", f.RequestID, display.Line(f.Problem))
+		return fmt.Sprintf("%-28s not checked: %s", f.RequestID, escape.Line(f.Problem))
 	case f.RenderingAgrees:
 		parts = append(parts, "rendering agrees")
 	case f.RenderingUnchecked:
@@ -85,7 +85,7 @@ func (f PreflightFixture) Line() string {
 	}
 	switch {
 	case f.EngineTokens == nil:
-		parts = append(parts, "tokens not checked: "+display.Line(f.Problem))
+		parts = append(parts, "tokens not checked: "+escape.Line(f.Problem))
 	case *f.EngineTokens == f.FrozenTokens:
 		parts = append(parts, fmt.Sprintf("%d tokens", f.FrozenTokens))
 	default:
@@ -104,7 +104,7 @@ func (f PreflightFixture) Line() string {
 // Summary is the closing lines for the terminal.
 func (r *Preflight) Summary() []string {
 	if !r.Verifiable {
-		return []string{"preflight not verifiable: " + display.Line(r.Reason)}
+		return []string{"preflight not verifiable: " + escape.Line(r.Reason)}
 	}
 	var out []string
 	switch {
@@ -117,7 +117,7 @@ func (r *Preflight) Summary() []string {
 	}
 	out = append(out, fmt.Sprintf("%d fixtures: %d agree, %d differ", len(r.Fixtures), r.Agree, r.Differ))
 	if r.Stopped != "" {
-		out = append(out, display.Line(r.Stopped))
+		out = append(out, escape.Line(r.Stopped))
 	}
 	return out
 }

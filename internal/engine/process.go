@@ -17,7 +17,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/clock"
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/quantity"
+	"github.com/strata-bench/strata/internal/humanize"
 )
 
 // Child is an engine the runner started.
@@ -193,7 +193,7 @@ func ServedSummary(s contract.ServedBefore) string {
 	case s.Answered != nil && *s.Answered == 0:
 		return "it had answered no request before this run"
 	case s.Answered != nil:
-		return fmt.Sprintf("not freshly loaded: it had answered %s before this run", quantity.Count(int(*s.Answered), "request", "requests"))
+		return fmt.Sprintf("not freshly loaded: it had answered %s before this run", humanize.Count(int(*s.Answered), "request", "requests"))
 	}
 	return s.Reason
 }

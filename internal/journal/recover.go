@@ -9,8 +9,8 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/quantity"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
@@ -101,7 +101,7 @@ func Recover(ctx context.Context, dir string, bs Bundles, now time.Time) (string
 		}
 		if n := len(v.Violations); n > 0 {
 			return fmt.Errorf("the folder it would become is not valid (%s; the first: %s); nothing was changed",
-				quantity.Count(n, "violation", "violations"), v.Violations[0])
+				humanize.Count(n, "violation", "violations"), v.Violations[0])
 		}
 		return nil
 	}

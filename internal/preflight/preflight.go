@@ -28,8 +28,8 @@ import (
 	"github.com/strata-bench/strata/internal/corpus"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/quantity"
 )
 
 // FitContext checks every fixture against a per-slot context of n tokens.
@@ -51,10 +51,10 @@ func FitContext(b *fixtures.Bundle, n int64) *contract.ContextFit {
 func Warnings(c *contract.ContextFit) []string {
 	var out []string
 	if len(c.TooLong) > 0 {
-		out = append(out, fmt.Sprintf("%s prompts longer than the engine's per-slot context of %d tokens and will fail: %s", quantity.Count(len(c.TooLong), "request has", "requests have"), c.Tokens, strings.Join(c.TooLong, ", ")))
+		out = append(out, fmt.Sprintf("%s prompts longer than the engine's per-slot context of %d tokens and will fail: %s", humanize.Count(len(c.TooLong), "request has", "requests have"), c.Tokens, strings.Join(c.TooLong, ", ")))
 	}
 	if len(c.MayFill) > 0 {
-		out = append(out, fmt.Sprintf("%s stop before their cap because prompt plus cap exceed the per-slot context of %d tokens: %s", quantity.Count(len(c.MayFill), "request may", "requests may"), c.Tokens, strings.Join(c.MayFill, ", ")))
+		out = append(out, fmt.Sprintf("%s stop before their cap because prompt plus cap exceed the per-slot context of %d tokens: %s", humanize.Count(len(c.MayFill), "request may", "requests may"), c.Tokens, strings.Join(c.MayFill, ", ")))
 	}
 	return out
 }
@@ -126,7 +126,7 @@ func Check(ctx context.Context, in Input) *contract.Preflight {
 			return r
 		}
 		if ctx.Err() != nil {
-			r.Stopped = fmt.Sprintf("the check stopped before %s: it had taken its whole %s; %s not checked", id, in.Deadline, quantity.Count(len(ids)-i, "fixture was", "fixtures were"))
+			r.Stopped = fmt.Sprintf("the check stopped before %s: it had taken its whole %s; %s not checked", id, in.Deadline, humanize.Count(len(ids)-i, "fixture was", "fixtures were"))
 			return r
 		}
 		f := in.Bundle.Fixtures[id]
@@ -142,7 +142,7 @@ func Check(ctx context.Context, in Input) *contract.Preflight {
 			r.Verifiable = true
 			r.Differ++
 			r.Fixtures = append(r.Fixtures, out)
-			r.Stopped = fmt.Sprintf("the check stopped at %s: %s; %s not checked", id, out.Problem, quantity.Count(len(ids)-i-1, "fixture was", "fixtures were"))
+			r.Stopped = fmt.Sprintf("the check stopped at %s: %s; %s not checked", id, out.Problem, humanize.Count(len(ids)-i-1, "fixture was", "fixtures were"))
 			return r
 		}
 		r.Verifiable = true

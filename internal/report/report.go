@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/display"
+	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
@@ -87,7 +87,7 @@ func writeOverview(p printer, r *contract.Results) {
 	p("| Sanity | **%d/%d** passed |\n", r.Quality.Passed, r.Quality.Total)
 	p("| Corpus SHA-256 | `%s` |\n", r.Protocol.CorpusSHA256)
 	p("| strata commit | %s |\n", sval(r.Software.StrataCommit))
-	p("| Command | `%s` |\n\n", display.CodeSpan(r.Run.Command))
+	p("| Command | `%s` |\n\n", escape.CodeSpan(r.Run.Command))
 	sr := r.Extensions.StatusReasons
 	writeStatusReasons(p, "**Nonconforming.** This run is not a standard result:", sr.Nonconforming)
 	writeStatusReasons(p, "**Partial.** Required work was not done:", sr.Partial)
@@ -137,10 +137,10 @@ func writeMachine(p printer, r *contract.Results) {
 		p("- Model files: %s\n", notMeasured)
 	}
 	for _, f := range r.Model.Files {
-		p("- Model file `%s`: SHA-256 %s\n", display.CodeSpan(f.Path), sval(f.SHA256))
+		p("- Model file `%s`: SHA-256 %s\n", escape.CodeSpan(f.Path), sval(f.SHA256))
 	}
 	p("- Configuration: track `%s` (%s); context %s tokens per slot; server capacity %s\n",
-		display.CodeSpan(r.Configuration.Track), sval(r.Configuration.TrackNotes), inum(r.Configuration.ContextTokens), inum(r.Configuration.ServerCapacity))
+		escape.CodeSpan(r.Configuration.Track), sval(r.Configuration.TrackNotes), inum(r.Configuration.ContextTokens), inum(r.Configuration.ServerCapacity))
 	if len(r.Hardware.BackgroundWorkloads) > 0 {
 		p("- Background workloads: %s\n", mdEscape(strings.Join(r.Hardware.BackgroundWorkloads, "; ")))
 	}
@@ -275,7 +275,7 @@ func writeLimitations(p printer, r *contract.Results) {
 func writeEvidence(p printer, r *contract.Results) {
 	p("\n## Evidence\n\n| Kind | File | SHA-256 |\n| --- | --- | --- |\n")
 	for _, a := range r.Artifacts {
-		p("| %s | [%s](%s) | `%s` |\n", mdEscape(a.Kind), mdEscape(a.Path), linkTarget(a.Path), display.CodeSpan(a.SHA256))
+		p("| %s | [%s](%s) | `%s` |\n", mdEscape(a.Kind), mdEscape(a.Path), linkTarget(a.Path), escape.CodeSpan(a.SHA256))
 	}
 	p("\nRe-validate this folder with `strata bench report <folder>`.\n")
 }
@@ -296,7 +296,7 @@ func writeEngineSection(p printer, ext contract.Extensions) {
 	case d.ReasoningBudget.Field == "" && d.BudgetCheck.State != "":
 		p("- Reasoning budget: no field sent; check: %s\n", mdEscape(d.BudgetCheck.State))
 	case d.ReasoningBudget.Field != "":
-		p("- Reasoning budget sent: `%s: %d`; check: %s\n", display.CodeSpan(d.ReasoningBudget.Field), d.ReasoningBudget.Value, mdEscape(d.BudgetCheck.State))
+		p("- Reasoning budget sent: `%s: %d`; check: %s\n", escape.CodeSpan(d.ReasoningBudget.Field), d.ReasoningBudget.Value, mdEscape(d.BudgetCheck.State))
 	}
 	if pf := ext.Preflight; pf != nil {
 		switch {
@@ -347,12 +347,12 @@ func capacityNote(slots *int64) string {
 // mdEscape makes a string from the run (an operator's flag, an engine's
 // answer) plain text on one Markdown line: no HTML, links, images or
 // emphasis of its own, hidden characters as visible escapes.
-func mdEscape(s string) string { return display.Markdown(s) }
+func mdEscape(s string) string { return escape.Markdown(s) }
 
 // linkTarget is a relative link to an artifact, with nothing in it that
 // Markdown or a browser would read as a scheme or markup.
 func linkTarget(p string) string {
-	if strings.ContainsAny(p, ":()<> \"'") || strings.IndexFunc(p, display.Hidden) >= 0 {
+	if strings.ContainsAny(p, ":()<> \"'") || strings.IndexFunc(p, escape.Hidden) >= 0 {
 		return "#"
 	}
 	return p

@@ -8,9 +8,9 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/strata-bench/strata/internal/captures"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/wire"
 )
 
 // plan is what one response says: reasoning pieces, answer pieces, and an
@@ -150,9 +150,9 @@ func (p plan) tokens() []map[string]any {
 	return out
 }
 
-func loadCapture(dir, name string) (*wire.Capture, error) {
+func loadCapture(dir, name string) (*captures.Capture, error) {
 	if dir == "" {
 		return nil, errNoCaptures
 	}
-	return wire.Load(dir, name)
+	return captures.Load(dir, name)
 }

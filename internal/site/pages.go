@@ -12,9 +12,9 @@ import (
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/compare"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/quantity"
 )
 
 var funcs = template.FuncMap{
@@ -23,10 +23,10 @@ var funcs = template.FuncMap{
 	"page": func(title, root string) map[string]string { return map[string]string{"Title": title, "Root": root} },
 	"csp":  func() string { return Policy },
 	// count writes n with its noun in the right number ("1 run", "3 runs").
-	"count":   quantity.Count,
-	"seconds": func(p *float64) string { return quantity.Seconds(*p) },
-	"rate":    func(p *float64) string { return quantity.Rate(*p) },
-	"tokens":  func(p *int64) string { return quantity.Grouped(float64(*p), 0) },
+	"count":   humanize.Count,
+	"seconds": func(p *float64) string { return humanize.Seconds(*p) },
+	"rate":    func(p *float64) string { return humanize.Rate(*p) },
+	"tokens":  func(p *int64) string { return humanize.Grouped(float64(*p), 0) },
 	"heads":   func() []metricHead { return metricHeads },
 	"clients": concurrencyLabel,
 	"side": func(role, class string, r *Run) map[string]any {
@@ -58,7 +58,7 @@ var metricHeads = func() []metricHead {
 }()
 
 // cell is a summary as a page shows it: the median large, the range and
-// n small beneath it; Full is the whole of quantity.Cell for a tooltip.
+// n small beneath it; Full is the whole of humanize.Cell for a tooltip.
 type cell struct {
 	Title, Median, Range, N, Full string
 	Measured                      bool
@@ -66,14 +66,14 @@ type cell struct {
 
 // cellOf writes a summary (nil or empty: not measured).
 func cellOf(title string, s *contract.Summary) cell {
-	c := cell{Title: title, Full: quantity.Cell(s)}
+	c := cell{Title: title, Full: humanize.Cell(s)}
 	if s == nil || s.N == 0 || s.Median == nil || s.Min == nil || s.Max == nil {
 		c.Median, c.N = "not measured", "n=0"
 		return c
 	}
 	c.Measured = true
-	c.Median = quantity.Of(s.Metric, *s.Median)
-	lo, hi := quantity.Of(s.Metric, *s.Min), quantity.Of(s.Metric, *s.Max)
+	c.Median = humanize.Of(s.Metric, *s.Median)
+	lo, hi := humanize.Of(s.Metric, *s.Min), humanize.Of(s.Metric, *s.Max)
 	for _, unit := range []string{" tok/s", " s"} {
 		if strings.HasSuffix(lo, unit) && strings.HasSuffix(hi, unit) {
 			lo, hi = strings.TrimSuffix(lo, unit), strings.TrimSuffix(hi, unit)
@@ -153,9 +153,9 @@ func tokenRange(r *contract.Results, phase, caseID string, get func(contract.Tok
 		return tokenCount{Median: "not measured"}
 	}
 	sort.Float64s(xs)
-	t := tokenCount{Median: quantity.Grouped(measure.Median(xs), 0)}
+	t := tokenCount{Median: humanize.Grouped(measure.Median(xs), 0)}
 	if xs[0] != xs[len(xs)-1] {
-		t.Range = quantity.Grouped(xs[0], 0) + "–" + quantity.Grouped(xs[len(xs)-1], 0)
+		t.Range = humanize.Grouped(xs[0], 0) + "–" + humanize.Grouped(xs[len(xs)-1], 0)
 	}
 	return t
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/display"
+	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/redact"
 )
 
@@ -61,13 +61,13 @@ func str(p *string, none string) string {
 	if p == nil || *p == "" {
 		return none
 	}
-	return display.Markdown(*p)
+	return escape.Markdown(*p)
 }
 
 // Title is the suggested pull-request title:
 // benchmark: <GPU> / <model> / <quant> / <protocol-id>.
 func Title(r *contract.Results) string {
-	return fmt.Sprintf("benchmark: %s / %s / %s / %s", display.Markdown(r.GPULabel()), str(r.Model.ID, "unknown model"),
+	return fmt.Sprintf("benchmark: %s / %s / %s / %s", escape.Markdown(r.GPULabel()), str(r.Model.ID, "unknown model"),
 		str(r.Model.Quantization, "quantization not declared"), r.Protocol.ID)
 }
 
@@ -82,8 +82,8 @@ func Body(r *contract.Results, folder string) string {
 	p("- Report: [%s/README.md](%s/README.md) ([results.json](%s/results.json), [outputs.jsonl](%s/outputs.jsonl))\n", report, report, report, report)
 	p("- Protocol: `%s` (draft: pilot data), corpus `%s`\n", r.Protocol.ID, r.Protocol.CorpusSHA256)
 	p("- Run `%s`, status **%s**, sanity **%d/%d**\n", r.Run.ID, r.Run.Status, r.Quality.Passed, r.Quality.Total)
-	p("- Hardware: %s; model %s; quantization %s; track `%s` (%s)\n", display.Markdown(r.GPULabel()), str(r.Model.ID, "unknown"),
-		str(r.Model.Quantization, "not declared"), display.CodeSpan(r.Configuration.Track), str(r.Configuration.TrackNotes, "no notes"))
+	p("- Hardware: %s; model %s; quantization %s; track `%s` (%s)\n", escape.Markdown(r.GPULabel()), str(r.Model.ID, "unknown"),
+		str(r.Model.Quantization, "not declared"), escape.CodeSpan(r.Configuration.Track), str(r.Configuration.TrackNotes, "no notes"))
 	p("- strata commit: %s\n\n", str(r.Software.StrataCommit, "none"))
 	writeStages(p, r)
 
@@ -137,13 +137,13 @@ func problems(r *contract.Results) (items []string, perRequest int) {
 		reasons []contract.StatusReason
 	}{{contract.StatusNonconforming, sr.Nonconforming}, {contract.StatusPartial, sr.Partial}} {
 		for _, reason := range list.reasons {
-			items = append(items, fmt.Sprintf("- **%s**: %s", list.kind, display.Markdown(reason.Text)))
+			items = append(items, fmt.Sprintf("- **%s**: %s", list.kind, escape.Markdown(reason.Text)))
 		}
 	}
 	items = append(items, requestProblems(r.Requests)...)
 	for i, s := range r.Summaries {
 		if s.N == 0 {
-			items = append(items, fmt.Sprintf("- no valid samples for %s %s `%s` (n=0): %s", s.Phase, s.CaseID, s.Metric, display.Markdown(r.Missing[contract.Pointer("summaries", i, "median")])))
+			items = append(items, fmt.Sprintf("- no valid samples for %s %s `%s` (n=0): %s", s.Phase, s.CaseID, s.Metric, escape.Markdown(r.Missing[contract.Pointer("summaries", i, "median")])))
 		}
 	}
 	for _, k := range r.Missing.SortedKeys() {
@@ -153,7 +153,7 @@ func problems(r *contract.Results) (items []string, perRequest int) {
 			perRequest++
 		case strings.HasPrefix(k, "/summaries/"), strings.HasPrefix(reason, "not applicable"):
 		default:
-			items = append(items, fmt.Sprintf("- missing `%s`: %s", display.CodeSpan(k), display.Markdown(reason)))
+			items = append(items, fmt.Sprintf("- missing `%s`: %s", escape.CodeSpan(k), escape.Markdown(reason)))
 		}
 	}
 	return items, perRequest
@@ -173,12 +173,12 @@ func requestProblems(reqs []contract.Request) []string {
 			case q.Error != nil:
 				msg = q.Error.Kind + ": " + q.Error.Message
 			}
-			items = append(items, fmt.Sprintf("- %s `%s`: %s", q.Status, display.CodeSpan(q.ID), display.Markdown(msg)))
+			items = append(items, fmt.Sprintf("- %s `%s`: %s", q.Status, escape.CodeSpan(q.ID), escape.Markdown(msg)))
 		}
 	}
 	for _, q := range reqs {
 		if q.Evaluation != nil && !q.Evaluation.Passed && q.Status == contract.Completed {
-			items = append(items, fmt.Sprintf("- sanity `%s` answered wrongly: %s", display.CodeSpan(q.CaseID), display.Markdown(q.Evaluation.Reason)))
+			items = append(items, fmt.Sprintf("- sanity `%s` answered wrongly: %s", escape.CodeSpan(q.CaseID), escape.Markdown(q.Evaluation.Reason)))
 		}
 	}
 	return items

@@ -32,7 +32,7 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/dialect"
-	"github.com/strata-bench/strata/internal/display"
+	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
@@ -63,7 +63,7 @@ func (v Violation) String() string {
 	if p == "" {
 		p = "/"
 	}
-	return display.Line(p + ": " + v.Message)
+	return escape.Line(p + ": " + v.Message)
 }
 
 // Validation is the outcome of checking a result folder.

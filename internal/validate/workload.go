@@ -9,7 +9,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
-	"github.com/strata-bench/strata/internal/display"
+	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
 )
@@ -43,7 +43,7 @@ func (c *checker) checkIdentity() {
 		c.add(contract.PtrConfigurationChatTemplateKwargs, "is %+v; the profile requires %+v", r.Configuration.ChatTemplateKwargs, protocol.ProfileTemplateKwargs())
 	}
 	for _, f := range []struct{ ptr, v string }{{contract.PtrRunID, r.Run.ID}, {contract.PtrRunCommand, r.Run.Command}, {contract.PtrConfigurationTrack, r.Configuration.Track}} {
-		if i := strings.IndexFunc(f.v, display.Hidden); i >= 0 {
+		if i := strings.IndexFunc(f.v, escape.Hidden); i >= 0 {
 			c.add(f.ptr, "has the control or bidirectional character %U at byte %d", []rune(f.v[i:])[0], i)
 		}
 	}

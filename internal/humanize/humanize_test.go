@@ -1,4 +1,4 @@
-package quantity
+package humanize
 
 import (
 	"strings"

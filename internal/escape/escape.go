@@ -1,9 +1,9 @@
-// Package display makes a string from a server or a submission safe to
+// Package escape makes a string from a server or a submission safe to
 // show on one line of a terminal or a Markdown report: control characters
 // (ESC, OSC sequences, BEL, CR, a newline), Unicode format characters (the
 // bidirectional overrides) and invalid UTF-8 are written as visible escapes
 // instead of acting on the screen or reordering what the reader sees.
-package display
+package escape
 
 import (
 	"fmt"

@@ -1,9 +1,9 @@
-// Package quantity writes the result's numbers for people: a rate as
+// Package humanize writes the result's numbers for people: a rate as
 // "1,964 tok/s" or "5.40 M tok/s", a time as "0.42 s", never in %g
 // notation, with a precision that suits the size of the number; and the
 // "nice" ticks of a chart's axis (1, 2 or 5 times a power of ten). The
 // result files keep every digit; this is only how they are shown.
-package quantity
+package humanize
 
 import (
 	"fmt"

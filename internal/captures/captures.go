@@ -1,9 +1,9 @@
-// Package wire reads the raw HTTP captures of llama.cpp's server kept in
+// Package captures reads the raw HTTP captures of llama.cpp's server kept in
 // ../shared/wire/llama-server/captures: the status, the headers, the body
 // with its chunk framing removed, and the client-side arrival time of each
 // SSE event. The simulated engine replays them and the tests feed them to
 // the client, so both are checked against what a real server sent.
-package wire
+package captures
 
 import (
 	"bufio"
