@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# golangci-lint with the rules in .golangci.yml (forbidigo, funlen 80,
+# revive's doc rules), at the version pinned in tools/lint/go.mod: its own
+# module, so the linter's dependencies never enter strata's go.mod, and
+# go.sum holds every one of them to its hash. The binary is built into a
+# temporary folder (the Go build cache makes a second build quick) and
+# removed afterwards; nothing is installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+go build -modfile=tools/lint/go.mod -o "$bin/golangci-lint" github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+"$bin/golangci-lint" version
+"$bin/golangci-lint" run "$@" ./...
