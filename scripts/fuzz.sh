@@ -5,7 +5,10 @@
 # (go test passes quietly when -fuzz matches nothing, as a wrong package
 # path does). Every target runs and is reported, then the script fails if
 # any did. First it checks that the list below names every `func Fuzz` of
-# the tree, so a new target cannot be left out.
+# the tree, so a new target cannot be left out. Then it runs the
+# random-input tests at their full count (-strata.full; the suite runs a
+# bounded count), checking likewise that every package defining the flag
+# is listed.
 # New inputs are minimized for at most a second (the default, a minute,
 # spends most of a short run minimizing the large result files).
 # Usage: scripts/fuzz.sh [SECONDS]   (--check: only the list check; the
@@ -30,6 +33,11 @@ targets=(
   "./internal/redact FuzzIdempotent"          # redacting twice changes nothing
   "./internal/tokenizer FuzzQwen2Split"       # the pre-tokenizer against regexp2
 )
+# Random-input tests that run a bounded count in the suite and their full
+# count with -strata.full, as "./dir TestName".
+full_tests=(
+  "./internal/tokenizer TestQwen2SplitRandom" # the pre-tokenizer against regexp2
+)
 
 # Every fuzz target in the tree, as "./dir Name", against the list.
 found=$(grep -rHE --include='*_test.go' --exclude-dir=.git --exclude-dir=testdata '^func Fuzz[A-Za-z0-9_]*\(' . |
@@ -37,13 +45,21 @@ found=$(grep -rHE --include='*_test.go' --exclude-dir=.git --exclude-dir=testdat
 listed=$(printf '%s\n' "${targets[@]}" | sort)
 unlisted=$(comm -23 <(printf '%s\n' "$found") <(printf '%s\n' "$listed"))
 stale=$(comm -13 <(printf '%s\n' "$found") <(printf '%s\n' "$listed"))
-if [ -n "$unlisted$stale" ]; then
+# Every package whose tests define -strata.full, against the full-count list.
+full_found=$(grep -rlE --include='*_test.go' --exclude-dir=.git --exclude-dir=testdata 'flag\.Bool\("strata\.full"' . |
+  sed -E 's#^\./(.*)/[^/]+_test\.go$#./\1#' | sort -u || true)
+full_listed=$(printf '%s\n' "${full_tests[@]}" | cut -d' ' -f1 | sort -u)
+full_unlisted=$(comm -23 <(printf '%s\n' "$full_found") <(printf '%s\n' "$full_listed"))
+full_stale=$(comm -13 <(printf '%s\n' "$full_found") <(printf '%s\n' "$full_listed"))
+if [ -n "$unlisted$stale$full_unlisted$full_stale" ]; then
   [ -n "$unlisted" ] && printf 'fuzz targets not in scripts/fuzz.sh:\n%s\n' "$unlisted"
   [ -n "$stale" ] && printf 'scripts/fuzz.sh lists targets that do not exist:\n%s\n' "$stale"
+  [ -n "$full_unlisted" ] && printf 'packages defining -strata.full not in scripts/fuzz.sh full_tests:\n%s\n' "$full_unlisted"
+  [ -n "$full_stale" ] && printf 'scripts/fuzz.sh full_tests names packages that do not define -strata.full:\n%s\n' "$full_stale"
   exit 1
 fi
 if [ "$secs" = --check ]; then
-  echo "scripts/fuzz.sh lists all ${#targets[@]} fuzz targets"
+  echo "scripts/fuzz.sh lists all ${#targets[@]} fuzz targets and the ${#full_tests[@]} full-count tests"
   exit 0
 fi
 
@@ -69,8 +85,18 @@ for t in "${targets[@]}"; do
   corpus=$(printf '%s\n' "$last" | sed -nE 's/.*(new interesting: .*)/\1/p')
   printf '%-22s %-22s %8d execs  %6d/s  %s\n' "$pkg" "$name" "$execs" "$((execs / secs))" "$corpus"
 done
+for t in "${full_tests[@]}"; do
+  read -r pkg name <<<"$t"
+  if ! out=$(go test -count=1 -run "^${name}\$" -v "$pkg" -strata.full 2>&1) || ! grep -q -- "^--- PASS: ${name} " <<<"$out"; then
+    printf '%s\n' "$out" | tail -30
+    echo "FAIL: $pkg $name at its full count"
+    failed+=("$pkg $name (-strata.full)")
+    continue
+  fi
+  printf '%-22s %-22s full count: %s\n' "$pkg" "$name" "$(grep -- "^--- PASS: ${name} " <<<"$out" | sed -E 's/.*\((.*)\)/\1/')"
+done
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'failed: %s\n' "${failed[@]}"
   exit 1
 fi
-echo "all ${#targets[@]} targets ran without a crasher"
+echo "all ${#targets[@]} targets ran without a crasher; ${#full_tests[@]} random-input tests passed at their full count"

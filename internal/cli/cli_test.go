@@ -61,8 +61,10 @@ func testEnv(t testing.TB, dir string, stdin io.Reader, stdout, stderr io.Writer
 }
 
 // testSpeed is how much faster than real time the simulator runs in tests:
-// a protocol run takes about 16 s at real time.
-const testSpeed = 20
+// a protocol run takes about 16 s at real time, so about 0.2 s of waiting
+// here (at 20× a run waited 0.8 s, and only two tests run at once on two
+// cores, so the waits added up to seconds of the package's time).
+const testSpeed = 100
 
 // runIn runs the CLI in process with dir as the working directory.
 func runIn(t testing.TB, dir string, stdin string, args ...string) cliResult {

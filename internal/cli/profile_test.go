@@ -33,7 +33,7 @@ func simProfile(t *testing.T, port int, extraArgs ...string) string {
 	work := t.TempDir()
 	exe, _ := os.Executable()
 	args := []string{exe, "engine", "simulate", "--port", fmt.Sprint(port), "--model-dir", work,
-		"--prompt-tps", "5000000", "--decode-tps", "200000", "--load-time", "300ms"}
+		"--prompt-tps", "5000000", "--decode-tps", "200000", "--load-time", "100ms"}
 	args = append(args, extraArgs...)
 	cmd, _ := json.Marshal(args)
 	mustWrite(t, filepath.Join(work, "profiles", "fake.toml"), fmt.Sprintf(`url = "http://127.0.0.1:%d"

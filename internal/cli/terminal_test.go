@@ -18,10 +18,15 @@ import (
 	"github.com/strata-bench/strata/internal/simengine"
 )
 
-// tmux runs this test binary as strata in a detached tmux session of the
-// given width (its own server socket), and returns every screen captured
-// while the run was going and the last one.
-func tmuxRun(t *testing.T, width int, term string) (during []string, last string) {
+// tmuxServer is one tmux server (its own socket) for the terminal tests of
+// a test: each subtest runs in a session of its own on it.
+type tmuxServer struct {
+	bin, sock string
+}
+
+// newTmux starts the server; it is killed when the test and its subtests
+// are done.
+func newTmux(t *testing.T) *tmuxServer {
 	t.Helper()
 	bin, err := exec.LookPath("tmux")
 	if err != nil {
@@ -30,26 +35,42 @@ func tmuxRun(t *testing.T, width int, term string) (during []string, last string
 		}
 		t.Skip("tmux is not installed")
 	}
+	s := &tmuxServer{bin: bin, sock: fmt.Sprintf("strata-test-%d", os.Getpid())}
+	// A first session keeps the server up; the history limit applies to
+	// the sessions made after it.
+	s.tm(t, "-f", "/dev/null", "new-session", "-d", "-s", "keep", "sleep 600")
+	t.Cleanup(func() { exec.Command(bin, "-L", s.sock, "kill-server").Run() })
+	s.tm(t, "set-option", "-g", "history-limit", "5000")
+	return s
+}
+
+func (s *tmuxServer) tm(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(s.bin, append([]string{"-L", s.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// run runs this test binary as strata in a detached session of the given
+// width and TERM, and returns every screen captured while the run was
+// going and the last one.
+func (s *tmuxServer) run(t *testing.T, width int, term string) (during []string, last string) {
+	t.Helper()
 	exe, _ := os.Executable()
 	work := t.TempDir()
-	sock := fmt.Sprintf("strata-test-%d-%d-%s", os.Getpid(), width, term)
+	name := fmt.Sprintf("w%d-%s", width, term)
 	script := filepath.Join(work, "run.sh")
-	// The simulator runs 4× real time: long enough to see the status line.
-	mustWrite(t, script, fmt.Sprintf("#!/bin/sh\ncd %q\nexport STRATA_TEST_AS_CLI=1 STRATA_TEST_SPEED=4 XDG_CACHE_HOME=%q TERM=%s\n%q bench run --simulate\necho EXIT=$?\nsleep 600\n",
+	// The simulator runs 10× real time: the run takes about 2 s, some 20
+	// captures, three in four of them with the status line.
+	mustWrite(t, script, fmt.Sprintf("#!/bin/sh\ncd %q\nexport STRATA_TEST_AS_CLI=1 STRATA_TEST_SPEED=10 XDG_CACHE_HOME=%q TERM=%s\n%q bench run --simulate\necho EXIT=$?\nsleep 600\n",
 		work, t.TempDir(), term, exe))
-	tm := func(args ...string) string {
-		out, err := exec.Command(bin, append([]string{"-L", sock}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	tm("-f", "/dev/null", "new-session", "-d", "-x", fmt.Sprint(width), "-y", "80", "sh "+script)
-	t.Cleanup(func() { exec.Command(bin, "-L", sock, "kill-server").Run() })
-	tm("set-option", "-g", "history-limit", "5000")
+	s.tm(t, "new-session", "-d", "-s", name, "-x", fmt.Sprint(width), "-y", "80", "sh "+script)
+	t.Cleanup(func() { exec.Command(s.bin, "-L", s.sock, "kill-session", "-t", name).Run() })
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
-		screen := tm("capture-pane", "-p", "-S", "-", "-E", "-")
+		screen := s.tm(t, "capture-pane", "-p", "-t", name, "-S", "-", "-E", "-")
 		if strings.Contains(screen, "EXIT=") {
 			return during, screen
 		}
@@ -61,7 +82,7 @@ func tmuxRun(t *testing.T, width int, term string) (during []string, last string
 		}
 		time.Sleep(100 * time.Millisecond) // a real terminal, polled
 	}
-	t.Fatalf("width %d: the run did not finish; screen:\n%s", width, tm("capture-pane", "-p"))
+	t.Fatalf("width %d: the run did not finish; screen:\n%s", width, s.tm(t, "capture-pane", "-p", "-t", name))
 	return nil, ""
 }
 
@@ -72,10 +93,11 @@ func TestLiveLineInTmux(t *testing.T) {
 	// Position (a range while a round is in flight), stage, then the time
 	// left: "~" an estimate, "≤" a bound from caps; shortened when narrow.
 	status := regexp.MustCompile(`(?m)^\d+(–\d+)?/22 \w+ · ((~|≤ )[0-9hm s]+?( left)?|(time left: )?measuring) ·`)
+	tmux := newTmux(t)
 	for _, width := range []int{80, 50} {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
 			t.Parallel()
-			during, last := tmuxRun(t, width, "xterm-256color")
+			during, last := tmux.run(t, width, "xterm-256color")
 			if !strings.Contains(last, "EXIT=0") {
 				t.Fatalf("the run failed:\n%s", last)
 			}
@@ -93,6 +115,7 @@ func TestLiveLineInTmux(t *testing.T) {
 					}
 				}
 			}
+			t.Logf("width %d: %d screens captured during the run, %d with the status line, %d of them with the time left", width, len(during), seen, withLeft)
 			if seen == 0 || withLeft == 0 {
 				t.Errorf("width %d: no status line with position and time left in %d screens; last during:\n%s", width, len(during), during[len(during)-1])
 			}
@@ -103,7 +126,7 @@ func TestLiveLineInTmux(t *testing.T) {
 	}
 	t.Run("dumb", func(t *testing.T) {
 		t.Parallel()
-		during, last := tmuxRun(t, 80, "dumb")
+		during, last := tmux.run(t, 80, "dumb")
 		for _, s := range append(during, last) {
 			if status.MatchString(s) {
 				t.Fatalf("TERM=dumb got a status line:\n%s", s)

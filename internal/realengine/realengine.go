@@ -140,7 +140,7 @@ func Command(tb testing.TB, o Options, port int) []string {
 	}
 	args := []string{Binary(tb), "-m", model, "--host", "127.0.0.1", "--port", fmt.Sprint(port),
 		"-c", fmt.Sprint(ctx), "--jinja", "--reasoning-format", "deepseek", "-np", fmt.Sprint(slots),
-		"--metrics", "--slots", "-t", "2",
+		"--metrics", "--slots", "-t", "1",
 		// Threads sleep, not spin, between tasks: the suite runs beside
 		// other tests on the same cores.
 		"--poll", "0"}

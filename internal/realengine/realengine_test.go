@@ -229,6 +229,7 @@ func (f folder) spans(round int) []span {
 // build's per-request value overrides), the optional stage decoded
 // together; the engine is stopped after.
 func TestProfileRun(t *testing.T) {
+	t.Parallel()
 	port := FreePort(t)
 	argv := Command(t, Options{Model: Thinker, Slots: 4, Context: 4 * 20480, Args: []string{"--reasoning-budget", "0"}}, port)
 	quoted := make([]string, len(argv))
@@ -290,8 +291,13 @@ func TestProfileRun(t *testing.T) {
 // ID in a checkout (its corpus SHA injected, since the spec's own bundle is
 // not here) makes the spec's profile the run's, and the thinker, a Qwen3
 // model, is not that profile's model: the run is nonconforming with both
-// models named, and report, in the checkout, agrees.
+// models named, and report, in the checkout, agrees. The model is judged
+// from its file, not from its answers, so the server has a 2,048-token
+// context: the 4K and 16K requests fail at once with the engine's 400 (as
+// in TestURLRunSmallContext) instead of prefilling 100,000 tokens on CPU;
+// the model's reasons are asserted by name.
 func TestSpecProfileHoldsTheModel(t *testing.T) {
+	t.Parallel()
 	checkout := t.TempDir()
 	bundle := filepath.Join(checkout, "bench", "prompts", protocol.BundleName)
 	tok, tmpl := sharedpath.Path(t, "tokenizer", "qwen3", "tokenizer.json"), sharedpath.Path(t, "tokenizer", "qwen3", "chat_template.jinja")
@@ -305,7 +311,7 @@ func TestSpecProfileHoldsTheModel(t *testing.T) {
 	sum := sha256.Sum256(manifest)
 	table := protocol.Known().WithCorpus(protocol.SpecID, hex.EncodeToString(sum[:]))
 
-	srv := Start(t, Options{Model: Thinker})
+	srv := Start(t, Options{Model: Thinker, Context: 2048})
 	out := t.TempDir()
 	r := strataWith(t, checkout, table, nil, "bench", "run", "--url", srv.URL, "--results-dir", out)
 	if r.code != 0 || !strings.HasPrefix(r.stderr, "protocol: "+protocol.SpecID) {
@@ -338,6 +344,7 @@ const thinkerSHA = "0a6781594a1e9724ea0d617bcd2fc7396b7617b512df1ea9cfa21322c6da
 // nonconforming for it (never retried); strata finds the process by its
 // port to hash the model; the optional stage queues behind the one slot.
 func TestURLRunSmallContext(t *testing.T) {
+	t.Parallel()
 	srv := Start(t, Options{Model: Thinker, Context: 2048, RelativeModel: true})
 	chk := strata(t, t.TempDir(), nil, "bench", "check", "--url", srv.URL)
 	if chk.code != 0 || !strings.Contains(chk.stdout, "34 fixtures: 34 agree, 0 differ") || !strings.Contains(chk.stdout, "template: the engine's chat template is the bundle's") {
@@ -395,6 +402,7 @@ func TestURLRunSmallContext(t *testing.T) {
 // request; the next one fails, the rest are skipped, and the partial result
 // passes report.
 func TestEngineKilledMidRun(t *testing.T) {
+	t.Parallel()
 	srv := Start(t, Options{Model: Thinker})
 	out := t.TempDir()
 	var once sync.Once
@@ -459,6 +467,7 @@ func one(t *testing.T, srv *Server, id string) (contract.Request, contract.Outpu
 // TestToolCall: the scripted model answers T1 with one structured call to
 // lookup_record, which passes.
 func TestToolCall(t *testing.T) {
+	t.Parallel()
 	srv := Start(t, Options{Model: Scripted})
 	q, o := one(t, srv, "sanity-T1")
 	if q.Status != contract.Completed || *q.FinishReason != "tool_calls" || q.Evaluation == nil || !q.Evaluation.Passed {
@@ -474,6 +483,7 @@ func TestToolCall(t *testing.T) {
 // well below the cap; it is truncated, and the verdict says the context
 // filled, not that the cap was reached.
 func TestContextFillsDuringGeneration(t *testing.T) {
+	t.Parallel()
 	srv := Start(t, Options{Model: Clean, Context: 4200})
 	q, _ := one(t, srv, "sanity-R1")
 	if q.Status != contract.Truncated || q.Tokens.OutputTokens == nil || *q.Tokens.OutputTokens >= 2048 {
@@ -485,6 +495,7 @@ func TestContextFillsDuringGeneration(t *testing.T) {
 }
 
 func TestThinkerSHA(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(Model(t, Thinker))
 	if err != nil {
 		t.Fatal(err)

@@ -67,10 +67,10 @@ var widths = []int64{1280, 390}
 // width: nothing scrolls sideways, the index shows its key columns at
 // 1280 px, no number is in exponent notation, and each compare page shows
 // exactly the warnings compare.New gives (and a refused pair its reasons).
-func layoutInBrowser(t *testing.T, s *resulttest.Scenario, c *site.Site, dir string) {
+func layoutInBrowser(t *testing.T, br *browser, s *resulttest.Scenario, c *site.Site, dir string) {
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	defer srv.Close()
-	ctx, done := chrome(t)
+	ctx, done := br.tab(t)
 	defer done()
 	// Screenshots are for a person to look at (STRATA_SCREENSHOTS=DIR keeps
 	// them); the checks below read the laid-out page, so without the

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,19 +51,20 @@ func TestSite(t *testing.T) {
 	t.Run("escaped markup", func(t *testing.T) { escapedMarkup(t, dir) })
 	t.Run("published files", func(t *testing.T) { publishedFiles(t, s, c, dir) })
 	t.Run("draft shows nothing", func(t *testing.T) { draftShowsNothing(t, repo) })
-	// The browser tests read the built sites only; each drives its own
-	// Chromium, and they overlap their waits.
-	t.Run("browser", func(t *testing.T) { t.Parallel(); inBrowser(t, s, c, dir) })
-	t.Run("browser attack", func(t *testing.T) { t.Parallel(); attackInBrowser(t, s, c, dir) })
+	// The browser tests read the built sites only; each drives its own tab
+	// of one Chromium, and they overlap their waits.
+	br := newBrowser(t)
+	t.Run("browser", func(t *testing.T) { t.Parallel(); inBrowser(t, br, s, c, dir) })
+	t.Run("browser attack", func(t *testing.T) { t.Parallel(); attackInBrowser(t, br, s, c, dir, "") })
 	// The same site with a comparable pair of runs.
 	tw := twinSite(t, s, c)
 	twDir := filepath.Join(t.TempDir(), "site-twin")
 	if err := site.Build(tw, twDir); err != nil {
 		t.Fatal(err)
 	}
-	t.Run("layout", func(t *testing.T) { t.Parallel(); layoutInBrowser(t, s, tw, twDir) })
+	t.Run("layout", func(t *testing.T) { t.Parallel(); layoutInBrowser(t, br, s, tw, twDir) })
 	t.Run("comparisons: published files", func(t *testing.T) { publishedFiles(t, s, tw, twDir) })
-	t.Run("comparisons: browser attack", func(t *testing.T) { t.Parallel(); attackInBrowser(t, s, tw, twDir) })
+	t.Run("comparisons: browser attack", func(t *testing.T) { t.Parallel(); attackInBrowser(t, br, s, tw, twDir, dir) })
 }
 
 func collectLabels(t *testing.T, s *resulttest.Scenario, c *site.Site) {
@@ -149,8 +151,34 @@ func draftShowsNothing(t *testing.T, repo *manifest.Repo) {
 	}
 }
 
-// chrome starts headless Chromium. In CI a missing browser is a failure.
-func chrome(t *testing.T) (context.Context, func()) {
+// browser is one headless Chromium shared by the browser subtests of a
+// test: each opens its own tab, so their waits overlap without a browser
+// (and its start) each. It starts on first use, so without Chromium only
+// the subtests that need it skip (locally; in CI a missing browser is a
+// failure).
+type browser struct {
+	dir    string // the profile folder, kept until the browser is closed
+	once   sync.Once
+	ctx    context.Context
+	cancel func()
+	err    error
+}
+
+// newBrowser returns the test's browser, closed when the test and its
+// subtests are done.
+func newBrowser(t *testing.T) *browser {
+	b := &browser{dir: t.TempDir()}
+	t.Cleanup(func() {
+		if b.cancel != nil {
+			b.cancel()
+		}
+	})
+	return b
+}
+
+// tab opens a new tab; done closes it.
+func (b *browser) tab(t *testing.T) (ctx context.Context, done func()) {
+	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
 		path, err = exec.LookPath("chromium-browser")
@@ -161,16 +189,28 @@ func chrome(t *testing.T) (context.Context, func()) {
 		}
 		t.Skip("chromium is not installed")
 	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 1000),
+	b.once.Do(func() {
+		opts := []chromedp.ExecAllocatorOption{
+			chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.UserDataDir(b.dir),
+			chromedp.WindowSize(1400, 1000),
+			// The tabs run side by side; none may be slowed as a
+			// background tab (pwned waits on a page timer).
+			chromedp.Flag("disable-background-timer-throttling", true), chromedp.Flag("disable-renderer-backgrounding", true),
+			chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		}
+		actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+		bctx, cancelB := chromedp.NewContext(actx)
+		b.ctx, b.cancel = bctx, func() { cancelB(); cancelA() }
+		b.err = chromedp.Do(bctx) // starts the browser
+	})
+	if b.err != nil {
+		t.Fatalf("start chromium: %v", b.err)
 	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelC := chromedp.NewContext(actx)
+	ctx, cancelC := chromedp.NewContext(b.ctx)
 	ctx, cancelT := context.WithTimeout(ctx, 180*time.Second)
-	return ctx, func() { cancelT(); cancelC(); cancelA() }
+	return ctx, func() { cancelT(); cancelC() }
 }
 
 // js evaluates an expression on the current page.
@@ -183,10 +223,10 @@ func js[T any](t *testing.T, ctx context.Context, expr string) T {
 	return v
 }
 
-func inBrowser(t *testing.T, s *resulttest.Scenario, c *site.Site, dir string) {
+func inBrowser(t *testing.T, br *browser, s *resulttest.Scenario, c *site.Site, dir string) {
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	defer srv.Close()
-	ctx, done := chrome(t)
+	ctx, done := br.tab(t)
 	defer done()
 	shots := t.TempDir()
 	if keep := os.Getenv("STRATA_SCREENSHOTS"); keep != "" { // to look at them after the run
