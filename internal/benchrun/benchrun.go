@@ -182,6 +182,9 @@ func (b *bench) prepare() error {
 func (b *bench) beforeWarmup(ctx context.Context) error {
 	p, t := b.p, b.t
 	b.srv = runner.ProbeServer(ctx, t.client)
+	if err := t.checkKey(b.srv); err != nil {
+		return err
+	}
 	view, lp := t.engineView(p)
 	p.out.Line("engine: %s (%s)", b.srv.Dialect.Name(), displayLine(b.srv.Dialect.IdentifiedBy))
 	b.facts = gatherFacts(ctx, p, t, b.srv, view, lp, b.hashes)

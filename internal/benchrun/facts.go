@@ -11,7 +11,9 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/engine"
+	"github.com/strata-bench/strata/internal/engineconfig"
 	"github.com/strata-bench/strata/internal/humanize"
+	"github.com/strata-bench/strata/internal/inputfile"
 	"github.com/strata-bench/strata/internal/localproc"
 	"github.com/strata-bench/strata/internal/modelfiles"
 	"github.com/strata-bench/strata/internal/provenance"
@@ -145,6 +147,17 @@ func gatherFacts(ctx context.Context, p session, t *target, srv record.Server, v
 	case relative:
 		in.ModelPathNote = "the server's model_path is relative and the server's working folder is unknown (no local process listens on its port), so it was resolved against strata's working folder"
 	}
+	// Strata's server names its model files and engine flags in its
+	// config file, not on its command line.
+	var strataFile *dialect.StrataFile
+	var strataErr error
+	if srv.Dialect.ConfigFrom() == dialect.ConfigStrataFile {
+		var dir string
+		if strataFile, dir, strataErr = readStrataFile(view, in.EngineDir); strataErr == nil {
+			in.ModelNamed, in.ModelNamedDir = engineconfig.StrataModelFiles(strataFile.Args), dir
+			in.ModelNamedFrom = "Strata's config file " + strataFile.Name
+		}
+	}
 	overlapped := h.wait()
 	if overlapped && h.files > 0 {
 		p.out.Line("hashed %s of model files in %s while the engine loaded (%s)",
@@ -167,6 +180,10 @@ func gatherFacts(ctx context.Context, p session, t *target, srv record.Server, v
 		}
 	}
 	f := provenance.Gather(ctx, in)
+	f.StrataFile = strataFile
+	if strataErr != nil {
+		f.StrataFileErr = strataErr.Error()
+	}
 	if mh := f.Extensions.ModelHashing; mh != nil && overlapped {
 		total := h.took.Seconds()
 		if mh.DurationS != nil {
@@ -182,4 +199,38 @@ func gatherFacts(ctx context.Context, p session, t *target, srv record.Server, v
 		}
 	}
 	return f
+}
+
+// readStrataFile reads the config file a Strata server's command line
+// names (--config, relative to the server's working folder dir) and
+// returns it with the folder its engine's relative paths resolve against
+// (the file's cwd, itself relative to dir).
+func readStrataFile(view dialect.EngineView, dir string) (*dialect.StrataFile, string, error) {
+	if view.Args == nil {
+		return nil, "", fmt.Errorf("the runner could not see the server's command line (it neither started the server nor found it listening on a local port), so the config file that holds the engine's flags is unknown")
+	}
+	name := dialect.ConfigFileOf(view.Args)
+	if name == "" {
+		return nil, "", fmt.Errorf("the server's command line (%s) names no %s file", view.Where, dialect.StrataConfigFlag)
+	}
+	path := name
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	data, err := inputfile.Read(path, 4<<20)
+	if err != nil {
+		return nil, "", fmt.Errorf("the config file %s the server's command line names cannot be read: %v", filepath.Base(name), err)
+	}
+	file, err := dialect.ParseStrataFile(filepath.Base(name), data)
+	if err != nil {
+		return nil, "", err
+	}
+	cwd := file.Cwd
+	switch {
+	case cwd == "":
+		cwd = dir
+	case !filepath.IsAbs(cwd):
+		cwd = filepath.Join(dir, cwd)
+	}
+	return file, cwd, nil
 }

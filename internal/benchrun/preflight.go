@@ -43,6 +43,9 @@ func Check(ctx context.Context, st procstate.State, o Target) error {
 	}
 	defer t.stop()
 	srv := runner.ProbeServer(ctx, t.client)
+	if err := t.checkKey(srv); err != nil {
+		return err
+	}
 	w.Line("preflight of %s (%s) against the bundle of %s", t.baseURL, srv.Dialect.Name(), protocolLine(bundle))
 	pf, err := preflightCheck(ctx, t.client, srv, bundle, func(line string) { w.Line("%s", line) })
 	if err != nil {

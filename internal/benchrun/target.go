@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-bench/strata/internal/record"
+
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/clock"
@@ -112,6 +114,9 @@ type target struct {
 	client  *client.Client
 	baseURL string
 	apiKey  string
+	// keyFrom names where the key came from ("--api-key-env NAME", or the
+	// profile's api_key_env), for the error when the server refuses it.
+	keyFrom string
 	prof    *engine.Profile
 	proc    *engine.Child
 	served  *contract.ServedBefore
@@ -147,6 +152,7 @@ func connect(ctx context.Context, p session, o Target, prof *engine.Profile, has
 		if p.Keys != nil {
 			p.Keys.Add(t.apiKey)
 		}
+		t.keyFrom = from + " " + keyEnv
 	}
 	t.client = client.New(client.Options{BaseURL: t.baseURL, APIKey: t.apiKey, Now: p.Clock})
 	var err error
@@ -248,6 +254,9 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 	}
 	status, err := health(ctx)
 	if err == nil {
+		if status == 401 || status == 403 {
+			return nil, nil, t.keyError([]string{fmt.Sprintf("GET /health answered HTTP %d", status)})
+		}
 		if status != 200 && status != 503 {
 			return nil, nil, fmt.Errorf("something that is not an inference engine answers at %s (/health: HTTP %d): the port is taken", c.BaseURL(), status)
 		}
@@ -356,3 +365,23 @@ func waitHealthy(ctx context.Context, c *client.Client, now clock.Func, limit ti
 }
 
 func displayLine(s string) string { return escape.Line(s) }
+
+// checkKey stops a run, before anything is sent but the probes, whose
+// server refused them for want of an API key (or refused the key sent):
+// the run would otherwise go on as "an unknown engine" and fail every
+// request. The key itself is never printed.
+func (t *target) checkKey(srv record.Server) error {
+	return t.keyError(srv.Refused)
+}
+
+// keyError is the error for probes a server refused (nil when none was).
+func (t *target) keyError(refused []string) error {
+	if len(refused) == 0 {
+		return nil
+	}
+	what := strings.Join(refused, ", ")
+	if t.apiKey == "" {
+		return exitcode.Usagef("the server needs an API key (%s): put the key in an environment variable and pass its name with --api-key-env NAME (or api_key_env in the profile)", what)
+	}
+	return exitcode.Usagef("the server refused the API key from %s (%s): check that the variable holds this server's key", t.keyFrom, what)
+}

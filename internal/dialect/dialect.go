@@ -25,8 +25,10 @@ const (
 	// LlamaCpp is upstream llama.cpp's llama-server, identified by its
 	// /props build_info ("b<build>-<commit>").
 	LlamaCpp Engine = "llama.cpp"
-	// StrataServer is Strata's own server, identified by GET /v1/status.
-	// The spec's settings are written in its words.
+	// StrataServer is Strata's own server (Niko1221/Strata serve/server.py
+	// @452325a9), identified by the service "strata" its GET /health and
+	// GET /v1/status answer, or by its /props build_info "Strata
+	// <version>". The spec's settings are written in its words.
 	StrataServer Engine = "strata-server"
 	// Unknown is any other server: it gets the spec's literal values, and
 	// the result says their meaning there is unknown.
@@ -68,6 +70,9 @@ type Dialect struct {
 // it under these names, so a saved result is identified again from the
 // same evidence (ReadEvidence).
 type Evidence struct {
+	// Health is GET /health's JSON answer: Strata's server names itself
+	// there, and it is the one route it answers without its API key.
+	Health json.RawMessage `json:"health,omitempty"`
 	Props  json.RawMessage `json:"props"`     // GET /props
 	Status json.RawMessage `json:"v1_status"` // GET /v1/status (Strata's server)
 	Models json.RawMessage `json:"models"`    // GET /v1/models
@@ -93,7 +98,7 @@ func ReadEvidence(config []byte) (Evidence, error) {
 	if err := json.Unmarshal(config, &ev); err != nil {
 		return Evidence{}, fmt.Errorf("the server's evidence in config.json: %w", err)
 	}
-	for _, raw := range []*json.RawMessage{&ev.Props, &ev.Status, &ev.Models, &ev.Version, &ev.OllamaVersion, &ev.ServerInfo, &ev.LMStudioModels} {
+	for _, raw := range []*json.RawMessage{&ev.Health, &ev.Props, &ev.Status, &ev.Models, &ev.Version, &ev.OllamaVersion, &ev.ServerInfo, &ev.LMStudioModels} {
 		if string(bytes.TrimSpace(*raw)) == "null" {
 			*raw = nil
 		}
@@ -118,9 +123,9 @@ func ownedBy(models json.RawMessage) string {
 }
 
 // Identify names the engine behind the evidence, most specific first.
-// Strata's /v1/status wins over a build_info in /props: Strata's server is
-// built on llama.cpp and may report its build, but its chat handler reads
-// the settings in Strata's words. ik_llama.cpp is told from llama.cpp by
+// Strata's server comes before every llama.cpp rule: it serves
+// llama-server's routes (/props, /slots) in its own way, and its chat
+// handler reads the settings in Strata's words. ik_llama.cpp is told from llama.cpp by
 // its Server header or its /version (an integer with features), vLLM by a
 // /version whose version is a string or by owned_by, and the others by
 // their own routes and owned_by values.
@@ -137,10 +142,9 @@ func Identify(ev Evidence) Dialect {
 }
 
 func identify(ev Evidence, buildInfo string) Dialect {
-	if raw := bytes.TrimSpace(ev.Status); len(raw) > 0 && raw[0] == '{' {
-		if v, ok := StatusVersion(ev.Status); ok {
-			return Dialect{Engine: StrataServer, Version: v, IdentifiedBy: "GET /v1/status answers (Strata's server)"}
-		}
+	if by := strataIdentifiedBy(ev, buildInfo); by != "" {
+		v, _ := strataVersion(ev, buildInfo)
+		return Dialect{Engine: StrataServer, Version: v, IdentifiedBy: by}
 	}
 	var ver struct {
 		Version  json.RawMessage `json:"version"`

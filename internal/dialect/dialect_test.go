@@ -20,7 +20,15 @@ func TestIdentify(t *testing.T) {
 		{"llama.cpp b10470", `{"build_info":"b10470-34af94cd9"}`, "", LlamaCpp, 10470, false},
 		{"llama.cpp b9928", `{"build_info":"b9928-81ff7ab"}`, "", LlamaCpp, 9928, false},
 		{"simulator as llama.cpp", `{"build_info":"b9981-0123456","strata_simulator":true}`, "", LlamaCpp, 9981, true},
-		{"strata server wins over build_info", `{"build_info":"b10470-34af94cd9"}`, `{"version":"0.2.1"}`, StrataServer, 0, false},
+		// Strata's shapes (serve/server.py @452325a9 Handler._props,
+		// Service.v1_status): build_info "Strata <version>", /v1/status
+		// service "strata" with engine; the invented {"version"} is no
+		// longer Strata's.
+		{"strata by build_info", `{"build_info":"Strata 0.1.41"}`, "", StrataServer, 0, false},
+		{"strata by /v1/status while /props is down", "", `{"service":"strata","engine":"0.1.41"}`, StrataServer, 0, false},
+		{"strata's service wins over a llama build", `{"build_info":"b10470-34af94cd9"}`, `{"service":"strata","engine":null}`, StrataServer, 0, false},
+		{"a /v1/status that is not Strata's", `{"build_info":"b10470-34af94cd9"}`, `{"version":"0.2.1"}`, LlamaCpp, 10470, false},
+		{"strata's mock engine names no version", "", `{"service":"strata","engine":null}`, StrataServer, 0, false},
 		{"not llama.cpp's form", `{"build_info":"v1.2.3"}`, "", Unknown, 0, false},
 		{"nothing", "", "", Unknown, 0, false},
 		{"status that is not an object", `{"build_info":"b10470-34af94cd9"}`, `[1]`, LlamaCpp, 10470, false},
@@ -289,14 +297,16 @@ func TestPreflightOfEveryEngine(t *testing.T) {
 		countOnly    bool
 		unverifiable string
 	}{
-		{LlamaCpp, false, ""}, {StrataServer, false, ""}, {Unknown, false, ""}, {IKLlamaCpp, false, ""},
-		{VLLM, true, ""},
+		{LlamaCpp, false, ""}, {Unknown, false, ""}, {IKLlamaCpp, false, ""},
+		{VLLM, true, ""}, {StrataServer, true, ""},
 		{SGLang, false, "takes a prompt"}, {Ollama, false, "no tokenize endpoint"}, {LMStudio, false, "no tokenize endpoint"},
 		{TabbyAPI, false, "without the generation prompt"},
 	} {
 		p := Dialect{Engine: c.engine}.Preflight()
 		switch {
-		case p.CountOnly != c.countOnly || p.Tokenize != "/tokenize" || p.Source == "":
+		case c.engine == StrataServer && (p.Tokenize != "/v1/messages/count_tokens" || p.CountField != "input_tokens" || p.CountBody == nil):
+			t.Errorf("%s counts by %+v", c.engine, p)
+		case p.CountOnly != c.countOnly || (p.Tokenize != "/tokenize" && c.engine != StrataServer) || p.Source == "":
 			t.Errorf("%s: %+v", c.engine, p)
 		case !c.countOnly && p.ApplyTemplate != "/apply-template":
 			t.Errorf("%s renders on %q", c.engine, p.ApplyTemplate)

@@ -78,6 +78,9 @@ type engineFacts struct {
 	// its own (Identify reads it into Version), not on the spec's /props
 	// build_info or /v1/status.
 	ownVersion bool
+	// hiddenSlots says why its /slots shows no request's resolved settings
+	// ("" where it may).
+	hiddenSlots string
 }
 
 // The delta fields engines stream reasoning text in.
@@ -152,11 +155,24 @@ func factsOf(e Engine) engineFacts {
 			},
 			reasoning: reasoningContent, ownVersion: true,
 			preflight: unverifiable("TabbyAPI's /v1/token/encode renders messages without the generation prompt and without template_vars (endpoints/core/router.py @03189bc), so its count is not the chat request's and cannot be checked")}
+	case StrataServer:
+		// The spec's own words are Strata's (Service.reasoning_budget: 0 or
+		// less is no budget, and turns a configured one off). Its final
+		// chunk carries llama-server's timings with cache_n, prompt_n =
+		// prompt_tokens - cache_n (request_timings); reasoning streams as
+		// reasoning_content (openai_chunks). Its options are its config
+		// file's args (main, engine_args). Its version is on the spec's
+		// sources, /props build_info and /v1/status engine.
+		return engineFacts{timers: TimersLlamaCpp, reasoning: reasoningContent, preflight: strataPreflight(), config: ConfigStrataFile,
+			hiddenSlots: "Strata's /slots lists id, n_ctx, is_processing and n_prompt_tokens only (serve/server.py @452325a9 Handler._slots), so no request's resolved sampling settings can be read: they are sent, not verified"}
 	}
-	// Strata's server and an unknown engine: the spec's own words, and
-	// llama-server's routes, which Strata's server is built on.
+	// An unknown engine: the spec's own words, and llama-server's routes.
 	return engineFacts{timers: TimersLlamaCpp, preflight: llamaPreflight()}
 }
+
+// HiddenSettings says why the engine's /slots cannot show a request's
+// resolved settings ("" when it may): the check is then not attempted.
+func (d Dialect) HiddenSettings() string { return factsOf(d.Engine).hiddenSlots }
 
 // NotTaken lists the profile settings this engine cannot take on its chat
 // endpoint, each with the source that says so: strata does not send them,
@@ -214,6 +230,11 @@ const (
 	// ConfigSimulator is strata's simulated engine, which has none of these
 	// options.
 	ConfigSimulator ConfigFrom = "strata-simulator"
+	// ConfigStrataFile is Strata's server: its engine's options are the
+	// args of the config file its command line names (--config
+	// strata-<model>.json), and /props and /v1/status say the context and
+	// the slots.
+	ConfigStrataFile ConfigFrom = "strata config file"
 )
 
 // ConfigFrom is where this engine's option objects are read.
@@ -410,10 +431,13 @@ type Preflight struct {
 	// ApplyTemplate renders a chat body (answering {"prompt"}), and
 	// Tokenize counts that rendering ({"content", "add_special",
 	// "parse_special"}, answering {"tokens"}). With CountOnly, Tokenize
-	// takes the chat body itself and answers {"count"}, and the engine's
-	// rendering is never seen.
+	// takes the chat body itself (or CountBody of it) and answers the count
+	// in CountField ("count" when empty), and the engine's rendering is
+	// never seen.
 	ApplyTemplate, Tokenize string
 	CountOnly               bool
+	CountField              string
+	CountBody               func(chat []byte) ([]byte, error)
 	// Source says how the check reads the engine, in the result's words.
 	Source string
 }

@@ -55,20 +55,3 @@ func ReadProps(raw json.RawMessage) (Props, bool) {
 	err := json.Unmarshal(raw, &p)
 	return p, err == nil
 }
-
-// StatusVersion is the version a Strata-style /v1/status answer names:
-// engine_version, else version; ok is false when the answer does not
-// decode as such an object.
-func StatusVersion(raw json.RawMessage) (version string, ok bool) {
-	var st struct {
-		Version       string `json:"version"`
-		EngineVersion string `json:"engine_version"`
-	}
-	if json.Unmarshal(raw, &st) != nil {
-		return "", false
-	}
-	if st.EngineVersion != "" {
-		return st.EngineVersion, true
-	}
-	return st.Version, true
-}

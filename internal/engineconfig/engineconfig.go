@@ -3,7 +3,8 @@
 // experimental_options) from what the engine really runs with, keeping the
 // engine's own option names and JSON values: for llama.cpp's server, the
 // arguments of the command the runner started plus /props and /slots; for
-// a Strata-style server, /v1/status. An option that cannot be known is null
+// Strata's server, the args of the config file its command line names. An
+// option that cannot be known is null
 // with a reason; an empty object means the engine has no such options.
 package engineconfig
 
@@ -20,6 +21,10 @@ type Sources struct {
 	Props  json.RawMessage
 	Slots  json.RawMessage
 	Status json.RawMessage // GET /v1/status, when the server has it
+	// StrataFile is the config file a Strata server's command line names,
+	// as read (nil: not seen), and StrataFileErr why it could not be.
+	StrataFile    *dialect.StrataFile
+	StrataFileErr string
 	// Args are the engine's arguments when the runner started it or could
 	// read them from the local process (nil: unknown); ArgsFrom says where
 	// they were read.
@@ -70,9 +75,9 @@ var llamaFlags = map[string][]flag{
 	},
 }
 
-// lookup finds a flag by any of its names.
-func lookup(name string) (string, flag, bool) {
-	for obj, flags := range llamaFlags {
+// lookupIn finds a flag of an engine's table by any of its names.
+func lookupIn(table map[string][]flag, name string) (string, flag, bool) {
+	for obj, flags := range table {
 		for _, f := range flags {
 			for _, n := range f.names {
 				if n == name {
@@ -94,7 +99,7 @@ func ParseLlamaArgs(args []string) map[string]map[string]any {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, val, hasEq := strings.Cut(a, "=")
-		obj, f, ok := lookup(name)
+		obj, f, ok := lookupIn(llamaFlags, name)
 		if !ok {
 			continue
 		}
@@ -124,25 +129,6 @@ func raw(v any) json.RawMessage {
 func Capture(s Sources) Options {
 	o := Options{Objects: map[string]json.RawMessage{}, Missing: map[string]string{}}
 	objs := contract.EngineOptionObjects()
-	// A Strata-style server reports its configuration on /v1/status.
-	var status struct {
-		Configuration map[string]json.RawMessage `json:"configuration"`
-	}
-	if len(s.Status) > 0 && json.Unmarshal(s.Status, &status) == nil && status.Configuration != nil {
-		o.Source = "GET /v1/status configuration"
-		for _, name := range objs {
-			v, ok := status.Configuration[name]
-			switch {
-			case ok && len(v) > 0 && v[0] == '{':
-				o.Objects[name] = v
-			case ok && string(v) == "null":
-				o.Missing[name] = "the server's /v1/status reports " + name + " as unknown"
-			default:
-				o.Missing[name] = "the server's /v1/status does not report " + name
-			}
-		}
-		return o
-	}
 	switch s.Engine {
 	case dialect.ConfigSimulator:
 		o.Source = "strata's simulated engine, which has none of these options"
@@ -150,11 +136,13 @@ func Capture(s Sources) Options {
 			o.Objects[name] = json.RawMessage("{}")
 		}
 		return o
+	case dialect.ConfigStrataFile:
+		return strataOptions(s, o)
 	case dialect.ConfigLlamaArgs:
 	default:
 		o.Source = "unknown engine"
 		for _, name := range objs {
-			o.Missing[name] = "the engine is neither llama.cpp's server nor a Strata-style server with /v1/status: its " + name + " options cannot be read"
+			o.Missing[name] = "the engine is neither llama.cpp's server nor Strata's: its " + name + " options cannot be read"
 		}
 		return o
 	}
@@ -204,4 +192,25 @@ func longName(f flag) string {
 		}
 	}
 	return f.names[0]
+}
+
+// strataOptions fills the objects from a Strata config file's args.
+func strataOptions(s Sources, o Options) Options {
+	if s.StrataFile == nil {
+		why := s.StrataFileErr
+		if why == "" {
+			why = "the runner could not see the server's command line (it neither started the server nor found it listening on a local port), so the config file (--config strata-<model>.json) that holds the engine's flags is unknown"
+		}
+		o.Source = "Strata's /props and /v1/status (" + why + ")"
+		for _, name := range contract.EngineOptionObjects() {
+			o.Missing[name] = "Strata's server keeps its " + name + " options in its config file's args: " + why
+		}
+		return o
+	}
+	o.Source = "the args of Strata's config file " + s.StrataFile.Name + " (its model files are hashed and --max-context is the context, so neither is repeated here)"
+	parsed := ParseStrataArgs(s.StrataFile.Args)
+	for _, name := range contract.EngineOptionObjects() {
+		o.Objects[name] = raw(parsed[name])
+	}
+	return o
 }

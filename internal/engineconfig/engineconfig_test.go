@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/sharedpath"
 )
 
@@ -45,10 +46,29 @@ func TestCapture(t *testing.T) {
 		{name: "llama.cpp with default options",
 			src:     Sources{Engine: "llama.cpp", Props: props, Slots: slots, Args: []string{"-m", "/m/q.gguf", "--port", "8080"}},
 			objects: map[string]string{"kv_cache": `{}`, "offloading": `{}`, "prefill": `{}`, "mtp": `{"speculative":false}`}},
-		{name: "Strata-style /v1/status",
-			src:     Sources{Status: json.RawMessage(`{"version":"0.2.1","configuration":{"kv_cache":{"type_k":"q8_0"},"expert_cache":{"gib":24,"policy":"lru"},"offloading":{},"prefill":{"chunk":2048},"mtp":{"enabled":true,"depth":2},"calibration":null,"experimental_options":{}}}`)},
-			objects: map[string]string{"kv_cache": `{"type_k":"q8_0"}`, "expert_cache": `{"gib":24,"policy":"lru"}`, "mtp": `{"enabled":true,"depth":2}`, "offloading": `{}`},
-			missing: []string{"calibration"}},
+		// Strata's config file as setup writes it (setup.py @021ef858 step 7)
+		// and the server adds to it (serve/server.py @452325a9 engine_args):
+		// every flag under an object with Strata's names, the model files
+		// and --max-context left to model.files and context_tokens, an
+		// unknown flag kept under experimental_options.
+		{name: "Strata's config file",
+			src: Sources{Engine: dialect.ConfigStrataFile, StrataFile: &dialect.StrataFile{Name: "strata-iq3_xxs.json", Args: []string{
+				"--pack", "packs/iq3_xxs", "--native", "model-00001-of-00002.gguf", "--ple-gguf", "model-00002-of-00002.gguf",
+				"--expert-profile", "data/expert-profile.bin", "--expert-cache", "auto", "--prefill", "auto", "--spec", "4", "--spec-min-p", "0.5",
+				"--mtp", "mtp/rt", "--max-context", "32768", "--kv", "q8_0", "--vram-reserve-mib", "512", "--batch", "2",
+				"--resident-experts", "--pcie-frac=0.4", "--rope-scaling", "yarn", "--future-switch"}}},
+			objects: map[string]string{
+				"kv_cache":             `{"--kv":"q8_0"}`,
+				"expert_cache":         `{"--expert-cache":"auto","--expert-profile":"data/expert-profile.bin","--resident-experts":true}`,
+				"offloading":           `{"--vram-reserve-mib":"512"}`,
+				"prefill":              `{"--batch":"2","--prefill":"auto"}`,
+				"mtp":                  `{"--mtp":"mtp/rt","--spec":"4","--spec-min-p":"0.5"}`,
+				"calibration":          `{"--pcie-frac":"0.4"}`,
+				"experimental_options": `{"--future-switch":true,"--rope-scaling":"yarn"}`,
+			}},
+		{name: "Strata's server whose command line is not seen",
+			src:     Sources{Engine: dialect.ConfigStrataFile, Status: json.RawMessage(`{"service":"strata"}`)},
+			missing: []string{"kv_cache", "expert_cache", "offloading", "prefill", "mtp", "calibration", "experimental_options"}},
 		{name: "unknown engine",
 			src:     Sources{Props: json.RawMessage(`{}`)},
 			missing: []string{"kv_cache", "expert_cache", "offloading", "prefill", "mtp", "calibration", "experimental_options"}},
@@ -75,5 +95,21 @@ func TestCapture(t *testing.T) {
 				t.Errorf("source %q", o.Source)
 			}
 		})
+	}
+}
+
+// TestStrataArgsHelpers: the model files and the context a config file's
+// args name, in both flag forms.
+func TestStrataArgsHelpers(t *testing.T) {
+	t.Parallel()
+	args := []string{"--native=m-00001-of-00002.gguf", "--ple-gguf", "m-00002-of-00002.gguf", "--max-context", "32768"}
+	if got := StrataModelFiles(args); len(got) != 2 || got[0] != "m-00001-of-00002.gguf" || got[1] != "m-00002-of-00002.gguf" {
+		t.Errorf("model files %q", got)
+	}
+	if n := StrataContext(args); n != 32768 {
+		t.Errorf("context %d", n)
+	}
+	if n := StrataContext([]string{"--max-context", "auto"}); n != 0 {
+		t.Errorf("a context that is not a number: %d", n)
 	}
 }

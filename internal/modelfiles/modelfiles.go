@@ -95,6 +95,11 @@ type Sources struct {
 	EngineDir  string
 	Globs      []string
 	GlobDir    string
+	// Named are files an engine's own config file names (Strata's --native
+	// and --ple-gguf), relative to NamedDir; NamedFrom says which file.
+	Named     []string
+	NamedDir  string
+	NamedFrom string
 }
 
 // Find collects the candidates, each expanded to all shards, without
@@ -125,6 +130,9 @@ func Find(src Sources) ([]Candidate, []string) {
 	add(src.ModelPath, src.EngineDir, "the server's model_path (/props)")
 	for _, a := range FromArgs(src.EngineArgs) {
 		add(a, src.EngineDir, "the engine's arguments")
+	}
+	for _, n := range src.Named {
+		add(n, src.NamedDir, src.NamedFrom)
 	}
 	for _, g := range src.Globs {
 		pattern := g

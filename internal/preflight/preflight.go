@@ -245,18 +245,32 @@ func checkOne(ctx context.Context, in Input, pf dialect.Preflight, f *fixtures.F
 // countOnly is the check of an engine that counts the chat body's
 // rendering without returning it (dialect.Preflight CountOnly).
 func countOnly(ctx context.Context, in Input, pf dialect.Preflight, f *fixtures.Fixture, body []byte, out contract.PreflightFixture) (contract.PreflightFixture, string) {
-	tok, p := post[struct {
-		Count *int `json:"count"`
-	}](ctx, in, pf.Tokenize, body)
+	if pf.CountBody != nil {
+		b, err := pf.CountBody(body)
+		if err != nil {
+			out.Problem = "not verifiable: " + err.Error()
+			return out, ""
+		}
+		body = b
+	}
+	field := pf.CountField
+	if field == "" {
+		field = "count"
+	}
+	answer, p := post[map[string]json.RawMessage](ctx, in, pf.Tokenize, body)
 	if p.text != "" {
 		out.Problem, out.NoAnswer = p.text, p.noAnswer
 		return out, fatalText(p)
 	}
-	if tok.Count == nil {
-		out.Problem = "POST " + pf.Tokenize + " answered without a count"
-		return out, "the engine's " + pf.Tokenize + " answers without a count"
+	var count *int
+	if raw, ok := answer[field]; ok {
+		_ = json.Unmarshal(raw, &count)
 	}
-	n := *tok.Count
+	if count == nil {
+		out.Problem = "POST " + pf.Tokenize + " answered without " + field
+		return out, "the engine's " + pf.Tokenize + " answers without " + field
+	}
+	n := *count
 	out.EngineTokens = &n
 	out.RenderingUnchecked = true
 	if target, ok := protocol.TargetTokens(f.CaseID); ok && f.Phase == protocol.PhasePerformance && !protocol.WithinLengthRule(n, target) {

@@ -39,9 +39,14 @@ type Inputs struct {
 	EngineDir     string
 	ModelGlobs    []string
 	ModelDir      string
-	Cache         *modelfiles.Cache
-	Rehash        bool
-	Progress      func(done, total int64)
+	// ModelNamed are the model files the engine's own config file names,
+	// relative to ModelNamedDir, found in ModelNamedFrom.
+	ModelNamed     []string
+	ModelNamedDir  string
+	ModelNamedFrom string
+	Cache          *modelfiles.Cache
+	Rehash         bool
+	Progress       func(done, total int64)
 }
 
 // Gather collects the facts.
@@ -95,7 +100,7 @@ func installFacts(f *record.Facts, inst install.Info) {
 // with their sources, never the operator-declared fields).
 func modelFacts(ctx context.Context, f *record.Facts, in Inputs) {
 	cands, problems := modelfiles.Find(modelfiles.Sources{ModelPath: in.ModelPath, EngineArgs: in.EngineArgs, EngineDir: in.EngineDir,
-		Globs: in.ModelGlobs, GlobDir: in.ModelDir})
+		Globs: in.ModelGlobs, GlobDir: in.ModelDir, Named: in.ModelNamed, NamedDir: in.ModelNamedDir, NamedFrom: in.ModelNamedFrom})
 	if len(cands) == 0 {
 		reason := "no model file was found: the server named no model_path and the profile names none"
 		if len(problems) > 0 {

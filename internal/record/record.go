@@ -61,6 +61,13 @@ type Server struct {
 	Models    json.RawMessage
 	ModelsErr string
 	Health    int
+	// HealthRaw is /health's JSON answer (nil when it had none).
+	HealthRaw json.RawMessage
+	// Refused lists the probes that answered 401 or 403: the server wants
+	// an API key strata did not send, or not the one it sent.
+	Refused []string
+	// BuildInfo is the engine's own version (dialect.EngineVersion), from
+	// VersionSource.
 	BuildInfo string
 	// Dialect is the identified engine.
 	Dialect dialect.Dialect
@@ -88,7 +95,7 @@ type Server struct {
 // Evidence is what the server served about itself, as the dialect reads
 // it (and config.json keeps it).
 func (s Server) Evidence() dialect.Evidence {
-	return dialect.Evidence{Props: s.Props, Status: s.StatusRaw, Models: s.Models, Version: s.VersionRaw,
+	return dialect.Evidence{Health: s.HealthRaw, Props: s.Props, Status: s.StatusRaw, Models: s.Models, Version: s.VersionRaw,
 		OllamaVersion: s.OllamaVersionRaw, ServerInfo: s.ServerInfoRaw, LMStudioModels: s.LMStudioRaw,
 		ServerHeader: s.ServerHeader, SimulatorHeader: s.SimulatorHeader}
 }
@@ -96,7 +103,7 @@ func (s Server) Evidence() dialect.Evidence {
 // SetEvidence keeps what the server served about itself (the inverse of
 // Evidence).
 func (s *Server) SetEvidence(ev dialect.Evidence) {
-	s.Props, s.StatusRaw, s.Models, s.VersionRaw = ev.Props, ev.Status, ev.Models, ev.Version
+	s.HealthRaw, s.Props, s.StatusRaw, s.Models, s.VersionRaw = ev.Health, ev.Props, ev.Status, ev.Models, ev.Version
 	s.OllamaVersionRaw, s.ServerInfoRaw, s.LMStudioRaw = ev.OllamaVersion, ev.ServerInfo, ev.LMStudioModels
 	s.ServerHeader, s.SimulatorHeader = ev.ServerHeader, ev.SimulatorHeader
 }
@@ -134,8 +141,13 @@ type Facts struct {
 	// Engine is what the runner could see of the engine process: the
 	// arguments and environment of the command it started (or of the local
 	// process serving the port); nil Args when it could see nothing.
-	Engine       dialect.EngineView
-	EngineConfig map[string]any
-	Extensions   contract.Extensions
-	Missing      map[string]string
+	Engine dialect.EngineView
+	// StrataFile is the config file a Strata server's command line names,
+	// as read (nil: not read; StrataFileErr says why when it was looked
+	// for).
+	StrataFile    *dialect.StrataFile
+	StrataFileErr string
+	EngineConfig  map[string]any
+	Extensions    contract.Extensions
+	Missing       map[string]string
 }

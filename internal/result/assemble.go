@@ -253,14 +253,22 @@ func (as *assembler) configuration() error {
 	if id.TrackNotes == nil {
 		as.missing.Add(contract.PtrConfigurationTrackNotes, contract.NotDeclared("pass --track-notes with the setup choices (default track) or the modifications (custom track)"))
 	}
-	if srv.ContextSize == nil {
+	if f := as.facts.StrataFile; srv.ContextSize == nil && f != nil {
+		// Strata's /props says 503 while its engine is down; the config
+		// file's --max-context is the context it was told to serve.
+		if n := engineconfig.StrataContext(f.Args); n > 0 {
+			as.res.Configuration.ContextTokens = &n
+		}
+	}
+	if as.res.Configuration.ContextTokens == nil {
 		as.missing.Add(contract.PtrConfigurationContextTokens, "the server's /props has no default_generation_settings.n_ctx: "+orElse(srv.PropsErr, "field absent"))
 	}
 	if srv.Slots == nil {
 		as.missing.Add(contract.PtrConfigurationServerCapacity, "the server's /props has no total_slots: "+orElse(srv.PropsErr, "field absent"))
 	}
 	opts := engineconfig.Capture(engineconfig.Sources{Props: srv.Props, Slots: srv.SlotsRaw, Status: srv.StatusRaw,
-		Args: as.facts.Engine.Args, ArgsFrom: as.facts.Engine.Where, Engine: srv.Dialect.ConfigFrom()})
+		Args: as.facts.Engine.Args, ArgsFrom: as.facts.Engine.Where, Engine: srv.Dialect.ConfigFrom(),
+		StrataFile: as.facts.StrataFile, StrataFileErr: as.facts.StrataFileErr})
 	for _, name := range contract.EngineOptionObjects() {
 		v := opts.Objects[name]
 		if v == nil {

@@ -200,7 +200,7 @@ func (r *run) one(ctx context.Context, e *record.Request, i, n int) {
 		}
 		return
 	}
-	e.Settings = checkSettings(ctx, r.cfg.Client, []*record.Request{e})
+	e.Settings = checkSettings(ctx, r.cfg.Client, r.rec.Server.Dialect.HiddenSettings(), []*record.Request{e})
 	if j := r.cfg.Journal; j != nil {
 		j.Done(r.rec, e)
 	}
@@ -311,7 +311,7 @@ func (r *run) concurrency(ctx context.Context, list []*record.Request) {
 				failed = e.Req.ID
 			}
 		}
-		check := checkSettings(ctx, r.cfg.Client, sent)
+		check := checkSettings(ctx, r.cfg.Client, r.rec.Server.Dialect.HiddenSettings(), sent)
 		for _, e := range sent {
 			e.Settings = check
 			if j := r.cfg.Journal; j != nil {
@@ -333,9 +333,20 @@ func (r *run) concurrency(ctx context.Context, list []*record.Request) {
 func ProbeServer(ctx context.Context, c *client.Client) record.Server {
 	var s record.Server
 	var ev dialect.Evidence
-	if status, h, _, err := c.GetHeader(ctx, dialect.HealthRoute, 10*time.Second); err == nil {
+	// refused notes a route that asked for a key strata did not have (or
+	// did not accept the one it sent).
+	refused := func(path string, status int) {
+		if status == 401 || status == 403 {
+			s.Refused = append(s.Refused, fmt.Sprintf("GET %s answered HTTP %d", path, status))
+		}
+	}
+	if status, h, body, err := c.GetHeader(ctx, dialect.HealthRoute, 10*time.Second); err == nil {
 		s.Health = status
 		ev.ReadHeaders(h.Get)
+		refused(dialect.HealthRoute, status)
+		if status == 200 && json.Valid(body) {
+			ev.Health = body
+		}
 	}
 	status, body, err := c.Get(ctx, dialect.PropsRoute, 10*time.Second)
 	switch {
@@ -343,12 +354,13 @@ func ProbeServer(ctx context.Context, c *client.Client) record.Server {
 		s.PropsErr = "GET " + dialect.PropsRoute + " did not answer: " + err.Error()
 	case status != 200:
 		s.PropsErr = fmt.Sprintf("GET %s answered HTTP %d", dialect.PropsRoute, status)
+		refused(dialect.PropsRoute, status)
 	case !json.Valid(body):
 		s.PropsErr = "GET " + dialect.PropsRoute + " did not answer JSON"
 	default:
 		ev.Props = body
 		if p, ok := dialect.ReadProps(body); ok {
-			s.BuildInfo, s.Template, s.ModelPath, s.ModelAlias = p.BuildInfo, p.ChatTemplate, p.ModelPath, p.ModelAlias
+			s.Template, s.ModelPath, s.ModelAlias = p.ChatTemplate, p.ModelPath, p.ModelAlias
 			s.Slots, s.ContextSize, s.SimulatorVersion = p.TotalSlots, p.Default.NCtx, p.SimVersion
 		}
 	}
@@ -358,12 +370,14 @@ func ProbeServer(ctx context.Context, c *client.Client) record.Server {
 		s.ModelsErr = "GET " + dialect.ModelsRoute + " did not answer: " + err.Error()
 	case status != 200 || !json.Valid(body):
 		s.ModelsErr = fmt.Sprintf("GET %s answered HTTP %d", dialect.ModelsRoute, status)
+		refused(dialect.ModelsRoute, status)
 	default:
 		ev.Models = body
 	}
 	// json200 is a route's answer when it is 200 with JSON, else nil.
 	json200 := func(path string) json.RawMessage {
 		status, body, err := c.Get(ctx, path, 10*time.Second)
+		refused(path, status)
 		if err != nil || status != 200 || !json.Valid(body) {
 			return nil
 		}
@@ -371,19 +385,12 @@ func ProbeServer(ctx context.Context, c *client.Client) record.Server {
 	}
 	s.SlotsRaw = json200(dialect.SlotsRoute)
 	ev.Status = json200(dialect.StatusRoute)
-	if s.BuildInfo == "" {
-		// A Strata-style server reports its version on /v1/status instead.
-		if v, ok := dialect.StatusVersion(ev.Status); ok {
-			s.BuildInfo, s.VersionSource = v, dialect.StatusRoute
-		}
-	} else {
-		s.VersionSource = dialect.PropsRoute + " build_info"
-	}
 	ev.AskIdentityRoutes(json200)
 	s.SetEvidence(ev)
 	s.Dialect = dialect.Identify(ev)
-	if s.BuildInfo == "" && s.Dialect.Version != "" && s.Dialect.Known() {
-		s.BuildInfo, s.VersionSource = s.Dialect.Version, s.Dialect.IdentifiedBy
+	s.BuildInfo, s.VersionSource = dialect.EngineVersion(ev, s.Dialect)
+	if ctxSize, slots := dialect.StatusCapacity(ev); s.ContextSize == nil && s.Slots == nil {
+		s.ContextSize, s.Slots = ctxSize, slots
 	}
 	if s.SimulatorVersion == "" {
 		s.SimulatorVersion = ev.SimulatorHeader

@@ -20,12 +20,17 @@ type slot struct {
 }
 
 // checkSettings reads /slots after requests finished and records, for each
-// request, what the slot whose last task used its seed resolved.
-func checkSettings(ctx context.Context, c *client.Client, sent []*record.Request) *contract.SettingsCheck {
+// request, what the slot whose last task used its seed resolved. hidden,
+// when set, says why the engine's /slots never shows them: it is not asked.
+func checkSettings(ctx context.Context, c *client.Client, hidden string, sent []*record.Request) *contract.SettingsCheck {
 	if len(sent) == 0 {
 		return nil
 	}
 	chk := &contract.SettingsCheck{Source: "GET /slots"}
+	if hidden != "" {
+		chk.Reason = hidden
+		return chk
+	}
 	status, body, err := c.Get(ctx, "/slots", 10*time.Second)
 	var slots []slot
 	switch {

@@ -121,7 +121,7 @@ func TestValidatorRederivesFromTheEvidence(t *testing.T) {
 		}, "/extensions/engine_dialect/dialect", "identifies llama.cpp b9928"},
 		{"/props naming another engine", "baseline", simulatorTrace(func(cfg map[string]any) {
 			delete(at(cfg, "props"), "build_info")
-			cfg["v1_status"] = map[string]any{"version": "0.2.1"}
+			cfg["v1_status"] = map[string]any{"service": "strata", "engine": "0.1.41"}
 		}), "/extensions/engine_dialect/dialect", "identifies strata-server"},
 		{"another budget recorded", "baseline", func(t *testing.T, f fstest.MapFS) {
 			editJSON(t, f, contract.ResultsFile, func(doc map[string]any) {
