@@ -91,15 +91,18 @@ func SimulatorTraces(ev SimulatorEvidence) []string {
 			}
 		}
 		var bi string
-		if json.Unmarshal(props["build_info"], &bi) == nil && IsSimulatorVersion(bi) {
+		if json.Unmarshal(props["build_info"], &bi) == nil && IsSimulatorVersion(strings.TrimPrefix(bi, strataBuildPrefix)) {
 			add("a %s version in /props build_info", simulatorPrefix)
 		}
 	}
+	// Strata's /v1/status names the engine's version as engine
+	// (Service.v1_status); version and engine_version are read too.
 	var st struct {
 		Version       any `json:"version"`
 		EngineVersion any `json:"engine_version"`
+		Engine        any `json:"engine"`
 	}
-	if isObject(s.Status) && json.Unmarshal(s.Status, &st) == nil && (isSimString(st.Version) || isSimString(st.EngineVersion)) {
+	if isObject(s.Status) && json.Unmarshal(s.Status, &st) == nil && (isSimString(st.Version) || isSimString(st.EngineVersion) || isSimString(st.Engine)) {
 		add("a %s version in /v1/status", simulatorPrefix)
 	}
 	for _, raw := range []json.RawMessage{s.Version, s.OllamaVersion, s.ServerInfo} {

@@ -33,6 +33,12 @@ func TestSimulatorTraces(t *testing.T) {
 		{with(func(e *SimulatorEvidence) { e.Server.Props = raw(`{"strata_simulator_version":"x"}`) }), "/props strata_simulator_version"},
 		{with(func(e *SimulatorEvidence) { e.Server.Props = raw(`{"build_info":"strata-simulator-0.1.0"}`) }), "version in /props build_info"},
 		{with(func(e *SimulatorEvidence) { e.Server.Status = raw(`{"engine_version":"strata-simulator-0.1.0"}`) }), "version in /v1/status"},
+		// As Strata's server: its build_info "Strata <version>" and its
+		// /v1/status engine (serve/server.py @452325a9).
+		{with(func(e *SimulatorEvidence) { e.Server.Props = raw(`{"build_info":"Strata strata-simulator-0.1.0"}`) }), "version in /props build_info"},
+		{with(func(e *SimulatorEvidence) {
+			e.Server.Status = raw(`{"service":"strata","engine":"strata-simulator-0.1.0"}`)
+		}), "version in /v1/status"},
 		{with(func(e *SimulatorEvidence) { e.Server.Version = raw(`{"version":"strata-simulator-0.1.0"}`) }), "version in an engine's version route"},
 		{with(func(e *SimulatorEvidence) {
 			e.Server.Models = raw(`{"data":[{"id":"a","owned_by":"vllm"},{"id":"b","owned_by":"strata-simulator"}]}`)
