@@ -139,3 +139,15 @@ func (r *Preflight) OK() bool {
 	templateOK := r.TemplateAgrees || r.EngineTemplateSHA256 == ""
 	return r.Verifiable && templateOK && r.Stopped == "" && r.Differ == 0 && r.Agree == len(r.Fixtures)
 }
+
+// CountOnly reports whether the preflight compared counts only: the engine
+// returned no rendering (vLLM's /tokenize), so the template itself was not
+// held to the bundle's.
+func (r *Preflight) CountOnly() bool {
+	for _, f := range r.Fixtures {
+		if f.RenderingUnchecked {
+			return true
+		}
+	}
+	return false
+}

@@ -37,7 +37,7 @@ var layers = []struct {
 	}},
 	{"what gathers, reads and writes result folders", []string{
 		"internal/provenance", "internal/result", "internal/validate", "internal/report", "internal/journal",
-		"internal/manifest", "internal/charts", "internal/compare", "internal/site", "internal/submit",
+		"internal/manifest", "internal/charts", "internal/compare", "internal/site", "internal/submit", "internal/pilot",
 	}},
 	{"the run: engine, client, runner", []string{
 		"internal/engine", "internal/client", "internal/runner", "internal/preflight", "internal/simengine",

@@ -224,12 +224,11 @@ func (f folder) spans(round int) []span {
 	return out
 }
 
-// TestProfileRun: the whole protocol with --profile against the thinker
-// on four slots, the server started with --reasoning-budget 0 (which this
+// profileRun: the whole protocol with --profile against the thinker on
+// four slots, the server started with --reasoning-budget 0 (which this
 // build's per-request value overrides), the optional stage decoded
-// together; the engine is stopped after.
-func TestProfileRun(t *testing.T) {
-	t.Parallel()
+// together; the engine is stopped after. The folder is written under out.
+func profileRun(t *testing.T, out string) {
 	port := FreePort(t)
 	argv := Command(t, Options{Model: Thinker, Slots: 4, Context: 4 * 20480, Args: []string{"--reasoning-budget", "0"}}, port)
 	quoted := make([]string, len(argv))
@@ -238,7 +237,6 @@ func TestProfileRun(t *testing.T) {
 	}
 	profile := filepath.Join(t.TempDir(), "thinker.toml")
 	os.WriteFile(profile, []byte(fmt.Sprintf("url = \"http://127.0.0.1:%d\"\ncommand = [%s]\nload_timeout = \"60s\"\n", port, strings.Join(quoted, ", "))), 0o644)
-	out := t.TempDir()
 	r := strata(t, repoRoot(t), nil, "bench", "run", "--profile", profile, "--optional-concurrency", "--results-dir", out,
 		"--background", "none", "--track-notes", "real-engine test")
 	if r.code != 0 || !strings.Contains(r.stderr, "starting the thinker engine") {
@@ -337,20 +335,19 @@ func TestSpecProfileHoldsTheModel(t *testing.T) {
 // thinkerSHA is the model file's SHA-256 from the package's SHA256SUMS.
 const thinkerSHA = "0a6781594a1e9724ea0d617bcd2fc7396b7617b512df1ea9cfa21322c6da6ec6"
 
-// TestURLRunSmallContext: a server the user started in its models folder
-// with a relative -m, one slot and -c 2048. The preflight agrees on every
+// urlRunSmallContext: a server the user started in its models folder with
+// a relative -m, one slot and -c 2048. The preflight agrees on every
 // fixture and warns, before the warm-up, that the 4K and 16K prompts do not
 // fit; those requests fail with the engine's 400 and the run is
 // nonconforming for it (never retried); strata finds the process by its
 // port to hash the model; the optional stage queues behind the one slot.
-func TestURLRunSmallContext(t *testing.T) {
-	t.Parallel()
+// The folder is written under out.
+func urlRunSmallContext(t *testing.T, out string) {
 	srv := Start(t, Options{Model: Thinker, Context: 2048, RelativeModel: true})
 	chk := strata(t, t.TempDir(), nil, "bench", "check", "--url", srv.URL)
 	if chk.code != 0 || !strings.Contains(chk.stdout, "34 fixtures: 34 agree, 0 differ") || !strings.Contains(chk.stdout, "template: the engine's chat template is the bundle's") {
 		t.Fatalf("bench check: exit %d\n%s\n%s", chk.code, chk.stdout, chk.stderr)
 	}
-	out := t.TempDir()
 	r := strata(t, repoRoot(t), nil, "bench", "run", "--url", srv.URL, "--optional-concurrency", "--results-dir", out)
 	if r.code != 0 || !strings.Contains(r.stderr, "it had answered no request before this run") {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -398,13 +395,11 @@ func TestURLRunSmallContext(t *testing.T) {
 	f.report(t)
 }
 
-// TestEngineKilledMidRun: the engine dies after the first performance
-// request; the next one fails, the rest are skipped, and the partial result
-// passes report.
-func TestEngineKilledMidRun(t *testing.T) {
-	t.Parallel()
+// engineKilledMidRun: the engine dies after the first performance request;
+// the next one fails, the rest are skipped, and the partial result passes
+// report. The folder is written under out.
+func engineKilledMidRun(t *testing.T, out string) {
 	srv := Start(t, Options{Model: Thinker})
-	out := t.TempDir()
 	var once sync.Once
 	r := strata(t, repoRoot(t), func(line string) {
 		if strings.Contains(line, "performance-short-r1: completed") {

@@ -162,7 +162,7 @@ func writePerformance(p printer, r *contract.Results) {
 	p("Median (min–max, n) of each case's requests. Rates are the engine's own counts over its own timers; latencies are the client's monotonic clock from dispatch. **Capped** counts the requests that stopped at the %d-token cap; their total is the time to the cap and they have no first-answer time. The short prompt (about 30 tokens) measures the fixed cost of a request, so its prompt rate is left out here; results.json keeps it.\n\n", protocol.PerformanceCap)
 	p("| Case | Capped | Prompt tok/s | Decode tok/s | TTFT s | First answer s | Total s |\n| --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, c := range protocol.PerformanceCases() {
-		capped, n := cappedOf(r, c)
+		capped, n := CappedOf(r, c)
 		cell := func(metric string, prec int) string { return r.Summary("performance", c, metric).Cell(prec) }
 		prompt := cell(contract.MetricPromptTPS, 1)
 		if c == protocol.CaseShort {
@@ -173,9 +173,9 @@ func writePerformance(p printer, r *contract.Results) {
 	}
 }
 
-// cappedOf counts a case's performance requests, and those of them that
-// stopped at the token cap.
-func cappedOf(r *contract.Results, caseID string) (capped, n int) {
+// CappedOf counts a case's performance requests, and those of them that
+// stopped at the token cap (the report's Capped column; the pilot's too).
+func CappedOf(r *contract.Results, caseID string) (capped, n int) {
 	for _, q := range r.Requests {
 		if q.Phase == string(protocol.PhasePerformance) && q.CaseID == caseID {
 			n++
@@ -304,7 +304,7 @@ func writeEngineSection(p printer, ext contract.Extensions) {
 			p("- Preflight (the engine's own template and tokenizer): not verifiable: %s\n", mdEscape(pf.Reason))
 		case pf.Stopped != "":
 			p("- Preflight (the engine's own template and tokenizer): %d of %d checked fixtures agree; %s\n", pf.Agree, pf.Agree+pf.Differ, mdEscape(pf.Stopped))
-		case pf.Differ == 0 && countOnly(pf.Fixtures):
+		case pf.Differ == 0 && pf.CountOnly():
 			p("- Preflight (the engine's own tokenizer; it shows no rendering): all %d fixtures count as the bundle does\n", pf.Agree)
 		case pf.Differ == 0 && (pf.TemplateAgrees || pf.EngineTemplateSHA256 == ""):
 			p("- Preflight (the engine's own template and tokenizer): all %d fixtures agree with the bundle\n", pf.Agree)
@@ -393,14 +393,4 @@ func clipLine(s string) string {
 		return s[:120] + "…"
 	}
 	return s
-}
-
-// countOnly reports whether the preflight compared counts only (vLLM).
-func countOnly(fs []contract.PreflightFixture) bool {
-	for _, f := range fs {
-		if f.RenderingUnchecked {
-			return true
-		}
-	}
-	return false
 }
