@@ -38,8 +38,9 @@ func TestSimulateAPIKeyEnv(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
 	go func() {
-		done <- Run(ctx, []string{"engine", "simulate", "--port", "0", "--dialect", "strata-server", "--api-key-env", "SIM_KEY", "--load-time", "0s"}, env)
-		pw.Close()
+		code := Run(ctx, []string{"engine", "simulate", "--port", "0", "--dialect", "strata-server", "--api-key-env", "SIM_KEY", "--load-time", "0s"}, env)
+		pw.Close() // the reader sees the end even when the command ends at once
+		done <- code
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	line, err := bufio.NewReader(pr).ReadString('\n')
