@@ -20,15 +20,30 @@ usage and timings, and /apply-template and /tokenize for the preflight). By
 default it models a plausible engine; --scenario scripts each request's
 behaviour and faults by request ID (format below), and can replay real
 llama-server captures. --dialect and --build choose the engine it speaks as
-(llama.cpp b10470 by default; "strata-server" serves GET /v1/status), each with
-that engine's reading of the reasoning budget, and --reasoning-budget sets a
-server-level budget as llama-server's does. The other dialects ("vllm",
-"sglang", "ollama", "ik_llama.cpp", "lmstudio", "tabbyapi") serve that
-engine's identification endpoints and streaming wire instead, with the same
-simulated model. It says it is a simulator in /props (where the dialect has
-/props) and in an X-Strata-Simulator response header on every response, and no
-scenario can remove or change that, so a run against it is always
-nonconforming (the result names every trace it left). Stop it with Ctrl-C.
+(llama.cpp b10470 by default), each with that engine's reading of the
+reasoning budget, and --reasoning-budget sets a server-level budget as
+llama-server's does. The other dialects ("strata", "vllm", "sglang",
+"ollama", "ik_llama.cpp", "lmstudio", "tabbyapi") serve that engine's
+identification endpoints and streaming wire instead, with the same simulated
+model.
+
+"strata" ("strata-server" is its old name) speaks as Strata's own server as
+its source shows it (Niko1221/Strata serve/server.py @452325a9, with
+serve/frontend.py): GET /health and /api/health (always 200, service
+"strata"), /v1/status (engine: the simulator's version), /props (503 "the
+engine is not running" while loading; build_info "Strata <version>"), /slots,
+/v1/models, /metrics, streaming POST /v1/chat/completions (role chunk first,
+": keep-alive" comments while the prompt is read, usage and timings on the
+final chunk, HTTP/1.0 semantics with Connection: close) and POST
+/v1/messages/count_tokens ({"input_tokens": N}); no /tokenize or
+/apply-template. With --api-key-env NAME the key is read from that
+environment variable and every POST and those GET routes but /health answer
+401 without "Authorization: Bearer KEY" or "x-api-key: KEY".
+
+It says it is a simulator in an X-Strata-Simulator response header on every
+response (and in /props where the dialect is llama-server's), and no scenario
+can remove or change that, so a run against it is always nonconforming (the
+result names every trace it left). Stop it with Ctrl-C.
 
 Scenario file (JSON; an unknown field is an error). Request IDs are the
 protocol's, e.g. "performance-prompt-4k-r2" or "sanity-I1" (see a
@@ -39,14 +54,17 @@ request's own entry:
                                     removes one; not the simulator's markers)
    "no_slots": true                 /slots answers 501 (no --slots)
    "no_template_endpoints": true    /apply-template and /tokenize answer 404
-   "tokenize_skew": {"ID": N}       add N to /tokenize's count of ID's prompt
+   "tokenize_skew": {"ID": N}       add N to /tokenize's (strata: count_tokens')
+                                    count of ID's prompt
    "captures_dir": "DIR",           where "replay" files are read from
    "vllm_per_request_metrics": false    vllm: no usage-chunk "metrics"
    "vllm_prompt_tokens_details": false  vllm: no usage.prompt_tokens_details
    "sglang_reject_xhigh": true      sglang: an older SGLang, 400 on a
                                     reasoning_effort other than low/medium/high
-   "tabbyapi_no_timings": true}     tabbyapi: an older TabbyAPI, usage with
+   "tabbyapi_no_timings": true      tabbyapi: an older TabbyAPI, usage with
                                     the three counts only
+   "strata_props_unavailable": true}  strata: /props answers 503 "the engine
+                                    is not running" throughout
 Each behaviour ({...}) may set:
   output     "reasoning_tokens": N, "answer_tokens": N, "answer": "TEXT",
              "tool_call": {"name": "NAME", "arguments": "EXACT JSON TEXT"},
@@ -91,9 +109,10 @@ func newSimulate(env Env) *cobra.Command {
 	f.Float64Var(&cfg.Accuracy, "accuracy", cfg.Accuracy, "share of sanity cases answered right (0-1)")
 	f.IntVar(&cfg.Slots, "slots", cfg.Slots, "parallel slots (llama-server's -np)")
 	f.IntVar(&cfg.ContextTokens, "context", cfg.ContextTokens, "per-slot context size reported in /props")
-	f.DurationVar(&cfg.LoadTime, "load-time", cfg.LoadTime, "how long /health answers 503 (loading)")
+	f.DurationVar(&cfg.LoadTime, "load-time", cfg.LoadTime, "how long /health answers 503 (loading; strata: /props answers 503 and chat requests wait)")
 	f.StringVar(&cfg.ModelPath, "model-path", cfg.ModelPath, "model path reported by /props")
-	f.StringVar(&cfg.Dialect, "dialect", cfg.Dialect, `the engine to speak as: "llama.cpp" (of --build), "strata-server" (GET /v1/status), "unknown", "vllm", "sglang", "ollama", "ik_llama.cpp", "lmstudio" or "tabbyapi"`)
+	f.StringVar(&cfg.Dialect, "dialect", cfg.Dialect, `the engine to speak as: "llama.cpp" (of --build), "strata" (Strata's server; "strata-server" is its old name), "unknown", "vllm", "sglang", "ollama", "ik_llama.cpp", "lmstudio" or "tabbyapi"`)
+	f.StringVar(&o.apiKeyEnv, "api-key-env", "", "strata dialect: require the API key held in this environment variable (as Strata's --api-key)")
 	f.IntVar(&cfg.Build, "build", cfg.Build, "the llama.cpp build number to speak as (per-request reasoning budgets arrived in b9982)")
 	f.IntVar(&o.budget, "reasoning-budget", -1, "server-level reasoning budget, as llama-server's (-1 unrestricted; env LLAMA_ARG_THINK_BUDGET)")
 	f.StringVar(&o.modelDir, "model-dir", "", "write a small stand-in GGUF here and report it as the model")
@@ -106,10 +125,10 @@ func newSimulate(env Env) *cobra.Command {
 
 // simulateOptions are engine simulate's flags.
 type simulateOptions struct {
-	cfg                              simengine.Config
-	host, scenario, modelDir, banner string
-	speed                            float64
-	port, budget                     int
+	cfg                                         simengine.Config
+	host, scenario, modelDir, banner, apiKeyEnv string
+	speed                                       float64
+	port, budget                                int
 }
 
 // runSimulate checks the flags and serves until the context ends.
@@ -137,6 +156,15 @@ func runSimulate(cmd *cobra.Command, env Env, o simulateOptions) error {
 		return usagef("--reasoning-budget %d: expected -1 (unrestricted) or a token count", budget)
 	}
 	cfg.ReasoningBudget = &budget
+	if o.apiKeyEnv != "" {
+		// As Strata's api_key_of: surrounding whitespace is not part of the
+		// key, and an empty key is refused (Strata exits 2 on one).
+		key := strings.TrimSpace(env.Getenv(o.apiKeyEnv))
+		if key == "" {
+			return usagef("--api-key-env %s: the environment variable is unset or empty; expected the API key", o.apiKeyEnv)
+		}
+		cfg.APIKey = key
+	}
 	if o.scenario != "" {
 		s, err := simengine.LoadScenario(env.Path(o.scenario))
 		if err != nil {
@@ -187,6 +215,8 @@ func (o simulateOptions) check() error {
 		return usagef("--dialect %q: expected one of %s", cfg.Dialect, strings.Join(simengine.Dialects(), ", "))
 	case cfg.Build <= 0:
 		return usagef("--build %d: expected a positive llama.cpp build number", cfg.Build)
+	case o.apiKeyEnv != "" && cfg.Dialect != simengine.DialectStrata && cfg.Dialect != simengine.DialectStrataAlias:
+		return usagef("--api-key-env: only the strata dialect asks for a key (--dialect %s)", cfg.Dialect)
 	}
 	return nil
 }

@@ -14,13 +14,17 @@ import (
 
 // Dialects the simulator can speak, so the runner's dialect decisions have
 // fast tests: llama.cpp of a given build (the per-request reasoning budget
-// arrived in b9982), Strata's own server (GET /v1/status), and an engine
-// strata cannot identify.
+// arrived in b9982), Strata's own server (as its source shows it:
+// strata.go), and an engine strata cannot identify.
 const (
 	DialectLlamaCpp = "llama.cpp"
-	DialectStrata   = "strata-server"
+	DialectStrata   = "strata"
 	DialectUnknown  = "unknown"
 )
+
+// DialectStrataAlias is the Strata dialect's former name, still accepted
+// (old scenarios and scripts name it); New reads it as DialectStrata.
+const DialectStrataAlias = "strata-server"
 
 // Dialects of other engines: each serves that engine's identification
 // endpoints and streaming wire (shapes from the engines' sources, cited in
@@ -40,8 +44,12 @@ func Dialects() []string {
 		DialectOllama, DialectIKLlama, DialectLMStudio, DialectTabbyAPI}
 }
 
-// KnownDialect reports whether d is one of Dialects.
+// KnownDialect reports whether d is one of Dialects (or the Strata
+// dialect's former name).
 func KnownDialect(d string) bool {
+	if d == DialectStrataAlias {
+		return true
+	}
 	for _, k := range Dialects() {
 		if d == k {
 			return true
@@ -51,11 +59,11 @@ func KnownDialect(d string) bool {
 }
 
 // llamaServer reports whether the dialect is served by the llama-server
-// handlers (llama.cpp, Strata's server and the unknown engine), whose wire
-// stays as it always was.
+// handlers (llama.cpp and the unknown engine), whose wire stays as it
+// always was.
 func (s *Server) llamaServer() bool {
 	switch s.cfg.Dialect {
-	case DialectLlamaCpp, DialectStrata, DialectUnknown:
+	case DialectLlamaCpp, DialectUnknown:
 		return true
 	}
 	return false
@@ -121,11 +129,15 @@ const DefaultBuild = 10470
 func Version() string { return "strata-simulator-" + version.Version }
 
 // BuildInfo is what the simulator reports as its build: llama.cpp's
-// b<build>-<commit> form when it speaks as llama.cpp, its own name
-// otherwise.
+// b<build>-<commit> form when it speaks as llama.cpp, Strata's "Strata
+// <version>" with the simulator's own version when it speaks as Strata
+// (serve/server.py @452325a9 Handler._props), its own name otherwise.
 func (s *Server) BuildInfo() string {
-	if s.cfg.Dialect == DialectLlamaCpp {
+	switch s.cfg.Dialect {
+	case DialectLlamaCpp:
 		return fmt.Sprintf("b%d-5151a7e", s.cfg.Build)
+	case DialectStrata:
+		return "Strata " + Version()
 	}
 	return Version()
 }
@@ -137,8 +149,8 @@ func (s *Server) BuildInfo() string {
 //     --reasoning-budget, 0 ends thinking at once, N is the budget;
 //   - llama.cpp before b9982 ignores reasoning_budget_tokens (only
 //     thinking_budget_tokens and the server's budget apply);
-//   - Strata's server reads reasoning_budget_tokens with 0 as "no custom
-//     budget";
+//   - Strata's server reads reasoning_budget_tokens with 0 or less as no
+//     budget (serve/server.py @452325a9 Service.reasoning_budget);
 //   - an unknown engine is simulated as the current llama.cpp.
 func (s *Server) effectiveBudget(req *chatRequest) int {
 	server := -1
@@ -153,10 +165,14 @@ func (s *Server) effectiveBudget(req *chatRequest) int {
 	}
 	switch {
 	case s.cfg.Dialect == DialectStrata:
-		if req.ReasoningBudget == nil || *req.ReasoningBudget == 0 {
-			return server
+		v := server // the request's value, else the config's
+		if req.ReasoningBudget != nil {
+			v = *req.ReasoningBudget
 		}
-		return *req.ReasoningBudget
+		if v <= 0 {
+			return -1
+		}
+		return v
 	case s.cfg.Dialect == DialectLlamaCpp && s.cfg.Build < 9982:
 		return pick(req.ThinkingBudget)
 	}
@@ -164,21 +180,6 @@ func (s *Server) effectiveBudget(req *chatRequest) int {
 		return pick(req.ReasoningBudget)
 	}
 	return pick(req.ThinkingBudget)
-}
-
-// status serves Strata's GET /v1/status: the version and the configuration
-// objects (the simulator has none of those options).
-func (s *Server) status(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.Dialect != DialectStrata {
-		writeError(w, 404, "not_found_error", "File Not Found")
-		return
-	}
-	cfg := map[string]any{}
-	for _, name := range []string{"kv_cache", "expert_cache", "offloading", "prefill", "mtp", "calibration", "experimental_options"} {
-		cfg[name] = map[string]any{}
-	}
-	writeJSON(w, 200, map[string]any{"version": "0.2.1", "engine_version": Version(), "model": s.cfg.ModelPath,
-		"slots": s.cfg.Slots, "configuration": cfg})
 }
 
 // template is the chat template the simulator serves: the scenario's

@@ -69,6 +69,15 @@ func toolArgs(raw json.RawMessage) string {
 	return s
 }
 
+// compactJSON is raw without insignificant spaces, its key order kept.
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
 func (s *Server) plan(req *chatRequest, id string, fx *fixtures.Fixture, b Behaviour, rng *rand.Rand) plan {
 	var p plan
 	nr := s.cfg.ReasoningTokens
@@ -99,7 +108,13 @@ func (s *Server) plan(req *chatRequest, id string, fx *fixtures.Fixture, b Behav
 		switch e.Kind {
 		case protocol.ExpectToolCall:
 			if right && !b.NoToolCall {
-				p.tool = &ToolCallSpec{Name: e.Function, Arguments: toolArgs(e.Arguments)}
+				args := toolArgs(e.Arguments)
+				if s.cfg.Dialect == DialectStrata {
+					// serve/server.py @452325a9 openai_chunks: Strata builds
+					// the arguments without spaces between members.
+					args = compactJSON(e.Arguments)
+				}
+				p.tool = &ToolCallSpec{Name: e.Function, Arguments: args}
 			} else {
 				p.answer = chop(fmt.Sprintf("I would call %s, but I will describe it instead.", e.Function))
 			}

@@ -95,6 +95,10 @@ type Scenario struct {
 	// TabbyAPINoTimings speaks as an older TabbyAPI whose usage has only
 	// the three counts.
 	TabbyAPINoTimings *bool `json:"tabbyapi_no_timings,omitempty"`
+	// StrataPropsUnavailable makes Strata's /props answer 503 "the engine
+	// is not running" throughout, as it does while its engine is down
+	// (serve/server.py @452325a9 Handler._props).
+	StrataPropsUnavailable bool `json:"strata_props_unavailable,omitempty"`
 }
 
 // MaxScenarioBytes bounds a scenario file (a few lines of JSON).

@@ -8,13 +8,15 @@
 // reasoning length, mostly right answers) so a first run works without a
 // GPU; a Scenario scripts each request's behaviour and faults for tests, and
 // can replay real llama-server captures. It says what it is in /props
-// (strata_simulator: true) and in an X-Strata-Simulator header on every
-// response, whatever a scenario says, so a result from it can never pass
-// for a real run (dialect.SimulatorTraces names every trace it leaves).
+// (strata_simulator: true, where the dialect is llama-server's) and in an
+// X-Strata-Simulator header on every response, whatever a scenario says, so
+// a result from it can never pass for a real run (dialect.SimulatorTraces
+// names every trace it leaves).
 //
-// The other dialects (vLLM, SGLang, Ollama, ik_llama.cpp, LM Studio,
-// TabbyAPI; engines.go and wire.go) serve that engine's identification
-// endpoints and streaming wire over the same simulated model.
+// The other dialects (Strata's own server, strata.go; vLLM, SGLang, Ollama,
+// ik_llama.cpp, LM Studio, TabbyAPI, engines.go and wire.go) serve that
+// engine's identification endpoints and streaming wire over the same
+// simulated model.
 package simengine
 
 import (
@@ -57,15 +59,16 @@ type Config struct {
 	Slots int
 	// ContextTokens is the per-slot context.
 	ContextTokens int
-	// LoadTime is how long /health answers 503.
+	// LoadTime is how long /health answers 503 (Strata's: /props, while
+	// /health says loaded false and chat requests wait).
 	LoadTime time.Duration
 	// ModelPath is reported by /props (model_path) and /v1/models.
 	ModelPath string
 	// Bundle supplies exact prompt token counts and expected answers.
 	Bundle   *fixtures.Bundle
 	Scenario *Scenario
-	// Dialect is the engine the simulator speaks as (DialectLlamaCpp with
-	// Build, DialectStrata or DialectUnknown); "" is llama.cpp DefaultBuild.
+	// Dialect is the engine the simulator speaks as (one of Dialects;
+	// DialectLlamaCpp with Build); "" is llama.cpp DefaultBuild.
 	Dialect string
 	Build   int
 	// ReasoningBudget is the server-level budget, as llama-server's
@@ -74,6 +77,10 @@ type Config struct {
 	// Template is the chat template served in /props and used by
 	// /apply-template (the bundle's; "" serves a minimal stand-in).
 	Template string
+	// APIKey, when set, is the key Strata's server asks for (its
+	// --api-key): the Strata dialect then answers 401 to every POST and to
+	// the GET routes Strata protects without it (strata.go).
+	APIKey string
 
 	// Options of the other engines' dialects (a scenario may override
 	// each). VLLMPerRequestMetrics is vLLM's --enable-per-request-metrics
@@ -126,16 +133,24 @@ type Server struct {
 	seen    map[string]bool   // every prompt served: the host-memory prompt cache
 	task    int64
 	served  int64
-	srv     *http.Server
-	ln      net.Listener
-	dead    chan struct{}
-	dieOnce sync.Once
+	// What Strata's /v1/status and /slots report: requests inside the
+	// chat handler, when one last arrived or ended, the last timings, and
+	// the slots generating now.
+	inFlight      int64
+	lastRequestAt time.Time
+	lastTimings   obj
+	busy          map[int]bool
+	srv           *http.Server
+	ln            net.Listener
+	dead          chan struct{}
+	dieOnce       sync.Once
 }
 
 type slotState struct {
-	prompt string
-	params map[string]any
-	task   int64
+	prompt       string
+	promptTokens int
+	params       map[string]any
+	task         int64
 }
 
 // New returns a server for cfg (not yet listening).
@@ -144,14 +159,17 @@ func New(cfg Config) *Server {
 		cfg.Slots = 1
 	}
 	cfg.Now = clock.Or(cfg.Now)
-	if cfg.Dialect == "" {
+	switch cfg.Dialect {
+	case "":
 		cfg.Dialect = DialectLlamaCpp
+	case DialectStrataAlias:
+		cfg.Dialect = DialectStrata
 	}
 	if cfg.Dialect == DialectLlamaCpp && cfg.Build == 0 {
 		cfg.Build = DefaultBuild
 	}
 
-	s := &Server{cfg: cfg, slots: make(chan int, cfg.Slots), last: map[int]slotState{}, seen: map[string]bool{}, dead: make(chan struct{})}
+	s := &Server{cfg: cfg, slots: make(chan int, cfg.Slots), last: map[int]slotState{}, busy: map[int]bool{}, seen: map[string]bool{}, dead: make(chan struct{})}
 	for i := 0; i < cfg.Slots; i++ {
 		s.slots <- i
 	}
@@ -218,6 +236,9 @@ func (s *Server) die() {
 // Handler routes the llama-server endpoints, or the other engine's of a
 // non-llama dialect (engines.go).
 func (s *Server) Handler() http.Handler {
+	if s.cfg.Dialect == DialectStrata {
+		return s.serverHeader(s.strataMux())
+	}
 	if !s.llamaServer() {
 		return s.serverHeader(s.engineMux())
 	}
@@ -228,7 +249,6 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /models", s.models)
 	mux.HandleFunc("GET /slots", s.slotsHandler)
 	mux.HandleFunc("GET /metrics", s.metrics)
-	mux.HandleFunc("GET /v1/status", s.status)
 	mux.HandleFunc("POST /apply-template", s.applyTemplate)
 	mux.HandleFunc("POST /tokenize", s.tokenize)
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
@@ -299,9 +319,7 @@ func (s *Server) props(w http.ResponseWriter, r *http.Request) {
 		"model_path":    s.cfg.ModelPath,
 		"chat_template": s.template(),
 	}
-	if s.cfg.Dialect != DialectStrata {
-		p["build_info"] = s.BuildInfo()
-	}
+	p["build_info"] = s.BuildInfo()
 	writeJSON(w, 200, s.markedProps(p))
 }
 
@@ -387,38 +405,26 @@ type chatRequest struct {
 var caseMarker = regexp.MustCompile(`^\[case ([A-Za-z0-9-]+)\]\n`)
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	strata := s.cfg.Dialect == DialectStrata
 	if s.loading() {
-		writeError(w, 503, "unavailable_error", "Loading model")
-		return
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	if err != nil {
-		writeError(w, 500, "server_error", err.Error())
-		return
-	}
-	var req chatRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		writeError(w, 500, "server_error", "[json.exception.parse_error] "+err.Error())
-		return
-	}
-	if len(req.Messages) == 0 {
-		writeError(w, 400, "invalid_request_error", "'messages' is required")
-		return
-	}
-	if v, ok := req.ChatTemplateKwargs["enable_thinking"]; ok {
-		if _, isBool := v.(bool); !isBool {
-			writeError(w, 400, "invalid_request_error", `invalid type for "enable_thinking" (expected boolean, got string)`)
+		if !strata {
+			writeError(w, 503, "unavailable_error", "Loading model")
+			return
+		}
+		// Strata's server starts its engine and the request waits for it
+		// (serve/server.py @452325a9 Service.load): no 503 while loading.
+		if !sleepCtx(r.Context(), s.cfg.LoadTime-s.cfg.Now().Sub(s.started)) {
 			return
 		}
 	}
-	if s.cfg.Dialect == DialectSGLang && s.sglangRejectXHigh() && sglangRejects(w, req.ReasoningEffort) {
+	s.arrive(1)
+	defer s.arrive(-1)
+	req, ok := s.readChat(w, r)
+	if !ok {
 		return
 	}
 	arrived := s.cfg.Now()
-	id := ""
-	if m := caseMarker.FindStringSubmatch(req.Messages[0].Content); m != nil {
-		id = m[1]
-	}
+	id := caseID(req)
 	b := s.cfg.Scenario.For(id)
 	if b.StallBeforeMS > 0 {
 		if !sleepCtx(r.Context(), time.Duration(b.StallBeforeMS)*time.Millisecond) {
@@ -434,7 +440,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		if b.HTTPStatus >= 500 {
 			typ = "server_error"
 		}
-		writeError(w, b.HTTPStatus, typ, msg)
+		s.chatError(w, b.HTTPStatus, typ, msg)
 		return
 	}
 	// A slot takes the request; until then the client gets nothing, not
@@ -445,7 +451,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 		return
 	}
-	defer func() { s.slots <- slot }()
+	s.setBusy(slot, true)
+	defer func() {
+		s.setBusy(slot, false)
+		s.slots <- slot
+	}()
 	if b.HTML {
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(200)
@@ -460,7 +470,85 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		flood(w, r, b.Flood)
 		return
 	}
-	s.generate(w, r, &req, id, slot, b, s.cfg.Now().Sub(arrived))
+	s.generate(w, r, req, id, slot, b, s.cfg.Now().Sub(arrived))
+}
+
+// readChat reads and checks a chat body, answering the dialect's error
+// when it is not one; ok is false then.
+func (s *Server) readChat(w http.ResponseWriter, r *http.Request) (req *chatRequest, ok bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err != nil {
+		writeError(w, 500, "server_error", err.Error())
+		return nil, false
+	}
+	req = &chatRequest{}
+	strata := s.cfg.Dialect == DialectStrata
+	switch err := json.Unmarshal(body, req); {
+	case err != nil && strata: // a ValueError: Handler._post's 400
+		strataError(w, 400, "invalid_request_error", err.Error())
+		return nil, false
+	case err != nil:
+		writeError(w, 500, "server_error", "[json.exception.parse_error] "+err.Error())
+		return nil, false
+	case len(req.Messages) == 0 && strata:
+		strataError(w, 400, "invalid_request_error", "messages must be a list of objects")
+		return nil, false
+	case len(req.Messages) == 0:
+		writeError(w, 400, "invalid_request_error", "'messages' is required")
+		return nil, false
+	}
+	if strata {
+		// frontend.py effort_kwargs: an unknown effort is a 400.
+		if _, err := strataEffort(req.ReasoningEffort); err != nil {
+			strataError(w, 400, "invalid_request_error", err.Error())
+			return nil, false
+		}
+	} else if v, ok := req.ChatTemplateKwargs["enable_thinking"]; ok {
+		if _, isBool := v.(bool); !isBool {
+			writeError(w, 400, "invalid_request_error", `invalid type for "enable_thinking" (expected boolean, got string)`)
+			return nil, false
+		}
+	}
+	if s.cfg.Dialect == DialectSGLang && s.sglangRejectXHigh() && sglangRejects(w, req.ReasoningEffort) {
+		return nil, false
+	}
+	return req, true
+}
+
+// chatError is a chat request's error answer in the dialect's shape.
+func (s *Server) chatError(w http.ResponseWriter, status int, typ, msg string) {
+	if s.cfg.Dialect == DialectStrata {
+		strataError(w, status, typ, msg)
+		return
+	}
+	writeError(w, status, typ, msg)
+}
+
+// caseID is a bundle request's ID, from the [case <id>] marker that starts
+// its first message ("" for any other request).
+func caseID(req *chatRequest) string {
+	if len(req.Messages) == 0 {
+		return ""
+	}
+	if m := caseMarker.FindStringSubmatch(req.Messages[0].Content); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// arrive counts a chat request in (+1) or out (-1), for Strata's
+// /v1/status activity.
+func (s *Server) arrive(d int64) {
+	s.mu.Lock()
+	s.inFlight += d
+	s.lastRequestAt = s.cfg.Now()
+	s.mu.Unlock()
+}
+
+func (s *Server) setBusy(slot int, on bool) {
+	s.mu.Lock()
+	s.busy[slot] = on
+	s.mu.Unlock()
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {
@@ -568,10 +656,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 
 	// Prompt accounting: exact counts for bundle prompts; the cache reuses
 	// the common prefix with what this slot held last, like llama.cpp.
-	promptTokens := estimateTokens(prompt)
-	if fx != nil && sameMessages(fx, req) {
-		promptTokens = fx.InputTokens
-	}
+	promptTokens := s.countPrompt(req, fx)
 	s.mu.Lock()
 	prev := s.last[slot]
 	s.task++
@@ -593,12 +678,20 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 		cached = promptTokens
 	}
 	s.mu.Lock()
-	s.last[slot] = slotState{prompt: prompt, task: task, params: s.slotParams(req, limit, b)}
+	s.last[slot] = slotState{prompt: prompt, promptTokens: promptTokens, task: task, params: s.slotParams(req, limit, b)}
 	s.mu.Unlock()
 
 	// What to say.
 	plan := s.plan(req, id, fx, b, rng)
+	strata := s.cfg.Dialect == DialectStrata
 	w.Header().Set("Content-Type", "text/event-stream")
+	if strata {
+		// serve/server.py @452325a9 Handler._sse: HTTP/1.0, no length, the
+		// stream ends by closing (Connection: close from strataGate;
+		// identity makes net/http close instead of chunking).
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("Transfer-Encoding", "identity")
+	}
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(200)
 	fl.Flush()
@@ -607,17 +700,38 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 	var ew *engineWire
 	if !s.llamaServer() {
 		ew = s.newEngineWire(cw, req, promptTokens, cached, queued, b)
+		ew.task = task
 	}
-	if b.StallAfterMS > 0 && !sleepCtx(r.Context(), time.Duration(b.StallAfterMS)*time.Millisecond) {
+	if strata {
+		// server.py @452325a9 openai_chunks: "chatcmpl-<24 hex>", the
+		// configured model name.
+		cw.id, cw.model = fmt.Sprintf("chatcmpl-%024x", task), s.strataModel()
+		ew.role() // Strata's role chunk goes out before the engine runs
+	}
+	wait := func(d time.Duration) bool {
+		if strata {
+			return ew.strataWait(r.Context(), d)
+		}
+		return sleepCtx(r.Context(), d)
+	}
+	if b.StallAfterMS > 0 && !wait(time.Duration(b.StallAfterMS)*time.Millisecond) {
 		return
 	}
 	readN := promptTokens - cached
 	promptDur := time.Duration(float64(readN) / s.cfg.PromptTPS * float64(time.Second))
 	for i := 0; i < b.KeepAlives; i++ {
-		cw.raw(":\n\n")
+		if strata {
+			cw.raw(": keep-alive\n\n")
+		} else {
+			cw.raw(":\n\n")
+		}
 	}
 	prefillStart := s.cfg.Now()
-	if !sleepCtx(r.Context(), promptDur) {
+	if strata {
+		if !ew.strataPrefill(r.Context(), readN, promptDur) {
+			return
+		}
+	} else if !sleepCtx(r.Context(), promptDur) {
 		return
 	}
 	lead := 1 // the first token takes one decode step after the prefill
@@ -647,6 +761,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 			break
 		}
 		if b.ErrorEventAfter != nil && emitted == *b.ErrorEventAfter {
+			if strata {
+				ew.strataStreamError(b.ErrorMessage)
+				return
+			}
 			cw.raw(`data: {"error":{"code":500,"message":"The model produced output that does not match the expected peg-native format","type":"server_error"}}` + "\n\n")
 			return
 		}
@@ -763,6 +881,17 @@ func promptText(req *chatRequest) string {
 		b.WriteString("<|im_start|>" + m.Role + "\n" + m.Content + "<|im_end|>\n")
 	}
 	return b.String()
+}
+
+// countPrompt is the simulator's count of a chat body's prompt: a bundle
+// request (fx, its messages unchanged) has the fixture's frozen count,
+// anything else an estimate. Strata's count_tokens counts with it too, so
+// the count and the chat's usage agree.
+func (s *Server) countPrompt(req *chatRequest, fx *fixtures.Fixture) int {
+	if fx != nil && sameMessages(fx, req) {
+		return fx.InputTokens
+	}
+	return estimateTokens(promptText(req))
 }
 
 // estimateTokens approximates a count for prompts outside the bundle.

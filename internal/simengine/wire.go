@@ -18,6 +18,8 @@ type engineWire struct {
 	cached       int
 	queued       time.Duration
 	b            Behaviour
+	task         int64
+	roleSent     bool
 
 	prefillStart time.Time
 	promptDur    time.Duration
@@ -110,6 +112,13 @@ func (e *engineWire) role() {
 	case DialectIKLlama:
 		// server-task.cpp @04786943: llama-server's role chunk.
 		e.write([]any{e.choice(map[string]any{"role": "assistant", "content": nil}, nil)}, nil)
+	case DialectStrata:
+		// serve/server.py @452325a9 openai_chunks: always first, before the
+		// engine runs (generate writes it then; later calls are no-ops).
+		if !e.roleSent {
+			e.strataChunk(obj{{"role", "assistant"}, {"content", ""}}, nil)
+			e.roleSent = true
+		}
 	case DialectOllama, DialectTabbyAPI:
 		// Ollama puts role in every delta (openai.go @00988753 ToChunk);
 		// TabbyAPI never sends role (endpoints/OAI/utils/chat_completion.py
@@ -149,6 +158,8 @@ func (e *engineWire) token(d map[string]any) {
 		return
 	}
 	switch e.dialect {
+	case DialectStrata:
+		e.strataDelta(d)
 	case DialectSGLang:
 		e.write([]any{e.choice(sglangDelta(d), nil)}, nil)
 	case DialectOllama:
@@ -186,6 +197,8 @@ func (e *engineWire) counts(completion int) map[string]any {
 func (e *engineWire) finish(finish string, emitted int, decodeDur time.Duration) {
 	usage := e.includeUsage && !e.b.OmitUsage
 	switch e.dialect {
+	case DialectStrata:
+		e.strataFinish(finish, emitted, decodeDur)
 	case DialectVLLM:
 		// serving.py @006c49d4: the last choice carries finish_reason and
 		// vLLM's stop_reason; then, with include_usage, a chunk with
