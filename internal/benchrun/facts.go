@@ -154,6 +154,10 @@ func gatherFacts(ctx context.Context, p session, t *target, srv record.Server, v
 	if srv.Dialect.ConfigFrom() == dialect.ConfigStrataFile {
 		var dir string
 		if strataFile, dir, strataErr = readStrataFile(view, in.EngineDir); strataErr == nil {
+			// /props model_path is the --native value as written, relative
+			// to the engine's cwd, which the file names: the file's own
+			// names are hashed instead.
+			in.ModelPath, in.ModelPathNote = "", ""
 			in.ModelNamed, in.ModelNamedDir = engineconfig.StrataModelFiles(strataFile.Args), dir
 			in.ModelNamedFrom = "Strata's config file " + strataFile.Name
 		}

@@ -3,12 +3,16 @@ package cli
 import (
 	"fmt"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/engineconfig"
+	"github.com/strata-bench/strata/internal/inputfile"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/simengine"
 )
@@ -113,6 +117,7 @@ func newSimulate(env Env) *cobra.Command {
 	f.StringVar(&cfg.ModelPath, "model-path", cfg.ModelPath, "model path reported by /props")
 	f.StringVar(&cfg.Dialect, "dialect", cfg.Dialect, `the engine to speak as: "llama.cpp" (of --build), "strata" (Strata's server; "strata-server" is its old name), "unknown", "vllm", "sglang", "ollama", "ik_llama.cpp", "lmstudio" or "tabbyapi"`)
 	f.StringVar(&o.apiKeyEnv, "api-key-env", "", "strata dialect: require the API key held in this environment variable (as Strata's --api-key)")
+	f.StringVar(&o.config, "config", "", "strata dialect: a Strata config file (strata-<model>.json) whose args set the context (--max-context) and the model_path (--native), as Strata's server reads them")
 	f.IntVar(&cfg.Build, "build", cfg.Build, "the llama.cpp build number to speak as (per-request reasoning budgets arrived in b9982)")
 	f.IntVar(&o.budget, "reasoning-budget", -1, "server-level reasoning budget, as llama-server's (-1 unrestricted; env LLAMA_ARG_THINK_BUDGET)")
 	f.StringVar(&o.modelDir, "model-dir", "", "write a small stand-in GGUF here and report it as the model")
@@ -127,6 +132,7 @@ func newSimulate(env Env) *cobra.Command {
 type simulateOptions struct {
 	cfg                                         simengine.Config
 	host, scenario, modelDir, banner, apiKeyEnv string
+	config                                      string
 	speed                                       float64
 	port, budget                                int
 }
@@ -164,6 +170,11 @@ func runSimulate(cmd *cobra.Command, env Env, o simulateOptions) error {
 			return usagef("--api-key-env %s: the environment variable is unset or empty; expected the API key", o.apiKeyEnv)
 		}
 		cfg.APIKey = key
+	}
+	if o.config != "" {
+		if err := strataConfig(env, o.config, &cfg); err != nil {
+			return err
+		}
 	}
 	if o.scenario != "" {
 		s, err := simengine.LoadScenario(env.Path(o.scenario))
@@ -217,6 +228,34 @@ func (o simulateOptions) check() error {
 		return usagef("--build %d: expected a positive llama.cpp build number", cfg.Build)
 	case o.apiKeyEnv != "" && cfg.Dialect != simengine.DialectStrata && cfg.Dialect != simengine.DialectStrataAlias:
 		return usagef("--api-key-env: only the strata dialect asks for a key (--dialect %s)", cfg.Dialect)
+	}
+	return nil
+}
+
+// strataConfig reads a Strata config file as Strata's server does for what
+// the simulator models of it (serve/server.py @452325a9 main,
+// StrataEngine.__init__): --max-context is the context, and model_path is
+// the value after --native (else --pack), as written.
+func strataConfig(env Env, name string, cfg *simengine.Config) error {
+	if cfg.Dialect != simengine.DialectStrata && cfg.Dialect != "strata-server" {
+		return usagef("--config: only the strata dialect reads a Strata config file (--dialect %s)", cfg.Dialect)
+	}
+	data, err := inputfile.Read(env.Path(name), 4<<20)
+	if err != nil {
+		return usagef("--config: %v", err)
+	}
+	file, err := dialect.ParseStrataFile(filepath.Base(name), data)
+	if err != nil {
+		return usagef("--config: %v", err)
+	}
+	if n := engineconfig.StrataContext(file.Args); n > 0 {
+		cfg.ContextTokens = int(n)
+	}
+	for _, flag := range []string{"--native", "--pack"} {
+		if v := engineconfig.StrataValue(file.Args, flag); v != "" {
+			cfg.ModelPath = v
+			break
+		}
 	}
 	return nil
 }

@@ -239,7 +239,10 @@ const (
 
 // ConfigFrom is where this engine's option objects are read.
 func (d Dialect) ConfigFrom() ConfigFrom {
-	if d.Simulated {
+	// The simulator speaking as Strata's server reads a Strata config file
+	// (engine simulate --config) as the server does, so that file is read;
+	// otherwise it has none of these options.
+	if d.Simulated && factsOf(d.Engine).config != ConfigStrataFile {
 		return ConfigSimulator
 	}
 	return factsOf(d.Engine).config

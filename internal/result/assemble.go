@@ -622,6 +622,10 @@ func thinkingEvidence(rec *record.Run) *contract.Thinking {
 // engineVersion is the result's software.engine_version, or why it is null.
 func engineVersion(srv record.Server) (*string, string) {
 	switch {
+	case srv.Dialect.Simulated && dialect.IsSimulatorVersion(srv.BuildInfo):
+		// The engine's version source already names the simulator (as
+		// Strata's server it says "Strata strata-simulator-…").
+		return ptr(srv.BuildInfo), ""
 	case srv.Dialect.Simulated:
 		// The simulator's own name, so no reader takes it for the engine it
 		// speaks as.
