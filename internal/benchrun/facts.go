@@ -124,7 +124,7 @@ func (h *prehash) wait() bool {
 func gatherFacts(ctx context.Context, p session, t *target, srv record.Server, view dialect.EngineView, lp *localproc.Process, h *prehash) record.Facts {
 	in := provenance.Inputs{Workdir: p.Dir, Executable: p.Executable, Runner: p.Probe,
 		Root: p.Root, GOOS: runtime.GOOS, ModelDir: p.Dir, EngineDir: p.Dir, Rehash: h.rehash, Cache: h.cache,
-		ModelPath: srv.ModelPath, EngineArgs: view.Args}
+		ModelPath: srv.ModelPath, EngineArgs: view.Args, Engine: view}
 	relative := srv.ModelPath != "" && !filepath.IsAbs(srv.ModelPath)
 	switch {
 	case t.prof != nil:

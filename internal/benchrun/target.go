@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/record"
 
 	"github.com/strata-bench/strata/bench/prompts"
@@ -271,7 +272,7 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 		_, metrics, merr := c.Get(ctx, contract.ReqMetrics, 5*time.Second)
 		_, slots, _ := c.Get(ctx, "/slots", 5*time.Second)
 		sb := engine.CountServed(metrics, merr, slots)
-		out.Line("using the engine already serving at %s (left running; %s)", c.BaseURL(), engine.ServedSummary(sb))
+		out.Line("using the engine already serving at %s (left running; %s)", c.BaseURL(), derive.Served(sb))
 		return &sb, nil, nil
 	}
 	if prof == nil {

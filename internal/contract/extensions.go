@@ -1,6 +1,10 @@
 package contract
 
-import "github.com/strata-bench/strata/internal/dialect"
+import (
+	"encoding/json"
+
+	"github.com/strata-bench/strata/internal/dialect"
+)
 
 // Extensions is results.json's extensions: what strata records beyond the
 // contract, one typed block each. Assembly writes it; validate, report,
@@ -27,9 +31,49 @@ type Extensions struct {
 	Install   *Install   `json:"install,omitempty"`
 	// MachineSources names where each machine fact came from.
 	MachineSources map[string]string `json:"machine_sources,omitempty"`
-	ModelHashing   *ModelHashing     `json:"model_hashing,omitempty"`
-	ModelCheck     *ModelCheck       `json:"model_check,omitempty"`
-	GGUF           *GGUF             `json:"gguf,omitempty"`
+	// SelectedDevices are the GPUs the engine was told to use (the spec's
+	// "selected device indices"), tied to hardware.gpus.
+	SelectedDevices *SelectedDevices `json:"selected_devices,omitempty"`
+	ModelHashing    *ModelHashing    `json:"model_hashing,omitempty"`
+	ModelCheck      *ModelCheck      `json:"model_check,omitempty"`
+	GGUF            *GGUF            `json:"gguf,omitempty"`
+	// EngineConfig says where each configuration value came from, and what
+	// the engine itself reported of its configuration.
+	EngineConfig *EngineConfig `json:"engine_config,omitempty"`
+}
+
+// EngineConfig says where the configuration's values came from: what the
+// engine reported (its routes), what it was given (its command line and
+// environment) and what strata inferred, each named as such.
+type EngineConfig struct {
+	// Sources names, per configuration field strata filled
+	// (context_tokens, server_capacity, kv_cache, …), where its values
+	// were read.
+	Sources map[string]string `json:"sources"`
+	// Reported are the engine's own answers about its configuration, as it
+	// sent them (numbers as numbers), by route.
+	Reported []EngineReport `json:"reported"`
+	// Given is what the engine process was given; null when the runner
+	// could not see it (missing says why).
+	Given *EngineGiven `json:"given"`
+}
+
+// EngineReport is one route's answer about the engine's configuration.
+type EngineReport struct {
+	Source string          `json:"source"`
+	What   string          `json:"what"`
+	Values json.RawMessage `json:"values"`
+}
+
+// EngineGiven is the engine process's command line and, for llama.cpp's
+// server, the LLAMA_ARG_* variables of its environment.
+type EngineGiven struct {
+	From        string `json:"from"`
+	CommandLine string `json:"command_line"`
+	// LlamaArgEnv are the LLAMA_ARG_* variables (absent: not a llama.cpp
+	// engine, or its environment could not be read: EnvNote says why).
+	LlamaArgEnv map[string]string `json:"llama_arg_env,omitempty"`
+	EnvNote     string            `json:"env_note,omitempty"`
 }
 
 // StatusReason is one reason for a run's status: the rule (Kind), the
@@ -112,6 +156,9 @@ type Engine struct {
 	Profile         string        `json:"profile,omitempty"`
 	LocalProcess    *LocalProcess `json:"local_process,omitempty"`
 	ServedBeforeRun *ServedBefore `json:"served_before_run,omitempty"`
+	// Log is the engine-log artifact's path, or null when the runner kept
+	// none (missing says why: it did not start the engine).
+	Log *string `json:"log"`
 }
 
 // LocalProcess is the process found listening on the server's port.
@@ -124,13 +171,37 @@ type LocalProcess struct {
 type ServedBefore struct {
 	// Answered is the number of requests answered before the run, or nil
 	// when the engine does not say (Reason says why).
-	Answered *int64             `json:"requests_answered,omitempty"`
+	Answered *int64             `json:"requests_answered"`
 	Reason   string             `json:"reason,omitempty"`
 	Evidence map[string]float64 `json:"metrics"`
 	// Ignored are the /metrics samples left out of Evidence, each with why:
 	// a value JSON cannot hold (a Prometheus client writes NaN for an empty
 	// summary's quantiles).
 	Ignored []string `json:"ignored,omitempty"`
+}
+
+// SelectedDevices are the device selections the engine ran with and the
+// hardware.gpus entries they leave it.
+type SelectedDevices struct {
+	// Settings are the selections as given, each with where it was read
+	// (empty: none was given, so the engine could use every GPU).
+	Settings []DeviceSetting `json:"settings"`
+	// DeviceIndices are the device_index of the hardware.gpus entries the
+	// engine could use, in its own order; null when they cannot be tied
+	// (missing says why).
+	DeviceIndices []int `json:"device_indices"`
+	// MainDeviceIndex is the device_index of the GPU -mg/--main-gpu names
+	// (absent without one, or when it cannot be tied: TiedBy says why).
+	MainDeviceIndex *int `json:"main_device_index,omitempty"`
+	// TiedBy says how each selection was applied to hardware.gpus.
+	TiedBy []string `json:"tied_by"`
+}
+
+// DeviceSetting is one device selection as the engine was given it.
+type DeviceSetting struct {
+	Name   string `json:"name"`
+	Value  string `json:"value"`
+	Source string `json:"source"`
 }
 
 // Install is where the install's commit came from.

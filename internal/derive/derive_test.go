@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -213,5 +214,52 @@ func TestReasonsFollowTheRecords(t *testing.T) {
 		if !found {
 			t.Errorf("%s: no %s reason", c.name, c.kind)
 		}
+	}
+}
+
+// TestLengthRuleLeavesTheSummaries: a 16K request measured at 15,000 input
+// tokens (outside the 2 % rule) is excluded from every summary of its case,
+// with the rule's words, and the others of the case stay.
+func TestLengthRuleLeavesTheSummaries(t *testing.T) {
+	t.Parallel()
+	res, outs := folder(t, "baseline")
+	bad := -1
+	for i, q := range res.Requests {
+		if q.CaseID == "prompt-16k" && q.Status == contract.Completed {
+			bad = i
+			break
+		}
+	}
+	if bad < 0 {
+		t.Fatal("the baseline has no completed prompt-16k request")
+	}
+	n := int64(15000)
+	res.Requests[bad].Tokens.InputTokens = &n
+	id := res.Requests[bad].ID
+	d := FromRecords(res, outs, maxShared(t), nil)
+	seen := 0
+	for _, s := range d.Summaries {
+		if s.CaseID != "prompt-16k" {
+			continue
+		}
+		seen++
+		if slices.Contains(s.IncludedRequestIDs, id) {
+			t.Errorf("%s: %s is included", s.Metric, id)
+		}
+		var why string
+		for _, x := range s.Excluded {
+			if x.RequestID == id {
+				why = x.Reason
+			}
+		}
+		if !strings.Contains(why, "measured input_tokens 15000") || !strings.Contains(why, "2%") {
+			t.Errorf("%s: %s excluded with %q", s.Metric, id, why)
+		}
+		if len(s.IncludedRequestIDs) == 0 {
+			t.Errorf("%s: the case's other requests left too", s.Metric)
+		}
+	}
+	if seen != len(contract.SummaryMetrics()) {
+		t.Errorf("%d prompt-16k summaries", seen)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
 )
@@ -173,6 +174,18 @@ func RequestReasons(q contract.Request, o contract.Output, maxShared map[string]
 		add(contract.LengthRule, q.ID+": "+why)
 	}
 	return out
+}
+
+// Served says in a few words what an already-serving engine had done
+// before the run.
+func Served(s contract.ServedBefore) string {
+	switch {
+	case s.Answered != nil && *s.Answered == 0:
+		return "it had answered no request before this run"
+	case s.Answered != nil:
+		return "not freshly loaded: it had answered " + humanize.Count(int(*s.Answered), "request", "requests") + " before this run"
+	}
+	return s.Reason
 }
 
 // RunnerStoppedKind is the error kind of a request that was in flight

@@ -30,7 +30,7 @@ func FromRecords(res *contract.Results, outs map[string]contract.Output, maxShar
 	}
 	d := Derived{Reuse: Reuse(res.Requests, maxShared), Missing: map[string]string{}, Rounds: []contract.Round{}}
 	optional := res.Run.OptionalConcurrency
-	d.Summaries = measure.Summaries(res.Requests, d.Reuse, optional, nullReason)
+	d.Summaries = measure.Summaries(res.Requests, excluded(res.Requests, d.Reuse), optional, nullReason)
 	for i, s := range d.Summaries {
 		if s.N == 0 {
 			why := measure.SummaryNullReason(s)
@@ -49,6 +49,26 @@ func FromRecords(res *contract.Results, outs map[string]contract.Output, maxShar
 	d.Counts = Counts(res.Requests, optional)
 	d.Quality = Quality(res.Requests)
 	return d
+}
+
+// excluded are the requests the speed summaries leave out whatever their
+// values: those that read their user payload from the cache, and those
+// whose measured input length breaks the 2 % rule (the engine did not read
+// the protocol's prompt, so its speed is not the case's).
+func excluded(reqs []contract.Request, reuse measure.ReuseExclusions) measure.ReuseExclusions {
+	out := measure.ReuseExclusions{}
+	for id, why := range reuse {
+		out[id] = why
+	}
+	for _, q := range reqs {
+		if _, ok := out[q.ID]; ok || q.Status == contract.Skipped {
+			continue
+		}
+		if bad, why := measure.LengthViolation(q.CaseID, q.Tokens.InputTokens); bad {
+			out[q.ID] = why
+		}
+	}
+	return out
 }
 
 // Durations are the run's required_duration_s and optional_duration_s from

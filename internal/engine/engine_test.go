@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/sharedpath"
 )
 
@@ -250,8 +251,8 @@ func TestCountServed(t *testing.T) {
 	if s := CountServed(nil, errors.New("404"), busy); s.Answered != nil || !strings.Contains(s.Reason, "/slots") {
 		t.Errorf("slots only: %+v", s)
 	}
-	// In results.json: snake_case keys and no nulls (an unknown count is
-	// left out, its reason is there instead).
+	// In results.json: snake_case keys, and an unknown count null beside
+	// its reason.
 	for _, c := range []struct {
 		s    contract.ServedBefore
 		want string
@@ -260,14 +261,17 @@ func TestCountServed(t *testing.T) {
 		{CountServed(fresh, nil, idle), `"requests_answered":0,"metrics":{`},
 	} {
 		b, _ := json.Marshal(c.s)
-		if !strings.Contains(string(b), c.want) || strings.Contains(string(b), "null") || strings.ContainsAny(string(b[:3]), "ABCDEFGHIJKLMNOPQRSTUVWXYZ") {
+		// A count the engine does not give is null (its reason is in missing
+		// too); nothing else is.
+		rest := strings.Replace(string(b), `"requests_answered":null`, "", 1)
+		if !strings.Contains(string(b), c.want) || strings.Contains(rest, "null") || strings.ContainsAny(string(b[:3]), "ABCDEFGHIJKLMNOPQRSTUVWXYZ") {
 			t.Errorf("JSON %s, want %s", b, c.want)
 		}
 	}
-	if got := ServedSummary(CountServed(after, nil, busy)); !strings.Contains(got, "at least one request") {
+	if got := derive.Served(CountServed(after, nil, busy)); !strings.Contains(got, "at least one request") {
 		t.Errorf("summary %q", got)
 	}
-	if got := ServedSummary(CountServed(fresh, nil, idle)); got != "it had answered no request before this run" {
+	if got := derive.Served(CountServed(fresh, nil, idle)); got != "it had answered no request before this run" {
 		t.Errorf("summary %q", got)
 	}
 }
@@ -308,14 +312,14 @@ func TestCountServedNumbers(t *testing.T) {
 			if (s.Answered == nil) != (c.answered == nil) || s.Answered != nil && *s.Answered != *c.answered {
 				t.Errorf("answered %v, want %v", s.Answered, c.answered)
 			}
-			if !strings.Contains(ServedSummary(s), c.says) {
-				t.Errorf("summary %q, want %q", ServedSummary(s), c.says)
+			if !strings.Contains(derive.Served(s), c.says) {
+				t.Errorf("summary %q, want %q", derive.Served(s), c.says)
 			}
 			if c.answered == nil && s.Reason == "" {
 				t.Error("an unknown count without a reason")
 			}
-			if s.Answered != nil && *s.Answered == 0 && strings.Contains(ServedSummary(s), "at least one") {
-				t.Errorf("zero work is no answered request: %q", ServedSummary(s))
+			if s.Answered != nil && *s.Answered == 0 && strings.Contains(derive.Served(s), "at least one") {
+				t.Errorf("zero work is no answered request: %q", derive.Served(s))
 			}
 			if c.ignored != "" && !strings.Contains(strings.Join(s.Ignored, "\n"), c.ignored) {
 				t.Errorf("ignored %q, want %q", s.Ignored, c.ignored)

@@ -17,7 +17,6 @@ import (
 
 	"github.com/strata-bench/strata/internal/clock"
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/humanize"
 )
 
 // Child is an engine the runner started.
@@ -185,17 +184,6 @@ func (p *Child) Stop(grace time.Duration, now <-chan struct{}) error {
 	case <-time.After(5 * time.Second):
 		return fmt.Errorf("the engine (pid %d) did not exit after SIGKILL", p.cmd.Process.Pid)
 	}
-}
-
-// ServedSummary says in a few words what the engine had done before the run.
-func ServedSummary(s contract.ServedBefore) string {
-	switch {
-	case s.Answered != nil && *s.Answered == 0:
-		return "it had answered no request before this run"
-	case s.Answered != nil:
-		return fmt.Sprintf("not freshly loaded: it had answered %s before this run", humanize.Count(int(*s.Answered), "request", "requests"))
-	}
-	return s.Reason
 }
 
 // maxIgnored is how many ignored samples are named; the rest are counted.

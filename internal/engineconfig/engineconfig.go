@@ -10,6 +10,8 @@ package engineconfig
 
 import (
 	"encoding/json"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/strata-bench/strata/internal/contract"
@@ -25,11 +27,14 @@ type Sources struct {
 	// as read (nil: not seen), and StrataFileErr why it could not be.
 	StrataFile    *dialect.StrataFile
 	StrataFileErr string
-	// Args are the engine's arguments when the runner started it or could
-	// read them from the local process (nil: unknown); ArgsFrom says where
-	// they were read.
-	Args     []string
-	ArgsFrom string
+	// Args and Env are the engine's arguments and environment when the
+	// runner started it or could read them from the local process (nil
+	// Args: unknown); ArgsFrom says where they were read, EnvUnreadable why
+	// the environment could not be.
+	Args          []string
+	Env           []string
+	EnvUnreadable string
+	ArgsFrom      string
 	// Engine is where the engine's options are read (its dialect's
 	// ConfigFrom).
 	Engine dialect.ConfigFrom
@@ -40,78 +45,185 @@ type Options struct {
 	Objects map[string]json.RawMessage
 	Missing map[string]string // keyed by contract object name
 	Source  string
+	// Sources says, per object, where its values were read.
+	Sources map[string]string
 }
 
-// flag describes a llama-server option: its names and whether it takes a
-// value.
+// kind is how llama-server reads an option's value (common/arg.cpp: the
+// handler an option is declared with): a switch that takes none, a
+// boolean with a negative form, an integer (std::stoi), a float
+// (std::stof), a layer count that may also be a word, or text.
+type kind int
+
+const (
+	switchOpt kind = iota
+	boolOpt
+	intOpt
+	floatOpt
+	layersOpt
+	textOpt
+)
+
+// flag describes a llama-server option: its names, its negative names (a
+// boolean's --no-… form), how its value is read, and the LLAMA_ARG_*
+// variable that sets it (common/arg.cpp's set_env; llama-server --help at
+// b10470 prints each as "(env: …)").
 type flag struct {
 	names []string
-	value bool
+	neg   []string
+	kind  kind
+	env   string
 }
 
-// llamaFlags sorts llama-server's options into the contract's objects.
+// llamaFlags sorts llama-server's options into the contract's objects
+// (names, kinds and variables from common/arg.cpp @34af94cd9, b10470;
+// --draft-max, --draft-min, -cd and --spec-replace are older builds',
+// which b10470 removed).
 var llamaFlags = map[string][]flag{
 	"kv_cache": {
-		{[]string{"-ctk", "--cache-type-k"}, true}, {[]string{"-ctv", "--cache-type-v"}, true},
-		{[]string{"-kvu", "--kv-unified"}, false}, {[]string{"-nkvo", "--no-kv-offload"}, false},
-		{[]string{"--cache-reuse"}, true}, {[]string{"--swa-full"}, false}, {[]string{"-cram", "--cache-ram"}, true},
-		{[]string{"--no-context-shift"}, false}, {[]string{"--context-shift"}, false},
+		{names: []string{"-ctk", "--cache-type-k"}, kind: textOpt, env: "LLAMA_ARG_CACHE_TYPE_K"},
+		{names: []string{"-ctv", "--cache-type-v"}, kind: textOpt, env: "LLAMA_ARG_CACHE_TYPE_V"},
+		{names: []string{"-kvu", "--kv-unified"}, neg: []string{"-no-kvu", "--no-kv-unified"}, kind: boolOpt, env: "LLAMA_ARG_KV_UNIFIED"},
+		{names: []string{"-kvo", "--kv-offload"}, neg: []string{"-nkvo", "--no-kv-offload"}, kind: boolOpt, env: "LLAMA_ARG_KV_OFFLOAD"},
+		{names: []string{"--cache-reuse"}, kind: intOpt, env: "LLAMA_ARG_CACHE_REUSE"},
+		{names: []string{"--swa-full"}, kind: switchOpt, env: "LLAMA_ARG_SWA_FULL"},
+		{names: []string{"-cram", "--cache-ram"}, kind: intOpt, env: "LLAMA_ARG_CACHE_RAM"},
+		{names: []string{"--context-shift"}, neg: []string{"--no-context-shift"}, kind: boolOpt, env: "LLAMA_ARG_CONTEXT_SHIFT"},
 	},
 	"offloading": {
-		{[]string{"-ngl", "--gpu-layers", "--n-gpu-layers"}, true}, {[]string{"-ot", "--override-tensor"}, true},
-		{[]string{"-cmoe", "--cpu-moe"}, false}, {[]string{"-ncmoe", "--n-cpu-moe"}, true},
-		{[]string{"-ts", "--tensor-split"}, true}, {[]string{"-sm", "--split-mode"}, true}, {[]string{"-mg", "--main-gpu"}, true},
-		{[]string{"-dev", "--device"}, true}, {[]string{"--mlock"}, false}, {[]string{"--no-mmap"}, false}, {[]string{"--numa"}, true},
+		{names: []string{"-ngl", "--gpu-layers", "--n-gpu-layers"}, kind: layersOpt, env: "LLAMA_ARG_N_GPU_LAYERS"},
+		{names: []string{"-ot", "--override-tensor"}, kind: textOpt, env: "LLAMA_ARG_OVERRIDE_TENSOR"},
+		{names: []string{"-cmoe", "--cpu-moe"}, kind: switchOpt, env: "LLAMA_ARG_CPU_MOE"},
+		{names: []string{"-ncmoe", "--n-cpu-moe"}, kind: intOpt, env: "LLAMA_ARG_N_CPU_MOE"},
+		{names: []string{"-ts", "--tensor-split"}, kind: textOpt, env: "LLAMA_ARG_TENSOR_SPLIT"},
+		{names: []string{"-sm", "--split-mode"}, kind: textOpt, env: "LLAMA_ARG_SPLIT_MODE"},
+		{names: []string{"-mg", "--main-gpu"}, kind: intOpt, env: "LLAMA_ARG_MAIN_GPU"},
+		{names: []string{"-dev", "--device"}, kind: textOpt, env: "LLAMA_ARG_DEVICE"},
+		{names: []string{"--mlock"}, kind: switchOpt, env: "LLAMA_ARG_MLOCK"},
+		{names: []string{"--mmap"}, neg: []string{"--no-mmap"}, kind: boolOpt, env: "LLAMA_ARG_MMAP"},
+		{names: []string{"--numa"}, kind: textOpt, env: "LLAMA_ARG_NUMA"},
 	},
 	"prefill": {
-		{[]string{"-b", "--batch-size"}, true}, {[]string{"-ub", "--ubatch-size"}, true}, {[]string{"-fa", "--flash-attn"}, true},
-		{[]string{"-t", "--threads"}, true}, {[]string{"-tb", "--threads-batch"}, true},
+		{names: []string{"-b", "--batch-size"}, kind: intOpt, env: "LLAMA_ARG_BATCH"},
+		{names: []string{"-ub", "--ubatch-size"}, kind: intOpt, env: "LLAMA_ARG_UBATCH"},
+		{names: []string{"-fa", "--flash-attn"}, kind: textOpt, env: "LLAMA_ARG_FLASH_ATTN"},
+		{names: []string{"-t", "--threads"}, kind: intOpt, env: "LLAMA_ARG_THREADS"},
+		{names: []string{"-tb", "--threads-batch"}, kind: intOpt},
 	},
 	"mtp": {
-		{[]string{"-md", "--model-draft"}, true}, {[]string{"--draft-max", "--draft", "--draft-n"}, true},
-		{[]string{"--draft-min", "--draft-n-min"}, true}, {[]string{"--draft-p-min"}, true},
-		{[]string{"-ngld", "--gpu-layers-draft", "--n-gpu-layers-draft"}, true}, {[]string{"-cd", "--ctx-size-draft"}, true},
-		{[]string{"-devd", "--device-draft"}, true}, {[]string{"--spec-replace"}, true},
+		{names: []string{"-md", "--model-draft", "--spec-draft-model"}, kind: textOpt, env: "LLAMA_ARG_SPEC_DRAFT_MODEL"},
+		{names: []string{"--spec-draft-n-max"}, kind: intOpt, env: "LLAMA_ARG_SPEC_DRAFT_N_MAX"},
+		{names: []string{"--spec-draft-n-min"}, kind: intOpt, env: "LLAMA_ARG_SPEC_DRAFT_N_MIN"},
+		{names: []string{"--draft-max", "--draft", "--draft-n"}, kind: intOpt},
+		{names: []string{"--draft-min", "--draft-n-min"}, kind: intOpt},
+		{names: []string{"--draft-p-min", "--spec-draft-p-min"}, kind: floatOpt, env: "LLAMA_ARG_SPEC_DRAFT_P_MIN"},
+		{names: []string{"-ngld", "--gpu-layers-draft", "--n-gpu-layers-draft", "--spec-draft-ngl"}, kind: layersOpt, env: "LLAMA_ARG_N_GPU_LAYERS_DRAFT"},
+		{names: []string{"-cd", "--ctx-size-draft"}, kind: intOpt},
+		{names: []string{"-devd", "--device-draft", "--spec-draft-device"}, kind: textOpt},
+		{names: []string{"--spec-replace"}, kind: textOpt},
+		{names: []string{"--spec-type"}, kind: textOpt, env: "LLAMA_ARG_SPEC_TYPE"},
 	},
 }
 
-// lookupIn finds a flag of an engine's table by any of its names.
-func lookupIn(table map[string][]flag, name string) (string, flag, bool) {
+// lookupIn finds a flag of an engine's table by any of its names; positive
+// is false for a negative name.
+func lookupIn(table map[string][]flag, name string) (obj string, f flag, positive, ok bool) {
 	for obj, flags := range table {
 		for _, f := range flags {
-			for _, n := range f.names {
-				if n == name {
-					return obj, f, true
-				}
+			if slices.Contains(f.names, name) {
+				return obj, f, true, true
+			}
+			if slices.Contains(f.neg, name) {
+				return obj, f, false, true
 			}
 		}
 	}
-	return "", flag{}, false
+	return "", flag{}, false, false
 }
 
-// ParseLlamaArgs sorts a llama-server command line into the objects, keyed
-// by the option's first long name (the engine's own name), with its value as a JSON string (or true for a switch).
-func ParseLlamaArgs(args []string) map[string]map[string]any {
+// typed is a value as llama-server reads it: an integer or float where it
+// parses one (a value it cannot parse stays text, as given), a layer count
+// as a number unless it is a word ("auto", "all").
+func typed(k kind, v string) any {
+	switch k {
+	case intOpt, layersOpt:
+		if n, err := strconv.ParseInt(v, 10, 32); err == nil {
+			return n
+		}
+	case floatOpt:
+		if f, err := strconv.ParseFloat(v, 32); err == nil {
+			return f
+		}
+	}
+	return v
+}
+
+// envValue is a LLAMA_ARG_* value as llama-server reads it
+// (common_params_parse_ex): a switch is set by a truthy value and left
+// alone otherwise, a boolean is truthy or falsey, the rest as on the
+// command line.
+func envValue(f flag, v string) (any, bool) {
+	truthy := v == "on" || v == "enabled" || v == "true" || v == "1"
+	falsey := v == "off" || v == "disabled" || v == "false" || v == "0"
+	switch {
+	case f.kind == switchOpt:
+		return true, truthy
+	case f.kind == boolOpt && (truthy || falsey):
+		return truthy, true
+	case f.kind == boolOpt:
+		return v, true // the engine refuses it ("invalid boolean value"); kept as given
+	}
+	return typed(f.kind, v), true
+}
+
+// ParseLlamaArgs sorts a llama-server command line and its environment
+// into the objects, keyed by the option's first long name (the engine's own
+// name), with typed values: an option's LLAMA_ARG_* variable first, the
+// command line over it, as llama-server applies them.
+func ParseLlamaArgs(args, env []string) map[string]map[string]any {
 	out := map[string]map[string]any{}
 	for _, obj := range contract.EngineOptionObjects() {
 		out[obj] = map[string]any{}
 	}
+	vars := LlamaEnv(env)
+	for obj, flags := range llamaFlags {
+		for _, f := range flags {
+			if v, set := vars[f.env]; set && f.env != "" {
+				if val, ok := envValue(f, v); ok {
+					out[obj][longName(f)] = val
+				}
+			}
+		}
+	}
 	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name, val, hasEq := strings.Cut(a, "=")
-		obj, f, ok := lookupIn(llamaFlags, name)
+		name, val, hasEq := strings.Cut(args[i], "=")
+		if strings.HasPrefix(name, "--") {
+			name = strings.ReplaceAll(name, "_", "-") // llama-server reads --n_gpu_layers as --n-gpu-layers
+		}
+		obj, f, positive, ok := lookupIn(llamaFlags, name)
 		if !ok {
 			continue
 		}
 		key := longName(f)
 		switch {
-		case !f.value:
-			out[obj][key] = true
+		case f.kind == switchOpt || f.kind == boolOpt:
+			out[obj][key] = positive
 		case hasEq:
-			out[obj][key] = val
+			out[obj][key] = typed(f.kind, val)
 		case i+1 < len(args):
-			out[obj][key] = args[i+1]
+			out[obj][key] = typed(f.kind, args[i+1])
 			i++
+		}
+	}
+	return out
+}
+
+// LlamaEnv are the LLAMA_ARG_* entries of an environment, by name.
+func LlamaEnv(env []string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "LLAMA_ARG_") {
+			out[k] = v
 		}
 	}
 	return out
@@ -127,7 +239,7 @@ func raw(v any) json.RawMessage {
 
 // Capture fills the objects.
 func Capture(s Sources) Options {
-	o := Options{Objects: map[string]json.RawMessage{}, Missing: map[string]string{}}
+	o := Options{Objects: map[string]json.RawMessage{}, Missing: map[string]string{}, Sources: map[string]string{}}
 	objs := contract.EngineOptionObjects()
 	switch s.Engine {
 	case dialect.ConfigSimulator:
@@ -135,16 +247,16 @@ func Capture(s Sources) Options {
 		for _, name := range objs {
 			o.Objects[name] = json.RawMessage("{}")
 		}
-		return o
+		return o.sourced()
 	case dialect.ConfigStrataFile:
-		return strataOptions(s, o)
+		return strataOptions(s, o).sourced()
 	case dialect.ConfigLlamaArgs:
 	default:
 		o.Source = "unknown engine"
 		for _, name := range objs {
 			o.Missing[name] = "the engine is neither llama.cpp's server nor Strata's: its " + name + " options cannot be read"
 		}
-		return o
+		return o.sourced()
 	}
 	// llama.cpp: no expert cache, calibration or experimental options.
 	for _, name := range []string{"expert_cache", "calibration", "experimental_options"} {
@@ -155,15 +267,22 @@ func Capture(s Sources) Options {
 		if from == "" {
 			from = "the llama-server command the runner started"
 		}
-		o.Source = "the arguments of " + from + ", /props and /slots"
-		parsed := ParseLlamaArgs(s.Args)
+		o.Source = "the arguments and LLAMA_ARG_* environment of " + from + ", /props and /slots"
+		given := "the options given on the command line and as LLAMA_ARG_* variables of " + from +
+			" (typed as llama-server reads them, common/arg.cpp); an option given in neither is at llama-server's default, which it does not report"
+		if s.EnvUnreadable != "" {
+			given = "the options given on the command line of " + from + " (typed as llama-server reads them, common/arg.cpp); its environment could not be read (" +
+				s.EnvUnreadable + "), so an option set only by a LLAMA_ARG_* variable is not seen; an option given in neither is at llama-server's default, which it does not report"
+		}
+		parsed := ParseLlamaArgs(s.Args, s.Env)
 		for _, name := range []string{"kv_cache", "offloading", "prefill", "mtp"} {
 			o.Objects[name] = raw(parsed[name])
+			o.Sources[name] = given
 		}
 	} else {
 		o.Source = "/props and /slots (the runner did not start the engine, so its arguments are unknown)"
 		for _, name := range []string{"kv_cache", "offloading", "prefill"} {
-			o.Missing[name] = "llama.cpp's /props and /slots do not report its " + name + " options and the runner did not start the engine; run with --profile so the runner knows the command line"
+			o.Missing[name] = "llama.cpp's /props and /slots do not report its " + name + " options, and the runner neither started the engine nor found it listening on a local port (its command line and environment are not visible); run with --profile so the runner knows the command line"
 		}
 		o.Missing["mtp"] = "llama.cpp's /slots shows whether speculative decoding is on, not its options, and the runner did not start the engine"
 	}
@@ -179,8 +298,62 @@ func Capture(s Sources) Options {
 		m["speculative"] = *slots[0].Speculative
 		o.Objects["mtp"] = raw(m)
 		delete(o.Missing, "mtp")
+		if o.Sources["mtp"] != "" {
+			o.Sources["mtp"] += "; speculative from GET /slots (the engine's report)"
+		} else {
+			o.Sources["mtp"] = "speculative from GET /slots (the engine's report)"
+		}
+	}
+	return o.sourced()
+}
+
+// sourced names the one source for the objects that have none of their
+// own.
+func (o Options) sourced() Options {
+	for _, name := range contract.EngineOptionObjects() {
+		if o.Sources[name] == "" {
+			o.Sources[name] = o.Source
+		}
 	}
 	return o
+}
+
+// Reported is what the engine itself reported of its configuration, as it
+// sent it, by route: llama.cpp's /props default_generation_settings (the
+// sampling a request that sets nothing gets: the engine's own defaults,
+// and n_ctx) and total_slots, and each /slots entry's own settings (its
+// context, whether it decodes speculatively; its params are its last
+// task's, which the settings check reads); Strata's /v1/status.
+func Reported(props, slots, status json.RawMessage) []contract.EngineReport {
+	out := []contract.EngineReport{}
+	var p map[string]json.RawMessage
+	if json.Unmarshal(props, &p) == nil {
+		if d, ok := p["default_generation_settings"]; ok {
+			out = append(out, contract.EngineReport{Source: "GET /props default_generation_settings",
+				What: "the engine's defaults: what a request that sets nothing gets (params), and the per-slot context (n_ctx)", Values: d})
+		}
+		if n, ok := p["total_slots"]; ok {
+			out = append(out, contract.EngineReport{Source: "GET /props total_slots", What: "the number of slots the server runs", Values: n})
+		}
+	}
+	var entries []map[string]json.RawMessage
+	if json.Unmarshal(slots, &entries) == nil && len(entries) > 0 {
+		own := []map[string]json.RawMessage{}
+		for _, e := range entries {
+			m := map[string]json.RawMessage{}
+			for _, k := range []string{"id", "n_ctx", "speculative"} {
+				if v, ok := e[k]; ok {
+					m[k] = v
+				}
+			}
+			own = append(own, m)
+		}
+		out = append(out, contract.EngineReport{Source: "GET /slots", What: "each slot's own settings before the run (its params are its last task's)", Values: raw(own)})
+	}
+	if len(status) > 0 && json.Valid(status) && string(status) != "null" {
+		out = append(out, contract.EngineReport{Source: "GET /v1/status", What: "the server's status as it reported it", Values: status})
+	}
+	return out
 }
 
 // longName is the first long form of an option: one stable name for -ctk

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/sharedpath"
 )
@@ -34,10 +36,24 @@ func TestCapture(t *testing.T) {
 				"-b", "4096", "-ub", "1024", "--mlock", "-kvu", "--draft-max", "16", "-md", "/m/draft.gguf"}},
 			objects: map[string]string{
 				"kv_cache":     `{"--cache-type-k":"q8_0","--cache-type-v":"q8_0","--kv-unified":true}`,
-				"offloading":   `{"--gpu-layers":"99","--mlock":true,"--n-cpu-moe":"12","--override-tensor":"exps=CPU"}`,
-				"prefill":      `{"--batch-size":"4096","--flash-attn":"on","--ubatch-size":"1024"}`,
-				"mtp":          `{"--draft-max":"16","--model-draft":"/m/draft.gguf","speculative":false}`,
+				"offloading":   `{"--gpu-layers":99,"--mlock":true,"--n-cpu-moe":12,"--override-tensor":"exps=CPU"}`,
+				"prefill":      `{"--batch-size":4096,"--flash-attn":"on","--ubatch-size":1024}`,
+				"mtp":          `{"--draft-max":16,"--model-draft":"/m/draft.gguf","speculative":false}`,
 				"expert_cache": `{}`, "calibration": `{}`, "experimental_options": `{}`,
+			}},
+		// The engine's own reading (common/arg.cpp common_params_parse_ex):
+		// LLAMA_ARG_* first, the command line over it; a switch's variable
+		// sets it only when truthy; a boolean's negative form is false; a
+		// layer count may be a word; --n_gpu_layers is --n-gpu-layers.
+		{name: "llama.cpp's environment and command line",
+			src: Sources{Engine: "llama.cpp", Props: props, Slots: slots, Args: []string{"-m", "q.gguf", "--no-mmap", "-nkvo", "--n_gpu_layers", "all", "-t", "8"},
+				Env: []string{"PATH=/usr/bin", "LLAMA_ARG_THREADS=4", "LLAMA_ARG_CACHE_TYPE_K=q4_0", "LLAMA_ARG_CONTEXT_SHIFT=off",
+					"LLAMA_ARG_SWA_FULL=0", "LLAMA_ARG_CPU_MOE=true", "LLAMA_ARG_SPEC_DRAFT_P_MIN=0.75", "LLAMA_ARG_BATCH=lots"}},
+			objects: map[string]string{
+				"kv_cache":   `{"--cache-type-k":"q4_0","--context-shift":false,"--kv-offload":false}`,
+				"offloading": `{"--cpu-moe":true,"--gpu-layers":"all","--mmap":false}`,
+				"prefill":    `{"--batch-size":"lots","--threads":8}`,
+				"mtp":        `{"--draft-p-min":0.75,"speculative":false}`,
 			}},
 		{name: "llama.cpp already serving (arguments unknown)",
 			src:     Sources{Engine: "llama.cpp", Props: props, Slots: slotsNP4},
@@ -94,7 +110,54 @@ func TestCapture(t *testing.T) {
 			if o.Source == "" {
 				t.Errorf("source %q", o.Source)
 			}
+			for _, name := range contract.EngineOptionObjects() {
+				if o.Sources[name] == "" {
+					t.Errorf("%s has no source", name)
+				}
+			}
+			if c.src.Env != nil && !strings.Contains(o.Sources["kv_cache"], "LLAMA_ARG_*") {
+				t.Errorf("kv_cache's source %q does not name the environment", o.Sources["kv_cache"])
+			}
 		})
+	}
+}
+
+// TestReportedKeepsTheEngineTypes: the engine's own report of its
+// configuration (the real llama-server's /props and /slots) is kept as it
+// sent it: its defaults' numbers and booleans are JSON numbers and
+// booleans, and /slots keeps each slot's own settings, not its last task.
+func TestReportedKeepsTheEngineTypes(t *testing.T) {
+	t.Parallel()
+	got := Reported(capture(t, "get-props"), capture(t, "get-slots-np4-idle"), nil)
+	by := map[string]json.RawMessage{}
+	for _, r := range got {
+		by[r.Source] = r.Values
+	}
+	var defaults struct {
+		NCtx   any            `json:"n_ctx"`
+		Params map[string]any `json:"params"`
+	}
+	if err := json.Unmarshal(by["GET /props default_generation_settings"], &defaults); err != nil {
+		t.Fatalf("defaults: %v (%s)", err, by["GET /props default_generation_settings"])
+	}
+	if _, ok := defaults.NCtx.(float64); !ok {
+		t.Errorf("n_ctx %#v is not a number", defaults.NCtx)
+	}
+	if _, ok := defaults.Params["temperature"].(float64); !ok {
+		t.Errorf("params.temperature %#v is not a number", defaults.Params["temperature"])
+	}
+	if _, ok := defaults.Params["ignore_eos"].(bool); !ok {
+		t.Errorf("params.ignore_eos %#v is not a boolean", defaults.Params["ignore_eos"])
+	}
+	if string(by["GET /props total_slots"]) == "" {
+		t.Error("total_slots is not reported")
+	}
+	var slots []map[string]any
+	if err := json.Unmarshal(by["GET /slots"], &slots); err != nil || len(slots) != 4 {
+		t.Fatalf("slots %s: %v", by["GET /slots"], err)
+	}
+	if _, ok := slots[0]["params"]; ok || slots[0]["n_ctx"] == nil {
+		t.Errorf("slot 0: %v", slots[0])
 	}
 }
 

@@ -24,20 +24,20 @@ const (
 // Strata's own names. Switches take no value. A flag not listed here is
 // kept under experimental_options, so no option of the file is lost.
 var strataFlags = map[string][]flag{
-	"kv_cache": {{[]string{"--kv"}, true}, {[]string{"--kv-resident"}, true}},
+	"kv_cache": {{names: []string{"--kv"}, kind: textOpt}, {names: []string{"--kv-resident"}, kind: textOpt}},
 	"expert_cache": {
-		{[]string{"--expert-cache"}, true}, {[]string{"--expert-profile"}, true}, {[]string{"--resident-experts"}, false},
-		{[]string{"--mmap-experts"}, false}, {[]string{"--resident-budget-gib"}, true},
-		{[]string{"--expert-profile-save"}, true}, {[]string{"--expert-profile-save-every"}, true},
+		{names: []string{"--expert-cache"}, kind: textOpt}, {names: []string{"--expert-profile"}, kind: textOpt}, {names: []string{"--resident-experts"}, kind: switchOpt},
+		{names: []string{"--mmap-experts"}, kind: switchOpt}, {names: []string{"--resident-budget-gib"}, kind: textOpt},
+		{names: []string{"--expert-profile-save"}, kind: textOpt}, {names: []string{"--expert-profile-save-every"}, kind: textOpt},
 	},
 	"offloading": {
-		{[]string{"--vram-reserve-mib"}, true}, {[]string{"--layer-split"}, true}, {[]string{"--split-skip-if-fits"}, false},
-		{[]string{"--vram-elastic"}, false}, {[]string{"--vram-segment-mib"}, true}, {[]string{"--ple-io"}, true},
-		{[]string{"--peer-device"}, true},
+		{names: []string{"--vram-reserve-mib"}, kind: textOpt}, {names: []string{"--layer-split"}, kind: textOpt}, {names: []string{"--split-skip-if-fits"}, kind: switchOpt},
+		{names: []string{"--vram-elastic"}, kind: switchOpt}, {names: []string{"--vram-segment-mib"}, kind: textOpt}, {names: []string{"--ple-io"}, kind: textOpt},
+		{names: []string{"--peer-device"}, kind: textOpt},
 	},
-	"prefill":     {{[]string{"--prefill"}, true}, {[]string{"--batch"}, true}, {[]string{"--batch-groups"}, true}},
-	"mtp":         {{[]string{"--mtp"}, true}, {[]string{"--spec"}, true}, {[]string{"--spec-min-p"}, true}},
-	"calibration": {{[]string{"--pcie-frac"}, true}, {[]string{"--pool-workers"}, true}},
+	"prefill":     {{names: []string{"--prefill"}, kind: textOpt}, {names: []string{"--batch"}, kind: textOpt}, {names: []string{"--batch-groups"}, kind: textOpt}},
+	"mtp":         {{names: []string{"--mtp"}, kind: textOpt}, {names: []string{"--spec"}, kind: textOpt}, {names: []string{"--spec-min-p"}, kind: textOpt}},
+	"calibration": {{names: []string{"--pcie-frac"}, kind: textOpt}, {names: []string{"--pool-workers"}, kind: textOpt}},
 }
 
 // strataRead are the flags with a value read elsewhere.
@@ -60,11 +60,11 @@ func ParseStrataArgs(args []string) map[string]map[string]any {
 		}
 		takesValue := hasEq || i+1 < len(args) && !strings.HasPrefix(args[i+1], "--")
 		obj := "experimental_options"
-		switch o, f, known := lookupIn(strataFlags, name); {
+		switch o, f, _, known := lookupIn(strataFlags, name); {
 		case strataRead[name]:
 			obj = ""
 		case known:
-			obj, takesValue = o, f.value && (hasEq || i+1 < len(args))
+			obj, takesValue = o, f.kind != switchOpt && (hasEq || i+1 < len(args))
 		}
 		var v any = true
 		switch {

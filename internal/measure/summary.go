@@ -37,14 +37,17 @@ func metricValue(r *contract.Request, metric string) *float64 {
 	return nil
 }
 
-// ReuseExclusions maps request IDs to their cache-reuse reason.
+// ReuseExclusions maps request IDs to the reason they are left out of the
+// speed summaries whatever their values (cache reuse; derive adds the
+// length rule).
 type ReuseExclusions map[string]string
 
 // Summaries computes the per-case summaries of the performance stage and,
 // when selected, the concurrency stage: all five metrics per case, with the
-// included request IDs and every exclusion's reason. missing supplies the
+// included request IDs and every exclusion's reason. excluded are left out
+// with their reason before their values are read. missing supplies the
 // reason a request's metric is null (keyed by request ID and metric).
-func Summaries(reqs []contract.Request, reuse ReuseExclusions, optional bool, nullReason func(id, metric string) string) []contract.Summary {
+func Summaries(reqs []contract.Request, excluded ReuseExclusions, optional bool, nullReason func(id, metric string) string) []contract.Summary {
 	type group struct {
 		phase, caseID string
 		concurrency   int
@@ -79,8 +82,8 @@ func Summaries(reqs []contract.Request, reuse ReuseExclusions, optional bool, nu
 					if r.Error != nil {
 						reason += " (" + r.Error.Kind + "): " + r.Error.Message
 					}
-				case reuse[r.ID] != "":
-					reason = reuse[r.ID]
+				case excluded[r.ID] != "":
+					reason = excluded[r.ID]
 				}
 				if reason == "" {
 					if v := metricValue(r, metric); v == nil {

@@ -98,7 +98,7 @@ func Probe(ctx context.Context, r Runner, root fs.FS, goos string) Facts {
 	gpus := func() bool {
 		switch goos {
 		case "darwin":
-			return f.apple(ctx, r)
+			return f.mac(ctx, r, &gpuReasons)
 		case "windows":
 			ok := f.nvidia(ctx, r, &gpuReasons)
 			if !ok {
@@ -210,7 +210,7 @@ func (f *Facts) amdsmi(ctx context.Context, r Runner, root fs.FS, reasons *[]str
 		GPU int    `json:"gpu"`
 		BDF string `json:"bdf"`
 	}
-	if err := json.Unmarshal(list, &devices); err != nil || len(devices) == 0 {
+	if err := amdDevices(list, &devices); err != nil || len(devices) == 0 {
 		*reasons = append(*reasons, "amd-smi list gave no devices")
 		return false
 	}
@@ -222,12 +222,13 @@ func (f *Facts) amdsmi(ctx context.Context, r Runner, root fs.FS, reasons *[]str
 				MarketName string `json:"market_name"`
 			} `json:"asic"`
 		}
-		if json.Unmarshal(static, &st) == nil {
+		if amdDevices(static, &st) == nil {
 			for _, s := range st {
 				names[s.GPU] = strings.TrimSpace(s.ASIC.MarketName)
 			}
 		}
 	}
+	limits, limitsWhy := amdPowerLimits(ctx, r)
 	for _, d := range devices {
 		g := contract.GPU{DeviceIndex: d.GPU, Name: names[d.GPU], MemoryKind: str("dedicated")}
 		gi := len(f.Hardware.GPUs)
@@ -243,10 +244,14 @@ func (f *Facts) amdsmi(ctx context.Context, r Runner, root fs.FS, reasons *[]str
 		if g.MemoryBytes == nil {
 			f.Missing[contract.Pointer("hardware", "gpus", gi, "memory_bytes")] = "/" + path + " cannot be read"
 		}
-		f.Missing[contract.Pointer("hardware", "gpus", gi, "power_limit_w")] = "amd-smi static does not report a power limit"
+		if w, ok := limits[d.GPU]; ok && w.why == "" {
+			g.PowerLimitW = &w.watts
+		} else {
+			f.Missing[contract.Pointer("hardware", "gpus", gi, "power_limit_w")] = orElse(w.why, limitsWhy)
+		}
 		f.Hardware.GPUs = append(f.Hardware.GPUs, g)
 	}
-	f.Sources["gpus"] = "amd-smi list / static --asic, memory from the amdgpu sysfs file"
+	f.Sources["gpus"] = "amd-smi list / static --asic / static --limit, memory from the amdgpu sysfs file"
 	if v, err := fs.ReadFile(root, "opt/rocm/.info/version"); err == nil {
 		f.Runtime = append(f.Runtime, contract.NameVersion{Name: "rocm", Version: str(strings.TrimSpace(string(v)))})
 	} else {
@@ -258,6 +263,79 @@ func (f *Facts) amdsmi(ctx context.Context, r Runner, root fs.FS, reasons *[]str
 		f.Missing[contract.PtrSoftwareDrivers] = "the kernel builds amdgpu in: there is no driver version to read (/sys/module/amdgpu/version is absent)"
 	}
 	return true
+}
+
+// amdDevices decodes an amd-smi --json answer: a list of devices, which
+// newer releases wrap as {"gpu_data": [...]} (ROCm/amdsmi's CLI tests read
+// static_data['gpu_data'][i]).
+func amdDevices(data []byte, into any) error {
+	var wrapped struct {
+		GPUData json.RawMessage `json:"gpu_data"`
+	}
+	if json.Unmarshal(data, &wrapped) == nil && len(wrapped.GPUData) > 0 {
+		data = wrapped.GPUData
+	}
+	return json.Unmarshal(data, into)
+}
+
+// amdLimit is one GPU's power limit in watts, or why it is unknown.
+type amdLimit struct {
+	watts float64
+	why   string
+}
+
+// amdPowerLimits reads each GPU's power cap from amd-smi static --limit
+// --json: limit.socket_power, the current cap as {"value", "unit": "W"}
+// (amdsmi_cli/amdsmi_commands.py @0ceca28, from
+// amdsmi_get_power_cap_info's power_cap), which newer releases give per
+// power-tracking domain as limit.ppt0.socket_power_limit. "N/A" is a GPU
+// that reports none. why says why none was read at all.
+func amdPowerLimits(ctx context.Context, r Runner) (map[int]amdLimit, string) {
+	out, err := r.Run(ctx, "amd-smi", "static", "--limit", "--json")
+	if err != nil {
+		return nil, "amd-smi static --limit: " + err.Error()
+	}
+	var st []struct {
+		GPU   int `json:"gpu"`
+		Limit struct {
+			SocketPower json.RawMessage `json:"socket_power"`
+			PPT0        struct {
+				SocketPowerLimit json.RawMessage `json:"socket_power_limit"`
+			} `json:"ppt0"`
+		} `json:"limit"`
+	}
+	if err := amdDevices(out, &st); err != nil {
+		return nil, "amd-smi static --limit did not answer a JSON list of GPUs"
+	}
+	limits := map[int]amdLimit{}
+	for _, g := range st {
+		raw, field := g.Limit.PPT0.SocketPowerLimit, "limit.ppt0.socket_power_limit"
+		if len(raw) == 0 {
+			raw, field = g.Limit.SocketPower, "limit.socket_power"
+		}
+		var v struct {
+			Value *float64 `json:"value"`
+			Unit  string   `json:"unit"`
+		}
+		switch {
+		case len(raw) == 0:
+			limits[g.GPU] = amdLimit{why: "amd-smi static --limit reported no socket power limit"}
+		case json.Unmarshal(raw, &v) != nil || v.Value == nil:
+			limits[g.GPU] = amdLimit{why: "amd-smi static --limit reported " + field + " as " + string(raw)}
+		case v.Unit != "W":
+			limits[g.GPU] = amdLimit{why: fmt.Sprintf("amd-smi static --limit reported %s in %q, not watts", field, v.Unit)}
+		default:
+			limits[g.GPU] = amdLimit{watts: *v.Value}
+		}
+	}
+	return limits, "amd-smi static --limit did not list this GPU"
+}
+
+func orElse(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
 }
 
 // --- AMD, older ROCm (rocm-smi) -------------------------------------------
@@ -334,38 +412,56 @@ func sortCards(c []string) {
 	}
 }
 
-// --- Apple silicon --------------------------------------------------------
+// --- macOS: Apple silicon, or an Intel Mac ---------------------------------
 
-func (f *Facts) apple(ctx context.Context, r Runner) bool {
+// mac reads the chip, memory and macOS version. Only Apple silicon (an
+// arm64 machine whose chip is Apple's) is one shared-memory GPU named
+// after the chip; an Intel Mac's CPU is no GPU, and its GPU (discrete or
+// Intel's, with memory of its own) has no probe here.
+func (f *Facts) mac(ctx context.Context, r Runner, reasons *[]string) bool {
 	chip, err1 := r.Run(ctx, "sysctl", "-n", "machdep.cpu.brand_string")
 	mem, err2 := r.Run(ctx, "sysctl", "-n", "hw.memsize")
 	ver, err3 := r.Run(ctx, "sw_vers", "-productVersion")
+	f.Missing[contract.PtrHardwareStorage] = "not probed on macOS"
+	v := strings.TrimSpace(string(ver))
+	if err3 == nil && v != "" {
+		f.OS = &contract.NameVersion{Name: "macOS", Version: str(v)}
+	} else {
+		f.Missing[contract.PtrSoftwareOS] = "sw_vers did not answer"
+	}
+	var ram *int64
+	if b, err := strconv.ParseInt(strings.TrimSpace(string(mem)), 10, 64); err2 == nil && err == nil {
+		ram = &b
+		f.Hardware.RAMBytes = ram
+	} else {
+		f.Missing[contract.PtrHardwareRAMBytes] = "sysctl hw.memsize did not answer"
+	}
 	name := strings.TrimSpace(string(chip))
 	if err1 != nil || name == "" {
 		f.Missing[contract.PtrHardwareCPU] = "sysctl machdep.cpu.brand_string did not answer"
+		*reasons = append(*reasons, "sysctl machdep.cpu.brand_string did not answer, so the chip is unknown")
 		return false
 	}
 	f.Hardware.CPU = str(name)
-	g := contract.GPU{DeviceIndex: 0, Name: name, MemoryKind: str("shared")}
-	if b, err := strconv.ParseInt(strings.TrimSpace(string(mem)), 10, 64); err2 == nil && err == nil {
-		g.MemoryBytes = &b
-		f.Hardware.RAMBytes = &b
-	} else {
+	// hw.optional.arm64 is the machine's, not this binary's: strata built
+	// for amd64 runs translated on Apple silicon, where it is still 1.
+	arm, err := r.Run(ctx, "sysctl", "-n", "hw.optional.arm64")
+	if err != nil || strings.TrimSpace(string(arm)) != "1" || !strings.HasPrefix(name, "Apple ") {
+		*reasons = append(*reasons, fmt.Sprintf("%q is not Apple silicon (sysctl hw.optional.arm64 is not 1 or the chip is not Apple's): an Intel Mac's GPU has memory of its own, and strata has no probe for it", name))
+		return false
+	}
+	g := contract.GPU{DeviceIndex: 0, Name: name, MemoryKind: str("shared"), MemoryBytes: ram}
+	if ram == nil {
 		f.Missing[contract.PtrHardwareGPU0MemoryBytes] = "sysctl hw.memsize did not answer"
-		f.Missing[contract.PtrHardwareRAMBytes] = "sysctl hw.memsize did not answer"
 	}
 	f.Missing[contract.PtrHardwareGPU0PowerLimitW] = "Apple silicon reports no GPU power limit"
 	f.Hardware.GPUs = []contract.GPU{g}
 	f.Missing[contract.PtrSoftwareDrivers] = "Apple silicon has no separate GPU driver"
-	v := strings.TrimSpace(string(ver))
-	if err3 == nil && v != "" {
+	if f.OS != nil {
 		f.Runtime = []contract.NameVersion{{Name: "metal", Version: str(v)}}
-		f.OS = &contract.NameVersion{Name: "macOS", Version: str(v)}
 	} else {
 		f.Missing[contract.PtrSoftwareRuntime] = "sw_vers did not answer"
-		f.Missing[contract.PtrSoftwareOS] = "sw_vers did not answer"
 	}
-	f.Missing[contract.PtrHardwareStorage] = "not probed on macOS"
 	f.Sources["gpus"] = "sysctl (Apple silicon: one shared-memory GPU named after the chip)"
 	return true
 }
@@ -470,8 +566,13 @@ func (f *Facts) storage(ctx context.Context, r Runner) {
 		return
 	}
 	f.Hardware.Storage = []contract.Storage{}
+	var inRAM []string
 	for _, d := range doc.Devices {
 		if d.Type != "disk" {
+			continue
+		}
+		if ramDisk.MatchString(d.Name) {
+			inRAM = append(inRAM, d.Name)
 			continue
 		}
 		si := len(f.Hardware.Storage)
@@ -500,4 +601,12 @@ func (f *Facts) storage(ctx context.Context, r Runner) {
 		f.Hardware.Storage = append(f.Hardware.Storage, s)
 	}
 	f.Sources["storage"] = "lsblk -d"
+	if len(inRAM) > 0 {
+		f.Sources["storage"] += " (" + strings.Join(inRAM, ", ") + " left out: RAM-backed block devices, not storage)"
+	}
 }
+
+// ramDisk names the block devices that hold memory, not storage: zram's
+// compressed swap (zram0) and the brd driver's RAM disks (ram0), which
+// lsblk lists as disks that do not rotate.
+var ramDisk = regexp.MustCompile(`^(?:zram|ram)[0-9]+$`)

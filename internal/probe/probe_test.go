@@ -107,8 +107,7 @@ func TestAMDSMIROCm7(t *testing.T) {
 
 func TestAppleSilicon(t *testing.T) {
 	t.Parallel()
-	r := fakeMac{}
-	f := Probe(context.Background(), r, fstest.MapFS{}, "darwin")
+	f := Probe(context.Background(), fakeMac{chip: "Apple M2 Max", arm64: "1"}, fstest.MapFS{}, "darwin")
 	g := f.Hardware.GPUs
 	if len(g) != 1 || g[0].Name != "Apple M2 Max" || *g[0].MemoryKind != "shared" || *g[0].MemoryBytes != 68719476736 || g[0].PowerLimitW != nil {
 		t.Fatalf("gpus %+v", g)
@@ -118,18 +117,90 @@ func TestAppleSilicon(t *testing.T) {
 	}
 }
 
-type fakeMac struct{}
+// TestIntelMacHasNoSharedGPU: an Intel Mac (no hw.optional.arm64, an Intel
+// chip) keeps its CPU, memory and macOS, and gets no GPU entry: its CPU is
+// no shared-memory GPU. Neither does an arm64 machine whose chip is not
+// Apple's.
+func TestIntelMacHasNoSharedGPU(t *testing.T) {
+	t.Parallel()
+	for _, m := range []fakeMac{
+		{chip: "Intel(R) Core(TM) i9-9980HK CPU @ 2.40GHz"},
+		{chip: "Intel(R) Core(TM) i9-9980HK CPU @ 2.40GHz", arm64: "0"},
+		{chip: "Some Other Chip", arm64: "1"},
+	} {
+		f := Probe(context.Background(), m, fstest.MapFS{}, "darwin")
+		if f.Hardware.GPUs != nil || !strings.Contains(f.Missing["/hardware/gpus"], "is not Apple silicon") {
+			t.Errorf("%+v: gpus %+v, reason %q", m, f.Hardware.GPUs, f.Missing["/hardware/gpus"])
+		}
+		if f.Runtime != nil || f.Missing["/software/runtime"] == "" || f.Missing["/software/drivers"] == "" {
+			t.Errorf("%+v: runtime %+v, reasons %q %q", m, f.Runtime, f.Missing["/software/runtime"], f.Missing["/software/drivers"])
+		}
+		if f.Hardware.CPU == nil || *f.Hardware.CPU != m.chip || f.Hardware.RAMBytes == nil || f.OS == nil || *f.OS.Version != "15.1" {
+			t.Errorf("%+v: cpu %v ram %v os %+v", m, f.Hardware.CPU, f.Hardware.RAMBytes, f.OS)
+		}
+	}
+}
 
-func (fakeMac) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+// fakeMac answers sysctl and sw_vers; arm64 "" is a machine without
+// hw.optional.arm64 (sysctl fails: an unknown oid).
+type fakeMac struct{ chip, arm64 string }
+
+func (m fakeMac) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	switch strings.Join(append([]string{name}, args...), " ") {
 	case "sysctl -n machdep.cpu.brand_string":
-		return []byte("Apple M2 Max\n"), nil
+		return []byte(m.chip + "\n"), nil
 	case "sysctl -n hw.memsize":
 		return []byte("68719476736\n"), nil
+	case "sysctl -n hw.optional.arm64":
+		if m.arm64 != "" {
+			return []byte(m.arm64 + "\n"), nil
+		}
+		return nil, errors.New("sysctl: unknown oid 'hw.optional.arm64'")
 	case "sw_vers -productVersion":
 		return []byte("15.1\n"), nil
 	}
 	return nil, ErrNotFound
+}
+
+// TestRAMDisksAreNotStorage: zram0 and ram0 are memory, not disks.
+func TestRAMDisksAreNotStorage(t *testing.T) {
+	t.Parallel()
+	f := Probe(context.Background(), recorded{"lsblk": "lsblk-zram.json"}, linuxRoot, "linux")
+	s := f.Hardware.Storage
+	if len(s) != 1 || *s[0].Kind != "ssd" || *s[0].Model != "Samsung SSD 870 EVO 1TB" {
+		t.Errorf("storage %+v", s)
+	}
+	if !strings.Contains(f.Sources["storage"], "zram0, ram0 left out") {
+		t.Errorf("source %q", f.Sources["storage"])
+	}
+}
+
+// TestAMDSMIPowerLimit: amd-smi static --limit's current cap is the power
+// limit, in its older form (limit.socket_power) and its newer one
+// (gpu_data, limit.ppt0.socket_power_limit); "N/A" is null with a reason.
+func TestAMDSMIPowerLimit(t *testing.T) {
+	t.Parallel()
+	root := fstest.MapFS{
+		"sys/bus/pci/devices/0000:03:00.0/mem_info_vram_total": {Data: []byte("25753026560\n")},
+		"sys/bus/pci/devices/0000:04:00.0/mem_info_vram_total": {Data: []byte("25753026560\n")},
+	}
+	older := Probe(context.Background(), recorded{"amd-smi list": "amd-smi-list.json", "amd-smi static --asic": "amd-smi-static-asic.json",
+		"amd-smi static --limit": "amd-smi-static-limit.json"}, root, "linux")
+	if g := older.Hardware.GPUs; len(g) != 1 || g[0].PowerLimitW == nil || *g[0].PowerLimitW != 327 {
+		t.Errorf("limit.socket_power: gpus %+v", g)
+	}
+	newer := Probe(context.Background(), recorded{"amd-smi list": "amd-smi-list-2.json", "amd-smi static --limit": "amd-smi-static-limit-ppt.json"}, root, "linux")
+	g := newer.Hardware.GPUs
+	if len(g) != 2 || g[0].PowerLimitW == nil || *g[0].PowerLimitW != 211 {
+		t.Fatalf("limit.ppt0.socket_power_limit: gpus %+v", g)
+	}
+	if g[1].PowerLimitW != nil || !strings.Contains(newer.Missing["/hardware/gpus/1/power_limit_w"], `"N/A"`) {
+		t.Errorf("N/A: %+v, reason %q", g[1].PowerLimitW, newer.Missing["/hardware/gpus/1/power_limit_w"])
+	}
+	none := Probe(context.Background(), recorded{"amd-smi list": "amd-smi-list.json"}, root, "linux")
+	if why := none.Missing["/hardware/gpus/0/power_limit_w"]; !strings.Contains(why, "amd-smi static --limit") {
+		t.Errorf("no --limit answer: reason %q", why)
+	}
 }
 
 func TestWindowsDisplayKey(t *testing.T) {

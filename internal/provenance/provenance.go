@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/install"
 	"github.com/strata-bench/strata/internal/modelfiles"
@@ -44,9 +45,12 @@ type Inputs struct {
 	ModelNamed     []string
 	ModelNamedDir  string
 	ModelNamedFrom string
-	Cache          *modelfiles.Cache
-	Rehash         bool
-	Progress       func(done, total int64)
+	// Engine is what the runner could see of the engine process (its
+	// device selections are tied to the probed GPUs).
+	Engine   dialect.EngineView
+	Cache    *modelfiles.Cache
+	Rehash   bool
+	Progress func(done, total int64)
 }
 
 // Gather collects the facts.
@@ -70,6 +74,10 @@ func Gather(ctx context.Context, in Inputs) record.Facts {
 		f.Missing[k] = v
 	}
 	f.Extensions.MachineSources = pf.Sources
+	var why string
+	if f.Extensions.SelectedDevices, why = SelectedDevices(in.Engine, pf.Hardware.GPUs); why != "" {
+		f.Missing[contract.PtrSelectedDeviceIndices] = why
+	}
 	modelFacts(ctx, &f, in)
 	return f
 }

@@ -100,6 +100,8 @@ type Options struct {
 	// RelativeModel passes -m relative to Dir, as a user who started the
 	// server in the models folder would.
 	RelativeModel bool
+	// Env is added to the server's environment (e.g. LLAMA_ARG_BATCH=1024).
+	Env []string
 }
 
 // Server is a running llama-server.
@@ -167,6 +169,9 @@ func Start(tb testing.TB, o Options) *Server {
 	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Port: port, log: &bytes.Buffer{}, done: make(chan struct{})}
 	s.cmd = exec.Command(argv[0], argv[1:]...)
 	s.cmd.Dir = o.Dir
+	if o.Env != nil {
+		s.cmd.Env = append(os.Environ(), o.Env...)
+	}
 	if s.cmd.Dir == "" {
 		s.cmd.Dir = filepath.Dir(Model(tb, Thinker))
 	}

@@ -395,6 +395,89 @@ func urlRunSmallContext(t *testing.T, out string) {
 	f.report(t)
 }
 
+// TestURLRunSaysWhatItCouldNotSee: a --url run against a server the user
+// started (found by its port: its command line and environment are read
+// from /proc) says in its README, its submit body and results.json that
+// there is no engine log and why, and how many requests the server had
+// answered; it records context_tokens, server_capacity and the engine's
+// reported defaults as the engine typed them, the options it was given
+// (on the command line and as LLAMA_ARG_*) typed as llama-server reads
+// them, each object with its source; and on one slot only the request of
+// each concurrency round whose seed /slots shows is verified.
+func TestURLRunSaysWhatItCouldNotSee(t *testing.T) {
+	t.Parallel()
+	srv := Start(t, Options{Model: Thinker, Env: []string{"LLAMA_ARG_BATCH=1024", "LLAMA_ARG_UBATCH=256"}})
+	out := t.TempDir()
+	r := strata(t, repoRoot(t), nil, "bench", "run", "--url", srv.URL, "--optional-concurrency", "--results-dir", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	f := readFolder(t, out)
+	readme, _ := os.ReadFile(filepath.Join(f.dir, contract.ReadmeFile))
+	for _, want := range []string{"No engine log: the runner did not start the engine", "run with --profile",
+		"Requests the server had answered before this run: it had answered no request before this run"} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README does not say %q:\n%s", want, readme)
+		}
+	}
+	e := f.res.Extensions
+	if e.Engine == nil || e.Engine.Log != nil || !strings.Contains(f.res.Missing[contract.PtrEngineLog], "no engine log") {
+		t.Errorf("extensions.engine.log %+v, reason %q", e.Engine, f.res.Missing[contract.PtrEngineLog])
+	}
+	for _, a := range f.res.Artifacts {
+		if a.Kind == contract.ArtifactEngineLog {
+			t.Errorf("an engine log artifact in a --url run: %+v", a)
+		}
+	}
+	var raw struct {
+		Configuration map[string]json.RawMessage `json:"configuration"`
+	}
+	data, _ := os.ReadFile(filepath.Join(f.dir, contract.ResultsFile))
+	json.Unmarshal(data, &raw)
+	if c := raw.Configuration; string(c["context_tokens"]) != "20480" || string(c["server_capacity"]) != "1" {
+		t.Errorf("context_tokens %s, server_capacity %s: want the numbers 20480 and 1", c["context_tokens"], c["server_capacity"])
+	}
+	// -t 1 on the command line, LLAMA_ARG_BATCH and LLAMA_ARG_UBATCH in the
+	// environment: numbers, as llama-server reads them.
+	var prefill bytes.Buffer
+	json.Compact(&prefill, raw.Configuration["prefill"])
+	if got := prefill.String(); got != `{"--batch-size":1024,"--threads":1,"--ubatch-size":256}` {
+		t.Errorf("prefill %s", got)
+	}
+	ec := e.EngineConfig
+	if ec == nil || ec.Given == nil || ec.Given.LlamaArgEnv["LLAMA_ARG_BATCH"] != "1024" || !strings.Contains(ec.Given.CommandLine, "--reasoning-format deepseek") {
+		t.Fatalf("engine_config %+v", ec)
+	}
+	if !strings.HasPrefix(ec.Sources["context_tokens"], "reported by the engine") || !strings.Contains(ec.Sources["prefill"], "LLAMA_ARG_*") {
+		t.Errorf("sources %v", ec.Sources)
+	}
+	var defaults struct {
+		NCtx   int64          `json:"n_ctx"`
+		Params map[string]any `json:"params"`
+	}
+	for _, rep := range ec.Reported {
+		if rep.Source == "GET /props default_generation_settings" {
+			json.Unmarshal(rep.Values, &defaults)
+		}
+	}
+	if temp, ok := defaults.Params["temperature"].(float64); defaults.NCtx != 20480 || !ok || temp < 0.79 || temp > 0.81 {
+		t.Errorf("the engine's defaults: n_ctx %d, params %v", defaults.NCtx, defaults.Params)
+	}
+	if _, ok := defaults.Params["ignore_eos"].(bool); !ok {
+		t.Errorf("params.ignore_eos %#v: not the engine's boolean", defaults.Params["ignore_eos"])
+	}
+	// One slot: a round's four requests end together and /slots keeps the
+	// last task only; the 22 required requests are each checked alone.
+	if sc := e.SettingsCheck; sc == nil || sc.Checked != 34 || sc.Revealed != 22+protocol.ConcurrencyRounds {
+		t.Errorf("settings check %+v: want 34 checked, %d revealed", sc, 22+protocol.ConcurrencyRounds)
+	}
+	sub := strata(t, t.TempDir(), nil, "bench", "submit", f.dir)
+	if !strings.Contains(sub.stdout, "no engine log") {
+		t.Errorf("bench submit does not say there is no engine log (exit %d):\n%s\n%s", sub.code, sub.stdout, sub.stderr)
+	}
+	f.report(t)
+}
+
 // engineKilledMidRun: the engine dies after the first performance request;
 // the next one fails, the rest are skipped, and the partial result passes
 // report. The folder is written under out.

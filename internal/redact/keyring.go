@@ -46,7 +46,17 @@ func SecretsOnly(s string) string {
 	if s == "" {
 		return s
 	}
-	note := func(kind, what, match string) {}
+	return secretForms(s, func(kind, what, match string) {})
+}
+
+// secretForms replaces the secret forms of the rules, in their order:
+// pairs gitleaks would break apart, then gitleaks' rules, then strata's.
+func secretForms(s string, note func(kind, what, match string)) string {
+	for _, ru := range pairedRules {
+		if ru.applies(asciiLower(s)) {
+			s = ru.replace(s, note)
+		}
+	}
 	s = providerKeys(s, note)
 	low := asciiLower(s)
 	for _, ru := range secretRules {

@@ -193,13 +193,8 @@ func (r *Redactor) apply(s string, found func(Finding)) string {
 	if r != nil && r.secrets != nil {
 		s = r.secrets.replace(s, note)
 	}
-	s = providerKeys(s, note)
+	s = secretForms(s, note)
 	low := asciiLower(s) // for the rules' literal prefilters (stale after a replacement, which only removes text)
-	for _, ru := range secretRules {
-		if ru.applies(low) {
-			s = ru.replace(s, note)
-		}
-	}
 	if r != nil && r.homes != nil {
 		s = r.homes.ReplaceAllStringFunc(s, func(m string) string {
 			note(Home, "this machine's home folder", m)

@@ -248,6 +248,15 @@ func isBasicCredential(v string) bool {
 	return true
 }
 
+// pairedRules read a secret by what stands beside it, which gitleaks'
+// rules replace: they run before those.
+var pairedRules = []rule{
+	// A key ID names the secret that goes with it: 40 such characters
+	// later on its line (a credentials CSV, a note) are that secret.
+	{re: regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b[^\n]*?[^A-Za-z0-9/+=\n]([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`),
+		to: Secret, what: "an AWS secret access key (on its key ID's line)", group: 1, need: []string{"akia", "asia"}},
+}
+
 // secretRules come first: a key may contain anything the later rules look
 // for.
 var secretRules = []rule{
@@ -279,7 +288,9 @@ var secretRules = []rule{
 		to: Secret, what: "basic credentials (base64 of user:password)", group: 1, keep: func(v string) bool { return !isBasicCredential(v) }, need: []string{"basic"}},
 	// AWS secret access keys are 40 characters of base64 that look like
 	// anything else without their variable's name.
-	{re: regexp.MustCompile(`(?i)\baws_?secret(?:_?access)?(?:_?key)?\b["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`),
+	// Its name takes it after a colon, an equals sign or only a space (an
+	// ini file or a shell listing without "=").
+	{re: regexp.MustCompile(`(?i)\baws_?secret(?:_?access)?(?:_?key)?\b["']?(?:\s*[:=]\s*|\s+)["']?([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`),
 		to: Secret, what: "an AWS secret access key", group: 1, need: []string{"aws"}},
 	{re: regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), to: Secret, what: "an AWS access key ID", need: []string{"akia", "asia"}},
 	{re: regexp.MustCompile(`\b(?:sk|pk|rk)-(?:proj-|live-|test-|ant-)?[A-Za-z0-9_-]{16,}\b`), to: Secret, what: "an API key (sk-/pk-/rk- form)", need: []string{"sk-", "pk-", "rk-"}},

@@ -84,6 +84,7 @@ type assembler struct {
 	byID      map[string]contract.Output
 	derive    derive.Derived
 	budget    dialect.BudgetCheck
+	engineCfg *contract.EngineConfig
 	a         Assembled
 }
 
@@ -266,8 +267,9 @@ func (as *assembler) configuration() error {
 	if srv.Slots == nil {
 		as.missing.Add(contract.PtrConfigurationServerCapacity, "the server's /props has no total_slots: "+orElse(srv.PropsErr, "field absent"))
 	}
+	view := as.facts.Engine
 	opts := engineconfig.Capture(engineconfig.Sources{Props: srv.Props, Slots: srv.SlotsRaw, Status: srv.StatusRaw,
-		Args: as.facts.Engine.Args, ArgsFrom: as.facts.Engine.Where, Engine: srv.Dialect.ConfigFrom(),
+		Args: view.Args, Env: view.Env, EnvUnreadable: view.EnvUnreadable, ArgsFrom: view.Where, Engine: srv.Dialect.ConfigFrom(),
 		StrataFile: as.facts.StrataFile, StrataFileErr: as.facts.StrataFileErr})
 	for _, name := range contract.EngineOptionObjects() {
 		v := opts.Objects[name]
@@ -276,6 +278,7 @@ func (as *assembler) configuration() error {
 		}
 		*as.res.Configuration.EngineOption(name) = v
 	}
+	as.engineConfig(opts)
 	as.a.EngineLog = as.facts.EngineLog
 	if as.res.Configuration.Template = templateOf(srv); as.res.Configuration.Template != nil {
 		as.a.Template = []byte(srv.Template)
@@ -283,6 +286,60 @@ func (as *assembler) configuration() error {
 		as.missing.Add(contract.PtrConfigurationTemplate, "the server revealed no chat template (/props chat_template): "+orElse(srv.PropsErr, "field absent"))
 	}
 	return as.configArtifact(opts.Source)
+}
+
+// engineConfig is extensions.engine_config: where each configuration
+// value came from, what the engine reported of its configuration (its
+// defaults among it) and what its process was given.
+func (as *assembler) engineConfig(opts engineconfig.Options) {
+	srv, view, cfg := as.srv, as.facts.Engine, as.res.Configuration
+	ec := &contract.EngineConfig{Sources: map[string]string{},
+		Reported: engineconfig.Reported(srv.Props, srv.SlotsRaw, srv.StatusRaw)}
+	for name, src := range opts.Sources {
+		ec.Sources[name] = src
+	}
+	props := func(field string) bool {
+		var p struct {
+			Default map[string]json.RawMessage `json:"default_generation_settings"`
+			Slots   json.RawMessage            `json:"total_slots"`
+		}
+		if json.Unmarshal(srv.Props, &p) != nil {
+			return false
+		}
+		if field == "total_slots" {
+			return len(p.Slots) > 0
+		}
+		return len(p.Default["n_ctx"]) > 0
+	}
+	switch {
+	case srv.ContextSize != nil && props("n_ctx"):
+		ec.Sources["context_tokens"] = "reported by the engine: GET /props default_generation_settings.n_ctx"
+	case srv.ContextSize != nil:
+		ec.Sources["context_tokens"] = "reported by the engine: GET /v1/status context.native"
+	case cfg.ContextTokens != nil:
+		ec.Sources["context_tokens"] = "inferred by strata from --max-context in Strata's config file (the context the server was told to serve; the server reported none)"
+	}
+	switch {
+	case srv.Slots != nil && props("total_slots"):
+		ec.Sources["server_capacity"] = "reported by the engine: GET /props total_slots"
+	case srv.Slots != nil:
+		ec.Sources["server_capacity"] = "reported by the engine: GET /v1/status concurrency.serving"
+	}
+	if view.Args != nil {
+		g := &contract.EngineGiven{From: view.Where, CommandLine: strings.Join(view.Args, " ")}
+		if srv.Dialect.ConfigFrom() == dialect.ConfigLlamaArgs {
+			if view.EnvUnreadable != "" {
+				g.EnvNote = "the environment could not be read: " + view.EnvUnreadable
+			} else {
+				g.LlamaArgEnv = engineconfig.LlamaEnv(view.Env)
+				g.EnvNote = fmt.Sprintf("%d LLAMA_ARG_* variables", len(g.LlamaArgEnv))
+			}
+		}
+		ec.Given = g
+	} else {
+		as.missing.Add(contract.PtrEngineConfigGiven, "the runner neither started the engine nor found it listening on a local port, so its command line and environment are not visible; run with --profile, or on the engine's machine")
+	}
+	as.engineCfg = ec
 }
 
 // configArtifact is config.json: what the runner learned of the engine's
@@ -324,7 +381,9 @@ func (as *assembler) extensions() {
 	as.budget = srv.Dialect.CheckBudget(as.facts.Engine)
 	ext := as.facts.Extensions
 	ext.Fixtures = &contract.FixturesInfo{Bundle: as.facts.Protocol.BundleName, MaxSharedPrefixTokens: as.maxShared}
-	ext.Limitations = limitations(as.rec, as.budget)
+	ext.EngineConfig = as.engineCfg
+	ext.Engine = as.engineLog(ext.Engine)
+	ext.Limitations = limitations(as.rec, as.budget, ext.Engine, as.missing)
 	ext.EngineDialect = &contract.EngineDialect{Dialect: srv.Dialect, ReasoningBudget: srv.Dialect.ReasoningBudget(), BudgetCheck: as.budget,
 		SettingNames: nonNilMap(srv.Dialect.SettingNames())}
 	ext.Thinking = thinkingEvidence(as.rec)
@@ -579,15 +638,71 @@ func settingsSummary(outs []contract.Output) *contract.SettingsSummary {
 	return out
 }
 
+// engineLog fills extensions.engine's log: the artifact, or null with why
+// there is none; and the reason an already-serving engine's count of
+// answered requests is null. It returns a copy: the facts' block is not
+// changed.
+func (as *assembler) engineLog(e *contract.Engine) *contract.Engine {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	switch {
+	case as.facts.EngineLog != nil:
+		c.Log = ptr(contract.EngineLog)
+	case c.StartedByRunner:
+		as.missing.Add(contract.PtrEngineLog, "the run was recovered from its journal: the engine's log was kept in memory only, and was lost with the runner")
+	default:
+		as.missing.Add(contract.PtrEngineLog, NoEngineLog)
+	}
+	if sb := c.ServedBeforeRun; sb != nil && sb.Answered == nil {
+		as.missing.Add(contract.PtrEngineServedAnswered, orElse(sb.Reason, "the engine does not say how many requests it had answered"))
+	}
+	return &c
+}
+
+// NoEngineLog is why a run against an engine the runner did not start has
+// no engine log.
+const NoEngineLog = "the runner did not start the engine (a --url run against a server already serving), so it could not keep the engine's output: there is no engine log; run with --profile so the runner starts the engine and keeps its log as " + contract.EngineLog
+
 // limitations are the report's standing caveats for this run: the
-// protocol's own, then the identified engine's, then the budget check's.
-func limitations(rec *record.Run, budget dialect.BudgetCheck) []string {
+// protocol's own, then what a run against an engine the runner did not
+// start could not see, then the identified engine's, then the budget
+// check's.
+func limitations(rec *record.Run, budget dialect.BudgetCheck, e *contract.Engine, missing contract.Missing) []string {
 	out := []string{
 		"The runner cannot see the server's repeat-stop and loop-recovery switches and does not claim to have disabled them.",
 		"The warmed expert cache stays enabled; these are not zero-cache or cold-model measurements. Shared template-prefix reuse is allowed and reported per request.",
 	}
+	out = append(out, unseen(e, missing)...)
 	out = append(out, rec.Server.Dialect.Limitations()...)
 	out = append(out, "Reasoning budget: "+budget.State+": "+budget.Detail+".")
+	return out
+}
+
+// unseen says plainly what a run against an engine the runner did not
+// start could not see: its log, its past work, its configuration.
+func unseen(e *contract.Engine, missing contract.Missing) []string {
+	if e == nil || e.StartedByRunner {
+		return nil
+	}
+	out := []string{"No engine log: " + NoEngineLog + "."}
+	if sb := e.ServedBeforeRun; sb != nil {
+		out = append(out, "Requests the server had answered before this run: "+derive.Served(*sb)+".")
+	}
+	var hidden []string
+	for _, name := range contract.EngineOptionObjects() {
+		if _, ok := missing["/configuration/"+name]; ok {
+			hidden = append(hidden, name)
+		}
+	}
+	if why, ok := missing[contract.PtrEngineConfigGiven]; ok {
+		line := "Configuration not visible: " + why
+		if len(hidden) > 0 {
+			line += "; so " + strings.Join(hidden, ", ") + " are null"
+		}
+		out = append(out, line+".")
+	}
 	return out
 }
 

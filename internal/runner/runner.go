@@ -200,7 +200,7 @@ func (r *run) one(ctx context.Context, e *record.Request, i, n int) {
 		}
 		return
 	}
-	e.Settings = checkSettings(ctx, r.cfg.Client, r.rec.Server.Dialect.HiddenSettings(), []*record.Request{e})
+	e.Settings = checkSettings(ctx, r.cfg.Client, r.rec.Server.Dialect.HiddenSettings(), []*record.Request{e})[0]
 	if j := r.cfg.Journal; j != nil {
 		j.Done(r.rec, e)
 	}
@@ -311,9 +311,9 @@ func (r *run) concurrency(ctx context.Context, list []*record.Request) {
 				failed = e.Req.ID
 			}
 		}
-		check := checkSettings(ctx, r.cfg.Client, r.rec.Server.Dialect.HiddenSettings(), sent)
-		for _, e := range sent {
-			e.Settings = check
+		checks := checkSettings(ctx, r.cfg.Client, r.rec.Server.Dialect.HiddenSettings(), sent)
+		for i, e := range sent {
+			e.Settings = checks[i]
 			if j := r.cfg.Journal; j != nil {
 				j.Done(r.rec, e)
 			}

@@ -20,29 +20,59 @@ type slot struct {
 }
 
 // checkSettings reads /slots after requests finished and records, for each
-// request, what the slot whose last task used its seed resolved. hidden,
-// when set, says why the engine's /slots never shows them: it is not asked.
-func checkSettings(ctx context.Context, c *client.Client, hidden string, sent []*record.Request) *contract.SettingsCheck {
+// request (the checks are in sent's order), what the slot whose last task
+// used its seed resolved. A request is revealed only when its own seed was
+// seen: in a concurrency round a slot keeps only its last task, so one seen
+// request says nothing of the others. hidden, when set, says why the
+// engine's /slots never shows them: it is not asked.
+func checkSettings(ctx context.Context, c *client.Client, hidden string, sent []*record.Request) []*contract.SettingsCheck {
 	if len(sent) == 0 {
 		return nil
 	}
-	chk := &contract.SettingsCheck{Source: "GET /slots"}
+	slots, why := readSlots(ctx, c, hidden)
+	out := make([]*contract.SettingsCheck, len(sent))
+	for i, e := range sent {
+		chk := &contract.SettingsCheck{Source: "GET /slots"}
+		out[i] = chk
+		if why != "" {
+			chk.Reason = why
+			continue
+		}
+		match := slotOf(slots, e.Req.Seed)
+		if match == nil {
+			chk.Reason = "no slot in GET /slots holds a task with this request's seed: the server does not reveal this request's settings"
+			if len(sent) > 1 {
+				chk.Reason += fmt.Sprintf(" (a slot keeps only its last task; %d requests ended together)", len(sent))
+			}
+			continue
+		}
+		chk.Revealed, chk.Slot, chk.Task = true, &match.ID, match.IDTask
+		// What the server shows is recorded; whether it differs from what
+		// was sent is derive's rule (derive.Mismatches).
+		chk.Seen = map[string]any{}
+		for _, x := range derive.Settings(e.Req) {
+			if got, isNum := numberOf(match.Params[x.Name]); isNum {
+				chk.Seen[x.Name] = got
+			}
+		}
+	}
+	return out
+}
+
+// readSlots asks /slots, newest task first, or says why it cannot tell.
+func readSlots(ctx context.Context, c *client.Client, hidden string) ([]slot, string) {
 	if hidden != "" {
-		chk.Reason = hidden
-		return chk
+		return nil, hidden
 	}
 	status, body, err := c.Get(ctx, "/slots", 10*time.Second)
 	var slots []slot
 	switch {
 	case err != nil:
-		chk.Reason = "GET /slots did not answer: " + err.Error()
-		return chk
+		return nil, "GET /slots did not answer: " + err.Error()
 	case status != 200:
-		chk.Reason = fmt.Sprintf("GET /slots answered HTTP %d: the server does not reveal its resolved settings", status)
-		return chk
+		return nil, fmt.Sprintf("GET /slots answered HTTP %d: the server does not reveal its resolved settings", status)
 	case json.Unmarshal(body, &slots) != nil:
-		chk.Reason = "GET /slots did not answer a JSON array of slots"
-		return chk
+		return nil, "GET /slots did not answer a JSON array of slots"
 	}
 	// ik_llama.cpp lists a slot's settings on the slot itself, not under
 	// params (examples/server/server-context.cpp @0192b22
@@ -62,45 +92,17 @@ func checkSettings(ctx context.Context, c *client.Client, hidden string, sent []
 		}
 	}
 	sort.Slice(slots, func(i, j int) bool { return taskOf(slots[i]) > taskOf(slots[j]) })
-	chk.Seen = map[string]any{}
-	for _, e := range sent {
-		var match *slot
-		for i := range slots {
-			if seed, ok := numberOf(slots[i].Params["seed"]); ok && seed == float64(e.Req.Seed) {
-				match = &slots[i]
-				break
-			}
-		}
-		if match == nil {
-			continue
-		}
-		chk.Revealed = true
-		if len(sent) == 1 {
-			chk.Slot, chk.Task = &match.ID, match.IDTask
-		}
-		seen := map[string]any{}
-		// What the server shows is recorded; whether it differs from what
-		// was sent is derive's rule (derive.Mismatches).
-		for _, x := range derive.Settings(e.Req) {
-			raw, ok := match.Params[x.Name]
-			if !ok {
-				continue
-			}
-			if got, isNum := numberOf(raw); isNum {
-				seen[x.Name] = got
-			}
-		}
-		if len(sent) == 1 {
-			chk.Seen = seen
-		} else {
-			chk.Seen[e.Req.ID] = seen
+	return slots, ""
+}
+
+// slotOf is the slot whose last task used seed (the newest such), or nil.
+func slotOf(slots []slot, seed int) *slot {
+	for i := range slots {
+		if got, ok := numberOf(slots[i].Params["seed"]); ok && got == float64(seed) {
+			return &slots[i]
 		}
 	}
-	if !chk.Revealed {
-		chk.Reason = "no slot in GET /slots holds a task with this request's seed: the server does not reveal this request's settings"
-		chk.Seen = nil
-	}
-	return chk
+	return nil
 }
 
 func taskOf(s slot) int64 {

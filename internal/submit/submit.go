@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/redact"
 )
@@ -84,7 +85,15 @@ func Body(r *contract.Results, folder string) string {
 	p("- Run `%s`, status **%s**, sanity **%d/%d**\n", r.Run.ID, r.Run.Status, r.Quality.Passed, r.Quality.Total)
 	p("- Hardware: %s; model %s; quantization %s; track `%s` (%s)\n", escape.Markdown(r.GPULabel()), str(r.Model.ID, "unknown"),
 		str(r.Model.Quantization, "not declared"), escape.CodeSpan(r.Configuration.Track), str(r.Configuration.TrackNotes, "no notes"))
-	p("- strata commit: %s\n\n", str(r.Software.StrataCommit, "none"))
+	p("- strata commit: %s\n", str(r.Software.StrataCommit, "none"))
+	if e := r.Extensions.Engine; e != nil && !e.StartedByRunner {
+		p("- Engine: already serving, not started by the runner (a `--url` run): no engine log, and configuration only as far as the engine shows it")
+		if sb := e.ServedBeforeRun; sb != nil {
+			p("; %s", escape.Markdown(derive.Served(*sb)))
+		}
+		p(" (see the missing values below)\n")
+	}
+	p("\n")
 	writeStages(p, r)
 
 	p("## Failed, skipped, missing and nonconforming measurements\n\n")

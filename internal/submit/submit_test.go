@@ -106,3 +106,32 @@ func TestBodyListsOnlyPerRequestNulls(t *testing.T) {
 		}
 	}
 }
+
+// TestBodySaysWhatAURLRunCouldNotSee: for an engine the runner did not
+// start, the body says there is no engine log and what the server had
+// answered before, and lists the null log with its reason; a run that
+// started its engine says neither.
+func TestBodySaysWhatAURLRunCouldNotSee(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "results", "baseline", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := int64(0)
+	for _, started := range []bool{false, true} {
+		var r contract.Results
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatal(err)
+		}
+		r.Extensions.Engine = &contract.Engine{URL: "loopback", StartedByRunner: started, ServedBeforeRun: &contract.ServedBefore{Answered: &zero}}
+		if !started {
+			r.Missing[contract.PtrEngineLog] = "the runner did not start the engine: there is no engine log"
+		}
+		body := Body(&r, "RUN")
+		says := strings.Contains(body, "no engine log, and configuration only as far as the engine shows it; it had answered no request before this run") &&
+			strings.Contains(body, "- missing `/extensions/engine/log`: the runner did not start the engine")
+		if says == started {
+			t.Errorf("started by the runner %v: the body is\n%s", started, body)
+		}
+	}
+}

@@ -56,6 +56,12 @@ var Forms = []Form{
 	{"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtn", "AWS_SECRET_ACCESS_KEY=<secret>"},
 	{"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtn", "<secret>"},
 	{"id AKIAIOSFODNN7EXAMPL3", "AKIAIOSFODNN7EXAMPL3", "<secret>"},
+	// The secret after its name and a space (a shell's "export" listing,
+	// an ini file without "="), and after its key ID on the same line (a
+	// credentials CSV, "aws configure" notes).
+	{"aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtn", "aws_secret_access_key <secret>"},
+	{"keys AKIAIOSFODNN7EXAMPL3 wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY ok", "wJalrXUtn", "keys <secret> <secret> ok"},
+	{"AKIAIOSFODNN7EXAMPL3,wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtn", "<secret>,<secret>"},
 	{"url http://bob:S3cr3tP4ss@10.0.0.5:8080/v1", "S3cr3tP4ss", "http://<secret>@<private-ip>:8080/v1"},
 	{"url http://bob:S3cr3tP4ss@127.0.0.1:8080/v1", "S3cr3tP4ss", "http://<secret>@127.0.0.1:8080/v1"},
 	{"url https://svc:hunter2@models.example.org/x", "hunter2", "https://<secret>@models.example.org/x"},
