@@ -249,10 +249,7 @@ func freePort() (int, error) {
 // engineUp makes sure an engine serves at the client's URL.
 func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*contract.ServedBefore, *engine.Child, error) {
 	c, prof, out := t.client, t.prof, t.p.out
-	health := func(ctx context.Context) (int, error) {
-		s, _, err := c.Get(ctx, "/health", 2*time.Second)
-		return s, err
-	}
+	health := func(ctx context.Context) (int, error) { return ready(ctx, c) }
 	status, err := health(ctx)
 	if err == nil {
 		if status == 401 || status == 403 {
@@ -263,7 +260,7 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 		}
 		if status == 503 {
 			out.Line("the engine at %s is loading; waiting", c.BaseURL())
-			err := waitHealthy(ctx, c, t.p.Clock, loadTimeout(prof), t.loadingStatus(loadTimeout(prof), nil))
+			err := waitHealthy(ctx, health, t.p.Clock, loadTimeout(prof), t.loadingStatus(loadTimeout(prof), nil))
 			t.p.clearStatus()
 			if err != nil {
 				return nil, nil, err
@@ -340,12 +337,27 @@ func loadTimeout(p *engine.Profile) time.Duration {
 	return d
 }
 
-// waitHealthy polls /health until it answers 200.
-func waitHealthy(ctx context.Context, c *client.Client, now clock.Func, limit time.Duration, show func(string, time.Duration)) error {
+// ready is the engine's readiness as /health says it: its status, except
+// that Strata's server answers 200 there with loaded false while its
+// engine starts, and 503 on /props until the engine runs (serve/server.py
+// @452325a9 /health, Handler._props; an engine unloaded on purpose still
+// answers /props): both together are still loading.
+func ready(ctx context.Context, c *client.Client) (int, error) {
+	status, body, err := c.Get(ctx, dialect.HealthRoute, 2*time.Second)
+	if err == nil && status == 200 && dialect.StrataStarting(body) {
+		if ps, _, perr := c.Get(ctx, dialect.PropsRoute, 2*time.Second); perr == nil && ps == 503 {
+			return 503, nil
+		}
+	}
+	return status, err
+}
+
+// waitHealthy polls readiness until it answers 200.
+func waitHealthy(ctx context.Context, health func(context.Context) (int, error), now clock.Func, limit time.Duration, show func(string, time.Duration)) error {
 	start := now()
 	deadline := start.Add(limit)
 	for {
-		status, _, err := c.Get(ctx, "/health", 2*time.Second)
+		status, err := health(ctx)
 		if err == nil && status == 200 {
 			return nil
 		}

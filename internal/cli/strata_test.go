@@ -111,7 +111,7 @@ func TestStrataServerRun(t *testing.T) {
 		}
 	}
 	if rep := runIn(t, work, "", "bench", "report", dir); rep.code != 0 {
-		t.Errorf("report: exit %d\n%s", rep.code, rep.stderr)
+		t.Errorf("report: exit %d\n%s\n%s", rep.code, rep.stderr, rep.stdout)
 	}
 }
 

@@ -263,3 +263,14 @@ func StatusCapacity(ev Evidence) (context, slots *int64) {
 	}
 	return st.Context.Native, st.Concurrency.Serving
 }
+
+// StrataStarting reports whether a GET /health answer is Strata's server
+// saying its engine is not loaded: it answers 200 with loaded false while
+// the engine starts (and while it is down or unloaded), so readiness is
+// then read on /props, which says 503 until the engine runs.
+func StrataStarting(body []byte) bool {
+	var h struct {
+		Loaded *bool `json:"loaded"`
+	}
+	return serviceOf(body) == strataService && json.Unmarshal(body, &h) == nil && h.Loaded != nil && !*h.Loaded
+}

@@ -9,6 +9,7 @@
 package engineconfig
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -350,10 +351,66 @@ func Reported(props, slots, status json.RawMessage) []contract.EngineReport {
 		}
 		out = append(out, contract.EngineReport{Source: "GET /slots", What: "each slot's own settings before the run (its params are its last task's)", Values: raw(own)})
 	}
-	if len(status) > 0 && json.Valid(status) && string(status) != "null" {
-		out = append(out, contract.EngineReport{Source: "GET /v1/status", What: "the server's status as it reported it", Values: status})
+	// Strata's /v1/status: of its status (Service.v1_status) the parts that
+	// are configuration — the context, the concurrency it serves, the cache
+	// size and the VRAM mode — not its activity or machine readings.
+	var st map[string]json.RawMessage
+	if json.Unmarshal(status, &st) == nil && len(st) > 0 {
+		m := map[string]json.RawMessage{}
+		for _, k := range []string{"context", "concurrency", "cache_max_tokens", "vram"} {
+			if v, ok := st[k]; ok {
+				m[k] = v
+			}
+		}
+		if len(m) > 0 {
+			out = append(out, contract.EngineReport{Source: "GET /v1/status", What: "the server's context, concurrency, cache size and VRAM mode as it reported them", Values: raw(m)})
+		}
+	}
+	// A null in an engine's answer is the engine's, not a value strata
+	// failed to learn: it is left out here (config.json keeps every answer
+	// whole), so every null of results.json still has its reason.
+	for i := range out {
+		out[i].Values = withoutNulls(out[i].Values)
 	}
 	return out
+}
+
+// withoutNulls drops the null members of a JSON value, at any depth.
+func withoutNulls(v json.RawMessage) json.RawMessage {
+	// Numbers are kept as the engine wrote them (json.Number).
+	var x any
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	if dec.Decode(&x) != nil {
+		return v
+	}
+	var drop func(any) any
+	drop = func(x any) any {
+		switch t := x.(type) {
+		case map[string]any:
+			for k, c := range t {
+				if c == nil {
+					delete(t, k)
+					continue
+				}
+				t[k] = drop(c)
+			}
+		case []any:
+			kept := t[:0]
+			for _, c := range t {
+				if c != nil {
+					kept = append(kept, drop(c))
+				}
+			}
+			return kept
+		}
+		return x
+	}
+	b, err := json.Marshal(drop(x))
+	if err != nil {
+		return v
+	}
+	return b
 }
 
 // longName is the first long form of an option: one stable name for -ctk
