@@ -237,7 +237,7 @@ func (o simulateOptions) check() error {
 // StrataEngine.__init__): --max-context is the context, and model_path is
 // the value after --native (else --pack), as written.
 func strataConfig(env Env, name string, cfg *simengine.Config) error {
-	if cfg.Dialect != simengine.DialectStrata && cfg.Dialect != "strata-server" {
+	if cfg.Dialect != simengine.DialectStrata && cfg.Dialect != simengine.DialectStrataAlias {
 		return usagef("--config: only the strata dialect reads a Strata config file (--dialect %s)", cfg.Dialect)
 	}
 	data, err := inputfile.Read(env.Path(name), 4<<20)
