@@ -35,7 +35,9 @@ func (b *bench) startPower(ctx context.Context) *powerRun {
 	}
 	p.out.Line("energy: sampling %s; idle baseline first", src.Name())
 	s := power.Start(ctx, src, gpus, interval, p.Clock, nil)
-	s.WaitBaseline(ctx, power.BaselineReadings)
+	// Thirty intervals (3 s at the default) for ten readings: a source that
+	// stalls delays the warm-up no longer.
+	s.WaitBaseline(ctx, power.BaselineReadings, 3*power.BaselineReadings*interval)
 	return &powerRun{s: s, interval: interval}
 }
 

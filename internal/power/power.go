@@ -119,9 +119,12 @@ func Start(ctx context.Context, src Source, gpus []int, interval time.Duration, 
 // waits for (one second at the default interval).
 const BaselineReadings = 10
 
-// WaitBaseline waits until every GPU has n readings, the source stopped, or
-// ctx ended: the idle baseline taken before the warm-up.
-func (s *Sampler) WaitBaseline(ctx context.Context, n int) {
+// WaitBaseline waits until every GPU has n readings, the source stopped,
+// ctx ended or bound passed (a source that never answers cannot hold the
+// run): the idle baseline taken before the warm-up.
+func (s *Sampler) WaitBaseline(ctx context.Context, n int, bound time.Duration) {
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
 	for {
 		if s.readingsEach() >= n {
 			return
@@ -131,6 +134,8 @@ func (s *Sampler) WaitBaseline(ctx context.Context, n int) {
 		case <-s.done:
 			return
 		case <-ctx.Done():
+			return
+		case <-timer.C:
 			return
 		}
 	}

@@ -72,7 +72,7 @@ func TestNvidiaSmiStream(t *testing.T) {
 		io.WriteString(pw, "0, 61.20\n1, 35.10\n7, 99.00\n0, 62.00\n1, 36.00\n")
 		io.WriteString(pw, "0, [N/A]\n")
 	}()
-	s.WaitBaseline(context.Background(), 2)
+	s.WaitBaseline(context.Background(), 2, time.Hour)
 	<-s.done
 	tr := s.Stop()
 	if len(tr.Samples) != 4 || tr.Samples[0].W != 61.2 || tr.Samples[1].GPU != 1 || tr.Samples[3].W != 36 {
@@ -120,7 +120,7 @@ func TestNVMLPolledPerTick(t *testing.T) {
 	s := Start(context.Background(), src, []int{0, 1}, DefaultInterval, clk.now, ticker)
 	tick <- time.Time{}
 	tick <- time.Time{}
-	s.WaitBaseline(context.Background(), 3)
+	s.WaitBaseline(context.Background(), 3, time.Hour)
 	tr := s.Stop()
 	if len(tr.Samples) != 6 || tr.Samples[4].W != 70.5 || tr.Samples[5].W != 40 || tr.Stopped != "" {
 		t.Fatalf("trace %+v", tr)
@@ -176,7 +176,7 @@ func TestAMDSMI(t *testing.T) {
 	}
 	tick := make(chan time.Time)
 	s := Start(context.Background(), src, []int{0, 1}, time.Second, (&fakeClock{}).now, func(time.Duration) (<-chan time.Time, func()) { return tick, func() {} })
-	s.WaitBaseline(context.Background(), 1)
+	s.WaitBaseline(context.Background(), 1, time.Hour)
 	tr := s.Stop()
 	if len(tr.Samples) != 2 || tr.Samples[0].W != 212 || tr.Samples[1].W != 35.5 {
 		t.Fatalf("samples %+v", tr.Samples)
@@ -199,7 +199,7 @@ func TestPowermetricsWithoutPassword(t *testing.T) {
 	}
 	s := Start(context.Background(), src, []int{0}, DefaultInterval, (&fakeClock{}).now, nil)
 	go io.WriteString(pw, "*** Sampled system activity\n\n**** GPU usage ****\nGPU HW active frequency: 444 MHz\nGPU Power: 1234 mW\nGPU Power: 56 mW\n")
-	s.WaitBaseline(context.Background(), 2)
+	s.WaitBaseline(context.Background(), 2, time.Hour)
 	tr := s.Stop()
 	if len(tr.Samples) != 2 || tr.Samples[0].W != 1.234 || tr.Samples[1].W != 0.056 || tr.Stopped != "" {
 		t.Fatalf("trace %+v", tr)
@@ -216,11 +216,31 @@ func TestStopAfterWaitsForTheRunsEnd(t *testing.T) {
 	clk := &fakeClock{}
 	s := Start(context.Background(), src, []int{0}, DefaultInterval, clk.now, nil)
 	io.WriteString(pw, "0, 10\n")
-	s.WaitBaseline(context.Background(), 1)
+	s.WaitBaseline(context.Background(), 1, time.Hour)
 	end := clk.now()
 	go io.WriteString(pw, "0, 20\n")
 	tr := s.StopAfter(context.Background(), end, time.Hour)
 	if len(tr.Samples) != 2 || tr.Samples[1].At.Before(end) {
 		t.Fatalf("samples %+v, end %v", tr.Samples, end)
+	}
+}
+
+// silent is a source that never reads and never ends.
+type silent struct{}
+
+func (silent) Name() string { return "silent" }
+func (silent) Read(ctx context.Context, _ <-chan time.Time, _ func(int, float64)) error {
+	<-ctx.Done()
+	return nil
+}
+
+// TestWaitBaselineIsBounded: a source that never answers holds the run no
+// longer than the bound.
+func TestWaitBaselineIsBounded(t *testing.T) {
+	t.Parallel()
+	s := Start(context.Background(), silent{}, []int{0}, DefaultInterval, (&fakeClock{}).now, nil)
+	s.WaitBaseline(context.Background(), BaselineReadings, time.Millisecond)
+	if tr := s.Stop(); len(tr.Samples) != 0 || tr.Stopped != "" {
+		t.Errorf("trace %+v", tr)
 	}
 }
