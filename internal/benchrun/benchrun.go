@@ -235,9 +235,11 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 		return nil, err
 	}
 	defer jw.Close()
+	sampler := b.startPower(ctx)
 	progress := newProgress(p.scr, p.Clock, b.bundle.MaxShared(), b.srv)
 	rec := runner.Execute(ctx, runner.Config{Client: t.client, Bundle: b.bundle, Optional: b.o.Optional, Progress: progress, Server: &b.srv,
 		Journal: jw, ID: runID, StartedAt: started, Now: p.Clock})
+	rec.Power = sampler.stop(ctx, p.Clock())
 	progress.finish()
 	if err := jw.Err(); err != nil {
 		p.out.Line("warning: the run's journal could not be kept (%v); the result is written from memory", err)

@@ -42,6 +42,9 @@ type Comparison struct {
 	Warnings   []string
 	// OnlyIn lists cases present in one run only (never pooled).
 	OnlyIn []string
+	// Energy is one row per performance case and energy metric, when both
+	// runs measured their GPUs' energy (nil otherwise).
+	Energy []Row
 	// Notes say how the two were found comparable where it is not plain
 	// (byte-identical model files standing in for a declared quantization).
 	Notes []string
@@ -115,6 +118,7 @@ func New(base, cand *contract.Results) (*Comparison, error) {
 	}
 	c := &Comparison{Base: base, Cand: cand, Notes: notes, Warnings: warnings(base, cand)}
 	c.Rows, c.OnlyIn = rows(base, cand)
+	c.Energy = energyRows(base, cand)
 	c.Verdicts = verdicts(base, cand)
 	return c, nil
 }
@@ -253,6 +257,21 @@ func rows(base, cand *contract.Results) (out []Row, onlyIn []string) {
 	return out, onlyIn
 }
 
+// energyRows are the performance cases' energy summaries side by side,
+// when both runs measured energy: a run without it is not compared on it.
+func energyRows(base, cand *contract.Results) []Row {
+	be, ce := base.Extensions.Energy, cand.Extensions.Energy
+	if !be.Measured() || !ce.Measured() {
+		return nil
+	}
+	var out []Row
+	for _, sm := range be.Summaries {
+		out = append(out, Row{Phase: sm.Phase, Case: sm.CaseID, Concurrency: sm.Concurrency, Metric: sm.Metric,
+			Base: be.Summary(sm.CaseID, sm.Metric), Cand: ce.Summary(sm.CaseID, sm.Metric)})
+	}
+	return out
+}
+
 // verdicts is each sanity case's verdict in both runs, in the order the
 // cases first appear ("absent" where a run has none).
 func verdicts(base, cand *contract.Results) []Verdict {
@@ -342,6 +361,14 @@ func Direction(metric string, base, cand float64) string {
 	switch {
 	case base == cand || (base != 0 && math.Abs(cand-base)/math.Abs(base) < 0.005):
 		return "about the same"
+	case metric == contract.MetricJoules && cand < base:
+		return "less energy"
+	case metric == contract.MetricJoules:
+		return "more energy"
+	case metric == contract.MetricDecodeTokensPerJoule && cand > base:
+		return "more tokens per joule"
+	case metric == contract.MetricDecodeTokensPerJoule:
+		return "fewer tokens per joule"
 	case rate && cand > base:
 		return "faster"
 	case rate:
@@ -372,6 +399,16 @@ func (c *Comparison) WriteText(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Case, r.Concurrency, r.Metric, stat(r.Base), stat(r.Cand), ch.Diff, ch.Ratio, ch.Direction)
 	}
 	tw.Flush()
+	if len(c.Energy) > 0 {
+		fmt.Fprintf(w, "\nenergy (GPU joules over each request's dispatch→end window):\n")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "case\tmetric\tbaseline\tcandidate\tdiff\tratio\tcandidate is")
+		for _, r := range c.Energy {
+			ch := ChangeOf(r.Metric, r.Base, r.Cand)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Case, r.Metric, stat(r.Base), stat(r.Cand), ch.Diff, ch.Ratio, ch.Direction)
+		}
+		tw.Flush()
+	}
 	fmt.Fprintf(w, "\nsanity: %d/%d vs %d/%d\n", c.Base.Quality.Passed, c.Base.Quality.Total, c.Cand.Quality.Passed, c.Cand.Quality.Total)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "case\tbaseline\tcandidate")
@@ -399,6 +436,13 @@ func (c *Comparison) WriteMarkdown(w io.Writer) {
 	for _, r := range c.Rows {
 		ch := ChangeOf(r.Metric, r.Base, r.Cand)
 		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", r.Case, r.Concurrency, r.Metric, stat(r.Base), stat(r.Cand), ch.Diff, ch.Ratio, ch.Direction)
+	}
+	if len(c.Energy) > 0 {
+		fmt.Fprintf(w, "\n### Energy (GPU joules over each request's dispatch→end window)\n\n| Case | Metric | Baseline | Candidate | Difference | Ratio | Candidate is |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+		for _, r := range c.Energy {
+			ch := ChangeOf(r.Metric, r.Base, r.Cand)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Case, r.Metric, stat(r.Base), stat(r.Cand), ch.Diff, ch.Ratio, ch.Direction)
+		}
 	}
 	fmt.Fprintf(w, "\n### Sanity: %d/%d vs %d/%d\n\n| Case | Baseline | Candidate |\n| --- | --- | --- |\n", c.Base.Quality.Passed, c.Base.Quality.Total, c.Cand.Quality.Passed, c.Cand.Quality.Total)
 	for _, v := range c.Verdicts {

@@ -220,3 +220,43 @@ func TestCaseOrderIsFixed(t *testing.T) {
 		t.Errorf("unknown cases are not ordered by ID and level: %v", first)
 	}
 }
+
+// TestEnergyComparedWhenBothHaveIt: two runs that measured energy are
+// compared on it too, per case, with the words of energy (less energy,
+// more tokens per joule); a run without it is not compared on it.
+func TestEnergyComparedWhenBothHaveIt(t *testing.T) {
+	t.Parallel()
+	base, cand := load(t, "baseline"), load(t, "candidate")
+	c, err := New(base, cand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Energy) != 6 || c.Energy[0].Case != "short" || c.Energy[0].Metric != contract.MetricJoules || c.Energy[5].Metric != contract.MetricDecodeTokensPerJoule {
+		t.Fatalf("energy rows %+v", c.Energy)
+	}
+	var text, md bytes.Buffer
+	c.WriteText(&text)
+	c.WriteMarkdown(&md)
+	if !strings.Contains(text.String(), "energy (GPU joules") || !strings.Contains(md.String(), "### Energy") || !strings.Contains(md.String(), "| prompt-16k | joules | ") {
+		t.Errorf("energy not shown:\n%s\n%s", text.String(), md.String())
+	}
+	for _, d := range []struct {
+		metric     string
+		base, cand float64
+		want       string
+	}{
+		{contract.MetricJoules, 10, 8, "less energy"},
+		{contract.MetricJoules, 10, 12, "more energy"},
+		{contract.MetricDecodeTokensPerJoule, 1, 2, "more tokens per joule"},
+		{contract.MetricDecodeTokensPerJoule, 2, 1, "fewer tokens per joule"},
+		{contract.MetricJoules, 10, 10.01, "about the same"},
+	} {
+		if got := Direction(d.metric, d.base, d.cand); got != d.want {
+			t.Errorf("%s %v → %v: %q, want %q", d.metric, d.base, d.cand, got, d.want)
+		}
+	}
+	cand.Extensions.Energy = nil
+	if c, _ := New(base, cand); c.Energy != nil {
+		t.Error("compared on energy with one run without it")
+	}
+}

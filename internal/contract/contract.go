@@ -22,6 +22,8 @@ const (
 	ConfigFile   = "config.json"
 	TemplateFile = "chat_template.jinja"
 	EngineLog    = "engine.log"
+	// PowerFile is the energy block's samples: one power reading a line.
+	PowerFile = "power.csv"
 )
 
 // Results is results.json.

@@ -37,6 +37,7 @@ type Extensions struct {
 	ModelHashing    *ModelHashing    `json:"model_hashing,omitempty"`
 	ModelCheck      *ModelCheck      `json:"model_check,omitempty"`
 	GGUF            *GGUF            `json:"gguf,omitempty"`
+	Energy          *Energy          `json:"energy,omitempty"`
 	// EngineConfig says where each configuration value came from, and what
 	// the engine itself reported of its configuration.
 	EngineConfig *EngineConfig `json:"engine_config,omitempty"`
@@ -284,3 +285,74 @@ func (g *GGUF) String(name string) string {
 	s, _ := g.Metadata[name].Value.(string)
 	return s
 }
+
+// Energy is the selected GPUs' energy over the run: where the power
+// readings came from and how often, the idle baseline before the warm-up,
+// each request's joules over its dispatch→end window with its decode
+// tokens per joule, the per-case summaries of both, and each concurrency
+// round's joules (a round's energy is never split among its requests).
+// The readings themselves are the samples artifact (PowerFile); validate
+// derives every number here from it and the request records again.
+type Energy struct {
+	// Source names the power reader; NotMeasured (with Source "") says why
+	// there is none, or why it gave no reading.
+	Source      string `json:"source"`
+	NotMeasured string `json:"not_measured,omitempty"`
+	// IntervalS is the sampling interval asked of the source.
+	IntervalS *float64 `json:"interval_s"`
+	// GPUs are the device indices sampled (hardware.gpus').
+	GPUs []int `json:"gpus"`
+	// Samples is the artifact that holds the readings ("" with none) and
+	// SampleCount how many it holds.
+	Samples     string `json:"samples,omitempty"`
+	SampleCount int    `json:"sample_count"`
+	// Stopped says why the source ended before the run did.
+	Stopped string `json:"stopped,omitempty"`
+	// IdleW is the GPUs' mean draw before the warm-up, summed: recorded
+	// beside the joules, not subtracted from them.
+	IdleW     *float64        `json:"idle_w"`
+	Requests  []EnergyRequest `json:"requests"`
+	Summaries []Summary       `json:"summaries"`
+	Rounds    []EnergyRound   `json:"rounds"`
+}
+
+// EnergyRequest is one dispatched request's energy (concurrency requests
+// have their round's instead).
+type EnergyRequest struct {
+	RequestID            string   `json:"request_id"`
+	WindowS              *float64 `json:"window_s"`
+	Joules               *float64 `json:"joules"`
+	DecodeTokensPerJoule *float64 `json:"decode_tokens_per_joule"`
+}
+
+// EnergyRound is one concurrency round's energy, from its first dispatch
+// to its last end.
+type EnergyRound struct {
+	Round                int      `json:"round"`
+	WindowS              *float64 `json:"window_s"`
+	Joules               *float64 `json:"joules"`
+	OutputTokensPerJoule *float64 `json:"output_tokens_per_joule"`
+}
+
+// Energy metrics of the per-case summaries.
+const (
+	MetricJoules               = "joules"
+	MetricDecodeTokensPerJoule = "decode_tokens_per_joule"
+)
+
+// Summary is the energy summary of a performance case and metric (nil:
+// the block has none, or there is no block).
+func (e *Energy) Summary(caseID, metric string) *Summary {
+	if e == nil {
+		return nil
+	}
+	for i := range e.Summaries {
+		if s := &e.Summaries[i]; s.CaseID == caseID && s.Metric == metric {
+			return s
+		}
+	}
+	return nil
+}
+
+// Measured says the block holds readings to compare.
+func (e *Energy) Measured() bool { return e != nil && e.NotMeasured == "" && e.SampleCount > 0 }

@@ -80,6 +80,9 @@ func Seconds(v float64) string { return Number(v) + " s" }
 
 // Of writes v in the unit of a summary metric.
 func Of(metric string, v float64) string {
+	if u := energyUnit(metric); u != "" {
+		return Number(v) + " " + u
+	}
 	if contract.Unit(metric) == contract.UnitRate {
 		return Rate(v)
 	}
@@ -101,10 +104,24 @@ func Cell(s *contract.Summary) string {
 }
 
 func unitWord(metric string) string {
+	if u := energyUnit(metric); u != "" {
+		return u
+	}
 	if contract.Unit(metric) == contract.UnitRate {
 		return "tok/s"
 	}
 	return "s"
+}
+
+// energyUnit is the unit of an energy metric ("" for the others).
+func energyUnit(metric string) string {
+	switch metric {
+	case contract.MetricJoules:
+		return "J"
+	case contract.MetricDecodeTokensPerJoule:
+		return "tok/J"
+	}
+	return ""
 }
 
 // Ticks returns the axis ticks from 0 to at least top: about want steps of

@@ -30,7 +30,7 @@ var layers = []struct {
 	{"the protocol's data and types", []string{
 		"bench/prompts", "schema", "internal/fixtures", "internal/dialect", "internal/contract", "internal/record",
 		"internal/humanize", "internal/gguf", "internal/tokenizer", "internal/chattemplate",
-		"internal/install", "internal/probe", "internal/modelfiles", "internal/corpus",
+		"internal/install", "internal/probe", "internal/power", "internal/modelfiles", "internal/corpus",
 	}},
 	{"the rules over records", []string{
 		"internal/derive", "internal/measure", "internal/score", "internal/engineconfig",
@@ -55,7 +55,7 @@ var layers = []struct {
 
 // support is test support: tests may import it, nothing else does.
 var support = []string{
-	"internal/sharedpath", "internal/resulttest", "internal/realengine", "internal/e2e", "internal/layout",
+	"internal/sharedpath", "internal/resulttest", "internal/realengine", "internal/e2e", "internal/layout", "internal/probe/probetest",
 }
 
 // floors maps each package to its floor (support: -1).

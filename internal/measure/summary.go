@@ -38,16 +38,15 @@ func metricValue(r *contract.Request, metric string) *float64 {
 }
 
 // ReuseExclusions maps request IDs to the reason they are left out of the
-// speed summaries whatever their values (cache reuse; derive adds the
-// length rule).
+// summaries whatever their values (cache reuse; derive adds the length
+// rule).
 type ReuseExclusions map[string]string
 
 // Summaries computes the per-case summaries of the performance stage and,
 // when selected, the concurrency stage: all five metrics per case, with the
-// included request IDs and every exclusion's reason. excluded are left out
-// with their reason before their values are read. missing supplies the
+// included request IDs and every exclusion's reason. missing supplies the
 // reason a request's metric is null (keyed by request ID and metric).
-func Summaries(reqs []contract.Request, excluded ReuseExclusions, optional bool, nullReason func(id, metric string) string) []contract.Summary {
+func Summaries(reqs []contract.Request, reuse ReuseExclusions, optional bool, nullReason func(id, metric string) string) []contract.Summary {
 	type group struct {
 		phase, caseID string
 		concurrency   int
@@ -62,57 +61,71 @@ func Summaries(reqs []contract.Request, excluded ReuseExclusions, optional bool,
 	var out []contract.Summary
 	for _, g := range groups {
 		for _, metric := range contract.SummaryMetrics() {
-			s := contract.Summary{Phase: g.phase, CaseID: g.caseID, Concurrency: g.concurrency, Metric: metric,
-				Unit: contract.Unit(metric), IncludedRequestIDs: []string{}, Excluded: []contract.Exclusion{}}
-			var xs []float64
-			for i := range reqs {
-				r := &reqs[i]
-				if r.Phase != g.phase || r.CaseID != g.caseID {
-					continue
+			s := contract.Summary{Phase: g.phase, CaseID: g.caseID, Concurrency: g.concurrency, Metric: metric, Unit: contract.Unit(metric)}
+			Summarize(&s, reqs, reuse, func(r *contract.Request) (*float64, string) {
+				if v := metricValue(r, metric); v != nil {
+					return v, ""
 				}
-				reason := ""
-				switch {
-				case r.Status == contract.Skipped:
-					reason = "skipped"
-					if r.Error != nil {
-						reason += ": " + r.Error.Message
-					}
-				case r.Status == contract.Failed:
-					reason = "failed"
-					if r.Error != nil {
-						reason += " (" + r.Error.Kind + "): " + r.Error.Message
-					}
-				case excluded[r.ID] != "":
-					reason = excluded[r.ID]
-				}
-				if reason == "" {
-					if v := metricValue(r, metric); v == nil {
-						reason = metric + " is null"
-						if nr := nullReason(r.ID, metric); nr != "" {
-							reason += ": " + nr
-						}
-					} else if math.IsNaN(*v) || math.IsInf(*v, 0) {
-						reason = metric + " is not finite"
-					} else {
-						xs = append(xs, *v)
-						s.IncludedRequestIDs = append(s.IncludedRequestIDs, r.ID)
-						continue
-					}
-				}
-				s.Excluded = append(s.Excluded, contract.Exclusion{RequestID: r.ID, Reason: reason})
-			}
-			s.N = len(xs)
-			if s.N > 0 {
-				med, lo, hi := Median(xs), xs[0], xs[0]
-				for _, x := range xs {
-					lo, hi = math.Min(lo, x), math.Max(hi, x)
-				}
-				s.Median, s.Min, s.Max = &med, &lo, &hi
-			}
+				return nil, nullReason(r.ID, metric)
+			})
 			out = append(out, s)
 		}
 	}
 	return out
+}
+
+// Summarize fills s (its phase, case and metric set) from the requests of
+// its case: median, min, max and n over the values value gives, with
+// every exclusion's reason (skipped, failed, cache reuse, a null value with
+// why, a value that is not finite). The speed and the energy summaries
+// share it, so a request is left out of both for the same reasons.
+func Summarize(s *contract.Summary, reqs []contract.Request, reuse ReuseExclusions, value func(*contract.Request) (*float64, string)) {
+	s.IncludedRequestIDs, s.Excluded = []string{}, []contract.Exclusion{}
+	var xs []float64
+	for i := range reqs {
+		r := &reqs[i]
+		if r.Phase != s.Phase || r.CaseID != s.CaseID {
+			continue
+		}
+		reason := ""
+		switch {
+		case r.Status == contract.Skipped:
+			reason = "skipped"
+			if r.Error != nil {
+				reason += ": " + r.Error.Message
+			}
+		case r.Status == contract.Failed:
+			reason = "failed"
+			if r.Error != nil {
+				reason += " (" + r.Error.Kind + "): " + r.Error.Message
+			}
+		case reuse[r.ID] != "":
+			reason = reuse[r.ID]
+		}
+		if reason == "" {
+			if v, why := value(r); v == nil {
+				reason = s.Metric + " is null"
+				if why != "" {
+					reason += ": " + why
+				}
+			} else if math.IsNaN(*v) || math.IsInf(*v, 0) {
+				reason = s.Metric + " is not finite"
+			} else {
+				xs = append(xs, *v)
+				s.IncludedRequestIDs = append(s.IncludedRequestIDs, r.ID)
+				continue
+			}
+		}
+		s.Excluded = append(s.Excluded, contract.Exclusion{RequestID: r.ID, Reason: reason})
+	}
+	s.N = len(xs)
+	if s.N > 0 {
+		med, lo, hi := Median(xs), xs[0], xs[0]
+		for _, x := range xs {
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+		s.Median, s.Min, s.Max = &med, &lo, &hi
+	}
 }
 
 // SummaryNullReason explains the null statistics of a summary with n = 0.

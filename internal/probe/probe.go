@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os/exec"
 	"regexp"
@@ -24,6 +25,14 @@ import (
 // Runner runs a tool and returns its standard output.
 type Runner interface {
 	Run(ctx context.Context, name string, args ...string) ([]byte, error)
+}
+
+// Streamer starts a tool that keeps writing until it is stopped (a power
+// sampler such as nvidia-smi -lms) and hands over its standard output as
+// it comes. The tool stops when ctx ends or the stream is closed; a Runner
+// whose tools cannot stream (a test's recorded answers) need not be one.
+type Streamer interface {
+	Stream(ctx context.Context, name string, args ...string) (io.ReadCloser, error)
 }
 
 // ErrNotFound is returned by a Runner for a tool that is not installed.
@@ -56,6 +65,40 @@ func (e Exec) Run(ctx context.Context, name string, args ...string) ([]byte, err
 	}
 	return out.Bytes(), nil
 }
+
+// Stream implements Streamer: the tool runs without Timeout (it samples
+// for as long as the run goes) until ctx ends or the stream is closed.
+func (e Exec) Stream(ctx context.Context, name string, args ...string) (io.ReadCloser, error) {
+	if _, err := exec.LookPath(name); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, ErrNotFound)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.WaitDelay = time.Second
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := cmd.Start(); err != nil {
+		cancel()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	return &stream{ReadCloser: out, stop: func() error {
+		cancel()
+		// The tool was stopped on purpose: its exit status says nothing.
+		_ = cmd.Wait()
+		return nil
+	}}, nil
+}
+
+// stream is a running tool's output; closing it stops the tool.
+type stream struct {
+	io.ReadCloser
+	stop func() error
+}
+
+func (s *stream) Close() error { return s.stop() }
 
 // Facts are the probed machine facts. Missing uses absolute pointers.
 type Facts struct {

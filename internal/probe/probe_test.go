@@ -3,33 +3,20 @@ package probe
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/strata-bench/strata/internal/probe/probetest"
 )
 
-// recorded answers tools from testdata files, keyed by the command line.
+// recorded answers tools from testdata files, keyed by the command line:
+// the stand-in machine of internal/probe/probetest.
 type recorded map[string]string
 
 func (r recorded) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
-	key := strings.Join(append([]string{name}, args...), " ")
-	best := ""
-	for prefix := range r { // the longest matching prefix, whatever the map order
-		if strings.HasPrefix(key, prefix) && len(prefix) > len(best) {
-			best = prefix
-		}
-	}
-	if best == "" {
-		return nil, errors.New(name + ": " + ErrNotFound.Error())
-	}
-	if file := r[best]; file != "HANG" {
-		return os.ReadFile(filepath.Join("testdata", file))
-	}
-	<-ctx.Done()
-	return nil, ctx.Err()
+	return probetest.Recorded{Dir: "testdata", Answers: r}.Run(ctx, name, args...)
 }
 
 var linuxRoot = fstest.MapFS{

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/strata-bench/strata/internal/power"
 	"github.com/strata-bench/strata/internal/probe"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/redact"
@@ -50,6 +51,12 @@ type State struct {
 	// (every such fact is null with a reason).
 	Root  fs.FS
 	Probe probe.Runner
+	// NVML loads NVIDIA's management library for the power sampler (nil:
+	// none is loaded, and nvidia-smi samples); PowerInterval is how often
+	// the GPUs' power is sampled (0: power.DefaultInterval; a test running
+	// the simulator faster shortens it alike).
+	NVML          power.OpenNVML
+	PowerInterval time.Duration
 	// Executable is this program (the simulator is started from it).
 	Executable string
 	// Machine is what is private on this machine, for the redactor (nil:
@@ -143,6 +150,7 @@ func OS() State {
 	}
 	return State{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: wd, Getenv: os.Getenv, Environ: os.Environ,
 		Signals: sigs, TTY: tty, Width: width, Root: os.DirFS("/"), Probe: probe.Exec{Timeout: 5 * time.Second},
+		NVML:       power.LoadNVML,
 		Executable: exe, Machine: &m, Now: time.Now}
 }
 

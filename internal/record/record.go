@@ -7,6 +7,7 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/power"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
@@ -52,6 +53,11 @@ type Run struct {
 	// Aborted says why the rest of the run was skipped, if it was.
 	Aborted string
 	Server  Server
+	// Power is the GPUs' power trace while the run went: readings from
+	// before the warm-up (the idle baseline) to the run's last end, or why
+	// there are none. nil: the run was not sampled (a recovered run: the
+	// readings lived in the runner's memory only).
+	Power *power.Trace
 }
 
 // Server is what the server says about itself before the run.

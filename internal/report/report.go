@@ -59,6 +59,7 @@ func README(w io.Writer, r *contract.Results) {
 	writeMachine(p, r)
 	writeRequestCounts(p, r)
 	writePerformance(p, r)
+	writeEnergy(p, r)
 	writePromptCache(p, r)
 	if r.Run.OptionalConcurrency {
 		writeConcurrency(p, r)
@@ -171,6 +172,54 @@ func writePerformance(p printer, r *contract.Results) {
 		p("| %s | %d/%d | %s | %s | %s | %s | %s |\n", c, capped, n, prompt,
 			cell(contract.MetricDecodeTPS, 1), cell(contract.MetricTTFT, 3), cell(contract.MetricFirstAnswer, 3), cell(contract.MetricTotal, 3))
 	}
+}
+
+// writeEnergy writes the energy table beside the performance one: the
+// source, interval and idle baseline, each case's joules and decode tokens
+// per joule, and each concurrency round's joules. A run that measured
+// nothing says why; a result without the block (an older or recovered
+// run) has no section.
+func writeEnergy(p printer, r *contract.Results) {
+	e := r.Extensions.Energy
+	if e == nil {
+		return
+	}
+	p("\n## Energy (GPU power)\n\n")
+	if e.NotMeasured != "" {
+		p("%s: %s.\n", notMeasured, mdEscape(e.NotMeasured))
+		return
+	}
+	p("Joules of the sampled GPUs (%s) over each request's dispatch→end window: the trapezoid over the power readings of `%s` every %s (%d readings in `%s`), the window's edges interpolated; a window shorter than three sampling intervals has none. Idle baseline before the warm-up: %s (recorded, not subtracted).",
+		gpuList(e.GPUs), escape.CodeSpan(e.Source), interval(e.IntervalS), e.SampleCount, e.Samples, unit(fnum(e.IdleW, 1), "W"))
+	if e.Stopped != "" {
+		p(" The source stopped early: %s.", mdEscape(e.Stopped))
+	}
+	p("\n\n| Case | Joules | Decode tok/J |\n| --- | --- | --- |\n")
+	for _, c := range protocol.PerformanceCases() {
+		p("| %s | %s | %s |\n", c, e.Summary(c, contract.MetricJoules).Cell(1), e.Summary(c, contract.MetricDecodeTokensPerJoule).Cell(3))
+	}
+	if len(e.Rounds) > 0 {
+		p("\nConcurrency rounds (one energy per round, never split among its requests):\n\n| Round | Window s | Joules | Output tok/J |\n| --- | --- | --- | --- |\n")
+		for _, rd := range e.Rounds {
+			p("| %d | %s | %s | %s |\n", rd.Round, fnum(rd.WindowS, 3), fnum(rd.Joules, 1), fnum(rd.OutputTokensPerJoule, 3))
+		}
+	}
+}
+
+// interval writes a sampling interval in seconds, as precise as it is.
+func interval(s *float64) string {
+	if s == nil {
+		return notMeasured
+	}
+	return fmt.Sprintf("%g s", *s)
+}
+
+func gpuList(gpus []int) string {
+	parts := make([]string, 0, len(gpus))
+	for _, g := range gpus {
+		parts = append(parts, fmt.Sprintf("GPU %d", g))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // CappedOf counts a case's performance requests, and those of them that

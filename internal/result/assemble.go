@@ -18,6 +18,7 @@ import (
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/engineconfig"
 	"github.com/strata-bench/strata/internal/measure"
+	"github.com/strata-bench/strata/internal/power"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
@@ -31,7 +32,9 @@ type Assembled struct {
 	Template  []byte // nil when the server revealed no template
 	Config    []byte
 	EngineLog []byte
-	Dir       string // the folder name
+	// Power is the samples artifact (nil: the run sampled no power).
+	Power []byte
+	Dir   string // the folder name
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -86,6 +89,9 @@ type assembler struct {
 	budget    dialect.BudgetCheck
 	engineCfg *contract.EngineConfig
 	a         Assembled
+	// first is the warm-up's dispatch: the origin of offset_s and of the
+	// power readings' times.
+	first time.Time
 }
 
 func (as *assembler) protocol() {
@@ -125,6 +131,7 @@ func (as *assembler) requests() {
 			roundStart[e.Req.Round] = e.Start
 		}
 	}
+	as.first = first
 	as.byID = map[string]contract.Output{}
 	for i, e := range rec.Requests {
 		r, o, m := RequestRecord(i, e, rec.Server.Dialect)
@@ -390,10 +397,40 @@ func (as *assembler) extensions() {
 	ext.CacheReuse = derive.ReuseList(as.derive.Reuse)
 	ext.SettingsCheck = settingsSummary(as.outs)
 	ext.Aborted = as.rec.Aborted
+	ext.Energy = as.energy()
 	as.res.Extensions = ext
 	if mc, ok := derive.ModelOf(&as.res); ok {
 		as.res.Extensions.ModelCheck = &mc
 	}
+}
+
+// energy is the energy block from the run's power trace, and the samples
+// artifact (nil: the run was not sampled, and the block is absent).
+func (as *assembler) energy() *contract.Energy {
+	tr := as.rec.Power
+	if tr == nil {
+		return nil
+	}
+	head := derive.EnergyNotMeasured(tr.NotMeasured)
+	head.GPUs = append(head.GPUs, tr.GPUs...)
+	var readings []power.Reading
+	if tr.NotMeasured == "" {
+		origin := as.first
+		if origin.IsZero() {
+			origin = as.rec.Origin
+		}
+		readings = power.Readings(*tr, origin)
+		head.Source, head.IntervalS, head.Stopped, head.SampleCount = tr.Source, ptr(tr.Interval.Seconds()), tr.Stopped, len(readings)
+		if len(readings) > 0 {
+			head.Samples = contract.PowerFile
+			as.a.Power = power.FormatCSV(readings)
+		}
+	}
+	e, missing := derive.Energy(head, readings, &as.res, as.byID, as.derive.Reuse)
+	for k, v := range missing {
+		as.missing.Add(k, v)
+	}
+	return &e
 }
 
 // status is the run's status, with the spec's precedence, from the one

@@ -76,7 +76,7 @@ func WriteChecked(root string, a *Assembled, red *redact.Redactor, check func(di
 	if err != nil {
 		return "", err
 	}
-	for _, name := range []string{contract.OutputsFile, contract.ConfigFile, contract.TemplateFile, contract.EngineLog, contract.ResultsFile, contract.ReadmeFile} {
+	for _, name := range []string{contract.OutputsFile, contract.ConfigFile, contract.TemplateFile, contract.EngineLog, contract.PowerFile, contract.ResultsFile, contract.ReadmeFile} {
 		data, present := files[name]
 		if !present {
 			continue
@@ -131,11 +131,18 @@ func Render(a *Assembled, red *redact.Redactor) (map[string][]byte, *contract.Re
 	if a.EngineLog != nil {
 		files[contract.EngineLog] = red.Bytes(a.EngineLog)
 	}
+	// The power readings are strata's own numbers (times, device indices,
+	// watts): nothing in them can be private, and redaction must not touch
+	// the bytes energy is derived from again.
+	if a.Power != nil {
+		files[contract.PowerFile] = a.Power
+	}
 	for _, art := range []struct{ kind, name string }{
 		{contract.ArtifactConfig, contract.ConfigFile},
 		{contract.ArtifactEngineLog, contract.EngineLog},
 		{contract.ArtifactOutputs, contract.OutputsFile},
 		{contract.ArtifactProvenance, contract.TemplateFile},
+		{contract.ArtifactProvenance, contract.PowerFile},
 	} {
 		if data, ok := files[art.name]; ok {
 			res.Artifacts = append(res.Artifacts, contract.Artifact{Kind: art.kind, Path: art.name, SHA256: sha256Hex(data)})

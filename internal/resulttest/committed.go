@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/strata-bench/strata/internal/contract"
 )
 
 // The committed scenario: BuildScenario's repository, cloned bare into the
@@ -77,4 +78,19 @@ func (s *Scenario) WriteMetadata(tb testing.TB) {
 	if err := os.WriteFile(filepath.Join(testdata(tb), "site-repo.json"), append(data, '\n'), 0o644); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// Results reads the results.json of a committed folder of testdata/results
+// (baseline, candidate, partial, nonconforming, aborted).
+func Results(tb testing.TB, name string) *contract.Results {
+	tb.Helper()
+	data, err := os.ReadFile(filepath.Join(testdata(tb), "results", name, contract.ResultsFile))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var r contract.Results
+	if err := json.Unmarshal(data, &r); err != nil {
+		tb.Fatalf("%s: %v", name, err)
+	}
+	return &r
 }

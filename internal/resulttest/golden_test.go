@@ -18,8 +18,8 @@ func TestUpdateResultFolders(t *testing.T) {
 	root, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "results"))
 	os.RemoveAll(root)
 	for name, o := range map[string]Options{
-		"baseline":      {GPU: "NVIDIA GeForce RTX 3060", Quant: "IQ3_XXS", DecodeTPS: 120000, Optional: true},
-		"candidate":     {GPU: "NVIDIA GeForce RTX 3060", Quant: "IQ3_XXS", DecodeTPS: 180000, Optional: true},
+		"baseline":      {GPU: "NVIDIA GeForce RTX 3060", Quant: "IQ3_XXS", DecodeTPS: 120000, Optional: true, PowerW: 120},
+		"candidate":     {GPU: "NVIDIA GeForce RTX 3060", Quant: "IQ3_XXS", DecodeTPS: 180000, Optional: true, PowerW: 150},
 		"partial":       {Kind: Partial, GPU: "NVIDIA RTX A4000", Quant: "Q4_K_M"},
 		"nonconforming": {Kind: Nonconforming, GPU: "AMD Radeon RX 7900 XTX", Quant: "Q4_K_M"},
 		"aborted":       {Kind: Aborted, GPU: "NVIDIA GeForce RTX 3060", Quant: "IQ3_XXS"},

@@ -6,12 +6,15 @@ package resulttest
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/power"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
@@ -44,6 +47,33 @@ type Options struct {
 	// DecodeTPS sets the simulated speed (different runs, different numbers).
 	DecodeTPS float64
 	Optional  bool
+	// PowerW, when set, records a power trace of GPU 0 drawing about that
+	// many watts (a synthetic nvidia-smi stream sampled every 0.2 ms), so
+	// the folder has measured energy.
+	PowerW float64
+}
+
+// powerTrace is a synthetic trace of GPU 0 around w watts, every 0.2 ms
+// from 5 ms before the run's first dispatch to 1 ms after its last end.
+func powerTrace(rec *record.Run, w float64) *power.Trace {
+	var first, last time.Time
+	for _, e := range rec.Requests {
+		if e.Outcome == nil {
+			continue
+		}
+		if first.IsZero() || e.Start.Before(first) {
+			first = e.Start
+		}
+		if e.End.After(last) {
+			last = e.End
+		}
+	}
+	const every = 200 * time.Microsecond
+	tr := &power.Trace{Source: "a synthetic trace (internal/resulttest)", Interval: every, GPUs: []int{0}}
+	for i, at := 0, first.Add(-5*time.Millisecond); !at.After(last.Add(time.Millisecond)); i, at = i+1, at.Add(every) {
+		tr.Samples = append(tr.Samples, power.Sample{At: at, GPU: 0, W: math.Round((w+w/4*math.Sin(float64(i)/7))*100) / 100})
+	}
+	return tr
 }
 
 // Folder writes a result folder under root and returns its path.
@@ -114,6 +144,9 @@ func Folder(tb testing.TB, root string, o Options) string {
 	}
 	if o.TrackNotes != "" {
 		id.TrackNotes = &o.TrackNotes
+	}
+	if o.PowerW > 0 {
+		rec.Power = powerTrace(rec, o.PowerW)
 	}
 	maxShared := b.MaxShared()
 	red := result.Redactor(redact.Machine{}, b)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/compare"
+	"github.com/strata-bench/strata/internal/contract"
 )
 
 // The site's compare pages are bounded, so that a repository of many runs
@@ -111,8 +112,10 @@ type comparePage struct {
 	Base, Cand *Run
 	C          *compare.Comparison
 	Cases      []compareCase
-	Verdicts   []compareVerdict
-	Charts     []template.HTML
+	// Energy is the cases' energy rows, when both runs measured it.
+	Energy   []compareEnergyRow
+	Verdicts []compareVerdict
+	Charts   []template.HTML
 }
 
 // compareCase is one case's rows: per metric, both runs and the ratio.
@@ -120,6 +123,12 @@ type compareCase struct {
 	Case        string
 	Concurrency int
 	Rows        []compareRow
+}
+
+// compareEnergyRow is one case's energy metric in both runs.
+type compareEnergyRow struct {
+	Case string
+	compareRow
 }
 
 type compareRow struct {
@@ -168,6 +177,14 @@ func compareData(p *pair) comparePage {
 		row.Worse = ch.Direction == "slower" || ch.Direction == "higher latency"
 		d.Cases[len(d.Cases)-1].Rows = append(d.Cases[len(d.Cases)-1].Rows, row)
 	}
+	for _, r := range c.Energy {
+		ch := compare.ChangeOf(r.Metric, r.Base, r.Cand)
+		title := energyTitles[r.Metric]
+		row := compareRow{Metric: title, Base: cellOf(title, r.Base), Cand: cellOf(title, r.Cand), Ratio: ch.Ratio, Direction: ch.Direction, Difference: ch.Diff}
+		row.Better = ch.Direction == "less energy" || ch.Direction == "more tokens per joule"
+		row.Worse = ch.Direction == "more energy" || ch.Direction == "fewer tokens per joule"
+		d.Energy = append(d.Energy, compareEnergyRow{Case: r.Case, compareRow: row})
+	}
 	for _, v := range c.Verdicts {
 		d.Verdicts = append(d.Verdicts, compareVerdict{Case: v.Case, Base: v.Base, Cand: v.Cand,
 			BaseFail: v.Base != "pass" && v.Base != "absent", CandFail: v.Cand != "pass" && v.Cand != "absent"})
@@ -177,6 +194,9 @@ func compareData(p *pair) comparePage {
 	}
 	return d
 }
+
+// energyTitles are the energy metrics as the pages name them.
+var energyTitles = map[string]string{contract.MetricJoules: "Energy", contract.MetricDecodeTokensPerJoule: "Decode tokens per joule"}
 
 // concurrencyLabel is how a page names a case's concurrency.
 func concurrencyLabel(n int) string {

@@ -74,7 +74,7 @@ func cellOf(title string, s *contract.Summary) cell {
 	c.Measured = true
 	c.Median = humanize.Of(s.Metric, *s.Median)
 	lo, hi := humanize.Of(s.Metric, *s.Min), humanize.Of(s.Metric, *s.Max)
-	for _, unit := range []string{" tok/s", " s"} {
+	for _, unit := range []string{" tok/s", " s", " tok/J", " J"} {
 		if strings.HasSuffix(lo, unit) && strings.HasSuffix(hi, unit) {
 			lo, hi = strings.TrimSuffix(lo, unit), strings.TrimSuffix(hi, unit)
 			break

@@ -166,6 +166,7 @@ func FS(fsys fs.FS, bundle *fixtures.Bundle) *Validation {
 	c.checkCounts()
 	c.checkSummaries()
 	c.checkRounds()
+	c.checkEnergy()
 	c.checkQuality()
 	c.checkArtifacts()
 	c.checkStatus()

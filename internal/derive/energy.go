@@ -1,0 +1,206 @@
+package derive
+
+import (
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/measure"
+	"github.com/strata-bench/strata/internal/power"
+	"github.com/strata-bench/strata/internal/protocol"
+)
+
+// Energy derives the energy block from its head (source, interval, GPUs,
+// samples artifact, why sampling stopped or never began), the readings and
+// the request records: the idle baseline, each dispatched request's
+// joules over its dispatch→end window (offset_s to offset_s + total_s, the
+// same window the durations use) and decode tokens per joule, the
+// performance cases' summaries of both, and each concurrency round's
+// joules over the round (never split among its requests). missing holds
+// the reasons of its nulls. Assembly and the validator both call it, on
+// the same numbers, so they agree exactly.
+func Energy(head contract.Energy, readings []power.Reading, res *contract.Results, outs map[string]contract.Output, reuse measure.ReuseExclusions) (contract.Energy, map[string]string) {
+	e := head
+	e.IdleW, e.Requests, e.Summaries, e.Rounds = nil, []contract.EnergyRequest{}, []contract.Summary{}, []contract.EnergyRound{}
+	if e.GPUs == nil {
+		e.GPUs = []int{}
+	}
+	missing := map[string]string{}
+	at := func(tokens ...any) string {
+		return contract.Pointer(append([]any{"extensions", "energy"}, tokens...)...)
+	}
+	series := power.ByGPU(readings)
+	// notMeasured is why nothing can be given, for every value at once.
+	notMeasured := ""
+	switch {
+	case e.NotMeasured != "":
+		notMeasured = "not measured: " + e.NotMeasured
+	case len(readings) == 0:
+		notMeasured = "not measured: the power source gave no reading"
+		if e.Stopped != "" {
+			notMeasured += " (" + e.Stopped + ")"
+		}
+	}
+	interval := 0.0
+	if e.IntervalS != nil {
+		interval = *e.IntervalS
+	} else {
+		missing[at("interval_s")] = orReason(notMeasured, "no sampling interval was recorded")
+	}
+	if notMeasured != "" {
+		missing[at("idle_w")] = notMeasured
+	} else if idle, why := power.Idle(series, e.GPUs); idle != nil {
+		e.IdleW = idle
+	} else {
+		missing[at("idle_w")] = why
+	}
+	window := func(from, to float64) (*float64, string) {
+		if notMeasured != "" {
+			return nil, notMeasured
+		}
+		j, why := power.Window(series, e.GPUs, from, to, interval)
+		if j == nil && e.Stopped != "" {
+			why += " (the power source stopped: " + e.Stopped + ")"
+		}
+		return j, why
+	}
+	joules, perJoule, reasons := energyRequests(&e, res, outs, window, func(i int, field, why string) { missing[at("requests", i, field)] = why })
+	for _, c := range protocol.PerformanceCases() {
+		for k, metric := range []string{contract.MetricJoules, contract.MetricDecodeTokensPerJoule} {
+			s := contract.Summary{Phase: string(protocol.PhasePerformance), CaseID: c, Concurrency: 1, Metric: metric, Unit: EnergyUnit(metric)}
+			measure.Summarize(&s, res.Requests, reuse, func(r *contract.Request) (*float64, string) {
+				if k == 0 {
+					return joules[r.ID], reasons[r.ID][0]
+				}
+				return perJoule[r.ID], reasons[r.ID][1]
+			})
+			if s.N == 0 {
+				for _, f := range []string{"median", "min", "max"} {
+					missing[at("summaries", len(e.Summaries), f)] = measure.SummaryNullReason(s)
+				}
+			}
+			e.Summaries = append(e.Summaries, s)
+		}
+	}
+	e.Rounds = energyRounds(res, outs, window, func(i int, field, why string) { missing[at("rounds", i, field)] = why })
+	return e, missing
+}
+
+// energyRequests fills e.Requests: each dispatched request outside the
+// concurrency stage, its window, joules and decode tokens per joule. It
+// returns both values and their null reasons by request ID, for the
+// summaries.
+func energyRequests(e *contract.Energy, res *contract.Results, outs map[string]contract.Output, window func(from, to float64) (*float64, string),
+	miss func(i int, field, why string)) (joules, perJoule map[string]*float64, reasons map[string][2]string) {
+	joules, perJoule, reasons = map[string]*float64{}, map[string]*float64{}, map[string][2]string{}
+	for _, q := range res.Requests {
+		if q.Phase == string(protocol.PhaseConcurrency) || q.Status == contract.Skipped {
+			continue
+		}
+		i := len(e.Requests)
+		er := contract.EnergyRequest{RequestID: q.ID}
+		o := outs[q.ID]
+		var jWhy, tWhy string
+		if o.OffsetS == nil || q.Timings.TotalS == nil {
+			jWhy = "the request's dispatch→end window is not known (no offset_s or total_s)"
+			miss(i, "window_s", jWhy)
+		} else {
+			er.WindowS = ptr(*q.Timings.TotalS)
+			er.Joules, jWhy = window(*o.OffsetS, *o.OffsetS+*q.Timings.TotalS)
+		}
+		switch {
+		case er.Joules == nil:
+			tWhy = "joules is null: " + jWhy
+			miss(i, "joules", jWhy)
+		case q.Tokens.DecodeTokens == nil:
+			tWhy = "the engine's decode_tokens is null"
+		case *er.Joules <= 0:
+			tWhy = "the window's energy is 0 J"
+		default:
+			er.DecodeTokensPerJoule = ptr(float64(*q.Tokens.DecodeTokens) / *er.Joules)
+		}
+		if tWhy != "" {
+			miss(i, "decode_tokens_per_joule", tWhy)
+		}
+		joules[q.ID], perJoule[q.ID], reasons[q.ID] = er.Joules, er.DecodeTokensPerJoule, [2]string{jWhy, tWhy}
+		e.Requests = append(e.Requests, er)
+	}
+	return joules, perJoule, reasons
+}
+
+// energyRounds is each concurrency round's energy, from its first dispatch
+// to its last end, and its output tokens (concurrency_rounds') per joule.
+func energyRounds(res *contract.Results, outs map[string]contract.Output, window func(from, to float64) (*float64, string), miss func(i int, field, why string)) []contract.EnergyRound {
+	out := []contract.EnergyRound{}
+	for _, rd := range res.ConcurrencyRounds {
+		i := len(out)
+		er := contract.EnergyRound{Round: rd.Round}
+		from, to, ok := roundSpan(res, outs, rd)
+		var why string
+		if !ok {
+			why = "the round's first dispatch or last end is not known"
+			miss(i, "window_s", why)
+		} else {
+			er.WindowS = ptr(to - from)
+			er.Joules, why = window(from, to)
+		}
+		switch {
+		case er.Joules == nil:
+			miss(i, "joules", why)
+			miss(i, "output_tokens_per_joule", "joules is null: "+why)
+		case rd.OutputTokens == nil:
+			miss(i, "output_tokens_per_joule", "the round's output_tokens is null")
+		case *er.Joules <= 0:
+			miss(i, "output_tokens_per_joule", "the round's energy is 0 J")
+		default:
+			er.OutputTokensPerJoule = ptr(float64(*rd.OutputTokens) / *er.Joules)
+		}
+		out = append(out, er)
+	}
+	return out
+}
+
+// roundSpan is a round's first dispatch and last end on the run's clock;
+// ok is false when a dispatched request's end is unknown.
+func roundSpan(res *contract.Results, outs map[string]contract.Output, rd contract.Round) (from, to float64, ok bool) {
+	in := map[string]bool{}
+	for _, id := range rd.RequestIDs {
+		in[id] = true
+	}
+	seen := false
+	for _, q := range res.Requests {
+		o := outs[q.ID]
+		if !in[q.ID] || q.Status == contract.Skipped || o.OffsetS == nil {
+			continue
+		}
+		if q.Timings.TotalS == nil {
+			return 0, 0, false
+		}
+		start, end := *o.OffsetS, *o.OffsetS+*q.Timings.TotalS
+		if !seen || start < from {
+			from = start
+		}
+		if !seen || end > to {
+			to = end
+		}
+		seen = true
+	}
+	return from, to, seen
+}
+
+// EnergyUnit is the unit of an energy summary's metric.
+func EnergyUnit(metric string) string {
+	if metric == contract.MetricJoules {
+		return "J"
+	}
+	return "tok/J"
+}
+
+func orReason(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// EnergyNotMeasured is the head of a run that sampled nothing, and why.
+func EnergyNotMeasured(why string) contract.Energy {
+	return contract.Energy{NotMeasured: why, GPUs: []int{}}
+}

@@ -1,0 +1,94 @@
+package power
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func approx(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// TestJoules: the trapezoid over the readings inside the window, its edges
+// interpolated, each value computed by hand.
+func TestJoules(t *testing.T) {
+	t.Parallel()
+	// 100 W at 0 s, 200 W at 1 s, 100 W at 2 s, 300 W at 3 s.
+	rs := []Reading{{0, 0, 100}, {1, 0, 200}, {2, 0, 100}, {3, 0, 300}}
+	for _, c := range []struct {
+		name     string
+		from, to float64
+		want     float64
+		why      string
+	}{
+		{"on readings", 0, 2, 150 + 150, ""},
+		// 0.5 s → 150 W, 1 s → 200 W, 2 s → 100 W, 2.5 s → 200 W:
+		// 0.5×(150+200)/2 + 1×(200+100)/2 + 0.5×(100+200)/2 = 87.5+150+75.
+		{"edges interpolated", 0.5, 2.5, 312.5, ""},
+		// Inside one interval: 1.25 s → 175 W, 1.75 s → 125 W: 0.5×150.
+		{"between two readings", 1.25, 1.75, 75, ""},
+		{"the whole trace", 0, 3, 150 + 150 + 200, ""},
+		{"starts before the first reading", -0.1, 1, 0, "start"},
+		{"ends after the last reading", 2, 3.1, 0, "end"},
+	} {
+		got, why := Joules(rs, c.from, c.to)
+		if c.why != "" {
+			if !strings.Contains(why, c.why) {
+				t.Errorf("%s: reason %q, want one about the window's %s", c.name, why, c.why)
+			}
+			continue
+		}
+		if why != "" || !approx(got, c.want) {
+			t.Errorf("%s: %v J (%q), want %v", c.name, got, why, c.want)
+		}
+	}
+}
+
+// TestWindow: the GPUs' joules add up; a window shorter than three
+// sampling intervals, or one a GPU does not cover, has none, with why.
+func TestWindow(t *testing.T) {
+	t.Parallel()
+	s := ByGPU([]Reading{{0, 0, 100}, {0, 1, 50}, {1, 0, 100}, {1, 1, 50}, {2, 0, 100}, {2, 1, 50}, {3, 0, 100}})
+	j, why := Window(s, []int{0, 1}, 0, 0.9, 0.3)
+	if j == nil || !approx(*j, 0.9*150) {
+		t.Errorf("0.9 s at 150 W: %v (%q)", j, why)
+	}
+	if j, why := Window(s, []int{0, 1}, 0, 0.89, 0.3); j != nil || !strings.Contains(why, "shorter than 3 sampling intervals (3 × 0.3 s)") {
+		t.Errorf("shorter than three intervals: %v %q", j, why)
+	}
+	if j, why := Window(s, []int{0, 1}, 1, 2.5, 0.1); j != nil || !strings.HasPrefix(why, "GPU 1: no power reading at or after the window's end") {
+		t.Errorf("GPU 1 stops at 2 s: %v %q", j, why)
+	}
+}
+
+// TestIdle: the mean draw before the warm-up (t < 0), summed over GPUs.
+func TestIdle(t *testing.T) {
+	t.Parallel()
+	s := ByGPU([]Reading{{-0.2, 0, 30}, {-0.1, 0, 40}, {-0.1, 1, 20}, {0, 0, 900}, {0.1, 1, 900}})
+	if w, why := Idle(s, []int{0, 1}); w == nil || !approx(*w, 35+20) {
+		t.Errorf("idle %v (%q), want 55 W", w, why)
+	}
+	if w, why := Idle(s, []int{0, 2}); w != nil || why != "GPU 2 has no power reading before the warm-up" {
+		t.Errorf("a GPU without readings before the warm-up: %v %q", w, why)
+	}
+}
+
+// TestCSVRoundTrip: the samples artifact reads back exactly, so the
+// validator derives the very joules assembly wrote; a bad line is refused.
+func TestCSVRoundTrip(t *testing.T) {
+	t.Parallel()
+	rs := []Reading{{-0.123456789012345, 0, 61.2}, {0.1 + 0.2, 1, 1e-7}, {1234.5, 0, 0}}
+	got, err := ParseCSV(FormatCSV(rs))
+	if err != nil || len(got) != 3 {
+		t.Fatal(got, err)
+	}
+	for i := range rs {
+		if got[i] != rs[i] {
+			t.Errorf("line %d: %+v, want %+v", i+2, got[i], rs[i])
+		}
+	}
+	for _, bad := range []string{"t,gpu,w\n", CSVHeader + "\n1,0\n", CSVHeader + "\n1,0,-5\n", CSVHeader + "\n1,x,5\n", CSVHeader + "\nNaN,0,5\n"} {
+		if _, err := ParseCSV([]byte(bad)); err == nil {
+			t.Errorf("%q was read", bad)
+		}
+	}
+}

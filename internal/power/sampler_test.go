@@ -1,0 +1,246 @@
+package power
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeClock advances one millisecond per reading.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Millisecond)
+	return c.t
+}
+
+// tool answers Run from answers (or fails with err) and streams the pipe
+// the test writes to.
+type tool struct {
+	answers map[string]string
+	err     error
+	pr      *io.PipeReader
+	streams []string
+	mu      sync.Mutex
+}
+
+func (f *tool) Run(_ context.Context, name string, args ...string) ([]byte, error) {
+	key := strings.Join(append([]string{name}, args...), " ")
+	if a, ok := f.answers[key]; ok {
+		return []byte(a), nil
+	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	return nil, errors.New(name + ": not installed")
+}
+
+func (f *tool) Stream(ctx context.Context, name string, args ...string) (io.ReadCloser, error) {
+	f.mu.Lock()
+	f.streams = append(f.streams, strings.Join(append([]string{name}, args...), " "))
+	f.mu.Unlock()
+	go func() { <-ctx.Done(); f.pr.CloseWithError(ctx.Err()) }()
+	return f.pr, nil
+}
+
+// TestNvidiaSmiStream: the stream's lines become readings of the selected
+// GPUs, stamped by the clock; a line that is no reading stops the source
+// with the line quoted.
+func TestNvidiaSmiStream(t *testing.T) {
+	t.Parallel()
+	pr, pw := io.Pipe()
+	tl := &tool{pr: pr}
+	src, why := Choose(context.Background(), Inputs{GPUs: []int{0, 1}, GPUSource: "nvidia-smi --query-gpu", Runner: tl, Interval: 100 * time.Millisecond})
+	if src == nil {
+		t.Fatal(why)
+	}
+	if src.Name() != "nvidia-smi --query-gpu=index,power.draw --format=csv,noheader,nounits -lms 100" {
+		t.Errorf("name %q", src.Name())
+	}
+	clk := &fakeClock{}
+	s := Start(context.Background(), src, []int{0, 1}, 100*time.Millisecond, clk.now, nil)
+	go func() {
+		io.WriteString(pw, "0, 61.20\n1, 35.10\n7, 99.00\n0, 62.00\n1, 36.00\n")
+		io.WriteString(pw, "0, [N/A]\n")
+	}()
+	s.WaitBaseline(context.Background(), 2, time.Hour)
+	<-s.done
+	tr := s.Stop()
+	if len(tr.Samples) != 4 || tr.Samples[0].W != 61.2 || tr.Samples[1].GPU != 1 || tr.Samples[3].W != 36 {
+		t.Fatalf("samples %+v", tr.Samples)
+	}
+	if !tr.Samples[1].At.After(tr.Samples[0].At) {
+		t.Error("readings are stamped by the clock as they arrive")
+	}
+	if !strings.Contains(tr.Stopped, `"0, [N/A]"`) {
+		t.Errorf("stopped %q", tr.Stopped)
+	}
+	if tl.streams[0] != "nvidia-smi "+strings.Join((&smiStream{interval: 100 * time.Millisecond}).args(), " ") {
+		t.Errorf("streamed %v", tl.streams)
+	}
+}
+
+type fakeNVML struct {
+	w      map[int]float64
+	closed bool
+	mu     sync.Mutex
+}
+
+func (f *fakeNVML) PowerW(i int) (float64, error) {
+	w, ok := f.w[i]
+	if !ok {
+		return 0, errors.New("nvmlDeviceGetHandleByIndex_v2 returned 2")
+	}
+	return w, nil
+}
+
+func (f *fakeNVML) Close() error { f.mu.Lock(); f.closed = true; f.mu.Unlock(); return nil }
+
+// TestNVMLPolledPerTick: NVML comes first and is read once per tick of the
+// injected ticker; the library is closed when sampling stops.
+func TestNVMLPolledPerTick(t *testing.T) {
+	t.Parallel()
+	lib := &fakeNVML{w: map[int]float64{0: 70.5, 1: 40}}
+	src, why := Choose(context.Background(), Inputs{GPUs: []int{0, 1}, GPUSource: "nvidia-smi --query-gpu", NVML: func() (NVML, error) { return lib, nil }})
+	if src == nil || src.Name() != "NVML nvmlDeviceGetPowerUsage" {
+		t.Fatalf("%v %q", src, why)
+	}
+	tick := make(chan time.Time)
+	ticker := func(time.Duration) (<-chan time.Time, func()) { return tick, func() {} }
+	clk := &fakeClock{}
+	s := Start(context.Background(), src, []int{0, 1}, DefaultInterval, clk.now, ticker)
+	tick <- time.Time{}
+	tick <- time.Time{}
+	s.WaitBaseline(context.Background(), 3, time.Hour)
+	tr := s.Stop()
+	if len(tr.Samples) != 6 || tr.Samples[4].W != 70.5 || tr.Samples[5].W != 40 || tr.Stopped != "" {
+		t.Fatalf("trace %+v", tr)
+	}
+	lib.mu.Lock()
+	defer lib.mu.Unlock()
+	if !lib.closed {
+		t.Error("NVML was not closed")
+	}
+}
+
+// TestChooseSaysWhyNot: each machine without a usable source gets the
+// reason, naming what was tried.
+func TestChooseSaysWhyNot(t *testing.T) {
+	t.Parallel()
+	failNVML := func() (NVML, error) { return nil, errors.New("load libnvidia-ml.so.1: not found") }
+	noStream := &tool{}
+	for _, c := range []struct {
+		name string
+		in   Inputs
+		want string
+	}{
+		{"no GPU", Inputs{}, "no GPU was probed, so there is no GPU power to sample"},
+		{"NVIDIA without NVML or a stream", Inputs{GPUs: []int{0}, GPUSource: "nvidia-smi --query-gpu", NVML: failNVML, Runner: runOnly{noStream}},
+			"no NVIDIA power source: NVML: load libnvidia-ml.so.1: not found; nvidia-smi: this process streams no tool"},
+		{"AMD without amd-smi", Inputs{GPUs: []int{0}, GPUSource: "rocm-smi --json", Runner: noStream}, "amd-smi metric --power: amd-smi: not installed"},
+		{"Apple with a password", Inputs{GPUs: []int{0}, GPUSource: "sysctl (Apple silicon)", Runner: &tool{err: errors.New("sudo: a password is required")}},
+			"powermetrics needs root and cannot run without a password (sudo -n): sudo: a password is required"},
+		{"Windows", Inputs{GPUs: []int{0}, GPUSource: "the Windows display driver key", Runner: noStream}, "no power source reads the GPUs found by the Windows display driver key"},
+	} {
+		if src, why := Choose(context.Background(), c.in); src != nil || why != c.want {
+			t.Errorf("%s: %v, %q\nwant %q", c.name, src, why, c.want)
+		}
+	}
+}
+
+// runOnly hides a tool's Stream: a Runner that cannot stream.
+type runOnly struct{ r *tool }
+
+func (o runOnly) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	return o.r.Run(ctx, name, args...)
+}
+
+// TestAMDSMI: both shapes of amd-smi's socket power, polled per tick.
+func TestAMDSMI(t *testing.T) {
+	t.Parallel()
+	answer := `[{"gpu": 0, "power": {"socket_power": {"value": 212, "unit": "W"}, "gfx_voltage": {"value": 800, "unit": "mV"}}},
+	{"gpu": 1, "power": {"current_socket_power": 35.5}}]`
+	tl := &tool{answers: map[string]string{"amd-smi metric --power --json": answer}}
+	src, why := Choose(context.Background(), Inputs{GPUs: []int{0, 1}, GPUSource: "amd-smi list / static --asic", Runner: tl})
+	if src == nil {
+		t.Fatal(why)
+	}
+	tick := make(chan time.Time)
+	s := Start(context.Background(), src, []int{0, 1}, time.Second, (&fakeClock{}).now, func(time.Duration) (<-chan time.Time, func()) { return tick, func() {} })
+	s.WaitBaseline(context.Background(), 1, time.Hour)
+	tr := s.Stop()
+	if len(tr.Samples) != 2 || tr.Samples[0].W != 212 || tr.Samples[1].W != 35.5 {
+		t.Fatalf("samples %+v", tr.Samples)
+	}
+	bad := &tool{answers: map[string]string{"amd-smi metric --power --json": `[{"gpu": 0, "power": {"socket_power": "N/A"}}]`}}
+	if src, why := Choose(context.Background(), Inputs{GPUs: []int{0}, GPUSource: "amd-smi list", Runner: bad}); src != nil || why != "amd-smi metric --power: GPU 0 reports no socket power in watts" {
+		t.Errorf("N/A socket power: %v %q", src, why)
+	}
+}
+
+// TestPowermetricsWithoutPassword: powermetrics is used when sudo -n runs
+// it; its "GPU Power: N mW" lines are GPU 0's draw in watts.
+func TestPowermetricsWithoutPassword(t *testing.T) {
+	t.Parallel()
+	pr, pw := io.Pipe()
+	tl := &tool{pr: pr, answers: map[string]string{"sudo -n powermetrics --samplers gpu_power -i 100 -n 1": "GPU Power: 1 mW\n"}}
+	src, why := Choose(context.Background(), Inputs{GPUs: []int{0}, GPUSource: "sysctl (Apple silicon: one shared-memory GPU named after the chip)", Runner: tl})
+	if src == nil || src.Name() != "sudo -n powermetrics --samplers gpu_power -i 100" {
+		t.Fatalf("%v %q", src, why)
+	}
+	s := Start(context.Background(), src, []int{0}, DefaultInterval, (&fakeClock{}).now, nil)
+	go io.WriteString(pw, "*** Sampled system activity\n\n**** GPU usage ****\nGPU HW active frequency: 444 MHz\nGPU Power: 1234 mW\nGPU Power: 56 mW\n")
+	s.WaitBaseline(context.Background(), 2, time.Hour)
+	tr := s.Stop()
+	if len(tr.Samples) != 2 || tr.Samples[0].W != 1.234 || tr.Samples[1].W != 0.056 || tr.Stopped != "" {
+		t.Fatalf("trace %+v", tr)
+	}
+}
+
+// TestStopAfterWaitsForTheRunsEnd: stopping waits for a reading at or
+// after the run's end, so the last window's end is covered.
+func TestStopAfterWaitsForTheRunsEnd(t *testing.T) {
+	t.Parallel()
+	pr, pw := io.Pipe()
+	tl := &tool{pr: pr}
+	src, _ := Choose(context.Background(), Inputs{GPUs: []int{0}, GPUSource: "nvidia-smi", Runner: tl})
+	clk := &fakeClock{}
+	s := Start(context.Background(), src, []int{0}, DefaultInterval, clk.now, nil)
+	io.WriteString(pw, "0, 10\n")
+	s.WaitBaseline(context.Background(), 1, time.Hour)
+	end := clk.now()
+	go io.WriteString(pw, "0, 20\n")
+	tr := s.StopAfter(context.Background(), end, time.Hour)
+	if len(tr.Samples) != 2 || tr.Samples[1].At.Before(end) {
+		t.Fatalf("samples %+v, end %v", tr.Samples, end)
+	}
+}
+
+// silent is a source that never reads and never ends.
+type silent struct{}
+
+func (silent) Name() string { return "silent" }
+func (silent) Read(ctx context.Context, _ <-chan time.Time, _ func(int, float64)) error {
+	<-ctx.Done()
+	return nil
+}
+
+// TestWaitBaselineIsBounded: a source that never answers holds the run no
+// longer than the bound.
+func TestWaitBaselineIsBounded(t *testing.T) {
+	t.Parallel()
+	s := Start(context.Background(), silent{}, []int{0}, DefaultInterval, (&fakeClock{}).now, nil)
+	s.WaitBaseline(context.Background(), BaselineReadings, time.Millisecond)
+	if tr := s.Stop(); len(tr.Samples) != 0 || tr.Stopped != "" {
+		t.Errorf("trace %+v", tr)
+	}
+}
