@@ -95,9 +95,7 @@ func SimulatorTraces(ev SimulatorEvidence) []string {
 			add("a %s version in /props build_info", simulatorPrefix)
 		}
 	}
-	// Strata's /v1/status names the engine's version as engine
-	// (Service.v1_status); version and engine_version are read too.
-	var st struct {
+	var st struct { // Strata's /v1/status calls it engine (Service.v1_status)
 		Version       any `json:"version"`
 		EngineVersion any `json:"engine_version"`
 		Engine        any `json:"engine"`
