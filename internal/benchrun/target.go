@@ -249,16 +249,16 @@ func freePort() (int, error) {
 func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*contract.ServedBefore, *engine.Child, error) {
 	c, prof, out := t.client, t.prof, t.p.out
 	health := func(ctx context.Context) (int, error) {
-		s, _, err := c.Get(ctx, "/health", 2*time.Second)
+		s, _, err := ready(ctx, c)
 		return s, err
 	}
-	status, err := health(ctx)
+	status, route, err := ready(ctx, c)
 	if err == nil {
 		if status == 401 || status == 403 {
-			return nil, nil, t.keyError([]string{fmt.Sprintf("GET /health answered HTTP %d", status)})
+			return nil, nil, t.keyError([]string{fmt.Sprintf("GET %s answered HTTP %d", route, status)})
 		}
 		if status != 200 && status != 503 {
-			return nil, nil, fmt.Errorf("something that is not an inference engine answers at %s (/health: HTTP %d): the port is taken", c.BaseURL(), status)
+			return nil, nil, fmt.Errorf("something that is not an inference engine answers at %s (%s: HTTP %d, and no route of an engine without /health answers): the port is taken", c.BaseURL(), route, status)
 		}
 		if status == 503 {
 			out.Line("the engine at %s is loading; waiting", c.BaseURL())
@@ -339,18 +339,27 @@ func loadTimeout(p *engine.Profile) time.Duration {
 	return d
 }
 
-// waitHealthy polls /health until it answers 200.
+// ready asks the server whether it is ready: /health, or, for an engine
+// that serves none, the route that is its readiness (dialect.AskReady).
+func ready(ctx context.Context, c *client.Client) (int, string, error) {
+	return dialect.AskReady(func(path string) (int, error) {
+		s, _, err := c.Get(ctx, path, 2*time.Second)
+		return s, err
+	})
+}
+
+// waitHealthy polls the server's readiness until it answers 200.
 func waitHealthy(ctx context.Context, c *client.Client, now clock.Func, limit time.Duration, show func(string, time.Duration)) error {
 	start := now()
 	deadline := start.Add(limit)
 	for {
-		status, _, err := c.Get(ctx, "/health", 2*time.Second)
+		status, route, err := ready(ctx, c)
 		if err == nil && status == 200 {
 			return nil
 		}
 		state := "waiting for the server to answer"
 		if err == nil {
-			state = fmt.Sprintf("loading (/health answers %d)", status)
+			state = fmt.Sprintf("loading (%s answers %d)", route, status)
 		}
 		show(state, now().Sub(start))
 		if now().After(deadline) {
