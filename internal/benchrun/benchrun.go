@@ -187,11 +187,14 @@ func (b *bench) beforeWarmup(ctx context.Context) error {
 	}
 	view, lp := t.engineView(p)
 	p.out.Line("engine: %s (%s)", b.srv.Dialect.Name(), displayLine(b.srv.Dialect.IdentifiedBy))
+	if ref := b.srv.Dialect.Refuses(); ref != nil {
+		return fmt.Errorf("refusing to run, before the warm-up: %s; upgrade the engine", displayLine(ref.Text()))
+	}
 	b.facts = gatherFacts(ctx, p, t, b.srv, view, lp, b.hashes)
 	b.facts.Protocol = b.bundle.Protocol
 	b.facts.Engine = view
 	budget := b.srv.Dialect.CheckBudget(view)
-	for _, r := range derive.BeforeRun(result.Preview(b.srv, b.facts), b.srv.Evidence(), b.srv.Dialect.NotTaken(), budget.Nonconforming) {
+	for _, r := range derive.BeforeRun(result.Preview(b.srv, b.facts), b.srv.Evidence(), b.srv.Dialect.NotTakenIn(b.srv.Evidence()), budget.Nonconforming) {
 		p.out.Warn(r)
 	}
 	if budget.Nonconforming == "" && budget.State == "not verifiable" {
@@ -254,6 +257,9 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 	}
 	if err := jw.Remove(); err != nil {
 		p.out.Line("warning: the pending folder %s was not removed: %v", jw.Dir(), err)
+	}
+	if ref := rec.Refusal; ref != nil {
+		return &Outcome{Dir: dir, Results: res}, fmt.Errorf("the run stopped after the warm-up: %s (the result in %s records it)", displayLine(ref.Text()), dir)
 	}
 	return &Outcome{Dir: dir, Results: res}, nil
 }

@@ -249,18 +249,21 @@ func freePort() (int, error) {
 // engineUp makes sure an engine serves at the client's URL.
 func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*contract.ServedBefore, *engine.Child, error) {
 	c, prof, out := t.client, t.prof, t.p.out
-	health := func(ctx context.Context) (int, error) { return ready(ctx, c) }
-	status, err := health(ctx)
+	health := func(ctx context.Context) (int, error) {
+		s, _, err := ready(ctx, c)
+		return s, err
+	}
+	status, route, err := ready(ctx, c)
 	if err == nil {
 		if status == 401 || status == 403 {
-			return nil, nil, t.keyError([]string{fmt.Sprintf("GET /health answered HTTP %d", status)})
+			return nil, nil, t.keyError([]string{fmt.Sprintf("GET %s answered HTTP %d", route, status)})
 		}
 		if status != 200 && status != 503 {
-			return nil, nil, fmt.Errorf("something that is not an inference engine answers at %s (/health: HTTP %d): the port is taken", c.BaseURL(), status)
+			return nil, nil, fmt.Errorf("something that is not an inference engine answers at %s (%s: HTTP %d, and no route of an engine without /health answers): the port is taken", c.BaseURL(), route, status)
 		}
 		if status == 503 {
 			out.Line("the engine at %s is loading; waiting", c.BaseURL())
-			err := waitHealthy(ctx, health, t.p.Clock, loadTimeout(prof), t.loadingStatus(loadTimeout(prof), nil))
+			err := waitHealthy(ctx, c, t.p.Clock, loadTimeout(prof), t.loadingStatus(loadTimeout(prof), nil))
 			t.p.clearStatus()
 			if err != nil {
 				return nil, nil, err
@@ -337,33 +340,36 @@ func loadTimeout(p *engine.Profile) time.Duration {
 	return d
 }
 
-// ready is the engine's readiness as /health says it: its status, except
-// that Strata's server answers 200 there with loaded false while its
-// engine starts, and 503 on /props until the engine runs (serve/server.py
+// ready asks the server whether it is ready: /health, or, for an engine
+// that serves none, the route that is its readiness (dialect.AskReady).
+// Strata's server answers /health 200 with loaded false while its engine
+// starts, and 503 on /props until the engine runs (serve/server.py
 // @452325a9 /health, Handler._props; an engine unloaded on purpose still
 // answers /props): both together are still loading.
-func ready(ctx context.Context, c *client.Client) (int, error) {
-	status, body, err := c.Get(ctx, dialect.HealthRoute, 2*time.Second)
-	if err == nil && status == 200 && dialect.StrataStarting(body) {
-		if ps, _, perr := c.Get(ctx, dialect.PropsRoute, 2*time.Second); perr == nil && ps == 503 {
-			return 503, nil
+func ready(ctx context.Context, c *client.Client) (int, string, error) {
+	return dialect.AskReady(func(path string) (int, error) {
+		s, body, err := c.Get(ctx, path, 2*time.Second)
+		if err == nil && s == 200 && path == dialect.HealthRoute && dialect.StrataStarting(body) {
+			if ps, _, perr := c.Get(ctx, dialect.PropsRoute, 2*time.Second); perr == nil && ps == 503 {
+				return 503, nil
+			}
 		}
-	}
-	return status, err
+		return s, err
+	})
 }
 
-// waitHealthy polls readiness until it answers 200.
-func waitHealthy(ctx context.Context, health func(context.Context) (int, error), now clock.Func, limit time.Duration, show func(string, time.Duration)) error {
+// waitHealthy polls the server's readiness until it answers 200.
+func waitHealthy(ctx context.Context, c *client.Client, now clock.Func, limit time.Duration, show func(string, time.Duration)) error {
 	start := now()
 	deadline := start.Add(limit)
 	for {
-		status, err := health(ctx)
+		status, route, err := ready(ctx, c)
 		if err == nil && status == 200 {
 			return nil
 		}
 		state := "waiting for the server to answer"
 		if err == nil {
-			state = fmt.Sprintf("loading (/health answers %d)", status)
+			state = fmt.Sprintf("loading (%s answers %d)", route, status)
 		}
 		show(state, now().Sub(start))
 		if now().After(deadline) {

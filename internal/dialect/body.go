@@ -15,12 +15,32 @@ import (
 // its messages (and tools with tool_choice for T1-T4), the profile's
 // sampling values, reasoning_effort, both thinking flags, the reasoning
 // budget that means "none" on this engine, the seed, the cap as max_tokens,
-// stream and stream_options.include_usage. Where the engine reads a setting
+// stream and stream_options.include_usage; reasoning_effort goes inside
+// chat_template_kwargs too where only that reaches the engine's template
+// on every build (llama.cpp, ik_llama.cpp). Where the engine reads a setting
 // under another name (llama.cpp's repeat_penalty), that name is sent too,
 // with the same value. Keys are written in a fixed order and floats in
 // Python's form (1.0, 0.0), as the reference captures were sent, so the
 // validator can rebuild the body and compare bytes.
 func (d Dialect) Body(f *fixtures.Fixture) ([]byte, error) {
+	return d.body(f, factsOf(d.Engine).effortInKwargs)
+}
+
+// BodyForms are the bodies strata has built for a fixture in this dialect,
+// the current one first: before issue 22, reasoning_effort was not also
+// sent inside llama.cpp's and ik_llama.cpp's chat_template_kwargs. Each
+// carries the fixture and the profile's settings, so a saved result sent
+// with either is the protocol's workload.
+func (d Dialect) BodyForms(f *fixtures.Fixture) ([][]byte, error) {
+	cur, err := d.Body(f)
+	if err != nil || !factsOf(d.Engine).effortInKwargs {
+		return [][]byte{cur}, err
+	}
+	old, err := d.body(f, false)
+	return [][]byte{cur, old}, err
+}
+
+func (d Dialect) body(f *fixtures.Fixture, effortInKwargs bool) ([]byte, error) {
 	msgs, err := json.Marshal(f.Messages)
 	if err != nil {
 		return nil, err
@@ -63,7 +83,11 @@ func (d Dialect) Body(f *fixtures.Fixture) ([]byte, error) {
 	setting("repetition_penalty", floatLit(s.RepetitionPenalty))
 	setting("seed", strconv.Itoa(f.Seed))
 	field("max_tokens", strconv.Itoa(f.MaxTokens))
-	setting("chat_template_kwargs", fmt.Sprintf(`{"enable_thinking": %t, "preserve_thinking": %t}`, kw.EnableThinking, kw.PreserveThinking))
+	kwargs := fmt.Sprintf(`"enable_thinking": %t, "preserve_thinking": %t`, kw.EnableThinking, kw.PreserveThinking)
+	if effortInKwargs {
+		kwargs += `, "reasoning_effort": ` + strconv.Quote(s.ReasoningEffort)
+	}
+	setting("chat_template_kwargs", "{"+kwargs+"}")
 	setting("reasoning_effort", strconv.Quote(s.ReasoningEffort))
 	if budget := d.ReasoningBudget(); budget.Field != "" {
 		field(budget.Field, strconv.Itoa(budget.Value))

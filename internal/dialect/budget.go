@@ -30,8 +30,10 @@ const (
 
 // serverBudget finds the server's budget in the view: its value and a
 // phrase naming where it was set; ok is false when it is not set (the
-// default, unrestricted).
-func serverBudget(v EngineView) (value string, where string, ok bool) {
+// default, unrestricted). withEnv is false for an engine that reads no
+// LLAMA_ARG_THINK_BUDGET (ik_llama.cpp: gpt_params_parse_from_env,
+// common/common.cpp @8337e4c l.797–824, reads no such variable).
+func serverBudget(v EngineView, withEnv bool) (value string, where string, ok bool) {
 	for i, a := range v.Args {
 		if a == llamaBudgetFlag && i+1 < len(v.Args) {
 			value, where, ok = v.Args[i+1], llamaBudgetFlag+" "+v.Args[i+1], true
@@ -39,8 +41,8 @@ func serverBudget(v EngineView) (value string, where string, ok bool) {
 			value, where, ok = val, a, true
 		}
 	}
-	if ok {
-		return value, where, true
+	if ok || !withEnv {
+		return value, where, ok
 	}
 	for _, kv := range v.Env {
 		if val, found := strings.CutPrefix(kv, llamaBudgetEnv+"="); found {
@@ -70,7 +72,7 @@ func (d Dialect) CheckBudget(v EngineView) BudgetCheck {
 	b := d.ReasoningBudget()
 	value, where, set := "", "", false
 	if v.Args != nil {
-		value, where, set = serverBudget(v)
+		value, where, set = serverBudget(v, d.Engine != IKLlamaCpp)
 	}
 	seen := ""
 	if set {
@@ -94,13 +96,20 @@ func (d Dialect) CheckBudget(v EngineView) BudgetCheck {
 	}
 	// An engine that ignores the per-request field: only the server's budget
 	// applies, and strata can only check it.
-	ignores := d.Name() + " ignores reasoning_budget_tokens"
-	if d.Engine == IKLlamaCpp {
-		ignores = d.Name() + " reads no reasoning budget from a chat request"
+	ignores, setBy := d.Name()+" ignores reasoning_budget_tokens", llamaBudgetFlag+" (or "+llamaBudgetEnv+")"
+	switch {
+	case d.Engine == IKLlamaCpp:
+		ignores, setBy = d.Name()+" cannot override a server budget per request", llamaBudgetFlag
+	case d.Build == 0:
+		ignores = d.Name() + " may ignore reasoning_budget_tokens (its build number cannot tell)"
 	}
 	if v.Args == nil {
 		return BudgetCheck{State: "not verifiable",
-			Detail: fmt.Sprintf("%s, so only the server's %s (or %s) applies, and the runner cannot see the server's command line: run with --profile, or on this machine, so the budget can be checked", ignores, llamaBudgetFlag, llamaBudgetEnv)}
+			Detail: fmt.Sprintf("%s, so only the server's %s applies, and the runner cannot see the server's command line: run with --profile, or on this machine, so the budget can be checked", ignores, setBy)}
+	}
+	if !set && d.Engine == IKLlamaCpp {
+		return BudgetCheck{State: "unlimited",
+			Detail: fmt.Sprintf("%s; the server sets no %s (%s), so its default, unrestricted (-1), applies", ignores, llamaBudgetFlag, v.Where)}
 	}
 	if !set && v.EnvUnreadable != "" {
 		return BudgetCheck{State: "not verifiable",
@@ -115,7 +124,7 @@ func (d Dialect) CheckBudget(v EngineView) BudgetCheck {
 			Detail: fmt.Sprintf("%s; the server's %s is unrestricted", ignores, where)}
 	}
 	perRequest := d.Name() + " ignores the per-request reasoning_budget_tokens"
-	if d.Engine == IKLlamaCpp {
+	if d.Engine == IKLlamaCpp || d.Build == 0 {
 		perRequest = ignores
 	}
 	reason := fmt.Sprintf("the server sets a reasoning budget, %s (%s), and %s, so thinking may be cut short: the spec requires custom reasoning budgets to be disabled", where, v.Where, perRequest)

@@ -80,12 +80,17 @@ type Evidence struct {
 	// {"version": 4, "features": {...}}).
 	Version json.RawMessage `json:"version"`
 	// OllamaVersion is GET /api/version, ServerInfo SGLang's GET
-	// /get_server_info and LMStudioModels LM Studio's GET /api/v1/models (or
-	// /api/v0/models).
+	// /server_info (or the deprecated /get_server_info) and LMStudioModels
+	// LM Studio's GET /api/v1/models (or /api/v0/models).
 	OllamaVersion  json.RawMessage `json:"api_version"`
 	ServerInfo     json.RawMessage `json:"server_info"`
 	LMStudioModels json.RawMessage `json:"lmstudio_models"`
-	ServerHeader   string          `json:"server_header"`
+	// ServiceInfo is GET /.well-known/serviceinfo (TabbyAPI names itself
+	// there without an API key) and SamplingOverrides TabbyAPI's GET
+	// /v1/sampling/overrides, whose forced values replace a request's.
+	ServiceInfo       json.RawMessage `json:"serviceinfo,omitempty"`
+	SamplingOverrides json.RawMessage `json:"sampling_overrides,omitempty"`
+	ServerHeader      string          `json:"server_header"`
 	// SimulatorHeader is the X-Strata-Simulator header strata's simulator
 	// sends with every answer, whatever engine it speaks as.
 	SimulatorHeader string `json:"simulator_header"`
@@ -98,7 +103,7 @@ func ReadEvidence(config []byte) (Evidence, error) {
 	if err := json.Unmarshal(config, &ev); err != nil {
 		return Evidence{}, fmt.Errorf("the server's evidence in config.json: %w", err)
 	}
-	for _, raw := range []*json.RawMessage{&ev.Health, &ev.Props, &ev.Status, &ev.Models, &ev.Version, &ev.OllamaVersion, &ev.ServerInfo, &ev.LMStudioModels} {
+	for _, raw := range []*json.RawMessage{&ev.Health, &ev.Props, &ev.Status, &ev.Models, &ev.Version, &ev.OllamaVersion, &ev.ServerInfo, &ev.LMStudioModels, &ev.ServiceInfo, &ev.SamplingOverrides} {
 		if string(bytes.TrimSpace(*raw)) == "null" {
 			*raw = nil
 		}
@@ -108,6 +113,10 @@ func ReadEvidence(config []byte) (Evidence, error) {
 
 // llamaBuild is llama.cpp's build_info form, b<build>-<commit>.
 var llamaBuild = regexp.MustCompile(`^b(\d+)-[0-9a-f]{7,}$`)
+
+// llamaNoGitBuild is the build_info of a llama.cpp built without git
+// (common/build-info.cpp.in with cmake/build-info.cmake's defaults).
+const llamaNoGitBuild = "b0-unknown"
 
 // ownedBy is the owned_by of the first model /v1/models lists.
 func ownedBy(models json.RawMessage) string {
@@ -167,6 +176,13 @@ func identify(ev Evidence, buildInfo string) Dialect {
 				IdentifiedBy: fmt.Sprintf("/props build_info %q (llama.cpp's b<build>-<commit> form)", buildInfo)}
 		}
 	}
+	if buildInfo == llamaNoGitBuild {
+		// cmake/build-info.cmake defaults BUILD_NUMBER 0 and BUILD_COMMIT
+		// "unknown" when git is absent (llama.cpp @34af94cd9, b10470): the
+		// engine is llama.cpp, its build is unknown.
+		return Dialect{Engine: LlamaCpp, Version: buildInfo,
+			IdentifiedBy: fmt.Sprintf("/props build_info %q (llama.cpp built without git: its build number is unknown)", buildInfo)}
+	}
 	// Routes only one engine serves come before owned_by, which is a
 	// namespace on Ollama (a model under "vllm/" says owned_by "vllm").
 	switch {
@@ -176,12 +192,16 @@ func identify(ev Evidence, buildInfo string) Dialect {
 		}
 		_ = json.Unmarshal(ev.OllamaVersion, &v)
 		return Dialect{Engine: Ollama, Version: v.Version, IdentifiedBy: "GET /api/version answers (Ollama's route)"}
-	case len(ev.ServerInfo) > 0:
+	case tabbyServiceInfo(ev.ServiceInfo):
+		// Said without the route's leading "/.", which the result's
+		// redactor takes for a local path.
+		return Dialect{Engine: TabbyAPI, IdentifiedBy: `GET .well-known/serviceinfo at the server's root names software "TabbyAPI" (TabbyAPI's route, served without an API key)`}
+	case sglangServerInfo(ev.ServerInfo):
 		var info struct {
 			Version string `json:"version"`
 		}
 		_ = json.Unmarshal(ev.ServerInfo, &info)
-		return Dialect{Engine: SGLang, Version: info.Version, IdentifiedBy: "GET /get_server_info answers (SGLang's server arguments)"}
+		return Dialect{Engine: SGLang, Version: info.Version, IdentifiedBy: "GET /server_info (or the deprecated /get_server_info) answers SGLang's server arguments"}
 	case len(ev.LMStudioModels) > 0:
 		return Dialect{Engine: LMStudio, IdentifiedBy: "GET /api/v1/models or /api/v0/models answers (LM Studio's native REST API)"}
 	}
@@ -196,7 +216,7 @@ func identify(ev Evidence, buildInfo string) Dialect {
 		return Dialect{Engine: VLLM, Version: verStr, IdentifiedBy: "GET /version answers a string version and nothing else identifies the engine (vLLM's form)"}
 	}
 	d := Dialect{Engine: Unknown, Version: buildInfo,
-		IdentifiedBy: "no route or field of a known engine identifies it (checked: /v1/status, /props build_info, /version, /v1/models owned_by, /get_server_info, /api/version, /api/v0/models, the Server header)"}
+		IdentifiedBy: "no route or field of a known engine identifies it (checked: /v1/status, /props build_info, /version, /v1/models owned_by, /server_info, /get_server_info, /api/version, /api/v0/models, .well-known/serviceinfo, the Server header)"}
 	if len(ev.Props) == 0 && len(ev.Models) == 0 {
 		d.IdentifiedBy = "the server has no /props, no /v1/models and no route of a known engine"
 	}
@@ -216,6 +236,8 @@ func (d Dialect) Name() string {
 	switch {
 	case d.Engine == LlamaCpp && d.Build > 0:
 		return fmt.Sprintf("llama.cpp b%d", d.Build)
+	case d.Engine == LlamaCpp:
+		return "llama.cpp (build unknown)"
 	case d.Engine == IKLlamaCpp && d.Version != "":
 		return "ik_llama.cpp (version " + d.Version + ")"
 	case d.Version != "" && d.Engine != Unknown && !IsSimulatorVersion(d.Version):
@@ -250,29 +272,48 @@ func (d Dialect) ReasoningBudget() Budget {
 	case d.Engine == LlamaCpp && d.Build >= LlamaPerRequestBudgetBuild:
 		return Budget{Field: field, Value: LlamaNoBudget, PerRequest: true, Known: true,
 			Meaning: fmt.Sprintf("llama.cpp from b%d reads the field per request: 0 ends thinking at once and -1 defers to the server's --reasoning-budget, so strata sends %d, which overrides any server budget and which no cap can reach", LlamaPerRequestBudgetBuild, LlamaNoBudget)}
+	case d.Engine == LlamaCpp && d.Build == 0:
+		// build_info b0-unknown (no git) or b0-<commit>: the build number
+		// says nothing of what the server reads, so the unreachable value
+		// is sent and the server's budget checked as for an old build.
+		return Budget{Field: field, Value: LlamaNoBudget, PerRequest: false, Known: true,
+			Meaning: fmt.Sprintf("the build number of this llama.cpp is unknown (%s: built without git, cmake/build-info.cmake @34af94cd9), so whether it reads reasoning_budget_tokens per request (from b%d) cannot be told: strata sends %d, which no cap reaches where it is read, and checks the server's --reasoning-budget (LLAMA_ARG_THINK_BUDGET) as for a build that ignores it", d.Version, LlamaPerRequestBudgetBuild, LlamaNoBudget)}
 	case d.Engine == LlamaCpp:
 		// Ignored before b9982; the unreachable value is still the safe one
 		// should the build number be misread.
 		return Budget{Field: field, Value: LlamaNoBudget, PerRequest: false, Known: true,
 			Meaning: fmt.Sprintf("llama.cpp before b%d ignores the field on the chat endpoint: only the server's --reasoning-budget (LLAMA_ARG_THINK_BUDGET) applies", LlamaPerRequestBudgetBuild)}
 	case d.Engine == IKLlamaCpp:
+		// examples/server/server-common.cpp @8337e4c l.894–907 (since
+		// e0596bf61, #1376): thinking_budget_tokens is read only when the
+		// server's budget is -1, and reasoning_budget_tokens never takes
+		// effect on the chat endpoint; --reasoning-budget N > 0 is a token
+		// budget (common/common.cpp l.2678, l.3221).
 		return Budget{PerRequest: false, Known: true,
-			Meaning: "ik_llama.cpp reads no reasoning budget from a chat request; only the server's --reasoning-budget applies (examples/server/server-context.cpp @0192b22 init), so strata sends none and checks the server's"}
+			Meaning: "ik_llama.cpp reads thinking_budget_tokens from a chat request only when the server's --reasoning-budget is -1 (examples/server/server-common.cpp @8337e4c, since e0596bf61), so a server budget cannot be overridden per request; with -1 sending none is no budget. strata sends none and checks the server's --reasoning-budget (0 ends thinking at once, N > 0 is a token budget: common/common.cpp @8337e4c)"}
 	case d.Engine == VLLM:
 		return Budget{Known: true, ByDefault: true,
-			Meaning: "vLLM limits thinking only when a request sets thinking_token_budget (and the server has a reasoning config); strata sets none, which is no custom budget"}
+			Meaning: "vLLM limits thinking only when a request sets thinking_token_budget (-1 or absent is unlimited: vllm/sampling_params.py @00388f6 validate_thinking_token_budget); strata sets none, which is no custom budget"}
 	case d.Engine == SGLang:
 		return Budget{Known: true, ByDefault: true,
-			Meaning: "SGLang's chat request has no budget field (a budget needs a custom logit processor the request would have to name); strata names none, which is no custom budget"}
+			Meaning: "SGLang's chat request has no budget field (python/sglang/srt/entrypoints/openai/protocol.py @004c82e ChatCompletionRequest: a budget needs a custom logit processor the request would have to name); strata names none, which is no custom budget"}
 	case d.Engine == Ollama:
 		return Budget{Known: true, ByDefault: true,
-			Meaning: "Ollama's OpenAI-compatible endpoint has no budget field (only the native think takes one); sending none is no custom budget"}
+			Meaning: "Ollama has no reasoning budget at all, on either endpoint (think is a bool or a level: api/types.go @fb30760 ThinkValue; the budget of PR #17566 is not merged); sending none is no custom budget"}
 	case d.Engine == LMStudio:
 		return Budget{Known: true, ByDefault: true,
 			Meaning: "LM Studio documents no reasoning budget; sending none is no custom budget"}
 	case d.Engine == TabbyAPI:
-		return Budget{Known: true, ByDefault: true,
-			Meaning: "TabbyAPI has no thinking budget (reasoning.max_tokens is ignored: endpoints/OAI/types/chat_completion.py @0158fb4); sending none is no custom budget"}
+		// endpoints/OAI/utils/chat_completion.py @e632af4
+		// _resolve_reasoning_budget (from f1f2c85, 2026-08-12): the field
+		// (aliases reasoning_budget, thinking_budget, thinking_token_budget)
+		// is read per request; absent or negative defers to the server's
+		// model.reasoning_budget_tokens (common/config_models.py l.372),
+		// which no route shows; 0 ends reasoning; N >= 0 replaces it, with no
+		// upper bound. An older build ignores the field (pydantic's extra
+		// "ignore") and has no budget at all.
+		return Budget{Field: field, Value: LlamaNoBudget, PerRequest: true, Known: true,
+			Meaning: fmt.Sprintf("TabbyAPI from f1f2c85 (2026-08-12) reads reasoning_budget_tokens per request: absent or negative defers to the server's model.reasoning_budget_tokens, which no route shows, and 0 ends reasoning, so strata sends %d, which replaces any server budget and which no cap reaches; an older build ignores the field and has no budget", LlamaNoBudget)}
 	}
 	return Budget{Field: field, Value: 0, PerRequest: true, Known: false,
 		Meaning: "the engine is not identified: strata sends the spec's literal 0, whose meaning on this engine is unknown (on some engines 0 ends thinking at once)"}

@@ -66,15 +66,22 @@ func TestBody(t *testing.T) {
 	const head = `{"messages": [{"role":"user","content":"[case sanity-T1]\nUse lookup_record to look up record A-17."}], "stream": true, "stream_options": {"include_usage": true}, "temperature": 1.0, "top_p": 0.95, "top_k": 20, "min_p": 0.0, "presence_penalty": 0.0, "repetition_penalty": 1.0, `
 	const tail = `"tools": [{"type":"function","function":{"name":"lookup_record"}}], "tool_choice": "auto"}`
 	const mid = `"seed": 1, "max_tokens": 2048, "chat_template_kwargs": {"enable_thinking": true, "preserve_thinking": true}, "reasoning_effort": "xhigh", `
+	// llama.cpp hands every chat_template_kwargs key to the template, but
+	// reads the top-level reasoning_effort only from b10434 (only "none"
+	// from b10117): the effort goes in both.
+	const llamaMid = `"seed": 1, "max_tokens": 2048, "chat_template_kwargs": {"enable_thinking": true, "preserve_thinking": true, "reasoning_effort": "xhigh"}, "reasoning_effort": "xhigh", `
 	for _, c := range []struct {
 		d    Dialect
 		want string
 	}{
 		{Dialect{Engine: StrataServer}, head + mid + `"reasoning_budget_tokens": 0, ` + tail},
 		{Dialect{Engine: Unknown}, head + mid + `"reasoning_budget_tokens": 0, ` + tail},
-		{Dialect{Engine: LlamaCpp, Build: 10470}, head + `"repeat_penalty": 1.0, ` + mid + `"reasoning_budget_tokens": 2147483647, ` + tail},
-		{Dialect{Engine: LlamaCpp, Build: 9982}, head + `"repeat_penalty": 1.0, ` + mid + `"reasoning_budget_tokens": 2147483647, ` + tail},
-		{Dialect{Engine: LlamaCpp, Build: 9928}, head + `"repeat_penalty": 1.0, ` + mid + `"reasoning_budget_tokens": 2147483647, ` + tail},
+		{Dialect{Engine: LlamaCpp, Build: 10470}, head + `"repeat_penalty": 1.0, ` + llamaMid + `"reasoning_budget_tokens": 2147483647, ` + tail},
+		{Dialect{Engine: LlamaCpp, Build: 9982}, head + `"repeat_penalty": 1.0, ` + llamaMid + `"reasoning_budget_tokens": 2147483647, ` + tail},
+		{Dialect{Engine: LlamaCpp, Build: 9928}, head + `"repeat_penalty": 1.0, ` + llamaMid + `"reasoning_budget_tokens": 2147483647, ` + tail},
+		{Dialect{Engine: LlamaCpp, Version: "b0-unknown"}, head + `"repeat_penalty": 1.0, ` + llamaMid + `"reasoning_budget_tokens": 2147483647, ` + tail},
+		{Dialect{Engine: IKLlamaCpp}, head + `"repeat_penalty": 1.0, ` + llamaMid + tail},
+		{Dialect{Engine: TabbyAPI}, head + `"max_tokens": 2048, "chat_template_kwargs": {"enable_thinking": true, "preserve_thinking": true}, "reasoning_effort": "xhigh", "reasoning_budget_tokens": 2147483647, ` + tail},
 	} {
 		b, err := c.d.Body(tool())
 		if err != nil {
@@ -135,8 +142,20 @@ func TestLimitationsFollowTheBuild(t *testing.T) {
 	if !strings.Contains(cur, "reads reasoning_budget_tokens per request") || strings.Contains(cur, "ignores reasoning_effort") {
 		t.Errorf("b10470: %s", cur)
 	}
-	if !strings.Contains(old, "ignores reasoning_effort and reasoning_budget_tokens") {
+	if !strings.Contains(old, "ignores reasoning_budget_tokens and the top-level reasoning_effort") || !strings.Contains(old, "inside chat_template_kwargs") {
 		t.Errorf("b9928: %s", old)
+	}
+	// The top-level reasoning_effort: only "none" acts from b10117 to
+	// b10433 (tools/server/server-common.cpp @27209a598), the value reaches
+	// the template from b10434 (7e4c0a968).
+	if mid := strings.Join(Dialect{Engine: LlamaCpp, Build: 10200}.Limitations(), " "); !strings.Contains(mid, `only when it is "none"`) || strings.Contains(mid, "From b10434") {
+		t.Errorf("b10200: %s", mid)
+	}
+	if !strings.Contains(cur, "From b10434 the top-level reasoning_effort reaches the chat template") {
+		t.Errorf("b10470 effort: %s", cur)
+	}
+	if unk := strings.Join(Dialect{Engine: LlamaCpp, Version: "b0-unknown"}.Limitations(), " "); !strings.Contains(unk, "build number of this llama.cpp is unknown") {
+		t.Errorf("b0-unknown: %s", unk)
 	}
 	sim := Dialect{Engine: LlamaCpp, Build: 10470, Simulated: true}.Limitations()
 	if !strings.Contains(sim[len(sim)-1], "simulated") {
@@ -166,6 +185,14 @@ func TestIdentifyEngines(t *testing.T) {
 		{"SGLang by /get_server_info", Evidence{ServerInfo: raw(`{"version":"0.5.6","tp_size":1}`)}, SGLang, "0.5.6"},
 		{"Ollama", Evidence{OllamaVersion: raw(`{"version":"0.12.6"}`), Models: models("library")}, Ollama, "0.12.6"},
 		{"TabbyAPI", Evidence{Models: models("tabbyAPI")}, TabbyAPI, ""},
+		// endpoints/core/router.py @e632af4 l.72–98: served without the API
+		// key that /v1/models needs (auth is on by default).
+		{"TabbyAPI by /.well-known/serviceinfo", Evidence{ServiceInfo: raw(`{"version":0.1,"software":{"name":"TabbyAPI"}}`)}, TabbyAPI, ""},
+		{"SGLang by /server_info", Evidence{ServerInfo: raw(`{"version":"0.5.9","tp_size":1}`)}, SGLang, "0.5.9"},
+		// vllm/entrypoints/serve/dev/server_info @09cb327 (dev mode only).
+		{"vLLM's dev-mode /server_info is not SGLang's", Evidence{ServerInfo: raw(`{"vllm_config":"x","vllm_env":{}}`), Version: raw(`{"version":"0.11.2"}`)}, VLLM, "0.11.2"},
+		// cmake/build-info.cmake: no git gives b0-unknown.
+		{"llama.cpp built without git", Evidence{Props: raw(`{"build_info":"b0-unknown"}`)}, LlamaCpp, "b0-unknown"},
 		{"LM Studio", Evidence{LMStudioModels: raw(`{"object":"list","data":[]}`), Models: models("organization_owner")}, LMStudio, ""},
 		{"llama.cpp's owned_by is not enough", Evidence{Models: models("llamacpp")}, Unknown, ""},
 		{"nothing at all", Evidence{}, Unknown, ""},
@@ -203,9 +230,8 @@ func TestBodyPerEngine(t *testing.T) {
 		{VLLM, []string{`"top_k": 20`, `"min_p": 0.0`, `"repetition_penalty": 1.0`, `"chat_template_kwargs"`, `"reasoning_effort": "xhigh"`, `"seed": 1`}, []string{"reasoning_budget_tokens", "repeat_penalty", "thinking_token_budget"}, nil, TimersVLLM, true},
 		{SGLang, []string{`"top_k": 20`, `"repetition_penalty": 1.0`, `"chat_template_kwargs"`}, []string{"reasoning_budget_tokens"}, nil, TimersNone, true},
 		{Ollama, []string{`"temperature": 1.0`, `"seed": 1`, `"reasoning_effort": "xhigh"`}, []string{`"top_k"`, `"min_p"`, "repetition_penalty", "chat_template_kwargs", "reasoning_budget_tokens"}, []string{"top_k", "min_p", "repetition_penalty", "chat_template_kwargs"}, TimersNone, true},
-		{IKLlamaCpp, []string{`"repetition_penalty": 1.0, "repeat_penalty": 1.0`, `"chat_template_kwargs"`}, []string{"reasoning_effort", "reasoning_budget_tokens"}, []string{"reasoning_effort"}, TimersIKLlamaCpp, false},
+		{IKLlamaCpp, []string{`"repetition_penalty": 1.0, "repeat_penalty": 1.0`, `"reasoning_effort": "xhigh"}`}, []string{"reasoning_budget_tokens"}, nil, TimersIKLlamaCpp, false},
 		{LMStudio, []string{`"repeat_penalty": 1.0`, `"top_k": 20`}, []string{"repetition_penalty", `"min_p"`, "chat_template_kwargs", "reasoning_effort"}, []string{"min_p", "chat_template_kwargs", "reasoning_effort"}, TimersNone, true},
-		{TabbyAPI, []string{`"repetition_penalty": 1.0`, `"chat_template_kwargs"`, `"min_p": 0.0`}, []string{`"seed"`, "reasoning_budget_tokens"}, []string{"seed"}, TimersTabbyAPI, true},
 	} {
 		t.Run(string(c.engine), func(t *testing.T) {
 			d := Dialect{Engine: c.engine}
@@ -239,7 +265,7 @@ func TestBodyPerEngine(t *testing.T) {
 				t.Errorf("timers %q (%q), want %q", d.Timers(), d.NoTimers(), c.timers)
 			}
 			bud := d.ReasoningBudget()
-			if bud.ByDefault != c.budgetDefault || bud.Field != "" || !bud.Known {
+			if bud.ByDefault != c.budgetDefault || bud.Field != "" || !bud.Known || strings.Contains(bud.Meaning, "only the native think takes one") {
 				t.Errorf("budget %+v", bud)
 			}
 			if c.budgetDefault {
@@ -298,15 +324,22 @@ func TestPreflightOfEveryEngine(t *testing.T) {
 		unverifiable string
 	}{
 		{LlamaCpp, false, ""}, {Unknown, false, ""}, {IKLlamaCpp, false, ""},
-		{VLLM, true, ""}, {StrataServer, true, ""},
-		{SGLang, false, "takes a prompt"}, {Ollama, false, "no tokenize endpoint"}, {LMStudio, false, "no tokenize endpoint"},
+		{VLLM, true, ""}, {StrataServer, true, ""}, {SGLang, true, ""},
+		{Ollama, false, "no tokenize endpoint"}, {LMStudio, false, "no tokenize endpoint"},
 		{TabbyAPI, false, "without the generation prompt"},
 	} {
 		p := Dialect{Engine: c.engine}.Preflight()
+		own := map[Engine]string{StrataServer: "/v1/messages/count_tokens", VLLM: "/v1/chat/completions/render", SGLang: "/v1/tokenize"}
+		tokenize := orElse(own[c.engine], "/tokenize")
 		switch {
-		case c.engine == StrataServer && (p.Tokenize != "/v1/messages/count_tokens" || p.CountField != "input_tokens" || p.CountBody == nil):
+		case c.engine == StrataServer && (p.CountField != "input_tokens" || p.CountBody == nil):
 			t.Errorf("%s counts by %+v", c.engine, p)
-		case p.CountOnly != c.countOnly || (p.Tokenize != "/tokenize" && c.engine != StrataServer) || p.Source == "":
+		case c.engine == VLLM && (p.CountField != "token_ids" || p.Sampling != "sampling_params" || p.Fallback == nil || p.Fallback.Tokenize != "/tokenize" ||
+			!strings.Contains(p.Fallback.Source, "reads no reasoning_effort")):
+			t.Errorf("vLLM preflight %+v", p)
+		case c.engine == SGLang && p.Refused == "":
+			t.Errorf("SGLang preflight says nothing of an older build: %+v", p)
+		case p.CountOnly != c.countOnly || p.Tokenize != tokenize || p.Source == "":
 			t.Errorf("%s: %+v", c.engine, p)
 		case !c.countOnly && p.ApplyTemplate != "/apply-template":
 			t.Errorf("%s renders on %q", c.engine, p.ApplyTemplate)
@@ -314,4 +347,11 @@ func TestPreflightOfEveryEngine(t *testing.T) {
 			t.Errorf("%s: unverifiable %q, want %q", c.engine, p.Unverifiable, c.unverifiable)
 		}
 	}
+}
+
+func orElse(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
 }

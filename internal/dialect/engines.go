@@ -81,6 +81,10 @@ type engineFacts struct {
 	// hiddenSlots says why its /slots shows no request's resolved settings
 	// ("" where it may).
 	hiddenSlots string
+	// effortInKwargs is reasoning_effort is also sent inside
+	// chat_template_kwargs, where the engine hands it to the template
+	// (the top-level field alone does not reach it on every build).
+	effortInKwargs bool
 }
 
 // The delta fields engines stream reasoning text in.
@@ -97,32 +101,44 @@ func factsOf(e Engine) engineFacts {
 		// params_from_json_cmpl); the spec's name is sent beside it. Its
 		// options are its command line's, and /props build_info is its
 		// version.
+		// The top-level reasoning_effort is not read up to b10116, only
+		// "none" acts from b10117 (27209a598, #26045), and the value
+		// reaches the template only from b10434 (7e4c0a968); every
+		// chat_template_kwargs key reaches the template on every build
+		// read (tools/server/server-common.cpp oaicompat_chat_params_parse,
+		// common/chat.cpp @99f3dc32 and @34af94cd9), so the effort goes there
+		// too.
 		return engineFacts{alias: map[string]string{"repetition_penalty": "repeat_penalty"}, keepSpec: true, timers: TimersLlamaCpp,
-			reasoning: reasoningContent, preflight: llamaPreflight(), config: ConfigLlamaArgs}
+			reasoning: reasoningContent, preflight: llamaPreflight(), config: ConfigLlamaArgs, effortInKwargs: true}
 	case IKLlamaCpp:
 		// Its server keeps llama-server's /apply-template and /tokenize
-		// (examples/server/server.cpp @bb7e35c routes).
+		// (examples/server/server.cpp @8337e4c l.1424–1459). The top-level
+		// reasoning_effort is read nowhere, but every chat_template_kwargs
+		// key reaches the template (examples/server/server-common.cpp
+		// @8337e4c l.811–815; common/chat.cpp l.2736, l.796–800), so the
+		// effort goes there.
 		return engineFacts{alias: map[string]string{"repetition_penalty": "repeat_penalty"}, keepSpec: true, timers: TimersIKLlamaCpp,
-			dropped: []notTaken{
-				{"reasoning_effort", "ik_llama.cpp's chat endpoint does not read reasoning_effort and does not pass it to the chat template (examples/server/server-common.cpp @0bc69a1 oaicompat_chat_params_parse)"},
-			},
-			reasoning: reasoningContent, preflight: llamaPreflight(), ownVersion: true}
+			reasoning: reasoningContent, preflight: llamaPreflight(), ownVersion: true, effortInKwargs: true}
 	case VLLM:
 		// Every setting under the spec's name (ChatCompletionRequest in
 		// vllm/entrypoints/openai/chat_completion/protocol.py @002032e).
 		// Reasoning streams as "reasoning"
-		// (vllm/entrypoints/generate/base/protocol.py DeltaMessage). POST
-		// /tokenize takes the chat body (messages, chat_template_kwargs,
-		// tools) and answers the count of its rendering, not the rendering
-		// (vllm/entrypoints/serve/tokenize/protocol.py @343baca).
-		return engineFacts{timers: TimersVLLM, reasoning: reasoningText, ownVersion: true,
-			preflight: Preflight{CountOnly: true, Tokenize: "/tokenize",
-				Source: "POST /tokenize with each request's exact body (vLLM renders the messages with its template and counts them; it returns no rendering, so only the count is compared)"}}
+		// (vllm/entrypoints/generate/base/protocol.py DeltaMessage).
+		return engineFacts{timers: TimersVLLM, reasoning: reasoningText, ownVersion: true, preflight: vllmPreflight()}
 	case SGLang:
+		// TokenizeRequest takes messages, tools, reasoning_effort and
+		// chat_template_kwargs, and extra keys, which it hands on to a
+		// ChatCompletionRequest (python/sglang/srt/entrypoints/openai/
+		// protocol.py @004c82e TokenizeRequest.to_chat_completion_request),
+		// so the chat body itself is counted; it answers {tokens, count,
+		// max_model_len}. An older build takes only a prompt
+		// (serving_tokenize.py @0351c1f) and refuses the body.
 		return engineFacts{timers: TimersNone,
 			noTimers:  "SGLang's streaming chat reports no per-request prefill or decode time (python/sglang/srt/entrypoints/openai/serving_chat.py @002897c); its Prometheus histograms mix requests and include queueing",
 			reasoning: reasoningContent, ownVersion: true,
-			preflight: unverifiable("SGLang's /v1/tokenize takes a prompt, not chat messages (python/sglang/srt/entrypoints/openai/serving_tokenize.py @0351c1f), so the engine's rendering of the fixtures cannot be checked; usage.prompt_tokens of each request is the only count")}
+			preflight: Preflight{CountOnly: true, Tokenize: "/v1/tokenize",
+				Refused: "this SGLang's /v1/tokenize refuses chat messages (builds before TokenizeRequest took messages count a prompt only: serving_tokenize.py @0351c1f), so the engine's count of the fixtures cannot be checked",
+				Source:  "POST /v1/tokenize with each request's exact body (SGLang renders the messages, tools, reasoning_effort and chat_template_kwargs as its chat path does and counts them; it returns no rendering, so only the count is compared)"}}
 	case Ollama:
 		// The OpenAI-compatible request struct has no field for these, so
 		// Go's decoder drops them (openai/openai.go @0098875
@@ -149,12 +165,17 @@ func factsOf(e Engine) engineFacts {
 			ownVersion: true,
 			preflight:  unverifiable("LM Studio documents no tokenize endpoint, so the engine's rendering and count of the fixtures cannot be checked before the run")}
 	case TabbyAPI:
+		// GET /props answers llama-server's chat_template, total_slots and
+		// default_generation_settings.n_ctx (endpoints/core/router.py
+		// @e632af4 l.137–156, since 7878d35), the very template chat
+		// requests are rendered with (common/templating.py), so ReadProps
+		// reads it as llama-server's and the template is verified.
 		return engineFacts{timers: TimersTabbyAPI,
 			dropped: []notTaken{
-				{"seed", "TabbyAPI's sampler request has no seed field (common/sampling.py BaseSamplerRequest), so each request's seed cannot be set"},
+				{"seed", "TabbyAPI's sampler request has no seed field (common/sampling.py @e632af4 BaseSamplerRequest), so each request's seed cannot be set"},
 			},
 			reasoning: reasoningContent, ownVersion: true,
-			preflight: unverifiable("TabbyAPI's /v1/token/encode renders messages without the generation prompt and without template_vars (endpoints/core/router.py @03189bc), so its count is not the chat request's and cannot be checked")}
+			preflight: unverifiable("TabbyAPI's /v1/token/encode renders messages without the generation prompt, reasoning_effort or tools (endpoints/core/router.py @e632af4 l.396–428; template_vars only since 79126f9), so its count is not the chat request's and cannot be checked")}
 	case StrataServer:
 		// The spec's own words are Strata's (Service.reasoning_budget: 0 or
 		// less is no budget, and turns a configured one off). Its final
@@ -270,18 +291,61 @@ func identityRoutes(ev *Evidence) []identityRoute {
 		// vLLM: {"version": "<string>"}
 		// (vllm/entrypoints/serve/instrumentator/basic.py @dcbf200);
 		// ik_llama.cpp: {"version": <int>, "features": {…}}
-		// (examples/server/server.cpp @bb7e35c).
+		// (examples/server/server.cpp @8337e4c l.1921–1935).
 		{"/version", &ev.Version},
-		// Ollama: {"version"} (server/routes.go).
-		{"/api/version", &ev.OllamaVersion},
-		// SGLang: its server arguments and version
-		// (python/sglang/srt/entrypoints/http_server.py @0025436).
+		// Ollama: {"version"} (server/routes.go @fb30760 l.1879–1880).
+		{ollamaVersionRoute, &ev.OllamaVersion},
+		// SGLang: its server arguments and version. /get_server_info is
+		// deprecated for /server_info (sgl-project/sglang #14533, #21463),
+		// so the new route is asked first and the old one only when it
+		// did not answer (python/sglang/srt/entrypoints/http_server.py
+		// @0025436).
+		{"/server_info", &ev.ServerInfo},
 		{"/get_server_info", &ev.ServerInfo},
 		// LM Studio's native REST API, and its older version (LM Studio's
 		// documentation).
 		{"/api/v1/models", &ev.LMStudioModels},
 		{"/api/v0/models", &ev.LMStudioModels},
+		// TabbyAPI: served without an API key, software.name "TabbyAPI"
+		// (endpoints/core/router.py @e632af4 l.72–98, since 1c9bc2d), and
+		// its sampler overrides (l.546; common/sampling.py).
+		{"/.well-known/serviceinfo", &ev.ServiceInfo},
+		{tabbyOverridesRoute, &ev.SamplingOverrides},
 	}
+}
+
+// ollamaVersionRoute is Ollama's GET /api/version, which is also its
+// readiness: Ollama serves no /health (server/routes.go @fb30760
+// GenerateRoutes l.1841–1929 registers none; GET / and HEAD / answer "Ollama
+// is running", l.1877–1878).
+const ollamaVersionRoute = "/api/version"
+
+// tabbyOverridesRoute is TabbyAPI's list of sampler overrides.
+const tabbyOverridesRoute = "/v1/sampling/overrides"
+
+// tabbyServiceInfo reports whether a /.well-known/serviceinfo answer names
+// TabbyAPI ({"software": {"name": "TabbyAPI", …}}, endpoints/core/router.py
+// @e632af4 l.72–98).
+func tabbyServiceInfo(raw json.RawMessage) bool {
+	var v struct {
+		Software struct {
+			Name string `json:"name"`
+		} `json:"software"`
+	}
+	return isObject(raw) && json.Unmarshal(raw, &v) == nil && v.Software.Name == "TabbyAPI"
+}
+
+// sglangServerInfo reports whether a /server_info answer is SGLang's: vLLM
+// serves a /server_info of its own in dev mode ({"vllm_config", "vllm_env",
+// "system_env"}: vllm/entrypoints/serve/dev/server_info @09cb327, registered
+// only with VLLM_SERVER_DEV_MODE), which is not.
+func sglangServerInfo(raw json.RawMessage) bool {
+	var v map[string]json.RawMessage
+	if !isObject(raw) || json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	_, vllm := v["vllm_config"]
+	return !vllm
 }
 
 // Timers names where an engine's counts and durations of one request are;
@@ -390,8 +454,11 @@ func (t Timers) Fields() TimerFields {
 	case TimersIKLlamaCpp:
 		// No cache_n; prompt_n counts only the evaluated tokens
 		// (examples/server/server-context.cpp @0192b22).
+		// usage.prompt_tokens_details.cached_tokens is reported since #1647
+		// (7b6507dda, examples/server/server-task.cpp @8337e4c l.137–144)
+		// and read first; the derivation is for the builds before it.
 		return TimerFields{Timings: true, CachedFromPromptN: true,
-			CachedSource: "derived: usage.prompt_tokens - timings.prompt_n (ik_llama.cpp's prompt_n counts only the tokens it evaluated)"}
+			CachedSource: "derived: usage.prompt_tokens - timings.prompt_n (ik_llama.cpp before #1647, 7b6507dda, reports no cached_tokens; its prompt_n counts only the tokens it evaluated)"}
 	case TimersVLLM:
 		// vLLM's per-request metrics: the prefill is the time from
 		// scheduling to the first token, over the tokens it computed
@@ -409,7 +476,10 @@ func (t Timers) Fields() TimerFields {
 		// cached, completion_time its generation of every new token. Both
 		// are rounded to 0.01 s, so a short prefill reads 0 (its rate is
 		// then null).
-		return TimerFields{CachedHint: " (older TabbyAPI builds do not report it)",
+		// UsageStats has no prompt_tokens_details on main @e632af4
+		// (endpoints/OAI/types/common.py l.9–19); PR #452 (973b22b, not
+		// merged) adds it. Without it the prefill's tokens are unknown.
+		return TimerFields{CachedHint: " (TabbyAPI's usage has no prompt_tokens_details until PR #452, 973b22b, which main @e632af4 does not carry)",
 			Durations: &Durations{Object: "usage", InUsage: true, Prompt: "prompt_time", Decode: "completion_time", Scale: 1,
 				Source:       "usage.prompt_time and usage.completion_time (TabbyAPI, seconds rounded to 0.01)",
 				DecodeSource: "usage.completion_tokens (TabbyAPI's completion_time covers every generated token)",
@@ -441,8 +511,36 @@ type Preflight struct {
 	CountOnly               bool
 	CountField              string
 	CountBody               func(chat []byte) ([]byte, error)
+	// Sampling names the object of the count's answer that holds the
+	// engine's resolved sampling settings ("" when it has none): they are
+	// compared with the request's.
+	Sampling string
 	// Source says how the check reads the engine, in the result's words.
 	Source string
+	// Refused says why the check cannot be had when the first fixture's
+	// count is refused (HTTP 400 or 422) rather than answered ("": such an
+	// answer is that fixture's problem).
+	Refused string
+	// Fallback is the check run instead when the engine does not serve
+	// this one's route (nil: none); its Source says how it differs.
+	Fallback *Preflight
+}
+
+// vllmPreflight is vLLM's: POST /v1/chat/completions/render takes the exact
+// chat body and answers the token_ids of the chat path's rendering and the
+// resolved sampling_params (vllm/entrypoints/serve/render/api_router.py
+// @1c608d6, render/serving.py @0001948 render_chat_request); where it is
+// not served, POST /tokenize, whose TokenizeChatRequest takes messages,
+// chat_template_kwargs and tools but no reasoning_effort, and never adds
+// the enable_thinking the chat path derives from it
+// (vllm/entrypoints/serve/tokenize/protocol.py @030ea52, chat_completion/
+// protocol.py @002032e build_chat_params).
+func vllmPreflight() Preflight {
+	const render = "/v1/chat/completions/render"
+	return Preflight{CountOnly: true, Tokenize: render, CountField: "token_ids", Sampling: "sampling_params",
+		Source: "POST " + render + " with each request's exact body (vLLM renders it as its chat path does and answers the token ids and the resolved sampling parameters; it returns no rendering text, so the count and the sampling are compared)",
+		Fallback: &Preflight{CountOnly: true, Tokenize: "/tokenize",
+			Source: "POST /tokenize with each request's exact body, as this vLLM serves no " + render + ": /tokenize reads no reasoning_effort and does not derive enable_thinking from it as the chat path does, so a template that reads either renders otherwise there; it returns no rendering, so only the count is compared"}}
 }
 
 // llamaPreflight is the check by llama-server's pair of routes, which the

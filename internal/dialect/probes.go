@@ -16,6 +16,31 @@ const (
 	StatusRoute = "/v1/status"
 )
 
+// readinessRoutes are the routes asked whether an engine is up when
+// /health answers 404: the engines that serve no /health, each by the route
+// that answers once it serves. Ollama registers no /health; its GET
+// /api/version answers {"version"} once the server serves (server/routes.go
+// @fb30760 l.1879–1880, Serve l.2034–2062), and its models load lazily per
+// request, so there is no later "model loaded" state to wait for.
+var readinessRoutes = []string{ollamaVersionRoute}
+
+// AskReady asks a server whether it is ready: its /health status, or, when
+// /health is 404, 200 from the first readiness route of an engine without
+// /health that answers it (404 when none does). get asks one route; route
+// names the one whose status is returned.
+func AskReady(get func(path string) (int, error)) (status int, route string, err error) {
+	status, err = get(HealthRoute)
+	if err != nil || status != 404 {
+		return status, HealthRoute, err
+	}
+	for _, r := range readinessRoutes {
+		if s, err := get(r); err == nil && s == 200 {
+			return s, r, nil
+		}
+	}
+	return status, HealthRoute, nil
+}
+
 // AskIdentityRoutes fills the evidence of the routes only some engines
 // serve; get asks one route and returns its JSON answer when it answered
 // 200, else nil.
@@ -29,7 +54,8 @@ func (ev *Evidence) AskIdentityRoutes(get func(path string) json.RawMessage) {
 
 // ReadHeaders keeps the headers of the /health answer that identify an
 // engine (ik_llama.cpp's Server header) and strata's simulator; header
-// returns one by name.
+// returns one by name. Any answer's headers are read, a 404 too: an engine
+// without /health (Ollama) still sends them.
 func (ev *Evidence) ReadHeaders(header func(name string) string) {
 	ev.ServerHeader, ev.SimulatorHeader = header("Server"), header(SimulatorHeaderName)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/simengine"
@@ -139,5 +140,78 @@ func TestNoGoNamesNoPlaceholders(t *testing.T) {
 		o := harness{scenario: sc, optional: true}.run(t)
 		o.mustBeValid(t)
 		keysAndPlaceholders(t, o.dir)
+	}
+}
+
+// TestTabbyAPIServerBudget: TabbyAPI from f1f2c85 reads
+// reasoning_budget_tokens per request, and one absent (or negative) defers
+// to the server's model.reasoning_budget_tokens, which no route shows
+// (endpoints/OAI/utils/chat_completion.py @e632af4
+// _resolve_reasoning_budget). Against a TabbyAPI with a server budget of 8
+// every request carries 2147483647, so thinking runs its whole length; the
+// engine is identified by /.well-known/serviceinfo, and the template its
+// /props serves (endpoints/core/router.py l.137–156) is the result's,
+// verified against the bundle's.
+func TestTabbyAPIServerBudget(t *testing.T) {
+	t.Parallel()
+	budget := 8
+	o := harness{sim: func(c *simengine.Config) {
+		c.Dialect, c.ReasoningBudget, c.ReasoningTokens, c.PromptTPS = simengine.DialectTabbyAPI, &budget, 40, 5e5
+	}}.run(t)
+	o.mustBeValid(t)
+	ed := o.res.Extensions.EngineDialect
+	if ed == nil || ed.Dialect.Engine != dialect.TabbyAPI || ed.BudgetCheck.State != "overridden per request" ||
+		!strings.Contains(ed.Dialect.IdentifiedBy, ".well-known/serviceinfo") {
+		t.Fatalf("engine dialect %+v", ed)
+	}
+	sent := 0
+	for id, out := range o.outs {
+		if len(out.Request) == 0 || string(out.Request) == "null" {
+			continue
+		}
+		sent++
+		var body map[string]json.RawMessage
+		json.Unmarshal(out.Request, &body)
+		if string(body["reasoning_budget_tokens"]) != "2147483647" {
+			t.Errorf("%s was sent reasoning_budget_tokens %s", id, body["reasoning_budget_tokens"])
+		}
+	}
+	if sent != 22 {
+		t.Errorf("%d requests sent", sent)
+	}
+	if got := len(strings.Fields(*o.outs["warmup"].Reasoning)); got < 40 {
+		t.Errorf("the warm-up got %d reasoning tokens: the server budget of %d applied", got, budget)
+	}
+	_, sum, _ := prompts.Template(bundle(t))
+	if tm := o.res.Configuration.Template; tm == nil || tm.SHA256 != sum {
+		t.Errorf("template %+v, want the bundle's %s", tm, sum)
+	}
+	if r := o.reasons(); strings.Contains(r, "chat template is unknown") {
+		t.Errorf("reasons %s", r)
+	}
+	// TabbyAPI's usage has no prompt_tokens_details until PR #452
+	// (973b22b): the prompt rate is null, with that reason.
+	for i, q := range o.res.Requests {
+		if q.Phase == "performance" && q.Metrics.PromptTPS != nil {
+			t.Errorf("%s prompt_tps %v without a cached count", q.ID, *q.Metrics.PromptTPS)
+		}
+		if why := o.res.Missing[contract.Pointer("requests", i, "metrics", "prompt_tps")]; q.Phase == "performance" && !strings.Contains(why, "PR #452") {
+			t.Errorf("%s prompt_tps null because %q", q.ID, why)
+		}
+	}
+}
+
+// TestTabbyAPIForcedOverride: a sampler override TabbyAPI forces on a
+// profile setting replaces every request's value
+// (common/sampling.py @e632af4 apply_forced_sampler_overrides): the run is
+// nonconforming with the setting named, and the validator agrees.
+func TestTabbyAPIForcedOverride(t *testing.T) {
+	t.Parallel()
+	o := harness{sim: func(c *simengine.Config) {
+		c.Dialect, c.TabbyAPIForced = simengine.DialectTabbyAPI, map[string]any{"temperature": 0.6}
+	}}.run(t)
+	o.mustBeValid(t)
+	if r := o.reasons(); o.res.Run.Status != contract.StatusNonconforming || !strings.Contains(r, "the engine cannot take the profile's setting temperature: TabbyAPI's /v1/sampling/overrides forces temperature to 0.6") {
+		t.Errorf("status %s, reasons %s", o.res.Run.Status, r)
 	}
 }

@@ -73,7 +73,7 @@ func TestCompleteRun(t *testing.T) {
 	}
 	// The simulator speaks as llama.cpp b9928 here: the limitations follow
 	// that build (its ignored fields, the budget it cannot be sent).
-	for _, want := range []string{"reads repeat_penalty, not the spec's repetition_penalty", "b9928 ignores reasoning_effort and reasoning_budget_tokens", "Reasoning budget: not verifiable"} {
+	for _, want := range []string{"reads repeat_penalty, not the spec's repetition_penalty", "b9928 ignores reasoning_budget_tokens and the top-level reasoning_effort", "Reasoning budget: not verifiable"} {
 		if !strings.Contains(string(readme), want) {
 			t.Errorf("README does not state the identified build's limitation %q", want)
 		}

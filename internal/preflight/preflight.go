@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -131,6 +132,13 @@ func Check(ctx context.Context, in Input) *contract.Preflight {
 		}
 		f := in.Bundle.Fixtures[id]
 		out, fatal := checkOne(ctx, in, pf, f)
+		if fatal != "" && i == 0 && pf.Fallback != nil && !out.NoAnswer {
+			// The engine does not serve this check's route: its fallback,
+			// whose source says how it differs.
+			pf = *pf.Fallback
+			r.Source = pf.Source
+			out, fatal = checkOne(ctx, in, pf, f)
+		}
 		if fatal != "" && i == 0 {
 			// The first fixture tells whether the engine can be checked at all.
 			r.Verifiable, r.Reason = false, fatal
@@ -260,11 +268,21 @@ func countOnly(ctx context.Context, in Input, pf dialect.Preflight, f *fixtures.
 	answer, p := post[map[string]json.RawMessage](ctx, in, pf.Tokenize, body)
 	if p.text != "" {
 		out.Problem, out.NoAnswer = p.text, p.noAnswer
+		if pf.Refused != "" && (p.status == 400 || p.status == 422) {
+			return out, pf.Refused + " (" + p.text + ")"
+		}
 		return out, fatalText(p)
 	}
 	var count *int
 	if raw, ok := answer[field]; ok {
-		_ = json.Unmarshal(raw, &count)
+		// A count, or the token ids themselves (vLLM's render).
+		var ids []json.RawMessage
+		if json.Unmarshal(raw, &ids) == nil && ids != nil {
+			n := len(ids)
+			count = &n
+		} else {
+			_ = json.Unmarshal(raw, &count)
+		}
 	}
 	if count == nil {
 		out.Problem = "POST " + pf.Tokenize + " answered without " + field
@@ -277,7 +295,41 @@ func countOnly(ctx context.Context, in Input, pf dialect.Preflight, f *fixtures.
 		out.LengthRule = fmt.Sprintf("the engine counts %d tokens, not within %d%% of %d: the run will be nonconforming", n, protocol.LengthTolerancePercent, target)
 	}
 	out.Agree = n == f.InputTokens
+	if pf.Sampling != "" {
+		if diff := samplingDiffers(answer[pf.Sampling], body); diff != "" {
+			out.Problem = "the engine resolves the request's sampling otherwise (" + pf.Tokenize + " " + pf.Sampling + "): " + diff
+			out.Agree = false
+		}
+	}
 	return out, ""
+}
+
+// samplingDiffers compares the sampling settings an engine resolved for a
+// request (an object of the request's own names) with the ones the body
+// sent, and says which differ ("" when none does, or the engine resolved
+// none of them).
+func samplingDiffers(resolved json.RawMessage, body []byte) string {
+	var got, sent map[string]json.RawMessage
+	if json.Unmarshal(resolved, &got) != nil || json.Unmarshal(body, &sent) != nil || got == nil {
+		return ""
+	}
+	var diffs []string
+	for _, k := range []string{"temperature", "top_p", "top_k", "min_p", "presence_penalty", "repetition_penalty", "seed", "max_tokens"} {
+		g, gOK := got[k]
+		w, wOK := sent[k]
+		if !gOK || !wOK {
+			continue
+		}
+		var gv, wv float64
+		if json.Unmarshal(g, &gv) != nil || json.Unmarshal(w, &wv) != nil {
+			continue
+		}
+		// Engines keep sampling floats in single precision.
+		if math.Abs(gv-wv) > 1e-6*math.Max(1, math.Abs(wv)) {
+			diffs = append(diffs, fmt.Sprintf("%s %s, sent %s", k, g, w))
+		}
+	}
+	return strings.Join(diffs, "; ")
 }
 
 // problem is what went wrong with one request of the check ("" text: nothing).
@@ -287,6 +339,8 @@ type problem struct {
 	// fixture, the engine cannot be checked at all); noAnswer: it did not
 	// answer.
 	fatal, noAnswer bool
+	// status is the HTTP status of an answer that was not 200 (0: none).
+	status int
 }
 
 // post sends one request and decodes the answer.
@@ -297,9 +351,9 @@ func post[T any](ctx context.Context, in Input, path string, body []byte) (T, pr
 	case err != nil:
 		return v, problem{text: "POST " + path + " did not answer: " + err.Error(), fatal: true, noAnswer: true}
 	case status == 404 || status == 405 || status == 501:
-		return v, problem{text: fmt.Sprintf("the engine has no POST %s (HTTP %d)", path, status), fatal: true}
+		return v, problem{text: fmt.Sprintf("the engine has no POST %s (HTTP %d)", path, status), fatal: true, status: status}
 	case status != 200:
-		return v, problem{text: fmt.Sprintf("POST %s answered HTTP %d: %s", path, status, clip(string(data)))}
+		return v, problem{text: fmt.Sprintf("POST %s answered HTTP %d: %s", path, status, clip(string(data))), status: status}
 	}
 	if err := json.Unmarshal(data, &v); err != nil {
 		return v, problem{text: fmt.Sprintf("POST %s did not answer the expected JSON: %v", path, err)}

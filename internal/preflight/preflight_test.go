@@ -137,28 +137,41 @@ func TestFitContext(t *testing.T) {
 	}
 }
 
-// TestOtherEngines: vLLM's /tokenize takes the chat body and answers a
-// count (count only: it shows no rendering); the engines that cannot
-// tokenize chat messages are not verifiable, and say why.
+// TestOtherEngines: vLLM's /v1/chat/completions/render takes the chat
+// body and answers its token ids and resolved sampling, and an older vLLM
+// without it is counted by /tokenize with the difference said; SGLang's
+// /v1/tokenize takes the chat body's messages (an older one refuses them
+// and the check is not verifiable); the engines that cannot tokenize chat
+// messages are not verifiable, and say why. Each is count only: none shows
+// its rendering.
 func TestOtherEngines(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
+		name    string
 		dialect string
+		adjust  func(*simengine.Config)
 		engine  dialect.Engine
 		reason  string // "": verifiable
+		source  string
 	}{
-		{simengine.DialectVLLM, dialect.VLLM, ""},
-		{simengine.DialectSGLang, dialect.SGLang, "takes a prompt, not chat messages"},
-		{simengine.DialectOllama, dialect.Ollama, "no tokenize endpoint"},
-		{simengine.DialectLMStudio, dialect.LMStudio, "no tokenize endpoint"},
-		{simengine.DialectTabbyAPI, dialect.TabbyAPI, "without the generation prompt"},
+		{"vllm", simengine.DialectVLLM, nil, dialect.VLLM, "", "POST /v1/chat/completions/render"},
+		{"vllm without render", simengine.DialectVLLM, func(c *simengine.Config) { c.VLLMNoRender = true }, dialect.VLLM, "", "/tokenize reads no reasoning_effort"},
+		{"sglang", simengine.DialectSGLang, nil, dialect.SGLang, "", "POST /v1/tokenize"},
+		{"older sglang", simengine.DialectSGLang, func(c *simengine.Config) { c.SGLangPromptTokenize = true }, dialect.SGLang, "refuses chat messages", ""},
+		{"ollama", simengine.DialectOllama, nil, dialect.Ollama, "no tokenize endpoint", ""},
+		{"lmstudio", simengine.DialectLMStudio, nil, dialect.LMStudio, "no tokenize endpoint", ""},
+		{"tabbyapi", simengine.DialectTabbyAPI, nil, dialect.TabbyAPI, "without the generation prompt", ""},
 	} {
-		t.Run(c.dialect, func(t *testing.T) {
+		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			b, _ := prompts.Bundle()
 			src, sum, _ := prompts.Template(b)
 			tmpl, _ := chattemplate.Parse(string(src))
-			sim := simengine.New(simengine.Config{PromptTPS: 1e6, DecodeTPS: 1e6, Bundle: b, Template: string(src), ContextTokens: 32768, Dialect: c.dialect})
+			cfg := simengine.Config{PromptTPS: 1e6, DecodeTPS: 1e6, Bundle: b, Template: string(src), ContextTokens: 32768, Dialect: c.dialect}
+			if c.adjust != nil {
+				c.adjust(&cfg)
+			}
+			sim := simengine.New(cfg)
 			url, err := sim.Start("127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)
@@ -172,7 +185,7 @@ func TestOtherEngines(t *testing.T) {
 				}
 				return
 			}
-			if !r.OK() || r.Agree != 34 || !strings.Contains(r.Source, "only the count is compared") {
+			if !r.OK() || r.Agree != 34 || !strings.Contains(r.Source, c.source) || !strings.Contains(r.Source, "compared") {
 				t.Fatalf("%+v", r.Summary())
 			}
 			if l := r.Fixtures[0].Line(); !strings.Contains(l, "rendering not shown by the engine; 30 tokens") {
@@ -223,5 +236,34 @@ func TestOverallDeadline(t *testing.T) {
 	r := Check(context.Background(), in)
 	if r.OK() || !strings.Contains(r.Stopped, "it had taken its whole") {
 		t.Errorf("stopped %q after %d fixtures", r.Stopped, len(r.Fixtures))
+	}
+}
+
+// TestRenderSamplingOtherwise: a vLLM whose render resolves a request's
+// temperature to another value (a generation config or a server default
+// over the request's) makes the fixture differ, with the setting named.
+func TestRenderSamplingOtherwise(t *testing.T) {
+	t.Parallel()
+	b, _ := prompts.Bundle()
+	src, sum, _ := prompts.Template(b)
+	tmpl, _ := chattemplate.Parse(string(src))
+	sim := simengine.New(simengine.Config{PromptTPS: 1e6, DecodeTPS: 1e6, Bundle: b, Template: string(src), ContextTokens: 32768, Dialect: simengine.DialectVLLM}).Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		sim.ServeHTTP(rec, r)
+		var m map[string]any
+		if r.URL.Path == "/v1/chat/completions/render" && json.Unmarshal(rec.Body.Bytes(), &m) == nil {
+			m["sampling_params"].(map[string]any)["temperature"] = 0.6
+			json.NewEncoder(w).Encode(m)
+			return
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	}))
+	defer srv.Close()
+	r := Check(context.Background(), Input{Client: client.New(client.Options{BaseURL: srv.URL}), Dialect: dialect.Dialect{Engine: dialect.VLLM},
+		Bundle: b, Template: tmpl, TemplateSHA256: sum})
+	if r.OK() || r.Differ != 34 || !strings.Contains(r.Fixtures[0].Problem, "temperature 0.6, sent 1.0") {
+		t.Fatalf("%v; first %+v", r.Summary(), r.Fixtures[0])
 	}
 }

@@ -52,6 +52,9 @@ type Run struct {
 	BaseURL string
 	// Aborted says why the rest of the run was skipped, if it was.
 	Aborted string
+	// Refusal is set when the engine's answer to the warm-up refused a
+	// profile setting, which stopped the run there.
+	Refusal *dialect.Refusal
 	Server  Server
 	// Power is the GPUs' power trace while the run went: readings from
 	// before the warm-up (the idle baseline) to the run's last end, or why
@@ -92,9 +95,11 @@ type Server struct {
 	SlotsRaw  json.RawMessage
 	StatusRaw json.RawMessage
 	// The other engines' identifying answers: GET /version, /api/version,
-	// /get_server_info and /api/v0/models (nil when absent), and the Server
-	// and X-Strata-Simulator headers of /health.
+	// /server_info, /api/v0/models, /.well-known/serviceinfo and TabbyAPI's
+	// /v1/sampling/overrides (nil when absent), and the Server and
+	// X-Strata-Simulator headers of /health.
 	VersionRaw, OllamaVersionRaw, ServerInfoRaw, LMStudioRaw json.RawMessage
+	ServiceInfoRaw, SamplingOverridesRaw                     json.RawMessage
 	ServerHeader, SimulatorHeader                            string
 }
 
@@ -103,6 +108,7 @@ type Server struct {
 func (s Server) Evidence() dialect.Evidence {
 	return dialect.Evidence{Health: s.HealthRaw, Props: s.Props, Status: s.StatusRaw, Models: s.Models, Version: s.VersionRaw,
 		OllamaVersion: s.OllamaVersionRaw, ServerInfo: s.ServerInfoRaw, LMStudioModels: s.LMStudioRaw,
+		ServiceInfo: s.ServiceInfoRaw, SamplingOverrides: s.SamplingOverridesRaw,
 		ServerHeader: s.ServerHeader, SimulatorHeader: s.SimulatorHeader}
 }
 
@@ -111,6 +117,7 @@ func (s Server) Evidence() dialect.Evidence {
 func (s *Server) SetEvidence(ev dialect.Evidence) {
 	s.HealthRaw, s.Props, s.StatusRaw, s.Models, s.VersionRaw = ev.Health, ev.Props, ev.Status, ev.Models, ev.Version
 	s.OllamaVersionRaw, s.ServerInfoRaw, s.LMStudioRaw = ev.OllamaVersion, ev.ServerInfo, ev.LMStudioModels
+	s.ServiceInfoRaw, s.SamplingOverridesRaw = ev.ServiceInfo, ev.SamplingOverrides
 	s.ServerHeader, s.SimulatorHeader = ev.ServerHeader, ev.SimulatorHeader
 }
 

@@ -442,7 +442,7 @@ func (as *assembler) status() {
 		reasons = append(reasons, *r)
 	}
 	reasons = append(reasons, derive.Reasons(derive.Evidence{Results: &as.res, Outputs: as.byID, MaxShared: as.maxShared, Budget: as.budget.Nonconforming,
-		NotTaken: as.srv.Dialect.NotTaken(), Server: as.srv.Evidence()})...)
+		NotTaken: as.srv.Dialect.NotTakenIn(as.srv.Evidence()), Server: as.srv.Evidence()})...)
 	if as.rec.Interrupted {
 		reasons = append(reasons, derive.Interruption(as.rec.Interruption))
 	}

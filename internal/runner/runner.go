@@ -158,6 +158,14 @@ func (r *run) stages(ctx context.Context) {
 		for i, e := range list {
 			r.one(ctx, e, i, len(list))
 			if phase == protocol.PhaseWarmup && e.Outcome != nil && e.Outcome.Failed() && r.skipAll == "" {
+				// An engine whose version could not tell that it refuses a
+				// profile setting says so in its answer: the run stops
+				// here, naming it, rather than sending 21 requests in vain.
+				if ref := r.rec.Server.Dialect.RefusedIn(e.Outcome.HTTPStatus, e.Outcome.ErrorBody); ref != nil {
+					r.rec.Refusal = ref
+					r.abort("the warm-up was refused: " + ref.Text() + "; every request after it is skipped")
+					continue
+				}
 				r.abort("the warm-up failed, so every request after it is skipped")
 			}
 		}

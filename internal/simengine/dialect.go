@@ -151,6 +151,10 @@ func (s *Server) BuildInfo() string {
 //     thinking_budget_tokens and the server's budget apply);
 //   - Strata's server reads reasoning_budget_tokens with 0 or less as no
 //     budget (serve/server.py @452325a9 Service.reasoning_budget);
+//   - TabbyAPI reads reasoning_budget_tokens or an alias, absent or
+//     negative deferring to the server's budget; ik_llama.cpp reads
+//     thinking_budget_tokens only when the server's budget is -1; the
+//     other engines read none;
 //   - an unknown engine is simulated as the current llama.cpp.
 func (s *Server) effectiveBudget(req *chatRequest) int {
 	server := -1
@@ -175,6 +179,26 @@ func (s *Server) effectiveBudget(req *chatRequest) int {
 		return v
 	case s.cfg.Dialect == DialectLlamaCpp && s.cfg.Build < 9982:
 		return pick(req.ThinkingBudget)
+	case s.cfg.Dialect == DialectTabbyAPI:
+		// _resolve_reasoning_budget (endpoints/OAI/utils/chat_completion.py
+		// @e632af4 l.560–581): the field or an alias, absent or negative
+		// deferring to the server's model.reasoning_budget_tokens.
+		for _, v := range []*int{req.ReasoningBudget, req.ReasoningBudgetAlias, req.ThinkingBudgetAlias, req.ThinkingTokenBudget} {
+			if v != nil && *v >= 0 {
+				return *v
+			}
+		}
+		return server
+	case s.cfg.Dialect == DialectIKLlama:
+		// examples/server/server-common.cpp @8337e4c l.894–907: the request's
+		// thinking_budget_tokens only when the server's budget is -1.
+		if server == -1 && req.ThinkingBudget != nil {
+			return *req.ThinkingBudget
+		}
+		return server
+	case !s.llamaServer():
+		// The other engines read no budget field (dialect's notes).
+		return server
 	}
 	if req.ReasoningBudget != nil {
 		return pick(req.ReasoningBudget)

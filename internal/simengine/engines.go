@@ -16,10 +16,13 @@ import (
 // files and commits, in the engine notes (vLLM, SGLang, Ollama,
 // ik_llama.cpp, LM Studio, TabbyAPI); each handler cites its source.
 //
-// Every dialect answers GET /health (503 while loading, then 200), GET
-// /metrics (the simulator's own request counter, which strata's engine
-// manager reads) and POST /v1/chat/completions; anything else the engine
-// does not serve is its 404.
+// Every dialect but Ollama answers GET /health (503 while loading, then
+// 200); Ollama serves none (server/routes.go @fb30760 GenerateRoutes), and
+// answers nothing at all until it serves (Serve l.2034–2062: connections
+// are taken before srvr.Serve). Every dialect answers GET /metrics (the
+// simulator's own request counter, which strata's engine manager reads)
+// and POST /v1/chat/completions; anything else the engine does not serve
+// is its 404.
 
 // SimulatorHeader is the response header the simulator sets on every
 // response of every dialect: its version (Version()).
@@ -29,12 +32,16 @@ const SimulatorHeader = dialect.SimulatorHeaderName
 const (
 	vllmVersion   = "0.11.2"
 	sglangVersion = "0.5.6"
-	ollamaVersion = "0.12.6"
+	// ollamaVersion is the newest tag of the snapshot read (v0.32.15,
+	// ollama @fb30760), which takes reasoning_effort xhigh.
+	ollamaVersion = "0.32.15"
 )
 
-func (s *Server) engineMux() *http.ServeMux {
+func (s *Server) engineMux() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /health", s.engineHealth)
+	if s.cfg.Dialect != DialectOllama {
+		mux.HandleFunc("GET /health", s.engineHealth)
+	}
 	mux.HandleFunc("GET /metrics", s.metrics)
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	switch s.cfg.Dialect {
@@ -48,10 +55,15 @@ func (s *Server) engineMux() *http.ServeMux {
 		})
 		mux.HandleFunc("GET /v1/models", s.engineModels)
 		mux.HandleFunc("POST /tokenize", s.vllmTokenize)
+		if !s.cfg.VLLMNoRender {
+			mux.HandleFunc("POST /v1/chat/completions/render", s.vllmRender)
+		}
 	case DialectSGLang:
 		// python/sglang/srt/entrypoints/http_server.py @0025436e: no /version;
-		// /get_server_info, /get_model_info, /v1/tokenize (alias /tokenize).
+		// /get_server_info (deprecated for /server_info: sgl-project/sglang
+		// #14533, #21463), /get_model_info, /v1/tokenize (alias /tokenize).
 		mux.HandleFunc("GET /v1/models", s.engineModels)
+		mux.HandleFunc("GET /server_info", s.sglangServerInfo)
 		mux.HandleFunc("GET /get_server_info", s.sglangServerInfo)
 		mux.HandleFunc("GET /get_model_info", func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, 200, map[string]any{"model_path": s.cfg.ModelPath, "tokenizer_path": s.cfg.ModelPath,
@@ -72,7 +84,7 @@ func (s *Server) engineMux() *http.ServeMux {
 		mux.HandleFunc("GET /{$}", running)
 		mux.HandleFunc("HEAD /{$}", running)
 		mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, r *http.Request) {
-			writeJSON(w, 200, map[string]any{"version": ollamaVersion})
+			writeJSON(w, 200, map[string]any{"version": s.ollamaVersion()})
 		})
 		mux.HandleFunc("GET /v1/models", s.engineModels)
 	case DialectIKLlama:
@@ -95,17 +107,126 @@ func (s *Server) engineMux() *http.ServeMux {
 		mux.HandleFunc("GET /api/v0/models", s.lmstudioModels)
 		mux.HandleFunc("GET /v1/models", s.engineModels)
 	case DialectTabbyAPI:
-		// theroyallab/tabbyAPI endpoints/core/router.py @03189bcb: /v1/models,
-		// /v1/model/list (same handler), /v1/model, /v1/token/encode.
+		// theroyallab/tabbyAPI endpoints/core/router.py @e632af4: /v1/models,
+		// /v1/model/list (same handler), /v1/model, /props (l.137–156),
+		// /.well-known/serviceinfo (l.72–98), /v1/sampling/overrides and its
+		// alias /v1/sampling/override/list (l.546), /v1/token/encode.
 		mux.HandleFunc("GET /v1/models", s.engineModels)
 		mux.HandleFunc("GET /v1/model/list", s.engineModels)
 		mux.HandleFunc("GET /v1/model", func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, 200, s.tabbyCard())
 		})
+		mux.HandleFunc("GET /props", s.tabbyProps)
+		mux.HandleFunc("GET /.well-known/serviceinfo", tabbyServiceInfo)
+		mux.HandleFunc("GET /v1/sampling/overrides", s.tabbyOverrides)
+		mux.HandleFunc("GET /v1/sampling/override/list", s.tabbyOverrides)
 		mux.HandleFunc("POST /v1/token/encode", s.tabbyEncode)
 	}
 	mux.HandleFunc("/", s.engineNotFound)
+	if s.cfg.Dialect == DialectOllama {
+		return s.ollamaServes(mux)
+	}
 	return mux
+}
+
+// ollamaServes holds every answer until the model has "loaded": Ollama
+// takes connections before it serves, and answers none until then
+// (server/routes.go @fb30760 Serve l.2034–2062).
+func (s *Server) ollamaServes(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if left := s.cfg.LoadTime - s.cfg.Now().Sub(s.started); left > 0 && !sleepCtx(r.Context(), left) {
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) ollamaVersion() string {
+	if s.cfg.OllamaVersion != "" {
+		return s.cfg.OllamaVersion
+	}
+	return ollamaVersion
+}
+
+// ollamaRejects answers an Ollama before 0.32.11 to a reasoning_effort it
+// does not take, as v0.22.0 to v0.32.10 do: HTTP 400 with the OpenAI error
+// shape (openai/openai.go @v0.32.10 l.683–684, through middleware/openai.go
+// and openai.NewError). It reports whether it answered.
+func (s *Server) ollamaRejects(w http.ResponseWriter, effort json.RawMessage) bool {
+	var v string
+	var major, minor, patch int
+	if json.Unmarshal(effort, &v) != nil {
+		return false
+	}
+	if _, err := fmt.Sscanf(s.ollamaVersion(), "%d.%d.%d", &major, &minor, &patch); err != nil {
+		return false
+	}
+	if major > 0 || minor > 32 || minor == 32 && patch >= 11 {
+		return false
+	}
+	switch v {
+	case "high", "medium", "low", "max", "none":
+		return false
+	}
+	writeJSON(w, 400, map[string]any{"error": map[string]any{
+		"message": fmt.Sprintf(`invalid reasoning value: '%s' (must be "high", "medium", "low", "max", or "none")`, v),
+		"type":    "invalid_request_error", "param": nil, "code": nil}})
+	return true
+}
+
+// vllmRejects answers a vLLM whose ChatCompletionRequest.reasoning_effort is
+// Literal["low", "medium", "high"] (vllm/entrypoints/openai/chat_completion/
+// protocol.py @d5dba2d7) to another value: HTTP 400 from the validation
+// handler (vllm/frontend/entrypoints/serve/exception_handling/handlers/
+// validation.py @055e47c2), its message pydantic's error dict.
+func vllmRejects(w http.ResponseWriter, effort json.RawMessage) bool {
+	var v string
+	if json.Unmarshal(effort, &v) != nil {
+		return false
+	}
+	switch v {
+	case "low", "medium", "high":
+		return false
+	}
+	writeJSON(w, 400, map[string]any{"error": map[string]any{
+		"message": fmt.Sprintf("1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'reasoning_effort'), 'msg': \"Input should be 'low', 'medium' or 'high'\", 'input': '%s', 'ctx': {'expected': \"'low', 'medium' or 'high'\"}}", v),
+		"type":    "Bad Request", "param": "body.reasoning_effort", "code": 400}})
+	return true
+}
+
+// tabbyProps serves TabbyAPI's GET /props (ModelPropsResponse,
+// endpoints/core/router.py @e632af4 l.137–156): total_slots (the
+// container's max_batch_size), the raw chat template chat requests are
+// rendered with, and n_ctx (max_seq_len); no build_info, no model_path.
+func (s *Server) tabbyProps(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, 200, map[string]any{"total_slots": s.cfg.Slots, "chat_template": s.template(),
+		"default_generation_settings": map[string]any{"n_ctx": s.cfg.ContextTokens}})
+}
+
+// tabbyServiceInfo serves TabbyAPI's GET /.well-known/serviceinfo
+// (endpoints/core/router.py @e632af4 l.72–98), which needs no API key.
+func tabbyServiceInfo(w http.ResponseWriter, r *http.Request) {
+	const docs = "https://theroyallab.github.io/tabbyAPI"
+	writeJSON(w, 200, map[string]any{"version": 0.1,
+		"software": map[string]any{"name": "TabbyAPI", "repository": "https://github.com/theroyallab/tabbyAPI", "homepage": "https://github.com/theroyallab/tabbyAPI"},
+		"api": map[string]any{
+			"openai":   map[string]any{"name": "OpenAI API", "relative_url": "/v1", "documentation": docs, "version": 1},
+			"koboldai": map[string]any{"name": "KoboldAI API", "relative_url": "/api", "documentation": docs, "version": 1}}})
+}
+
+// tabbyOverrides serves TabbyAPI's GET /v1/sampling/overrides
+// (SamplerOverrideListResponse: selected_preset, overrides of {override,
+// force, additive}, presets empty without an admin key).
+func (s *Server) tabbyOverrides(w http.ResponseWriter, r *http.Request) {
+	over := map[string]any{}
+	for k, v := range s.cfg.TabbyAPIForced {
+		over[k] = map[string]any{"override": v, "force": true, "additive": false}
+	}
+	var preset any
+	if len(over) > 0 {
+		preset = "strata-simulated"
+	}
+	writeJSON(w, 200, map[string]any{"selected_preset": preset, "overrides": over, "presets": []any{}})
 }
 
 // engineNotFound is each engine's answer to a route it does not have:
@@ -139,7 +260,9 @@ func (s *Server) engineHealth(w http.ResponseWriter, r *http.Request) {
 	case DialectVLLM, DialectSGLang:
 		w.WriteHeader(200)
 	case DialectTabbyAPI:
-		writeJSON(w, 200, map[string]string{"status": "healthy"})
+		// HealthCheckResponse: issues is always there
+		// (endpoints/core/types/health.py @e632af4).
+		writeJSON(w, 200, map[string]any{"status": "healthy", "issues": []any{}})
 	default:
 		writeJSON(w, 200, map[string]string{"status": "ok"})
 	}
@@ -187,7 +310,11 @@ func (s *Server) engineModels(w http.ResponseWriter, r *http.Request) {
 		delete(card, "created")
 		card["owned_by"] = "organization_owner"
 	case DialectTabbyAPI:
+		// get_current_model_list (endpoints/core/utils/model.py @e632af4):
+		// without an admin key only the loaded model, ModelCard(id=…), whose
+		// parameters are null.
 		card = s.tabbyCard()
+		card["parameters"] = nil
 	}
 	writeJSON(w, 200, map[string]any{"object": "list", "data": []any{card}})
 }
@@ -294,19 +421,81 @@ func (s *Server) vllmTokenize(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]any{"count": n, "max_model_len": s.cfg.ContextTokens, "tokens": tokenIDs(n), "token_strs": nil})
 }
 
-// sglangTokenize serves SGLang's POST /v1/tokenize (serving_tokenize.py
-// @0351c1fa): {prompt: str | [str]} → {tokens, count, max_model_len}, the
-// prompt as given (no chat template).
+// vllmRender serves vLLM's POST /v1/chat/completions/render
+// (vllm/entrypoints/serve/render/api_router.py @1c608d64, render/serving.py
+// @0001948b render_chat_request → GenerateRequest): the exact chat body,
+// answered with the token ids of its rendering and the resolved sampling
+// parameters (the request's values, else vLLM's defaults; the simulator
+// has no generation config).
+func (s *Server) vllmRender(w http.ResponseWriter, r *http.Request) {
+	if s.scenario().NoTemplateEndpoints {
+		s.engineNotFound(w, r)
+		return
+	}
+	var req chatRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
+		writeJSON(w, 400, map[string]any{"error": map[string]any{"message": "1 validation error: messages is required",
+			"type": "Bad Request", "param": "body.messages", "code": 400}})
+		return
+	}
+	if s.cfg.VLLMRejectXHigh && vllmRejects(w, req.ReasoningEffort) {
+		return
+	}
+	var all strings.Builder
+	for _, m := range req.Messages {
+		all.WriteString(m.Content)
+	}
+	n := s.frozenCount(req.Messages[0].Content, all.String())
+	or := func(v *float64, d float64) float64 {
+		if v != nil {
+			return *v
+		}
+		return d
+	}
+	topK := 0
+	if req.TopK != nil {
+		topK = *req.TopK
+	}
+	// vLLM's _DEFAULT_SAMPLING_PARAMS (chat_completion/protocol.py
+	// @002032ee to_sampling_params).
+	sp := map[string]any{"n": 1, "temperature": or(req.Temperature, 1.0), "top_p": or(req.TopP, 1.0), "top_k": topK,
+		"min_p": or(req.MinP, 0), "presence_penalty": or(req.PresencePenalty, 0), "frequency_penalty": or(req.FrequencyPenalty, 0),
+		"repetition_penalty": or(req.RepetitionPenalty, 1.0), "seed": req.Seed, "max_tokens": req.MaxTokens}
+	writeJSON(w, 200, map[string]any{"request_id": "chatcmpl-sim", "token_ids": tokenIDs(n), "features": nil, "sampling_params": sp,
+		"model": s.cfg.ModelPath, "stream": req.Stream, "stream_options": map[string]any{"include_usage": req.StreamOptions.IncludeUsage},
+		"cache_salt": nil, "priority": 0, "kv_transfer_params": nil})
+}
+
+// sglangTokenize serves SGLang's POST /v1/tokenize: TokenizeRequest takes
+// exactly one of prompt and messages (python/sglang/srt/entrypoints/openai/
+// protocol.py @004c82e0; messages with tools, reasoning_effort,
+// chat_template_kwargs and extra keys are rendered as a chat request) and
+// answers {tokens, count, max_model_len}. An older build
+// (serving_tokenize.py @0351c1fa) takes only {prompt: str | [str]}, the
+// prompt as given.
 func (s *Server) sglangTokenize(w http.ResponseWriter, r *http.Request) {
 	if s.scenario().NoTemplateEndpoints {
 		s.engineNotFound(w, r)
 		return
 	}
 	var req struct {
-		Prompt json.RawMessage `json:"prompt"`
+		Prompt   json.RawMessage `json:"prompt"`
+		Messages []struct {
+			Content string `json:"content"`
+		} `json:"messages"`
 	}
 	var text string
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || json.Unmarshal(req.Prompt, &text) != nil {
+	err := json.NewDecoder(r.Body).Decode(&req)
+	if err == nil && len(req.Messages) > 0 && len(req.Prompt) == 0 && !s.cfg.SGLangPromptTokenize {
+		var all strings.Builder
+		for _, m := range req.Messages {
+			all.WriteString(m.Content)
+		}
+		n := s.frozenCount(req.Messages[0].Content, all.String())
+		writeJSON(w, 200, map[string]any{"tokens": tokenIDs(n), "count": n, "max_model_len": s.cfg.ContextTokens})
+		return
+	}
+	if err != nil || json.Unmarshal(req.Prompt, &text) != nil {
 		writeJSON(w, 400, map[string]any{"object": "error", "message": "1 validation error for TokenizeRequest\nprompt\n  Field required [type=missing]",
 			"type": "Bad Request", "param": nil, "code": 400})
 		return

@@ -93,6 +93,22 @@ type Config struct {
 	VLLMPromptTokensDetails *bool
 	SGLangRejectXHigh       bool
 	TabbyAPINoTimings       bool
+	// VLLMRejectXHigh speaks as a vLLM whose reasoning_effort Literal is
+	// low, medium and high, and VLLMNoRender as one without
+	// /v1/chat/completions/render. SGLangPromptTokenize speaks as an older
+	// SGLang whose /v1/tokenize takes only a prompt.
+	VLLMRejectXHigh      bool
+	VLLMNoRender         bool
+	SGLangPromptTokenize bool
+	// OllamaVersion is the version Ollama's /api/version reports (""
+	// is ollamaVersion); before 0.32.11 it refuses reasoning_effort xhigh.
+	OllamaVersion string
+	// TabbyAPIPromptDetails speaks as a TabbyAPI with PR #452, whose usage
+	// has prompt_tokens_details.cached_tokens; TabbyAPIForced are the
+	// forced sampler overrides its /v1/sampling/overrides lists (name to
+	// value). ReasoningBudget is its model.reasoning_budget_tokens.
+	TabbyAPIPromptDetails bool
+	TabbyAPIForced        map[string]any
 }
 
 // WriteModel writes the simulator's stand-in model into dir: a small,
@@ -379,25 +395,31 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 
 // chatRequest is the part of a chat body the simulator reads.
 type chatRequest struct {
-	Messages           []fixtures.Message `json:"messages"`
-	Tools              json.RawMessage    `json:"tools"`
-	MaxTokens          *int               `json:"max_tokens"`
-	MaxCompletion      *int               `json:"max_completion_tokens"`
-	NPredict           *int               `json:"n_predict"`
-	Seed               *int64             `json:"seed"`
-	Temperature        *float64           `json:"temperature"`
-	TopP               *float64           `json:"top_p"`
-	TopK               *int               `json:"top_k"`
-	MinP               *float64           `json:"min_p"`
-	PresencePenalty    *float64           `json:"presence_penalty"`
-	FrequencyPenalty   *float64           `json:"frequency_penalty"`
-	ReasoningEffort    json.RawMessage    `json:"reasoning_effort"`
-	RepeatPenalty      *float64           `json:"repeat_penalty"`
-	Stream             bool               `json:"stream"`
-	ReasoningBudget    *int               `json:"reasoning_budget_tokens"`
-	ThinkingBudget     *int               `json:"thinking_budget_tokens"`
-	ChatTemplateKwargs map[string]any     `json:"chat_template_kwargs"`
-	StreamOptions      struct {
+	Messages          []fixtures.Message `json:"messages"`
+	Tools             json.RawMessage    `json:"tools"`
+	MaxTokens         *int               `json:"max_tokens"`
+	MaxCompletion     *int               `json:"max_completion_tokens"`
+	NPredict          *int               `json:"n_predict"`
+	Seed              *int64             `json:"seed"`
+	Temperature       *float64           `json:"temperature"`
+	TopP              *float64           `json:"top_p"`
+	TopK              *int               `json:"top_k"`
+	MinP              *float64           `json:"min_p"`
+	PresencePenalty   *float64           `json:"presence_penalty"`
+	FrequencyPenalty  *float64           `json:"frequency_penalty"`
+	ReasoningEffort   json.RawMessage    `json:"reasoning_effort"`
+	RepeatPenalty     *float64           `json:"repeat_penalty"`
+	RepetitionPenalty *float64           `json:"repetition_penalty"`
+	Stream            bool               `json:"stream"`
+	ReasoningBudget   *int               `json:"reasoning_budget_tokens"`
+	ThinkingBudget    *int               `json:"thinking_budget_tokens"`
+	// TabbyAPI's aliases of reasoning_budget_tokens
+	// (endpoints/OAI/types/chat_completion.py @e632af4 l.122).
+	ReasoningBudgetAlias *int           `json:"reasoning_budget"`
+	ThinkingBudgetAlias  *int           `json:"thinking_budget"`
+	ThinkingTokenBudget  *int           `json:"thinking_token_budget"`
+	ChatTemplateKwargs   map[string]any `json:"chat_template_kwargs"`
+	StreamOptions        struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 }
@@ -421,6 +443,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	defer s.arrive(-1)
 	req, ok := s.readChat(w, r)
 	if !ok {
+		return
+	}
+	if s.cfg.Dialect == DialectVLLM && s.cfg.VLLMRejectXHigh && vllmRejects(w, req.ReasoningEffort) {
+		return
+	}
+	if s.cfg.Dialect == DialectOllama && s.ollamaRejects(w, req.ReasoningEffort) {
 		return
 	}
 	arrived := s.cfg.Now()

@@ -168,9 +168,6 @@ func (e *engineWire) token(d map[string]any) {
 			od[k] = v
 		}
 		e.write([]any{e.choice(od, nil)}, nil)
-	case DialectIKLlama:
-		// server-task.cpp @04786943: usage rides on every chunk.
-		e.write([]any{e.choice(d, nil)}, map[string]any{"usage": e.counts(e.tokens)})
 	default:
 		e.write([]any{e.choice(d, nil)}, nil)
 	}
@@ -243,17 +240,25 @@ func (e *engineWire) finish(finish string, emitted int, decodeDur time.Duration)
 			e.write([]any{}, map[string]any{"usage": e.counts(emitted)})
 		}
 	case DialectIKLlama:
-		// server-task.cpp @04786943 and server-context.cpp @0192b22b: the
-		// final chunk carries usage and timings (no cache_n; prompt_n counts
-		// the evaluated tokens, at least 1).
-		extra := map[string]any{}
-		if !e.b.OmitUsage {
-			extra["usage"] = e.counts(emitted)
-		}
+		// examples/server/server-task.cpp @8337e4c to_json_oaicompat_chat_stream
+		// (l.412–470): since #2189 (0a4e10c7f) no chunk but the last has
+		// usage. The finish chunk, then with include_usage a chunk of
+		// choices [] and usage, whose prompt_tokens_details.cached_tokens is
+		// there since #1647 (7b6507dda, l.137–144); timings (no cache_n;
+		// prompt_n counts the evaluated tokens, at least 1) ride on the last.
+		timings := map[string]any{}
 		if !e.b.OmitTimings {
-			extra["timings"] = e.ikTimings(emitted, decodeDur)
+			timings["timings"] = e.ikTimings(emitted, decodeDur)
 		}
-		e.write([]any{e.choice(map[string]any{}, finish)}, extra)
+		if !usage {
+			e.write([]any{e.choice(map[string]any{}, finish)}, timings)
+			break
+		}
+		e.write([]any{e.choice(map[string]any{}, finish)}, nil)
+		u := e.counts(emitted)
+		u["prompt_tokens_details"] = map[string]any{"cached_tokens": e.cached}
+		timings["usage"] = u
+		e.write([]any{}, timings)
 	case DialectLMStudio:
 		// LM Studio's OpenAI-compatible stream is not documented
 		// (1_developer/3_openai-compat/chat-completions.md @51c92c69):
@@ -334,7 +339,7 @@ func (e *engineWire) ikTimings(emitted int, decodeDur time.Duration) map[string]
 }
 
 // tabbyUsage is TabbyAPI's UsageStats (endpoints/OAI/types/common.py
-// idx:68398519030; filled by endpoints/OAI/utils/common_.py @39c9fd88
+// @e632af4 l.9–19: no prompt_tokens_details; filled by endpoints/OAI/utils/common_.py @39c9fd88
 // get_usage_stats from backends/exllamav3/model.py @004e8374
 // handle_finish_chunk): prompt_time rounded to 0.01 s before the zero
 // test, rates "Indeterminate" at a zero time, the prefill rate over the
@@ -355,15 +360,21 @@ func (e *engineWire) tabbyUsage(emitted int, decodeDur time.Duration) map[string
 	if genTime != 0 {
 		genRate = round2(float64(emitted) / genTime)
 	}
-	return map[string]any{
-		"prompt_tokens": e.promptTokens, "prompt_tokens_details": map[string]any{"cached_tokens": e.cached},
-		"prompt_time": promptTime, "prompt_tokens_per_sec": promptRate,
-		"completion_tokens":         emitted,
-		"completion_tokens_details": map[string]any{"accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
-		"completion_time":           genTime, "completion_tokens_per_sec": genRate,
+	u := map[string]any{
+		"prompt_tokens": e.promptTokens,
+		"prompt_time":   promptTime, "prompt_tokens_per_sec": promptRate,
+		"completion_tokens": emitted,
+		"completion_time":   round2(genTime), "completion_tokens_per_sec": genRate,
 		"total_tokens": e.promptTokens + emitted,
 		"total_time":   round2(e.queued.Seconds() + promptTime + genTime),
 	}
+	if e.s.cfg.TabbyAPIPromptDetails {
+		// PR #452 (973b22b, not merged at e632af4): cached_tokens always,
+		// completion details only with a draft model.
+		u["prompt_tokens_details"] = map[string]any{"cached_tokens": e.cached}
+		u["completion_tokens_details"] = nil
+	}
+	return u
 }
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }

@@ -764,7 +764,7 @@ func (c *checker) checkStatus() {
 		budget = ext.EngineDialect.BudgetCheck.Nonconforming
 	}
 	ev := derive.Evidence{Results: r, Outputs: c.outs, MaxShared: c.maxShared(), Budget: budget,
-		NotTaken: d.NotTaken(), Server: c.server}
+		NotTaken: d.NotTakenIn(c.server), Server: c.server}
 	var unlisted []string
 	for _, why := range derive.Reasons(ev) {
 		if !recorded[why.Text] {

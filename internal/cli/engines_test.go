@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/simengine"
+)
+
+// engineServer serves the simulator as one engine on 127.0.0.1 and counts
+// the chat requests it was sent.
+func engineServer(t *testing.T, adjust func(*simengine.Config)) (string, *atomic.Int64) {
+	t.Helper()
+	b, err := prompts.Bundle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, _, _ := prompts.Template(b)
+	cfg := simengine.Config{PromptTPS: 5e6, DecodeTPS: 2e5, ReasoningTokens: 20, Accuracy: 1, Slots: 1, ContextTokens: 32768,
+		ModelPath: "m.gguf", Bundle: b, Template: string(tmpl)}
+	adjust(&cfg)
+	sim := simengine.New(cfg).Handler()
+	var chats atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/chat/completions" {
+			chats.Add(1)
+		}
+		sim.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, &chats
+}
+
+// TestOllamaWithoutHealth: Ollama serves no /health (server/routes.go
+// @fb30760 GenerateRoutes; GET / answers "Ollama is running", readiness and
+// version are GET /api/version): a run against an Ollama-shaped server is
+// not stopped as "not an inference engine", and the engine is Ollama.
+func TestOllamaWithoutHealth(t *testing.T) {
+	t.Parallel()
+	url, chats := engineServer(t, func(c *simengine.Config) { c.Dialect = simengine.DialectOllama })
+	if r, err := http.Get(url + "/health"); err != nil || r.StatusCode != 404 {
+		t.Fatalf("the Ollama-shaped server answers /health: %v %v", r, err)
+	}
+	work := t.TempDir()
+	r := runIn(t, work, "", "bench", "run", "--url", url)
+	if r.code != 0 || strings.Contains(r.stderr, "not an inference engine") || !strings.Contains(r.stderr, "engine: ollama 0.32.15 (GET /api/version answers") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	res, _ := readResults(t, work)
+	if ed := res.Extensions.EngineDialect; ed == nil || ed.Dialect.Engine != dialect.Ollama || ed.Dialect.Version != "0.32.15" {
+		t.Errorf("dialect %+v", res.Extensions.EngineDialect)
+	}
+	if chats.Load() != 22 {
+		t.Errorf("%d chat requests, want 22", chats.Load())
+	}
+}
+
+// TestOllamaRefusesXHighBeforeTheWarmup: an Ollama up to 0.32.10 answers
+// every reasoning_effort "xhigh" with HTTP 400 "invalid reasoning value"
+// (openai/openai.go @v0.32.10); from 0.32.11 (01d04d50f, #17594) it maps it
+// to think "max". Identified at 0.32.10 the run stops before the warm-up,
+// naming the engine, its version, the setting and 0.32.11, and sends no
+// request; at 0.32.11 it runs.
+func TestOllamaRefusesXHighBeforeTheWarmup(t *testing.T) {
+	t.Parallel()
+	url, chats := engineServer(t, func(c *simengine.Config) { c.Dialect, c.OllamaVersion = simengine.DialectOllama, "0.32.10" })
+	work := t.TempDir()
+	r := runIn(t, work, "", "bench", "run", "--url", url)
+	if r.code != ExitFailed {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"before the warm-up", "ollama 0.32.10", "reasoning_effort xhigh", "0.32.11", "invalid reasoning value"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if n := chats.Load(); n != 0 {
+		t.Errorf("%d chat requests were sent", n)
+	}
+	if _, err := os.Stat(filepath.Join(work, "bench-results")); !os.IsNotExist(err) {
+		t.Errorf("a result folder was written for a run that never started")
+	}
+	url, chats = engineServer(t, func(c *simengine.Config) { c.Dialect, c.OllamaVersion = simengine.DialectOllama, "0.32.11" })
+	if r := runIn(t, t.TempDir(), "", "bench", "run", "--url", url); r.code != 0 || chats.Load() != 22 {
+		t.Errorf("0.32.11: exit %d, %d requests\n%s", r.code, chats.Load(), r.stderr)
+	}
+}
+
+// TestVLLMRefusesXHighAtTheWarmup: a vLLM whose reasoning_effort Literal
+// lacks xhigh answers 400 "Input should be 'low', 'medium' or 'high'"; its
+// version cannot tell, so the warm-up's answer does: the run stops there,
+// one request sent, with the engine, its version, the setting and what is
+// known of the first version that takes it, and the folder records it.
+func TestVLLMRefusesXHighAtTheWarmup(t *testing.T) {
+	t.Parallel()
+	url, chats := engineServer(t, func(c *simengine.Config) { c.Dialect, c.VLLMRejectXHigh = simengine.DialectVLLM, true })
+	work := t.TempDir()
+	r := runIn(t, work, "", "bench", "run", "--url", url)
+	if r.code != ExitFailed || chats.Load() != 1 {
+		t.Fatalf("exit %d, %d chat requests\n%s", r.code, chats.Load(), r.stderr)
+	}
+	for _, want := range []string{"stopped after the warm-up", "vllm 0.11.2", "reasoning_effort xhigh", "first version that takes it is not known to strata", "Input should be 'low', 'medium' or 'high'"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	res, _ := readResults(t, work)
+	if ab := res.Extensions.Aborted; !strings.Contains(ab, "the warm-up was refused: vllm 0.11.2 does not take the profile's reasoning_effort xhigh") {
+		t.Errorf("aborted %q", ab)
+	}
+}
