@@ -26,12 +26,14 @@ import (
 	"github.com/strata-bench/strata/internal/engine"
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/install"
 	"github.com/strata-bench/strata/internal/journal"
 	"github.com/strata-bench/strata/internal/liveline"
 	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
+	"github.com/strata-bench/strata/internal/version"
 )
 
 // session is a run's process state and the screen its messages go to.
@@ -128,6 +130,7 @@ type bench struct {
 	prof   *engine.Profile
 	id     record.Identity
 	bundle *fixtures.Bundle
+	inst   install.Info
 	hashes *prehash
 	t      *target
 	srv    record.Server
@@ -139,6 +142,8 @@ type bench struct {
 // not started), the profile, the declared identity, and the fixtures.
 func (b *bench) prepare() error {
 	p, o := b.p, b.o
+	b.inst = p.Install()
+	sayInstall(p.out, b.inst)
 	b.root = result.ResultsRoot(p.Dir)
 	if o.ResultsDir != "" {
 		b.root = p.Path(o.ResultsDir)
@@ -190,12 +195,14 @@ func (b *bench) beforeWarmup(ctx context.Context) error {
 	if ref := b.srv.Dialect.Refuses(); ref != nil {
 		return fmt.Errorf("refusing to run, before the warm-up: %s; upgrade the engine", displayLine(ref.Text()))
 	}
-	b.facts = gatherFacts(ctx, p, t, b.srv, view, lp, b.hashes)
+	b.facts = gatherFacts(ctx, p, t, b.srv, view, lp, b.hashes, b.inst)
 	b.facts.Protocol = b.bundle.Protocol
 	b.facts.Engine = view
 	budget := b.srv.Dialect.CheckBudget(view)
 	for _, r := range derive.BeforeRun(result.Preview(b.srv, b.facts), b.srv.Evidence(), b.srv.Dialect.NotTakenIn(b.srv.Evidence()), budget.Nonconforming) {
-		p.out.Warn(r)
+		if r.Kind != contract.NoCommit { // said on the run's first lines
+			p.out.Warn(r)
+		}
 	}
 	if budget.Nonconforming == "" && budget.State == "not verifiable" {
 		p.out.Note("the reasoning budget is not verifiable: %s", budget.Detail)
@@ -262,6 +269,20 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 		return &Outcome{Dir: dir, Results: res}, fmt.Errorf("the run stopped after the warm-up: %s (the result in %s records it)", displayLine(ref.Text()), dir)
 	}
 	return &Outcome{Dir: dir, Results: res}, nil
+}
+
+// sayInstall is the run's first line: this strata's version, its commit
+// and where that was read; then, before anything is sent, what the
+// checkout around the working folder says and, without a commit, that the
+// run will be nonconforming and how to get an install that has one.
+func sayInstall(out Printer, inst install.Info) {
+	out.Line("strata %s: %s", version.Version, inst.Line())
+	for _, w := range inst.Warnings {
+		out.Line("warning: %s", w)
+	}
+	if inst.Commit == "" {
+		out.Warn(contract.StatusReason{Kind: contract.NoCommit, Text: "this install has no commit (strata_commit will be null: " + inst.Reason + "); to get one, " + install.Conforming})
+	}
 }
 
 // protocolLine names the protocol a run follows and its bundle, on the

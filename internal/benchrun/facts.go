@@ -14,6 +14,7 @@ import (
 	"github.com/strata-bench/strata/internal/engineconfig"
 	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/inputfile"
+	"github.com/strata-bench/strata/internal/install"
 	"github.com/strata-bench/strata/internal/localproc"
 	"github.com/strata-bench/strata/internal/modelfiles"
 	"github.com/strata-bench/strata/internal/provenance"
@@ -121,8 +122,9 @@ func (h *prehash) wait() bool {
 // Relative model paths resolve against the engine's own working folder: the
 // profile's workdir for an engine the runner started, the local process's
 // for one it found listening on the port.
-func gatherFacts(ctx context.Context, p session, t *target, srv record.Server, view dialect.EngineView, lp *localproc.Process, h *prehash) record.Facts {
-	in := provenance.Inputs{Workdir: p.Dir, Executable: p.Executable, Runner: p.Probe,
+func gatherFacts(ctx context.Context, p session, t *target, srv record.Server, view dialect.EngineView, lp *localproc.Process, h *prehash,
+	inst install.Info) record.Facts {
+	in := provenance.Inputs{Install: inst, Runner: p.Probe,
 		Root: p.Root, GOOS: runtime.GOOS, ModelDir: p.Dir, EngineDir: p.Dir, Rehash: h.rehash, Cache: h.cache,
 		ModelPath: srv.ModelPath, EngineArgs: view.Args, Engine: view}
 	relative := srv.ModelPath != "" && !filepath.IsAbs(srv.ModelPath)

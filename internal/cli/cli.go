@@ -157,10 +157,12 @@ a result folder that anyone can re-validate.`,
   strata bench --help`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       versionString(),
+		Version:       versionString(env),
 		Args:          noArgs,
 		RunE:          groupRunE,
 	}
+	// --version prints what `strata version` prints.
+	root.SetVersionTemplate("strata {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitcode.UsageError{Err: err} })
 	root.CompletionOptions.DisableDefaultCmd = true
 	bench := &cobra.Command{
@@ -200,7 +202,7 @@ a result folder that anyone can re-validate.`,
 		RunE:  groupRunE,
 	}
 	engine.AddCommand(newSimulate(env))
-	root.AddCommand(bench, engine, newTokens(env), newVersion())
+	root.AddCommand(bench, engine, newTokens(env), newVersion(env))
 	return root
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/simengine"
+	"github.com/strata-bench/strata/internal/version"
 )
 
 // TestMain lets the test binary stand in for strata when a test starts it
@@ -57,8 +58,13 @@ func testEnv(t testing.TB, dir string, stdin io.Reader, stdout, stderr io.Writer
 		Getenv:     func(string) string { return "" },
 		Environ:    func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") },
 		CacheDir:   t.TempDir(),
-		Executable: exe, SimulatorSpeed: testSpeed}
+		Executable: exe, SimulatorSpeed: testSpeed,
+		Build: &version.Build{Commit: testCommit, ModuleVersion: "(devel)"}}
 }
+
+// testCommit is the VCS stamp a test's strata claims, so that a run has
+// its commit whatever the checkout the tests were compiled in.
+const testCommit = "0123456789abcdef0123456789abcdef01234567"
 
 // testSpeed is how much faster than real time the simulator runs in tests:
 // a protocol run takes about 16 s at real time, so about 0.2 s of waiting

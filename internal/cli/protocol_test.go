@@ -14,7 +14,8 @@ import (
 )
 
 // TestProtocolOfARun: without a Strata checkout around it, a run follows
-// the stand-in with the embedded bundle and says so on its first line;
+// the stand-in with the embedded bundle and says so on the line after the
+// install's;
 // inside a folder whose bench/prompts/standard-v1 is a valid bundle under
 // another corpus SHA, the spec's protocol is the default and the run
 // refuses before the warm-up, naming the SHA found and the one the spec
@@ -26,9 +27,9 @@ func TestProtocolOfARun(t *testing.T) {
 
 	work := t.TempDir()
 	r := runIn(t, work, "", "bench", "run", "--simulate")
-	first, _, _ := strings.Cut(r.stderr, "\n")
-	if r.code != 0 || !strings.HasPrefix(first, "protocol: "+standIn.ID+" (profile "+standIn.Profile) || !strings.Contains(first, "embedded") {
-		t.Fatalf("exit %d, first line %q\n%s", r.code, first, r.stderr)
+	second := protocolLineOf(r.stderr)
+	if r.code != 0 || !strings.HasPrefix(second, "protocol: "+standIn.ID+" (profile "+standIn.Profile) || !strings.Contains(second, "embedded") {
+		t.Fatalf("exit %d, protocol line %q\n%s", r.code, second, r.stderr)
 	}
 	dirs, _ := filepath.Glob(filepath.Join(work, "bench-results", "*-standard-*"))
 	if len(dirs) != 1 {
@@ -59,12 +60,23 @@ func TestProtocolOfARun(t *testing.T) {
 		t.Error("a refused run left a result location behind")
 	}
 	r = runIn(t, checkout, "", "bench", "run", "--simulate", "--protocol", standIn.ID)
-	if r.code != 0 || !strings.HasPrefix(r.stderr, "protocol: "+standIn.ID) {
+	if r.code != 0 || !strings.HasPrefix(protocolLineOf(r.stderr), "protocol: "+standIn.ID) {
 		t.Errorf("--protocol %s in the checkout: exit %d\n%s", standIn.ID, r.code, r.stderr)
 	}
 	if r := runIn(t, work, "", "bench", "run", "--simulate", "--protocol", "bogus"); r.code != ExitUsage || !strings.Contains(r.stderr, "unknown protocol") {
 		t.Errorf("--protocol bogus: exit %d\n%s", r.code, r.stderr)
 	}
+}
+
+// protocolLineOf is the second line of a run's output, the protocol's,
+// when the first is the install's ("strata VERSION: commit …"); "" when
+// it is not.
+func protocolLineOf(stderr string) string {
+	lines := strings.SplitN(stderr, "\n", 3)
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "strata ") {
+		return ""
+	}
+	return lines[1]
 }
 
 // specCheckout makes a folder laid out as a Strata checkout with a bundle
@@ -99,7 +111,7 @@ func TestProtocolsAreNeverMixed(t *testing.T) {
 		return cliResult{code, out.String(), errb.String()}
 	}
 	for _, p := range []string{protocol.SpecID, protocol.StandInID} {
-		if r := run("bench", "run", "--simulate", "--protocol", p); r.code != 0 || !strings.HasPrefix(r.stderr, "protocol: "+p) {
+		if r := run("bench", "run", "--simulate", "--protocol", p); r.code != 0 || !strings.HasPrefix(protocolLineOf(r.stderr), "protocol: "+p) {
 			t.Fatalf("run %s: exit %d\n%s", p, r.code, r.stderr)
 		}
 	}

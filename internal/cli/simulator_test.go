@@ -25,9 +25,8 @@ func TestDisguisedSimulatorEndToEnd(t *testing.T) {
 	scenario := filepath.Join(t.TempDir(), "disguise.json")
 	mustWrite(t, scenario, `{"props":{"strata_simulator":null}}`)
 	work := simProfile(t, freeTestPort(t), "--scenario", scenario)
-	// From a checkout, the run has its commit: only the simulator can make
-	// it nonconforming.
-	resulttest.Checkout(t, work)
+	// The test's strata has its commit (testEnv): only the simulator can
+	// make the run nonconforming.
 	r := runIn(t, work, "", "bench", "run", "--profile", "fake")
 	if r.code != 0 {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)

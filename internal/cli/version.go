@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/strata-bench/strata/internal/install"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/version"
 )
@@ -18,30 +19,34 @@ func protocolLine() string {
 	return strings.Join(parts, "; ")
 }
 
-func versionString() string {
-	s := fmt.Sprintf("%s (protocols %s)", version.Version, protocolLine())
-	c, modified := version.Commit()
-	switch {
-	case c == "":
-		// A build without VCS stamps (go build -buildvcs=false, a tarball):
-		// a run from it records no strata_commit and is nonconforming.
-		s += " commit unknown"
-	case modified:
-		s += " commit " + c + " (modified)"
-	default:
-		s += " commit " + c
+// versionString is what `strata version` and --version print after
+// "strata ": the version and protocols, the commit and where it came from
+// (or why there is none, and how to get an install that has one), the
+// module version a go install recorded, and what the checkout around the
+// working folder says.
+func versionString(env Env) string {
+	inst := env.Install()
+	lines := []string{fmt.Sprintf("%s (protocols %s)", version.Version, protocolLine()), inst.Line()}
+	if v := inst.ModuleVersion; v != "" && v != "(devel)" {
+		lines = append(lines, "module version "+v)
 	}
-	return s
+	for _, w := range inst.Warnings {
+		lines = append(lines, "warning: "+w)
+	}
+	if inst.Commit == "" {
+		lines = append(lines, "warning: a run from this install is nonconforming (strata_commit is null); to get a commit, "+install.Conforming)
+	}
+	return strings.Join(lines, "\n")
 }
 
-func newVersion() *cobra.Command {
+func newVersion(env Env) *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
 		Short:   "Print strata's version, the protocol it implements and the commit it was built from",
 		Example: "  strata version",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "strata %s\n", versionString())
+			fmt.Fprintf(cmd.OutOrStdout(), "strata %s\n", versionString(env))
 			return nil
 		},
 	}

@@ -207,9 +207,16 @@ type DeviceSetting struct {
 
 // Install is where the install's commit came from.
 type Install struct {
-	BuildKind    string `json:"build_kind"`
+	BuildKind string `json:"build_kind"`
+	// CommitFrom is vcs_stamp, commit_file or checkout; CommitSource says
+	// it in words.
+	CommitFrom   string `json:"commit_from,omitempty"`
 	CommitSource string `json:"commit_source,omitempty"`
 	NoCommit     string `json:"no_commit,omitempty"`
+	// ModuleVersion is the module version the Go toolchain recorded: the
+	// version of a `go install …@version` (which carries no commit),
+	// "(devel)" for a build in a checkout.
+	ModuleVersion string `json:"module_version,omitempty"`
 }
 
 // ModelHashing is how the model files were found and hashed.

@@ -1,8 +1,9 @@
 // Package install finds where the running strata came from: its commit (the
-// binary's VCS stamp, a source checkout's HEAD read with go-git, or a
-// release's COMMIT file) and whether it is a source checkout. It is apart
-// from internal/version so that what only prints a version (the simulator)
-// does not pull in go-git.
+// binary's VCS stamp, the COMMIT file a release carries beside the binary,
+// or the HEAD of the checkout the binary was built from, read with go-git),
+// whether it is a source build, and whether the checkout around the working
+// folder is another one. It is apart from internal/version so that what only
+// prints a version (the simulator) does not pull in go-git.
 package install
 
 import (
@@ -16,58 +17,150 @@ import (
 	"github.com/strata-bench/strata/internal/version"
 )
 
+// Where a commit was read from (Info.From).
+const (
+	FromStamp      = "vcs_stamp"
+	FromCommitFile = "commit_file"
+	FromCheckout   = "checkout"
+)
+
+// CommitFile is the file a release archive (and the Debian package) puts
+// beside the binary, holding the full commit it was built from.
+const CommitFile = "COMMIT"
+
+// Conforming says how to get an install whose runs carry a commit.
+const Conforming = "install a release archive or the Debian package (each carries a COMMIT file beside the binary), " +
+	"or build in a strata git checkout with VCS stamping (go build -buildvcs=true ./cmd/strata) or run go run ./cmd/strata there; " +
+	"go install …@version records no commit"
+
 // Info is where the running strata came from.
 type Info struct {
 	// Commit is the full commit; "" when unknown (Reason says why).
 	Commit string
-	Source string // what the commit was read from
-	// Kind is "source" for a source checkout (a folder with .git) and
-	// "release" otherwise.
+	// From is FromStamp, FromCommitFile or FromCheckout ("" without a
+	// commit); Source says it in words, without machine paths (the result
+	// records it).
+	From, Source string
+	// Kind is "release" for a binary with a COMMIT file beside it or no
+	// checkout of its own, "source" for a checkout's own build.
 	Kind   string
 	Reason string
+	// ModuleVersion is the module version the toolchain recorded (a tag
+	// for go install …@version, "(devel)" for a build in a checkout).
+	ModuleVersion string
+	// Warnings are said before anything is sent: a checkout around the
+	// working folder that is not the binary's own, a COMMIT file that
+	// disagrees with the stamp.
+	Warnings []string
+}
+
+// Inputs are where to look: the working folder, this binary's path and
+// what the binary knows of its own build.
+type Inputs struct {
+	Workdir, Executable string
+	Build               version.Build
 }
 
 // Module is this project's module path; a checkout is recognised by it.
 const Module = "github.com/strata-bench/strata"
 
-// Detect finds the install's commit: the VCS stamp Go embeds at build time,
-// then a source checkout of strata holding the working directory (git
-// rev-parse HEAD, read with go-git), then a COMMIT file beside the binary (a
-// release archive carries one).
-func Detect(workdir, executable string) Info {
-	checkout := findCheckout(workdir)
-	if checkout == "" && executable != "" {
-		checkout = findCheckout(filepath.Dir(executable))
+// Detect finds the install's commit. The binary's own commit wins: its VCS
+// stamp, else the COMMIT file beside it, else the HEAD of the checkout it
+// was compiled from (a build that kept its file paths: go run, a plain go
+// build). A checkout that merely holds the working folder is never the
+// source of the commit; when it is another checkout than the binary's own,
+// Detect warns.
+func Detect(in Inputs) Info {
+	info := Info{Kind: "release", ModuleVersion: in.Build.ModuleVersion}
+	own := ""
+	if in.Build.SourceDir != "" {
+		own = findCheckout(in.Build.SourceDir)
 	}
-	kind := "release"
-	if checkout != "" {
-		kind = "source"
+	fileCommit, fileErr := readCommitFile(in.Executable)
+	if errors.Is(fileErr, os.ErrNotExist) && (own != "" || in.Build.Commit != "") {
+		info.Kind = "source"
 	}
-	if c, modified := version.Commit(); c != "" {
-		src := "the binary's embedded VCS stamp"
-		if modified {
-			src += " (built from a modified tree)"
+	switch {
+	case in.Build.Commit != "":
+		info.Commit, info.From, info.Source = in.Build.Commit, FromStamp, "the binary's embedded VCS stamp"
+		if in.Build.Modified {
+			info.Source += " (built from a modified tree)"
 		}
-		return Info{Commit: c, Source: src, Kind: kind}
-	}
-	if checkout != "" {
-		c, err := headOf(checkout)
-		if err == nil {
-			return Info{Commit: c, Source: "git rev-parse HEAD of the source checkout", Kind: kind}
+		if fileErr == nil && fileCommit != in.Build.Commit {
+			info.Warnings = append(info.Warnings, fmt.Sprintf("the %s file beside the binary names %s, but the binary was built from %s; the binary's own stamp is recorded",
+				CommitFile, fileCommit, in.Build.Commit))
 		}
-		return Info{Kind: kind, Reason: "the source checkout's HEAD cannot be read: " + err.Error()}
-	}
-	if executable != "" {
-		data, err := os.ReadFile(filepath.Join(filepath.Dir(executable), "COMMIT"))
-		if err == nil {
-			c := strings.TrimSpace(string(data))
-			if isFullCommit(c) {
-				return Info{Commit: c, Source: "the COMMIT file of the release", Kind: kind}
-			}
-			return Info{Kind: kind, Reason: "the COMMIT file beside the binary does not hold a full commit"}
+	case fileErr == nil:
+		info.Commit, info.From, info.Source = fileCommit, FromCommitFile, "the "+CommitFile+" file beside the binary"
+	case !errors.Is(fileErr, os.ErrNotExist):
+		info.Reason = fileErr.Error()
+	case own != "":
+		c, err := headOf(own)
+		if err != nil {
+			info.Reason = "the HEAD of the checkout this binary was built from cannot be read: " + err.Error()
+			break
 		}
+		info.Commit, info.From, info.Source = c, FromCheckout, "git rev-parse HEAD of the checkout the binary was built from"
+	default:
+		info.Reason = "no VCS stamp in the binary, no " + CommitFile + " file beside it, and no checkout it was built from"
 	}
-	return Info{Kind: kind, Reason: "no VCS stamp in the binary, no source checkout and no COMMIT file beside the binary"}
+	if w := otherCheckout(in.Workdir, own, info.Commit); w != "" {
+		info.Warnings = append(info.Warnings, w)
+	}
+	return info
+}
+
+// Line says in one line which commit the install records and where it
+// came from, or that it has none.
+func (i Info) Line() string {
+	if i.Commit == "" {
+		return "commit unknown: " + i.Reason
+	}
+	return "commit " + i.Commit + " from " + i.Source
+}
+
+// readCommitFile reads the COMMIT file beside the binary (its real path: a
+// symlink such as /usr/bin/strata points into the folder that holds it).
+func readCommitFile(executable string) (string, error) {
+	if executable == "" {
+		return "", os.ErrNotExist
+	}
+	if real, err := filepath.EvalSymlinks(executable); err == nil {
+		executable = real
+	}
+	path := filepath.Join(filepath.Dir(executable), CommitFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	c := strings.TrimSpace(string(data))
+	if !isFullCommit(c) {
+		return "", fmt.Errorf("the %s file beside the binary does not hold a full commit (40 or 64 lowercase hex digits)", CommitFile)
+	}
+	return c, nil
+}
+
+// otherCheckout is the warning for a strata checkout around the working
+// folder that is not the binary's own (own) and is at another commit than
+// the one recorded, or "".
+func otherCheckout(workdir, own, commit string) string {
+	around := findCheckout(workdir)
+	if around == "" || around == own {
+		return ""
+	}
+	head, err := headOf(around)
+	if err == nil && head == commit {
+		return ""
+	}
+	at := "whose HEAD cannot be read"
+	if err == nil {
+		at = "at " + head
+	}
+	recorded := "the binary's own commit " + commit + " is recorded"
+	if commit == "" {
+		recorded = "its HEAD is not used, since this binary was not built from it"
+	}
+	return fmt.Sprintf("the working folder is inside the strata checkout %s (%s), which is not the one this binary was built from; %s", around, at, recorded)
 }
 
 func isFullCommit(s string) bool {
@@ -100,10 +193,14 @@ func findCheckout(dir string) string {
 	return ""
 }
 
+// headOf is git rev-parse HEAD of the checkout at dir. A linked worktree
+// (git worktree add) keeps its HEAD under the main repository's
+// .git/worktrees/NAME and its objects and refs in the common folder, which
+// go-git reads only when told to.
 func headOf(dir string) (string, error) {
-	repo, err := git.PlainOpen(dir)
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("open %s: %w", dir, err)
 	}
 	ref, err := repo.Head()
 	if err != nil {

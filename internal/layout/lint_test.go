@@ -56,3 +56,35 @@ func TestTheLinterHoldsTheRules(t *testing.T) {
 		}
 	}
 }
+
+// TestCIBuildsTheRelease: CI runs the release test (which runs
+// scripts/release.sh), and the script builds its tools from
+// tools/release/go.mod, pinned: nfpm v2.45.2 and cyclonedx-gomod v1.10.0.
+func TestCIBuildsTheRelease(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..")
+	read := func(name string) string {
+		data, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	ci, script, tools := read(".ci/run"), read("scripts/release.sh"), read("tools/release/go.mod")
+	if !regexp.MustCompile(`(?m)^go test -count=1 \./internal/releasetest -strata\.release$`).MatchString(ci) {
+		t.Error(".ci/run does not run the release test with -strata.release")
+	}
+	for _, tool := range []string{"github.com/goreleaser/nfpm/v2/cmd/nfpm", "github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod"} {
+		if !strings.Contains(script, "-modfile=tools/release/go.mod -o \"$tmp/bin/"+filepath.Base(tool)+"\" "+tool) {
+			t.Errorf("scripts/release.sh does not build %s from tools/release/go.mod", tool)
+		}
+		if !regexp.MustCompile(`(?m)^\t` + regexp.QuoteMeta(tool) + `$`).MatchString(tools) {
+			t.Errorf("tools/release/go.mod does not hold %s as a tool", tool)
+		}
+	}
+	for _, pin := range []string{"github.com/goreleaser/nfpm/v2 v2.45.2", "github.com/CycloneDX/cyclonedx-gomod v1.10.0"} {
+		if !regexp.MustCompile(`(?m)^\t` + regexp.QuoteMeta(pin) + `\b`).MatchString(tools) {
+			t.Errorf("tools/release/go.mod does not pin %s", pin)
+		}
+	}
+}

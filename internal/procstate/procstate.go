@@ -19,10 +19,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/strata-bench/strata/internal/install"
 	"github.com/strata-bench/strata/internal/power"
 	"github.com/strata-bench/strata/internal/probe"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/redact"
+	"github.com/strata-bench/strata/internal/version"
 	"golang.org/x/term"
 )
 
@@ -57,8 +59,12 @@ type State struct {
 	// the simulator faster shortens it alike).
 	NVML          power.OpenNVML
 	PowerInterval time.Duration
-	// Executable is this program (the simulator is started from it).
+	// Executable is this program (the simulator is started from it; a
+	// release's COMMIT file is beside it).
 	Executable string
+	// Build is what this binary knows of its own build (nil: the running
+	// binary's, version.Own(); tests choose one).
+	Build *version.Build
 	// Machine is what is private on this machine, for the redactor (nil:
 	// nothing but the generic patterns).
 	Machine *redact.Machine
@@ -115,6 +121,16 @@ func (s State) Cache() (string, error) {
 		return "", fmt.Errorf("find the user cache folder: %w", err)
 	}
 	return filepath.Join(d, "strata"), nil
+}
+
+// Install is where the running strata came from: its commit and where
+// that was read, and what the checkout around the working folder says.
+func (s State) Install() install.Info {
+	b := version.Own()
+	if s.Build != nil {
+		b = *s.Build
+	}
+	return install.Detect(install.Inputs{Workdir: s.Dir, Executable: s.Executable, Build: b})
 }
 
 // Environment is the environment an engine the runner starts inherits.

@@ -25,10 +25,12 @@ import (
 
 // Inputs say where to look.
 type Inputs struct {
-	Workdir, Executable string
-	Runner              probe.Runner
-	Root                fs.FS
-	GOOS                string
+	// Install is where the running strata came from (install.Detect, which
+	// the run calls first, to say it before anything is sent).
+	Install install.Info
+	Runner  probe.Runner
+	Root    fs.FS
+	GOOS    string
 	// ModelPath is the server's /props model_path and EngineArgs the
 	// engine's arguments (nil: unknown), both relative to EngineDir, the
 	// engine's working folder; ModelPathNote says how a relative
@@ -53,7 +55,6 @@ type Inputs struct {
 	Progress func(done, total int64)
 }
 
-// Gather collects the facts.
 // refusal says in a few words why a named file is not a model file.
 func refusal(err error) string {
 	if errors.Is(err, os.ErrNotExist) {
@@ -67,7 +68,7 @@ func refusal(err error) string {
 // GGUF metadata of the first one; each unknown value carries its reason.
 func Gather(ctx context.Context, in Inputs) record.Facts {
 	f := record.Facts{Missing: map[string]string{}}
-	installFacts(&f, install.Detect(in.Workdir, in.Executable))
+	installFacts(&f, in.Install)
 	pf := probe.Probe(ctx, in.Runner, in.Root, in.GOOS)
 	f.Hardware, f.OS, f.Drivers, f.Runtime = pf.Hardware, pf.OS, pf.Drivers, pf.Runtime
 	for k, v := range pf.Missing {
@@ -94,9 +95,9 @@ func installFacts(f *record.Facts, inst install.Info) {
 			f.Missing[p] = inst.Reason
 		}
 	}
-	ext := &contract.Install{BuildKind: inst.Kind}
+	ext := &contract.Install{BuildKind: inst.Kind, ModuleVersion: inst.ModuleVersion}
 	if inst.Source != "" {
-		ext.CommitSource = inst.Source
+		ext.CommitFrom, ext.CommitSource = inst.From, inst.Source
 	} else {
 		ext.NoCommit = inst.Reason
 	}

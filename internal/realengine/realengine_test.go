@@ -312,7 +312,7 @@ func TestSpecProfileHoldsTheModel(t *testing.T) {
 	srv := Start(t, Options{Model: Thinker, Context: 2048})
 	out := t.TempDir()
 	r := strataWith(t, checkout, table, nil, "bench", "run", "--url", srv.URL, "--results-dir", out)
-	if r.code != 0 || !strings.HasPrefix(r.stderr, "protocol: "+protocol.SpecID) {
+	if r.code != 0 || !strings.Contains(r.stderr, "\nprotocol: "+protocol.SpecID) {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	f := readFolder(t, out)

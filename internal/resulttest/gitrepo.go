@@ -35,13 +35,13 @@ func repoAt(tb testing.TB, dir string) *Repo {
 }
 
 // Checkout makes dir a source checkout of strata (the module's go.mod in a
-// repository with a commit), so a run whose working folder it is records
-// that commit, as a run from a real checkout does.
-func Checkout(tb testing.TB, dir string) {
+// repository with a commit) and returns its commit: a checkout around a
+// run's working folder that is not the running binary's own.
+func Checkout(tb testing.TB, dir string) string {
 	tb.Helper()
 	g := repoAt(tb, dir)
 	g.Write(tb, "go.mod", []byte("module "+install.Module+"\n"))
-	g.Commit(tb, "a checkout")
+	return g.Commit(tb, "a checkout")
 }
 
 // CopyFolder copies a result folder into the work tree at rel.
