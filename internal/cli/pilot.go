@@ -60,7 +60,7 @@ func newPilot(env Env) *cobra.Command {
 				}
 				inputs = append(inputs, in)
 			}
-			rep := pilot.Build(inputs, pilot.Options{})
+			rep := pilot.Build(inputs, pilot.Options{Energy: pilot.ResultsEnergy})
 			w := cmd.OutOrStdout()
 			if asJSON {
 				if err := rep.WriteJSON(w); err != nil {

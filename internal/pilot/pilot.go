@@ -514,3 +514,29 @@ func failuresAcross(folders []*Folder) []FailureAcross {
 	}
 	return out
 }
+
+// ResultsEnergy reads a folder's energy from its results.json
+// (extensions.energy): each performance case's joules per request and
+// median decode tokens per joule, or, when nothing was measured, one line
+// saying why.
+func ResultsEnergy(r *contract.Results) []CaseEnergy {
+	e := r.Extensions.Energy
+	if e == nil {
+		return nil
+	}
+	if e.NotMeasured != "" {
+		return []CaseEnergy{{Phase: string(protocol.PhasePerformance), Note: "not measured: " + e.NotMeasured}}
+	}
+	var out []CaseEnergy
+	for _, c := range protocol.PerformanceCases() {
+		ce := CaseEnergy{Phase: string(protocol.PhasePerformance), CaseID: c, Source: e.Source}
+		if s := e.Summary(c, contract.MetricJoules); s != nil {
+			ce.MedianJ, ce.MinJ, ce.MaxJ, ce.N = s.Median, s.Min, s.Max, s.N
+		}
+		if s := e.Summary(c, contract.MetricDecodeTokensPerJoule); s != nil {
+			ce.DecodeTokensPerJ = s.Median
+		}
+		out = append(out, ce)
+	}
+	return out
+}
