@@ -252,7 +252,7 @@ func strataConfig(env Env, name string, cfg *simengine.Config) error {
 		cfg.ContextTokens = int(n)
 	}
 	for _, flag := range []string{"--native", "--pack"} {
-		if v := engineconfig.StrataValue(file.Args, flag); v != "" {
+		if v := dialect.FlagValue(file.Args, flag); v != "" {
 			cfg.ModelPath = v
 			break
 		}

@@ -213,12 +213,16 @@ type StrataFile struct {
 
 // ConfigFileOf is the config file a Strata server's command line names
 // ("" when none).
-func ConfigFileOf(args []string) string {
+func ConfigFileOf(args []string) string { return FlagValue(args, StrataConfigFlag) }
+
+// FlagValue is the value a command line gives a flag, as "--flag value" or
+// "--flag=value" ("" when absent).
+func FlagValue(args []string, name string) string {
 	for i, a := range args {
-		if v, ok := strings.CutPrefix(a, StrataConfigFlag+"="); ok {
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
 			return v
 		}
-		if a == StrataConfigFlag && i+1 < len(args) {
+		if a == name && i+1 < len(args) {
 			return args[i+1]
 		}
 	}

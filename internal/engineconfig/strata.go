@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/dialect"
 )
 
 // Strata's engine flags, from the args of its config file
@@ -81,25 +82,12 @@ func ParseStrataArgs(args []string) map[string]map[string]any {
 	return out
 }
 
-// StrataValue is the value of a flag in the args ("" when absent).
-func StrataValue(args []string, name string) string {
-	for i, a := range args {
-		if v, ok := strings.CutPrefix(a, name+"="); ok {
-			return v
-		}
-		if a == name && i+1 < len(args) {
-			return args[i+1]
-		}
-	}
-	return ""
-}
-
 // StrataModelFiles are the GGUF files a config file's args name: the
 // --native model (every shard of it is hashed) and the --ple-gguf shard.
 func StrataModelFiles(args []string) []string {
 	var out []string
 	for _, n := range []string{strataNative, strataPLE} {
-		if v := StrataValue(args, n); v != "" {
+		if v := dialect.FlagValue(args, n); v != "" {
 			out = append(out, v)
 		}
 	}
@@ -110,7 +98,7 @@ func StrataModelFiles(args []string) []string {
 // positive whole number).
 func StrataContext(args []string) int64 {
 	var n int64
-	if _, err := fmt.Sscanf(StrataValue(args, strataMaxContext), "%d", &n); err != nil || n <= 0 {
+	if _, err := fmt.Sscanf(dialect.FlagValue(args, strataMaxContext), "%d", &n); err != nil || n <= 0 {
 		return 0
 	}
 	return n
