@@ -14,14 +14,7 @@ import (
 // 80 lines; revive's exported-doc and package-comment rules.
 func TestTheLinterHoldsTheRules(t *testing.T) {
 	t.Parallel()
-	root := filepath.Join("..", "..")
-	read := func(name string) string {
-		data, err := os.ReadFile(filepath.Join(root, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(data)
-	}
+	read := func(name string) string { return repoFile(t, name) }
 	ci, lint, cfg, tools := read(".ci/run"), read("scripts/lint.sh"), read(".golangci.yml"), read("tools/lint/go.mod")
 	if !regexp.MustCompile(`(?m)^scripts/lint\.sh`).MatchString(ci) {
 		t.Error(".ci/run does not run scripts/lint.sh")
@@ -62,14 +55,7 @@ func TestTheLinterHoldsTheRules(t *testing.T) {
 // tools/release/go.mod, pinned: nfpm v2.45.2 and cyclonedx-gomod v1.10.0.
 func TestCIBuildsTheRelease(t *testing.T) {
 	t.Parallel()
-	root := filepath.Join("..", "..")
-	read := func(name string) string {
-		data, err := os.ReadFile(filepath.Join(root, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(data)
-	}
+	read := func(name string) string { return repoFile(t, name) }
 	ci, script, tools := read(".ci/run"), read("scripts/release.sh"), read("tools/release/go.mod")
 	if !regexp.MustCompile(`(?m)^go test -count=1 \./internal/releasetest -strata\.release$`).MatchString(ci) {
 		t.Error(".ci/run does not run the release test with -strata.release")
@@ -87,4 +73,14 @@ func TestCIBuildsTheRelease(t *testing.T) {
 			t.Errorf("tools/release/go.mod does not pin %s", pin)
 		}
 	}
+}
+
+// repoFile is a file of the checkout, by its path from the root.
+func repoFile(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
