@@ -292,7 +292,7 @@ func profileRun(t *testing.T, out string) {
 // models named, and report, in the checkout, agrees. The model is judged
 // from its file, not from its answers, so the server has a 2,048-token
 // context: the 4K and 16K requests fail at once with the engine's 400 (as
-// in TestURLRunSmallContext) instead of prefilling 100,000 tokens on CPU;
+// in the small-context run of TestRealEngineRuns) instead of prefilling 100,000 tokens on CPU;
 // the model's reasons are asserted by name.
 func TestSpecProfileHoldsTheModel(t *testing.T) {
 	t.Parallel()
