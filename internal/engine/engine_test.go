@@ -46,11 +46,20 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "error: failed to allocate 24 GiB of VRAM")
 		os.Exit(1)
 	case "never-loads":
-		select {}
+		hang()
 	case "ignore-term":
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Println("fake engine: ignoring SIGTERM")
-		select {}
+		hang()
+	}
+}
+
+// hang blocks until the process is killed. Not select {}: in a binary
+// without cgo's threads nothing else is alive, and the runtime ends it as
+// a deadlock (exit 2) instead of letting it hang.
+func hang() {
+	for {
+		time.Sleep(time.Hour)
 	}
 }
 
