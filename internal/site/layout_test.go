@@ -101,30 +101,23 @@ func layoutInBrowser(t *testing.T, br *browser, s *resulttest.Scenario, c *site.
 	if len(comparePages) > 0 {
 		shotOf[comparePages[0]] = "compare"
 	}
-	for _, w := range widths {
-		if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, 900)); err != nil {
-			t.Fatal(err)
+	// One navigation per page: the pages' layout is CSS alone (no script
+	// reads the width), so the page laid out again at each width is the page
+	// loaded at that width. The phone width comes last: its filter check
+	// changes the index.
+	for _, p := range pages {
+		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+urlPath(p))); err != nil {
+			t.Fatalf("%s: %v", p, err)
 		}
-		for _, p := range pages {
-			if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+urlPath(p))); err != nil {
-				t.Fatalf("%s: %v", p, err)
+		if pw := pwned(t, ctx); pw != "undefined" {
+			t.Errorf("%s: planted script ran: window.__pwned = %q", p, pw)
+		}
+		for _, w := range widths {
+			if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, 900)); err != nil {
+				t.Fatal(err)
 			}
 			if name, ok := shotOf[p]; ok && (keep != "" || p == "index.html") {
-				buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-				if err != nil {
-					t.Fatal(err)
-				}
-				os.WriteFile(filepath.Join(shots, fmt.Sprintf("layout-%s-%d.png", name, w)), buf, 0o644)
-				// And screen by screen, to look at in full size.
-				for i := range 4 * min(len(keep), 1) {
-					js[bool](t, ctx, fmt.Sprintf(`(window.scrollTo(0, %d * window.innerHeight), true)`, i))
-					screen, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-					if err != nil {
-						t.Fatal(err)
-					}
-					os.WriteFile(filepath.Join(shots, fmt.Sprintf("layout-%s-%d-screen%d.png", name, w, i+1)), screen, 0o644)
-				}
-				js[bool](t, ctx, `(window.scrollTo(0, 0), true)`)
+				shoot(t, ctx, shots, fmt.Sprintf("layout-%s-%d", name, w), 4*min(len(keep), 1))
 			}
 			checkFits(t, ctx, p, w)
 			if w == 1280 && p == "index.html" {
@@ -136,9 +129,6 @@ func layoutInBrowser(t *testing.T, br *browser, s *resulttest.Scenario, c *site.
 			if w == 1280 && strings.HasPrefix(p, "compare/") {
 				checkComparePage(t, ctx, p, byID)
 			}
-			if pw := pwned(t, ctx); pw != "undefined" {
-				t.Errorf("%s: planted script ran: window.__pwned = %q", p, pw)
-			}
 		}
 	}
 	checkPairs(t, c, dir)
@@ -149,21 +139,53 @@ func layoutInBrowser(t *testing.T, br *browser, s *resulttest.Scenario, c *site.
 // would), and no number is in exponent notation, in the text or an SVG.
 func checkFits(t *testing.T, ctx context.Context, p string, w int64) {
 	t.Helper()
-	got := js[[]int](t, ctx, `[document.documentElement.scrollWidth, window.innerWidth]`)
-	if got[0] > got[1] || int64(got[1]) != w {
-		t.Errorf("%s at %d px: scroll width %d, window %d: the page scrolls sideways", p, w, got[0], got[1])
+	// One evaluation (one round trip to the browser) reads all four facts.
+	got := js[struct {
+		Scroll, Inner int
+		Overflow      string
+		Wide, Exp     []string
+	}](t, ctx, `({
+		Scroll: document.documentElement.scrollWidth, Inner: window.innerWidth,
+		Overflow: getComputedStyle(document.documentElement).overflowX + ' ' + getComputedStyle(document.body).overflowX,
+		Wide: [...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 0.5).map(e => e.tagName + '.' + e.className + ' ' + (e.textContent || '').slice(0, 60)),
+		Exp: [document.documentElement.outerHTML, ...[...document.querySelectorAll('svg')].map(s => s.outerHTML)].map(h => (h.match(/[0-9]e\+[0-9]*/i) || [''])[0]).filter(Boolean),
+	})`)
+	if got.Scroll > got.Inner || int64(got.Inner) != w {
+		t.Errorf("%s at %d px: scroll width %d, window %d: the page scrolls sideways", p, w, got.Scroll, got.Inner)
 	}
-	if o := js[string](t, ctx, `getComputedStyle(document.documentElement).overflowX + ' ' + getComputedStyle(document.body).overflowX`); o != "visible visible" {
-		t.Errorf("%s: overflow-x %s hides what does not fit", p, o)
+	if got.Overflow != "visible visible" {
+		t.Errorf("%s: overflow-x %s hides what does not fit", p, got.Overflow)
 	}
-	if wide := js[[]string](t, ctx, `[...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 0.5).map(e => e.tagName + '.' + e.className + ' ' + (e.textContent || '').slice(0, 60))`); len(wide) > 0 {
+	if wide := got.Wide; len(wide) > 0 {
 		if len(wide) > 5 {
 			wide = wide[:5]
 		}
 		t.Errorf("%s at %d px: elements past the right edge: %q", p, w, wide)
 	}
-	if e := js[[]string](t, ctx, `[document.documentElement.outerHTML, ...[...document.querySelectorAll('svg')].map(s => s.outerHTML)].map(h => (h.match(/[0-9]e\+[0-9]*/i) || [''])[0]).filter(Boolean)`); len(e) > 0 {
-		t.Errorf("%s: a number in exponent notation: %q", p, e)
+	if len(got.Exp) > 0 {
+		t.Errorf("%s: a number in exponent notation: %q", p, got.Exp)
+	}
+}
+
+// shoot writes a full-page screenshot of the page as name.png and, for a
+// person to look at in full size, the first screens one by one.
+func shoot(t *testing.T, ctx context.Context, dir, name string, screens int) {
+	t.Helper()
+	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, name+".png"), buf, 0o644)
+	for i := range screens {
+		js[bool](t, ctx, fmt.Sprintf(`(window.scrollTo(0, %d * window.innerHeight), true)`, i))
+		screen, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-screen%d.png", name, i+1)), screen, 0o644)
+	}
+	if screens > 0 {
+		js[bool](t, ctx, `(window.scrollTo(0, 0), true)`)
 	}
 }
 
