@@ -161,6 +161,11 @@ func TestHonestTextSurvives(t *testing.T) {
 		"Lh+pclU9MvN9oH4uekt140MyQOaxHlOFrMPJLN338c88KzwzvF2TgTPPreTfwdV+\n",
 		"Lh+pclU9MvN9oH4uekt140MyQOaxHlOFrMPJLN338c88KzwzvF2TgTPPreTfwdV+\nN7dMQwFX+Wc4xbpniViXkoZF00WZtU2NHUh6keyAJX6vy6HLKTA0pa/ObyFog3qS\nok",
 		"-----END PUBLIC KEY-----", "D:\\\\builds\\\\", // a drive's folder is a path, tested below
+		// A model's answer about passwords, keys and tokens is prose: a
+		// setting's name takes its value after a space only as a flag.
+		"The password must be at least 8 characters long.", "Use a secret key of 32 bytes.", "Run the pwd command to print the folder.",
+		"Never share your api key with anyone.", "An access_token expires; the refresh token lasts longer.", "hf_token stays in the environment",
+		"The client secret goes in a vault, and the passwd file lists users.",
 	} {
 		got := r.String(keep)
 		if keep == `D:\\builds\\` {

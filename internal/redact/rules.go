@@ -302,8 +302,11 @@ var secretRules = []rule{
 	{re: regexp.MustCompile(`(?i)[?&;=]sig=([^&\s"'<>;#]{8,})`),
 		to: Secret, what: "the signature of a shared access signature", group: 1, keep: isPlaceholder, need: []string{"sig="}},
 	// Values of settings whose name says they are secret, as key=value,
-	// key: value, --key value or --key=value.
-	{re: regexp.MustCompile(`(?i)(?:\b|--)(?:` + settingNames + `)["']?(?:\s*[:=]\s*|\s+)["']?` + secretValue),
+	// key: value, --key value, --prefix-key value or --key=value. Only a
+	// flag takes its value after a space, as in the rules below: "the
+	// password must be", "a secret key of 32 bytes" and "the pwd command"
+	// are prose, and a model's answer is evidence.
+	{re: regexp.MustCompile(`(?i)(?:--(?:[a-z0-9][a-z0-9-]*-)?(?:` + settingNames + `)["']?(?:\s*[:=]\s*|\s+)|\b(?:` + settingNames + `)["']?\s*[:=]\s*)["']?` + secretValue),
 		to: Secret, what: "the value of a secret setting (key, token, password)", group: 1, keep: keepSetting, need: secretNeed},
 	// The credential keys (AccountKey=, private_key:) are a rule of their
 	// own, so most text, which has "key" but none of their words, skips its
