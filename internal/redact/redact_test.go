@@ -166,6 +166,7 @@ func TestHonestTextSurvives(t *testing.T) {
 		"The password must be at least 8 characters long.", "Use a secret key of 32 bytes.", "Run the pwd command to print the folder.",
 		"Never share your api key with anyone.", "An access_token expires; the refresh token lasts longer.", "hf_token stays in the environment",
 		"The client secret goes in a vault, and the passwd file lists users.",
+		"A bearer token goes in the Authorization header.", "Bearer tokens expire; the Bearer scheme is RFC 6750.", "bearer authentication",
 	} {
 		got := r.String(keep)
 		if keep == `D:\\builds\\` {

@@ -59,6 +59,16 @@ func isPlaceholder(s string) bool {
 	return false
 }
 
+// keepBearer lets stand what follows "bearer" where it is a word of prose
+// about bearer tokens, not one: a key is never one of these words.
+func keepBearer(v string) bool {
+	switch strings.ToLower(v) {
+	case "token", "tokens", "auth", "authentication", "authorization", "scheme", "header", "credential", "credentials":
+		return true
+	}
+	return isPlaceholder(v)
+}
+
 func hasLetter(s string) bool {
 	for _, c := range s {
 		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
@@ -276,9 +286,10 @@ var secretRules = []rule{
 	// Credentials in a URL, whatever the host (an IP, loopback or a name).
 	{re: regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://([^\s/?#@:"'<>\\]+:[^\s/?#@"'<>\\]+)@`),
 		to: Secret, what: "a user name and password in a URL", group: 1, keep: isPlaceholder, need: []string{"://"}},
-	// A bearer token of any length.
+	// A bearer token of any length, but not the words prose puts after
+	// "bearer" ("a bearer token goes in the header").
 	{re: regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9._~+/=-]+)`),
-		to: Secret, what: "a bearer token", group: 1, keep: isPlaceholder, need: []string{"bearer"}},
+		to: Secret, what: "a bearer token", group: 1, keep: keepBearer, need: []string{"bearer"}},
 	// Basic credentials (base64 of user:password): in an Authorization
 	// header whatever they hold, and elsewhere where they decode to
 	// user:password ("a basic test" is no credential).
