@@ -148,20 +148,33 @@ func (s *Server) ollamaVersion() string {
 	return ollamaVersion
 }
 
+// ollamaAtLeast reports whether the Ollama this server plays is minor.patch
+// of 0.x or newer (false for a version it cannot read).
+func (s *Server) ollamaAtLeast(minor, patch int) bool {
+	var ma, mi, pa int
+	if _, err := fmt.Sscanf(s.ollamaVersion(), "%d.%d.%d", &ma, &mi, &pa); err != nil {
+		return false
+	}
+	return ma > 0 || mi > minor || mi == minor && pa >= patch
+}
+
+// ollamaOpenAIStream: since v0.32.6 (8edecb5c6, "openai: match openai's
+// streaming wire format", #17485) Ollama sends role only in the first
+// delta, finish_reason on a chunk of its own with an empty delta, and
+// usage on one more after it; before, role rode in every delta and
+// finish_reason on the last content chunk.
+func (s *Server) ollamaOpenAIStream() bool { return s.ollamaAtLeast(32, 6) }
+
 // ollamaRejects answers an Ollama before 0.32.11 to a reasoning_effort it
 // does not take, as v0.22.0 to v0.32.10 do: HTTP 400 with the OpenAI error
 // shape (openai/openai.go @v0.32.10 l.683–684, through middleware/openai.go
 // and openai.NewError). It reports whether it answered.
 func (s *Server) ollamaRejects(w http.ResponseWriter, effort json.RawMessage) bool {
 	var v string
-	var major, minor, patch int
 	if json.Unmarshal(effort, &v) != nil {
 		return false
 	}
-	if _, err := fmt.Sscanf(s.ollamaVersion(), "%d.%d.%d", &major, &minor, &patch); err != nil {
-		return false
-	}
-	if major > 0 || minor > 32 || minor == 32 && patch >= 11 {
+	if _, err := fmt.Sscanf(s.ollamaVersion(), "%d.%d.%d", new(int), new(int), new(int)); err != nil || s.ollamaAtLeast(32, 11) {
 		return false
 	}
 	switch v {

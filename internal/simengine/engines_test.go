@@ -472,14 +472,37 @@ func TestEngineStream(t *testing.T) {
 					}
 				}
 			}},
-		// ollama openai/openai.go @00988753 (ToChunk: fp_ollama, delta.reasoning;
-		// ToUsage: three counts).
+		// ollama openai/openai.go @fb30760 (v0.32.15; toChunk: fp_ollama,
+		// delta.reasoning, content always a string, role in the first delta
+		// only; FinishChunk: an empty delta; ToUsage: three counts) and
+		// middleware/openai.go @fb30760 ChatWriter.writeResponse (no chunk
+		// for the empty trailer; usage on a chunk of choices [] after the
+		// finish chunk).
 		{DialectOllama, "reasoning", true, "completion_tokens,prompt_tokens,total_tokens",
 			func(t *testing.T, evs []map[string]any, usage map[string]any) {
-				for _, ev := range evs {
-					if ev["system_fingerprint"] != "fp_ollama" {
-						t.Errorf("chunk without fp_ollama: %v", ev)
+				for i, ev := range evs {
+					if ev["system_fingerprint"] != "fp_ollama" || ev["created"] != evs[0]["created"] {
+						t.Errorf("chunk %d without fp_ollama or the stream's one created: %v", i, ev)
 					}
+					_, role := delta(ev)["role"]
+					if i > 0 && role {
+						t.Errorf("role in delta %d: %v", i, ev)
+					}
+					if _, ok := delta(ev)["content"].(string); i < len(evs)-2 && !ok {
+						t.Errorf("content chunk %d without a content string: %v", i, ev)
+					}
+				}
+				fin := evs[len(evs)-2]
+				if c := choice0(fin); c["finish_reason"] != "stop" || len(delta(fin)) != 0 {
+					t.Errorf("finish chunk %v, want an empty delta", fin)
+				}
+				for _, ev := range evs[:len(evs)-2] {
+					if choice0(ev)["finish_reason"] != nil {
+						t.Errorf("finish_reason before the finish chunk: %v", ev)
+					}
+				}
+				if last := evs[len(evs)-1]; choice0(last) != nil {
+					t.Errorf("usage chunk choices %v", last["choices"])
 				}
 			}},
 		// ik_llama.cpp examples/server/server-task.cpp @8337e4c (usage only on
@@ -587,6 +610,32 @@ func TestEngineStream(t *testing.T) {
 				c.check(t, evs, usage)
 			}
 		})
+	}
+}
+
+// TestOllamaStreamBeforeV0326: an Ollama before v0.32.6 (openai/openai.go
+// @00988753 ToChunk, middleware/openai.go there) puts role in every delta
+// and finish_reason on its last chunk, the trailer's {role, content ""};
+// usage follows on a chunk of choices [].
+func TestOllamaStreamBeforeV0326(t *testing.T) {
+	t.Parallel()
+	url := startAs(t, DialectOllama, func(c *Config) { c.OllamaVersion = "0.32.5" })
+	r := call(t, "POST", url+"/v1/chat/completions", fixtureBody(t, "warmup", nil))
+	if r.status != 200 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	evs := events(t, r.body)
+	for i, ev := range evs[:len(evs)-1] {
+		if delta(ev)["role"] != "assistant" {
+			t.Errorf("delta %d without role: %v", i, ev)
+		}
+	}
+	fin := evs[len(evs)-2]
+	if d := delta(fin); choice0(fin)["finish_reason"] != "stop" || d["content"] != "" || len(d) != 2 {
+		t.Errorf("finish chunk %v, want the trailer {role, content \"\"} with stop", fin)
+	}
+	if last := evs[len(evs)-1]; choice0(last) != nil || last["usage"] == nil {
+		t.Errorf("usage chunk %v", last)
 	}
 }
 

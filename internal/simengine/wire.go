@@ -35,7 +35,8 @@ type engineWire struct {
 func (s *Server) newEngineWire(cw *chunkWriter, req *chatRequest, promptTokens, cached int, queued time.Duration, b Behaviour) *engineWire {
 	cw.fingerprint = ""
 	if s.cfg.Dialect == DialectOllama {
-		// ollama openai/openai.go @00988753 ToChunk: every chunk.
+		// ollama openai/openai.go ToChunk (@00988753) and toChunk and
+		// FinishChunk (@fb30760): every chunk.
 		cw.fingerprint = "fp_ollama"
 	}
 	return &engineWire{s: s, cw: cw, dialect: s.cfg.Dialect, includeUsage: req.StreamOptions.IncludeUsage,
@@ -120,10 +121,28 @@ func (e *engineWire) role() {
 			e.roleSent = true
 		}
 	case DialectOllama, DialectTabbyAPI:
-		// Ollama puts role in every delta (openai.go @00988753 ToChunk);
-		// TabbyAPI never sends role (endpoints/OAI/utils/chat_completion.py
-		// @0158fb48 _compose_serialize_stream_chunk).
+		// Ollama puts role in its deltas (ollamaDelta); TabbyAPI never
+		// sends role (endpoints/OAI/utils/chat_completion.py @0158fb48
+		// _compose_serialize_stream_chunk).
 	}
+}
+
+// ollamaDelta is Ollama's delta around d: content always there as a
+// string (openai.Delta.Content is any with omitempty, given the message's
+// string), reasoning and tool_calls only when set; role in every delta
+// before v0.32.6 (openai.go @00988753 ToChunk), in the first one only since
+// (openai.go @fb30760 toChunk, includeRole from middleware/openai.go
+// ChatWriter.firstChunkSent).
+func (e *engineWire) ollamaDelta(d map[string]any) map[string]any {
+	od := map[string]any{"content": ""}
+	if !e.roleSent || !e.s.ollamaOpenAIStream() {
+		od["role"] = "assistant"
+		e.roleSent = true
+	}
+	for k, v := range d {
+		od[k] = v
+	}
+	return od
 }
 
 // token writes one token's delta (d is the plan's: reasoning_content,
@@ -163,11 +182,7 @@ func (e *engineWire) token(d map[string]any) {
 	case DialectSGLang:
 		e.write([]any{e.choice(sglangDelta(d), nil)}, nil)
 	case DialectOllama:
-		od := map[string]any{"role": "assistant", "content": ""}
-		for k, v := range d {
-			od[k] = v
-		}
-		e.write([]any{e.choice(od, nil)}, nil)
+		e.write([]any{e.choice(e.ollamaDelta(d), nil)}, nil)
 	default:
 		e.write([]any{e.choice(d, nil)}, nil)
 	}
@@ -182,7 +197,7 @@ func (e *engineWire) wholeTool() []any {
 // flushTool writes Ollama's whole call (finish is nil: the finish chunk
 // follows).
 func (e *engineWire) flushTool(finish any) {
-	e.write([]any{e.choice(map[string]any{"role": "assistant", "content": "", "tool_calls": e.wholeTool()}, finish)}, nil)
+	e.write([]any{e.choice(e.ollamaDelta(map[string]any{"tool_calls": e.wholeTool()}), finish)}, nil)
 	e.tool = nil
 }
 
@@ -230,12 +245,26 @@ func (e *engineWire) finish(finish string, emitted int, decodeDur time.Duration)
 				"completion_tokens": emitted, "prompt_tokens_details": details, "reasoning_tokens": e.reasoning}})
 		}
 	case DialectOllama:
-		// openai.go @00988753: finish_reason from done_reason (tool_calls
-		// when a call was sent); usage {prompt, completion, total} only.
+		// finish_reason from done_reason (tool_calls when a call was sent,
+		// and since v0.32.6 only in place of stop); usage {prompt,
+		// completion, total} only, on a chunk of choices [].
 		if e.tool != nil {
 			e.flushTool(nil)
 		}
-		e.write([]any{e.choice(map[string]any{"role": "assistant", "content": ""}, finish)}, nil)
+		if !e.s.ollamaOpenAIStream() {
+			// openai.go @00988753: the metrics-only trailer is a chunk of
+			// its own, carrying finish_reason.
+			e.write([]any{e.choice(e.ollamaDelta(nil), finish)}, nil)
+		} else {
+			// middleware/openai.go @fb30760 writeResponse: no chunk for the
+			// empty trailer once a chunk was sent (a wholly empty answer
+			// still opens with its role chunk), then openai.FinishChunk:
+			// an empty delta.
+			if !e.roleSent {
+				e.write([]any{e.choice(e.ollamaDelta(nil), nil)}, nil)
+			}
+			e.write([]any{e.choice(map[string]any{}, finish)}, nil)
+		}
 		if usage {
 			e.write([]any{}, map[string]any{"usage": e.counts(emitted)})
 		}
