@@ -211,10 +211,79 @@ type runPageData struct {
 	Run      *Run
 	R        *contract.Results
 	Cases    []caseRow
+	Energy   *energySection
 	Charts   []template.HTML
 	Verdicts []verdict
 	Pairs    []pairLink
 	Files    []fileLink
+}
+
+// energySection is a run's extensions.energy as its page shows it, the
+// run README's energy table in the page's cells: the source, interval and
+// idle baseline, each performance case's joules and decode tokens per
+// joule, each concurrency round's joules; or why nothing was measured.
+type energySection struct {
+	NotMeasured                  string
+	Source, Interval, GPUs, Idle string
+	Samples                      string
+	Count                        int
+	Stopped                      string
+	Cases                        []energyCase
+	Rounds                       []energyRound
+}
+
+type energyCase struct {
+	Case             string
+	Joules, PerJoule cell
+}
+
+type energyRound struct {
+	Round                    int
+	Window, Joules, PerJoule string
+}
+
+// energyOf is the page's energy section (nil: the result has no block, as
+// an older or recovered run).
+func energyOf(r *contract.Results) *energySection {
+	e := r.Extensions.Energy
+	if e == nil {
+		return nil
+	}
+	if e.NotMeasured != "" {
+		return &energySection{NotMeasured: e.NotMeasured}
+	}
+	opt := func(p *float64, metric string) string {
+		if p == nil {
+			return "not measured"
+		}
+		return humanize.Of(metric, *p)
+	}
+	gpus := make([]string, 0, len(e.GPUs))
+	for _, g := range e.GPUs {
+		gpus = append(gpus, fmt.Sprintf("GPU %d", g))
+	}
+	sec := &energySection{Source: e.Source, GPUs: strings.Join(gpus, ", "), Samples: e.Samples, Count: e.SampleCount,
+		Stopped: e.Stopped, Interval: "not measured", Idle: "not measured"}
+	if e.IntervalS != nil {
+		sec.Interval = fmt.Sprintf("%g s", *e.IntervalS)
+	}
+	if e.IdleW != nil {
+		sec.Idle = fmt.Sprintf("%.1f W", *e.IdleW)
+	}
+	for _, c := range protocol.PerformanceCases() {
+		sec.Cases = append(sec.Cases, energyCase{Case: c,
+			Joules:   cellOf(energyTitles[contract.MetricJoules], e.Summary(c, contract.MetricJoules)),
+			PerJoule: cellOf(energyTitles[contract.MetricDecodeTokensPerJoule], e.Summary(c, contract.MetricDecodeTokensPerJoule))})
+	}
+	for _, rd := range e.Rounds {
+		w := "not measured"
+		if rd.WindowS != nil {
+			w = humanize.Seconds(*rd.WindowS)
+		}
+		sec.Rounds = append(sec.Rounds, energyRound{Round: rd.Round, Window: w,
+			Joules: opt(rd.Joules, contract.MetricJoules), PerJoule: opt(rd.OutputTokensPerJoule, contract.MetricDecodeTokensPerJoule)})
+	}
+	return sec
 }
 
 type caseRow struct {
@@ -264,6 +333,7 @@ func runPage(run *Run, evidence []Evidence, pairs []*pair) runPageData {
 	d := runPageData{Run: run, R: run.Results}
 	r := run.Results
 	if r != nil {
+		d.Energy = energyOf(r)
 		for _, k := range charts.Cases(r) {
 			d.Cases = append(d.Cases, caseRow{
 				Phase: k.Phase, Case: k.ID, Concurrency: concurrencyOf(k.Phase), Capped: capped(r, k.Phase, k.ID),
