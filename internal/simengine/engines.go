@@ -149,13 +149,13 @@ func (s *Server) ollamaVersion() string {
 }
 
 // ollamaAtLeast reports whether the Ollama this server plays is minor.patch
-// of 0.x or newer (false for a version it cannot read).
-func (s *Server) ollamaAtLeast(minor, patch int) bool {
+// of 0.x or newer; known is false for a version it cannot read.
+func (s *Server) ollamaAtLeast(minor, patch int) (atLeast, known bool) {
 	var ma, mi, pa int
 	if _, err := fmt.Sscanf(s.ollamaVersion(), "%d.%d.%d", &ma, &mi, &pa); err != nil {
-		return false
+		return false, false
 	}
-	return ma > 0 || mi > minor || mi == minor && pa >= patch
+	return ma > 0 || mi > minor || mi == minor && pa >= patch, true
 }
 
 // ollamaOpenAIStream: since v0.32.6 (8edecb5c6, "openai: match openai's
@@ -163,7 +163,10 @@ func (s *Server) ollamaAtLeast(minor, patch int) bool {
 // delta, finish_reason on a chunk of its own with an empty delta, and
 // usage on one more after it; before, role rode in every delta and
 // finish_reason on the last content chunk.
-func (s *Server) ollamaOpenAIStream() bool { return s.ollamaAtLeast(32, 6) }
+func (s *Server) ollamaOpenAIStream() bool {
+	atLeast, _ := s.ollamaAtLeast(32, 6)
+	return atLeast
+}
 
 // ollamaRejects answers an Ollama before 0.32.11 to a reasoning_effort it
 // does not take, as v0.22.0 to v0.32.10 do: HTTP 400 with the OpenAI error
@@ -174,7 +177,7 @@ func (s *Server) ollamaRejects(w http.ResponseWriter, effort json.RawMessage) bo
 	if json.Unmarshal(effort, &v) != nil {
 		return false
 	}
-	if _, err := fmt.Sscanf(s.ollamaVersion(), "%d.%d.%d", new(int), new(int), new(int)); err != nil || s.ollamaAtLeast(32, 11) {
+	if takes, known := s.ollamaAtLeast(32, 11); takes || !known {
 		return false
 	}
 	switch v {
