@@ -623,6 +623,13 @@ type chunkWriter struct {
 	// tail is what follows a delta in its chunk (the keys after
 	// "choices", as json.Marshal of the map orders them), made once.
 	tail string
+	// lazy holds writes in the buffer until flush: the decode loop sends
+	// every token that is already due in one write, as an engine that
+	// falls behind its clock does, and flushes before it waits. On time
+	// (the default speed) every token is still its own write; at the
+	// tests' speed of 100 several share one, and a simulated run costs
+	// about an eighth less CPU (perf, 5 runs of bench run --simulate).
+	lazy bool
 }
 
 func (c *chunkWriter) raw(s string) {
@@ -630,7 +637,16 @@ func (c *chunkWriter) raw(s string) {
 		return
 	}
 	_, c.err = io.WriteString(c.w, s)
-	c.fl.Flush()
+	if !c.lazy {
+		c.fl.Flush()
+	}
+}
+
+// flush sends what lazy writes have left in the buffer.
+func (c *chunkWriter) flush() {
+	if c.err == nil {
+		c.fl.Flush()
+	}
 }
 
 func (c *chunkWriter) chunk(choices any, extra map[string]any) {
@@ -783,6 +799,8 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 		finish = "tool_calls"
 	}
 	tokens := plan.tokens()
+	cw.lazy = true
+	defer func() { cw.lazy = false; cw.flush() }()
 	for i, t := range tokens {
 		if limit >= 0 && emitted >= limit {
 			finish = "length"
@@ -797,6 +815,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 			return
 		}
 		if b.CutAfter != nil && emitted == *b.CutAfter {
+			cw.flush()
 			panic(http.ErrAbortHandler) // closes the connection mid-stream
 		}
 		if b.MalformedAfter != nil && emitted == *b.MalformedAfter {
@@ -809,12 +828,16 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 			cw.delta(map[string]any{"content": strings.Repeat("a", 1<<20+10)})
 		}
 		if b.Die && emitted == 2 {
+			cw.flush()
 			s.die()
 			panic(http.ErrAbortHandler)
 		}
 		due := decodeStart.Add(time.Duration(float64(emitted+lead) / s.cfg.DecodeTPS * float64(time.Second)))
-		if d := due.Sub(s.cfg.Now()); d > 0 && !sleepCtx(r.Context(), d) {
-			return
+		if d := due.Sub(s.cfg.Now()); d > 0 {
+			cw.flush()
+			if !sleepCtx(r.Context(), d) {
+				return
+			}
 		}
 		if ew == nil {
 			cw.delta(t)
@@ -826,6 +849,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 			return
 		}
 	}
+	cw.lazy = false
 	if b.FinishReason != nil {
 		finish = *b.FinishReason
 	}
