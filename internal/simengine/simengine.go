@@ -624,11 +624,12 @@ type chunkWriter struct {
 	// "choices", as json.Marshal of the map orders them), made once.
 	tail string
 	// lazy holds writes in the buffer until flush: the decode loop sends
-	// every token that is already due in one write, as an engine that
-	// falls behind its clock does, and flushes before it waits. On time
-	// (the default speed) every token is still its own write; at the
+	// every token that is already due in one write and flushes before it
+	// waits. The bytes and each token's due time are unchanged; only where
+	// one write ends differs, which TCP never promises a client anyway. On
+	// time (the default speed) every token is still its own write; at the
 	// tests' speed of 100 several share one, and a simulated run costs
-	// about an eighth less CPU (perf, 5 runs of bench run --simulate).
+	// about an eighth less CPU (5 runs of bench run --simulate, time(1)).
 	lazy bool
 }
 
