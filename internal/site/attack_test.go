@@ -190,9 +190,10 @@ func pwned(t *testing.T, ctx context.Context) string {
 // attackInBrowser opens, from a plain static host, every page the site
 // wrote and every file under runs/: no planted script runs anywhere, every
 // page carries the policy (and the browser enforces it), the pages show
-// what was planted in the results as text, and evidence is text. A file byte for byte the same as the one at its path under
-// checked (a site this test opens in full) is not opened again: the same
-// bytes from the same kind of host give the same page.
+// what was planted in the results as text, and evidence is text. A file
+// byte for byte the same as the one at its path under checked (a site this
+// test opens in full) is not opened again: the same bytes from the same
+// kind of host give the same page.
 func attackInBrowser(t *testing.T, br *browser, s *resulttest.Scenario, c *site.Site, dir, checked string) {
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	defer srv.Close()

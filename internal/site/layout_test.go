@@ -72,12 +72,7 @@ func layoutInBrowser(t *testing.T, br *browser, s *resulttest.Scenario, c *site.
 	defer srv.Close()
 	ctx, done := br.tab(t)
 	defer done()
-	// Screenshots are for a person to look at (STRATA_SCREENSHOTS=DIR takes
-	// and keeps them); the checks below read the laid-out page.
-	shots := os.Getenv("STRATA_SCREENSHOTS")
-	if shots != "" {
-		os.MkdirAll(shots, 0o755)
-	}
+	shots := screenshotDir()
 	byID := map[string]*site.Run{}
 	for _, r := range c.Approved {
 		byID[r.Results.Run.ID] = r

@@ -232,13 +232,7 @@ func inBrowser(t *testing.T, br *browser, s *resulttest.Scenario, c *site.Site, 
 	defer srv.Close()
 	ctx, done := br.tab(t)
 	defer done()
-	// Screenshots are for a person to look at: STRATA_SCREENSHOTS=DIR takes
-	// them (and keeps them there); the checks read the page itself, and a
-	// full-page capture costs more than the rest of a page's checks.
-	shots := os.Getenv("STRATA_SCREENSHOTS")
-	if shots != "" {
-		os.MkdirAll(shots, 0o755)
-	}
+	shots := screenshotDir()
 	open := func(page, waitFor string) {
 		t.Helper()
 		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+page), chromedp.WaitVisible(waitFor)); err != nil {
@@ -309,4 +303,16 @@ func inBrowser(t *testing.T, br *browser, s *resulttest.Scenario, c *site.Site, 
 	if shots != "" {
 		t.Logf("screenshots in %s", shots)
 	}
+}
+
+// screenshotDir is where the browser tests put screenshots, for a person
+// to look at: STRATA_SCREENSHOTS=DIR takes them and keeps them there.
+// Without it none is taken: the checks read the laid-out page itself, and
+// a full-page capture costs more than the rest of a page's checks.
+func screenshotDir() string {
+	dir := os.Getenv("STRATA_SCREENSHOTS")
+	if dir != "" {
+		os.MkdirAll(dir, 0o755)
+	}
+	return dir
 }
