@@ -112,7 +112,11 @@ func TestOptionalConcurrency(t *testing.T) {
 	for _, v := range ttfts {
 		maxT, minT = max(maxT, v), min(minT, v)
 	}
-	if maxT < 3*minT || maxT < 0.04 {
+	// The last in the queue waits for the three before it (about 70 ms);
+	// four slots would start them together. Scheduling noise on a busy
+	// machine delays every request alike, so the spread shows the queue
+	// where a ratio to the first (itself delayed) would not.
+	if maxT-minT < 0.04 {
 		t.Errorf("queued requests should wait for the slot: TTFTs %v", ttfts)
 	}
 	if len(r.Summaries) != 20 {

@@ -60,17 +60,37 @@ type glConfig struct {
 	Rules      []glRule `toml:"rules"`
 }
 
-// keyRule is one compiled provider-key rule.
+// keyRule is one provider-key rule.
 type keyRule struct {
 	id, description string
-	re              *regexp.Regexp
 	group           int
 	entropy         float64
 	keywords        []int // indexes into providerSet.keywords
 	allow           []keyAllow
-	// reach is the longest text the rule can match, in bytes, or -1 when
-	// it has no bound: a bounded rule only runs near its keywords.
+	// expr is compiled on the rule's first use. Compiling all 221 costs
+	// about 45 ms in every strata process that prints a line, and a text
+	// without any of a rule's keywords never runs it, so most are never
+	// compiled at all. TestProviderRulesLoad compiles every one.
+	expr func() (compiledKey, error)
+}
+
+// compiledKey is a rule's regexp and the longest text it can match, in
+// bytes, or -1 when it has no bound: a bounded rule only runs near its
+// keywords.
+type compiledKey struct {
+	re    *regexp.Regexp
 	reach int
+}
+
+// compileKey is expr's regexp and reach, made once.
+func compileKey(expr string) func() (compiledKey, error) {
+	return sync.OnceValues(func() (compiledKey, error) {
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return compiledKey{}, err
+		}
+		return compiledKey{re: re, reach: longestMatch(expr)}, nil
+	})
 }
 
 type keyAllow struct {
@@ -109,11 +129,7 @@ var providerRules = sync.OnceValues(func() (*providerSet, error) {
 		if r.Regex == "" || r.Path != "" || excludedRules[r.ID] || len(r.Required) > 0 {
 			continue
 		}
-		re, err := regexp.Compile(r.Regex)
-		if err != nil {
-			return nil, fmt.Errorf("gitleaks rule %s: %w", r.ID, err)
-		}
-		k := keyRule{id: r.ID, description: r.Description, re: re, group: r.SecretGroup, entropy: r.Entropy, reach: longestMatch(r.Regex)}
+		k := keyRule{id: r.ID, description: r.Description, group: r.SecretGroup, entropy: r.Entropy, expr: compileKey(r.Regex)}
 		for _, kw := range r.Keywords {
 			kw = strings.ToLower(kw)
 			i, ok := index[kw]
@@ -263,7 +279,7 @@ func spanOf(re *syntax.Regexp) int {
 // keywords lies inside one, and the rule's regexp (which backtracks on a
 // small input instead of stepping an automaton over megabytes) runs only
 // there.
-func (k keyRule) windows(set *providerSet, hits [][]int, s string, reach int) [][2]int {
+func (k keyRule) windows(set *providerSet, hits [][]int, s string, reach int, bounded bool) [][2]int {
 	var spans [][2]int
 	for _, kw := range k.keywords {
 		for _, at := range hits[kw] {
@@ -279,7 +295,7 @@ func (k keyRule) windows(set *providerSet, hits [][]int, s string, reach int) []
 	// middle. Each stretch is walked once: a span that starts inside the
 	// window before it joins it.
 	widen := func(w [2]int, from int) [2]int {
-		if k.reach >= 0 {
+		if bounded {
 			return w
 		}
 		for w[0] > from && !isSpace(s[w[0]-1]) {
@@ -329,24 +345,28 @@ func (k keyRule) findKeyed(set *providerSet, s string, hits [][]int) [][]int {
 	if !present {
 		return nil
 	}
-	reach := k.reach
+	c, err := k.expr()
+	if err != nil {
+		return nil // TestProviderRulesLoad holds every embedded rule to compiling
+	}
+	reach := c.reach
 	if reach < 0 {
 		reach = unboundedReach
 	}
 	if len(k.keywords) == 0 || len(s) <= 4*reach {
-		return k.re.FindAllStringSubmatchIndex(s, -1)
+		return c.re.FindAllStringSubmatchIndex(s, -1)
 	}
 	var out [][]int
 	last := 0 // where the previous window's last match ended
-	for _, w := range k.windows(set, hits, s, reach) {
+	for _, w := range k.windows(set, hits, s, reach, c.reach >= 0) {
 		lo, hi := max(w[0], last), w[1]
 		for grow := reach; ; grow *= 2 {
-			ms := k.re.FindAllStringSubmatchIndex(s[lo:hi], -1)
+			ms := c.re.FindAllStringSubmatchIndex(s[lo:hi], -1)
 			touches := false
 			for _, m := range ms {
 				touches = touches || (m[0] == 0 && lo > last) || (m[1] == hi-lo && hi < len(s))
 			}
-			if touches && k.reach < 0 {
+			if touches && c.reach < 0 {
 				lo, hi = max(last, lo-grow), min(len(s), hi+grow)
 				continue
 			}

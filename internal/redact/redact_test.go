@@ -66,13 +66,17 @@ func TestWindowsHoldEveryKeyedMatch(t *testing.T) {
 		s := pad + c.Text + "\n" + pad
 		hits := set.keywordHits(asciiLower(s))
 		for _, k := range set.rules {
-			if k.reach >= 0 {
+			ck, err := k.expr()
+			if err != nil {
+				t.Fatalf("rule %s: %v", k.id, err)
+			}
+			if ck.reach >= 0 {
 				bounded++
 			}
 			if !k.keywordIn(set, asciiLower(c.Text)) {
 				continue // gitleaks runs a rule only where its keyword is
 			}
-			whole := k.re.FindAllStringIndex(s, -1)
+			whole := ck.re.FindAllStringIndex(s, -1)
 			var keyed [][]int
 			for _, m := range k.findKeyed(set, s, hits) {
 				keyed = append(keyed, m[:2])
@@ -105,10 +109,11 @@ func TestLongSecretsWidenTheWindow(t *testing.T) {
 		if k.id != "jwt" {
 			continue
 		}
-		if k.reach >= 0 {
-			t.Fatalf("jwt reach %d: the rule is unbounded", k.reach)
+		ck, err := k.expr()
+		if err != nil || ck.reach >= 0 {
+			t.Fatalf("jwt reach %d (%v): the rule is unbounded", ck.reach, err)
 		}
-		whole := fmt.Sprint(k.re.FindAllStringSubmatchIndex(s, -1))
+		whole := fmt.Sprint(ck.re.FindAllStringSubmatchIndex(s, -1))
 		if keyed := fmt.Sprint(k.findKeyed(set, s, set.keywordHits(asciiLower(s)))); keyed != whole {
 			t.Errorf("jwt: windows %s, whole text %s", keyed, whole)
 		}
@@ -374,8 +379,10 @@ func TestKnownSecretForms(t *testing.T) {
 	}
 }
 
-// TestProviderRulesLoad: the embedded gitleaks rule set compiles, and only
-// the excluded generic rule is left out.
+// TestProviderRulesLoad: the embedded gitleaks rule set compiles, every
+// rule's regexp included (each is compiled on first use, where an error
+// would leave that key format unredacted), and only the excluded generic
+// rule is left out.
 func TestProviderRulesLoad(t *testing.T) {
 	t.Parallel()
 	set, err := providerRules()
@@ -385,6 +392,9 @@ func TestProviderRulesLoad(t *testing.T) {
 	for _, r := range set.rules {
 		if excludedRules[r.id] {
 			t.Errorf("rule %s is excluded", r.id)
+		}
+		if _, err := r.expr(); err != nil {
+			t.Errorf("rule %s: %v", r.id, err)
 		}
 	}
 }

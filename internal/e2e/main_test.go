@@ -1,0 +1,11 @@
+package e2e
+
+import (
+	"os"
+	"testing"
+
+	"github.com/strata-bench/strata/internal/resulttest"
+)
+
+// TestMain: these tests time concurrent streams (see RunWithEveryCPU).
+func TestMain(m *testing.M) { os.Exit(resulttest.RunWithEveryCPU(m)) }
