@@ -67,7 +67,7 @@ type keyRule struct {
 	entropy         float64
 	keywords        []int // indexes into providerSet.keywords
 	allow           []keyAllow
-	// expr is compiled on the rule's first use. Compiling all 221 costs
+	// expr is compiled on the rule's first use. Compiling them all costs
 	// about 45 ms in every strata process that prints a line, and a text
 	// without any of a rule's keywords never runs it, so most are never
 	// compiled at all. TestProviderRulesLoad compiles every one.
