@@ -224,10 +224,11 @@ func (v *vocabJSON) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err != nil || n < 0 || n > 1<<31 {
 			return fmt.Errorf("token %q: id %s is not a token id", key, id.String())
 		}
-		if _, dup := m[key]; dup {
+		before := len(m)
+		m[key] = int(n) // one map operation, not a look-up and a write
+		if len(m) == before {
 			return fmt.Errorf("token %q is in the vocabulary twice", key)
 		}
-		m[key] = int(n)
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return err

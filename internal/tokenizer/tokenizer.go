@@ -111,10 +111,14 @@ func New(s Spec) (*Tokenizer, error) {
 		}
 		t.byteID[b] = int32(id)
 	}
+	// The joined token is looked up through a reused buffer: no string is
+	// made for each of the 150,000 merges.
+	var joined []byte
 	for rank, m := range s.Merges {
+		joined = append(append(joined[:0], m[0]...), m[1]...)
 		a, ok1 := s.Vocab[m[0]]
 		b, ok2 := s.Vocab[m[1]]
-		c, ok3 := s.Vocab[m[0]+m[1]]
+		c, ok3 := s.Vocab[string(joined)]
 		if !ok1 || !ok2 || !ok3 {
 			return nil, fmt.Errorf("merge %d (%q %q) names a token that is not in the vocabulary", rank, m[0], m[1])
 		}
