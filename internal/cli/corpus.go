@@ -104,13 +104,24 @@ the bundle is written to a temporary folder and renamed into place.`,
 }
 
 func buildInputs(tokPath, tmplPath string) (corpus.Inputs, error) {
+	// A template of its own is checked first: it is a few kilobytes and
+	// fails in a millisecond, the tokenizer is 150,000 tokens to read. A
+	// GGUF that holds both is a tokenizer first.
+	var tmpl *chattemplate.Template
+	var err error
+	if tmplPath != tokPath {
+		if tmpl, err = chattemplate.Load(tmplPath); err != nil {
+			return corpus.Inputs{}, err
+		}
+	}
 	tok, err := tokenizer.Load(tokPath)
 	if err != nil {
 		return corpus.Inputs{}, err
 	}
-	tmpl, err := chattemplate.Load(tmplPath)
-	if err != nil {
-		return corpus.Inputs{}, err
+	if tmpl == nil {
+		if tmpl, err = chattemplate.Load(tmplPath); err != nil {
+			return corpus.Inputs{}, err
+		}
 	}
 	files, err := tokenizer.SourceFiles(tokPath)
 	if err != nil {
