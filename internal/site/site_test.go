@@ -216,6 +216,10 @@ func (b *browser) tab(t *testing.T) (ctx context.Context, done func()) {
 			// and a new document host made for every navigation, are work
 			// for nothing on each of the tests' some 60 navigations.
 			chromedp.Flag("disable-features", "BackForwardCache,RenderDocument"),
+			// The tabs share one renderer process: the pages are one
+			// origin's, and a process started for each tab was 2 of the
+			// package's 9 CPU-seconds.
+			chromedp.Flag("renderer-process-limit", "1"),
 		}
 		actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 		bctx, cancelB := chromedp.NewContext(actx)
