@@ -51,13 +51,25 @@ variables instead (add_generation_prompt is false when they omit it).`,
 				}
 				tmplPath = tokPath
 			}
+			// Messages and their template are small files, read and
+			// rendered before the tokenizer's 150,000 tokens, so that a
+			// bad one fails at once. Text on stdin is read after: a
+			// wrong --tokenizer is said before anyone types.
+			var text string
+			var err error
+			if msgPath != "" {
+				if text, err = promptText(cmd.Context(), env, msgPath, toolsPath, tmplPath, kwargs); err != nil {
+					return err
+				}
+			}
 			tok, err := tokenizer.Load(tokPath)
 			if err != nil {
 				return err
 			}
-			text, err := promptText(cmd.Context(), env, msgPath, toolsPath, tmplPath, kwargs)
-			if err != nil {
-				return err
+			if msgPath == "" {
+				if text, err = promptText(cmd.Context(), env, msgPath, toolsPath, tmplPath, kwargs); err != nil {
+					return err
+				}
 			}
 			return writeTokens(cmd.OutOrStdout(), tok, text, asJSON)
 		},
