@@ -106,7 +106,11 @@ func Render(a *Assembled, red *redact.Redactor) (map[string][]byte, *contract.Re
 	files := map[string][]byte{}
 	res := a.Results
 	res.Artifacts = []contract.Artifact{}
-	var out bytes.Buffer
+	// The lines first, then one allocation of their total: outputs.jsonl
+	// runs to megabytes (every delta of every request), which a growing
+	// buffer copied and cleared about twice over.
+	lines := make([][]byte, 0, len(a.Outputs))
+	size := 0
 	for _, o := range a.Outputs {
 		line, err := json.Marshal(o)
 		if err == nil {
@@ -115,10 +119,14 @@ func Render(a *Assembled, red *redact.Redactor) (map[string][]byte, *contract.Re
 		if err != nil {
 			return nil, nil, fmt.Errorf("outputs %s: %w", o.RequestID, err)
 		}
-		out.Write(line)
-		out.WriteByte('\n')
+		lines = append(lines, line)
+		size += len(line) + 1
 	}
-	files[contract.OutputsFile] = out.Bytes()
+	out := make([]byte, 0, size)
+	for _, line := range lines {
+		out = append(append(out, line...), '\n')
+	}
+	files[contract.OutputsFile] = out
 	cfg, err := red.JSON(a.Config, true, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("config: %w", err)
