@@ -82,6 +82,19 @@ type compiledKey struct {
 	reach int
 }
 
+// bounded reports whether the rule's matches have a longest length.
+func (c compiledKey) bounded() bool { return c.reach >= 0 }
+
+// window is how far from a keyword the rule's windows reach: its longest
+// match, or unboundedReach for a rule without one (whose windows then
+// widen to the text around them).
+func (c compiledKey) window() int {
+	if !c.bounded() {
+		return unboundedReach
+	}
+	return c.reach
+}
+
 // compileKey is expr's regexp and reach, made once.
 func compileKey(expr string) func() (compiledKey, error) {
 	return sync.OnceValues(func() (compiledKey, error) {
@@ -279,7 +292,8 @@ func spanOf(re *syntax.Regexp) int {
 // keywords lies inside one, and the rule's regexp (which backtracks on a
 // small input instead of stepping an automaton over megabytes) runs only
 // there.
-func (k keyRule) windows(set *providerSet, hits [][]int, s string, reach int, bounded bool) [][2]int {
+func (k keyRule) windows(set *providerSet, hits [][]int, s string, c compiledKey) [][2]int {
+	reach := c.window()
 	var spans [][2]int
 	for _, kw := range k.keywords {
 		for _, at := range hits[kw] {
@@ -295,7 +309,7 @@ func (k keyRule) windows(set *providerSet, hits [][]int, s string, reach int, bo
 	// middle. Each stretch is walked once: a span that starts inside the
 	// window before it joins it.
 	widen := func(w [2]int, from int) [2]int {
-		if bounded {
+		if c.bounded() {
 			return w
 		}
 		for w[0] > from && !isSpace(s[w[0]-1]) {
@@ -349,16 +363,13 @@ func (k keyRule) findKeyed(set *providerSet, s string, hits [][]int) [][]int {
 	if err != nil {
 		return nil // TestProviderRulesLoad holds every embedded rule to compiling
 	}
-	reach := c.reach
-	if reach < 0 {
-		reach = unboundedReach
-	}
+	reach := c.window()
 	if len(k.keywords) == 0 || len(s) <= 4*reach {
 		return c.re.FindAllStringSubmatchIndex(s, -1)
 	}
 	var out [][]int
 	last := 0 // where the previous window's last match ended
-	for _, w := range k.windows(set, hits, s, reach, c.reach >= 0) {
+	for _, w := range k.windows(set, hits, s, c) {
 		lo, hi := max(w[0], last), w[1]
 		for grow := reach; ; grow *= 2 {
 			ms := c.re.FindAllStringSubmatchIndex(s[lo:hi], -1)
@@ -366,7 +377,7 @@ func (k keyRule) findKeyed(set *providerSet, s string, hits [][]int) [][]int {
 			for _, m := range ms {
 				touches = touches || (m[0] == 0 && lo > last) || (m[1] == hi-lo && hi < len(s))
 			}
-			if touches && c.reach < 0 {
+			if touches && !c.bounded() {
 				lo, hi = max(last, lo-grow), min(len(s), hi+grow)
 				continue
 			}
