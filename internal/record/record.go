@@ -39,7 +39,8 @@ type Run struct {
 	ID        string
 	StartedAt time.Time
 	// Origin is the monotonic instant request times are offsets from (the
-	// journal keeps offsets, so a recovered record has the same ones).
+	// journal keeps offsets, so a recovered record has the same ones), and
+	// the one wall reading the run's wall times are taken from (Wall).
 	Origin   time.Time
 	Optional bool
 	Requests []*Request
@@ -62,6 +63,14 @@ type Run struct {
 	// readings lived in the runner's memory only).
 	Power *power.Trace
 }
+
+// Wall is the UTC wall time of t, an instant on the run's monotonic clock:
+// the origin's wall reading plus the monotonic time since it. The wall
+// clock is read once because NTP slews it (chrony by up to 8 %, this
+// package's tests saw 0.5 %) and steps it: wall times read one by one would
+// disagree with the offsets and durations taken from the same instants, and
+// a strict reader could not tell that from an edited folder.
+func (r *Run) Wall(t time.Time) time.Time { return r.Origin.Add(t.Sub(r.Origin)).UTC() }
 
 // Server is what the server says about itself before the run.
 type Server struct {

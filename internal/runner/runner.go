@@ -247,7 +247,7 @@ func (r *run) send(ctx context.Context, e *record.Request, i, n int) {
 		// What the journal keeps of a request that may never end: its
 		// dispatch, on the run's clock (the client's own reading follows).
 		e.Start = r.cfg.Now()
-		e.DispatchedAt = e.Start.UTC()
+		e.DispatchedAt = r.rec.Wall(e.Start)
 		j.Begin(r.rec, e)
 	}
 	onEvent := func(kind string) {
@@ -256,10 +256,10 @@ func (r *run) send(ctx context.Context, e *record.Request, i, n int) {
 		}
 	}
 	e.Outcome, e.Start, e.End = r.cfg.Client.Chat(ctx, body, onEvent)
-	// The recorded dispatch is the trace's own instant: the wall clock of
-	// the same reading whose monotonic part starts the latencies, so a
-	// dispatch and the durations never disagree by a scheduling delay.
-	e.DispatchedAt = e.Start.UTC()
+	// The recorded dispatch is the trace's own instant, on the run's one
+	// clock: a dispatch and the durations never disagree by a scheduling
+	// delay or by what NTP did to the wall clock meanwhile.
+	e.DispatchedAt = r.rec.Wall(e.Start)
 	if p := r.cfg.Progress; p != nil {
 		p.End(e.Req.ID, e)
 	}

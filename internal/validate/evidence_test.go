@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
@@ -159,4 +160,31 @@ func TestValidatorRederivesFromTheEvidence(t *testing.T) {
 			mustCatch(t, fsys, b, c.ptr, c.says)
 		})
 	}
+}
+
+// TestSlewedWallClockIsNoEdit: NTP slews the wall clock while a run goes
+// (chrony by up to 8 %), so a dispatched_at may run ahead of its offset_s,
+// here sanity-T4's by half a second: past the run's required duration on
+// the wall clock but inside the slack, and on the durations' own clock the
+// dispatch is inside the run. The offset moved past the duration is still
+// caught.
+func TestSlewedWallClockIsNoEdit(t *testing.T) {
+	t.Parallel()
+	b := bundle(t)
+	fsys := folder(t, "baseline")
+	re := regexp.MustCompile(`("request_id":"sanity-T4",.*?"dispatched_at":")([^"]+)`)
+	fsys[contract.OutputsFile].Data = re.ReplaceAllFunc(fsys[contract.OutputsFile].Data, func(m []byte) []byte {
+		sub := re.FindSubmatch(m)
+		at, err := time.Parse(timeLayout, string(sub[2]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(sub[1], at.Add(500*time.Millisecond).Format(timeLayout)...)
+	})
+	rehash(t, fsys)
+	if v := FS(fsys, b); len(v.Violations) != 0 {
+		t.Errorf("a slewed wall clock read as an edit:\n%v", v.Violations)
+	}
+	shiftOffset(t, fsys, "sanity-T4", 0.5)
+	mustCatch(t, fsys, b, "/requests/21", "outside the run's")
 }

@@ -202,7 +202,19 @@ func (c *checker) checkDispatch(p func(...any) string, q *contract.Request, o co
 	if started != nil && t.Before(*started) {
 		c.add(p(), "%s was dispatched at %s, before the run started at %s", q.ID, *o.DispatchedAt, c.res.Run.StartedAt)
 	}
-	if warmup == nil || c.res.Run.RequiredDurationS == nil {
+	// The durations are on the monotonic clock, so a dispatch is held to
+	// them by its offset_s, on the same clock, and by its wall time only
+	// where it has none (checkOffset reports that): a wall time may lie
+	// from its offset by what NTP did meanwhile, which checkDurations bounds.
+	var off float64
+	switch {
+	case c.res.Run.RequiredDurationS == nil:
+		return
+	case o.OffsetS != nil:
+		off = *o.OffsetS
+	case warmup != nil:
+		off = t.Sub(*warmup).Seconds()
+	default:
 		return
 	}
 	limit := *c.res.Run.RequiredDurationS + 1e-3
@@ -212,7 +224,7 @@ func (c *checker) checkDispatch(p func(...any) string, q *contract.Request, o co
 			limit += *d
 		}
 	}
-	if off := t.Sub(*warmup).Seconds(); off > limit || off < -1e-3 {
+	if off > limit || off < -1e-3 {
 		c.add(p(), "%s was dispatched %.3f s after the warm-up, outside the run's %.3f s", q.ID, off, limit)
 	}
 }
