@@ -67,7 +67,7 @@ the bundle is written to a temporary folder and renamed into place.`,
 			if err != nil {
 				return usagef("--protocol: %v", err)
 			}
-			in, err := buildInputs(tokPath, tmplPath)
+			in, err := buildInputs(env, tokPath, tmplPath)
 			if err != nil {
 				return err
 			}
@@ -103,7 +103,7 @@ the bundle is written to a temporary folder and renamed into place.`,
 	return cmd
 }
 
-func buildInputs(tokPath, tmplPath string) (corpus.Inputs, error) {
+func buildInputs(env Env, tokPath, tmplPath string) (corpus.Inputs, error) {
 	// A template of its own is checked first: it is a few kilobytes and
 	// fails in a millisecond, the tokenizer is 150,000 tokens to read. A
 	// GGUF that holds both is a tokenizer first.
@@ -114,7 +114,7 @@ func buildInputs(tokPath, tmplPath string) (corpus.Inputs, error) {
 			return corpus.Inputs{}, err
 		}
 	}
-	tok, err := tokenizer.Load(tokPath)
+	tok, err := env.Tokenizer(tokPath)
 	if err != nil {
 		return corpus.Inputs{}, err
 	}

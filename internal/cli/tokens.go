@@ -62,7 +62,7 @@ variables instead (add_generation_prompt is false when they omit it).`,
 					return err
 				}
 			}
-			tok, err := tokenizer.Load(tokPath)
+			tok, err := env.Tokenizer(tokPath)
 			if err != nil {
 				return err
 			}

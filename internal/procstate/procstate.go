@@ -24,6 +24,7 @@ import (
 	"github.com/strata-bench/strata/internal/probe"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/redact"
+	"github.com/strata-bench/strata/internal/tokenizer"
 	"github.com/strata-bench/strata/internal/version"
 	"golang.org/x/term"
 )
@@ -80,6 +81,10 @@ type State struct {
 	// graceful (an engine's shutdown) and write what there is. The command
 	// layer sets it.
 	StopNow <-chan struct{}
+	// Tokenizers keeps the tokenizers this process has read (nil: each
+	// command reads its own, as a command run once does); the tests, which
+	// run many commands in one process, share one.
+	Tokenizers *tokenizer.Loaded
 	// Keys are the secrets the command learns (the API key in use), so that
 	// nothing it prints shows them. The command layer sets it.
 	Keys *redact.Keyring
@@ -91,6 +96,12 @@ func (s State) Path(p string) string {
 		return p
 	}
 	return filepath.Join(s.Dir, p)
+}
+
+// Tokenizer reads the tokenizer at path (resolved against the working
+// folder), once per version of its files when the state keeps them.
+func (s State) Tokenizer(path string) (*tokenizer.Tokenizer, error) {
+	return s.Tokenizers.Load(s.Path(path))
 }
 
 // Clock reads the wall clock.
