@@ -234,7 +234,10 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 		m.Secrets = append(append([]string(nil), m.Secrets...), t.apiKey)
 	}
 	red := result.Redactor(m, b.bundle)
-	started := p.Clock().UTC()
+	// One reading starts the run: its wall time names the run and the
+	// folder, and the runner takes every dispatch's wall time from it.
+	origin := p.Clock()
+	started := origin.UTC()
 	runID := runner.NewID(started)
 	if err := os.MkdirAll(b.root, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", b.root, err)
@@ -248,7 +251,7 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 	sampler := b.startPower(ctx)
 	progress := newProgress(p.scr, p.Clock, b.bundle.MaxShared(), b.srv)
 	rec := runner.Execute(ctx, runner.Config{Client: t.client, Bundle: b.bundle, Optional: b.o.Optional, Progress: progress, Server: &b.srv,
-		Journal: jw, ID: runID, StartedAt: started, Now: p.Clock})
+		Journal: jw, ID: runID, StartedAt: origin, Now: p.Clock})
 	rec.Power = sampler.stop(ctx, p.Clock())
 	progress.finish()
 	if err := jw.Err(); err != nil {

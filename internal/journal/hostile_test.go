@@ -83,7 +83,8 @@ func makeKilled(b *fixtures.Bundle, red *redact.Redactor) (string, string, error
 	facts := record.Facts{Protocol: b.Protocol, StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind, Missing: map[string]string{
 		"/hardware/gpus": "test", "/hardware/cpu": "test", "/hardware/ram_bytes": "test", "/hardware/storage": "test",
 		"/software/os": "test", "/software/drivers": "test", "/software/runtime": "test"}}
-	started := time.Now().UTC()
+	origin := time.Now() // one reading, monotonic part and all, as bench run takes it
+	started := origin.UTC()
 	runID := runner.NewID(started)
 	root, err := os.MkdirTemp("", "strata-killed-")
 	if err != nil {
@@ -99,7 +100,7 @@ func makeKilled(b *fixtures.Bundle, red *redact.Redactor) (string, string, error
 		return "", "", err
 	}
 	snap := &snapshot{Writer: w, at: "sanity-R1", to: filepath.Join(snapDir, filepath.Base(w.Dir()))}
-	runner.Execute(context.Background(), runner.Config{Client: c, Bundle: b, Server: &srv, Journal: snap, ID: runID, StartedAt: started})
+	runner.Execute(context.Background(), runner.Config{Client: c, Bundle: b, Server: &srv, Journal: snap, ID: runID, StartedAt: origin})
 	w.Remove()
 	os.RemoveAll(root)
 	return snapDir, filepath.Base(w.Dir()), nil

@@ -90,7 +90,8 @@ func TestRecoverMatchesTheRun(t *testing.T) {
 				"/hardware/gpus": "test", "/hardware/cpu": "test", "/hardware/ram_bytes": "test", "/hardware/storage": "test",
 				"/software/os": "test", "/software/drivers": "test", "/software/runtime": "test"}}
 			id := record.Identity{Track: "custom", Command: "strata bench run"}
-			started := time.Now().UTC()
+			origin := time.Now() // one reading, monotonic part and all, as bench run takes it
+			started := origin.UTC()
 			runID := runner.NewID(started)
 			root := t.TempDir()
 			w, err := Create(root, Header{RunID: runID, Folder: contract.FolderName(started, facts.Hardware, runID), StartedAt: started,
@@ -99,7 +100,17 @@ func TestRecoverMatchesTheRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			snap := &snapshot{Writer: w, at: at, to: filepath.Join(t.TempDir(), filepath.Base(w.Dir()))}
-			rec := runner.Execute(context.Background(), runner.Config{Client: c, Bundle: b, Optional: true, Server: &srv, Journal: snap, ID: runID, StartedAt: started})
+			rec := runner.Execute(context.Background(), runner.Config{Client: c, Bundle: b, Optional: true, Server: &srv, Journal: snap, ID: runID, StartedAt: origin})
+			// The run starts at the one reading it was given, and every
+			// dispatch's wall time is taken from it: none before started_at.
+			if rec.Origin != origin || !rec.StartedAt.Equal(started) {
+				t.Errorf("origin %v, started %v; given %v", rec.Origin, rec.StartedAt, origin)
+			}
+			for _, e := range rec.Requests {
+				if e.Outcome != nil && (e.DispatchedAt != rec.Wall(e.Start) || e.DispatchedAt.Before(rec.StartedAt)) {
+					t.Errorf("%s dispatched at %v: its wall time on the run's clock is %v, the run started %v", e.Req.ID, e.DispatchedAt, rec.Wall(e.Start), rec.StartedAt)
+				}
+			}
 			maxShared := b.MaxShared()
 			a, err := result.Assemble(rec, id, facts, maxShared, red)
 			if err != nil {

@@ -66,10 +66,12 @@ type Run struct {
 
 // Wall is the UTC wall time of t, an instant on the run's monotonic clock:
 // the origin's wall reading plus the monotonic time since it. The wall
-// clock is read once because NTP slews it (chrony by up to 8 %, this
-// package's tests saw 0.5 %) and steps it: wall times read one by one would
-// disagree with the offsets and durations taken from the same instants, and
-// a strict reader could not tell that from an edited folder.
+// clock is read once because it is stepped while runs go (NTP at boot,
+// chrony's makestep, a virtual machine's time agent: this machine's ran
+// 0.5 % ahead of its monotonic clock one morning), which the monotonic
+// clock is not: wall times read one by one would disagree with the offsets
+// and durations taken from the same instants, or fall before started_at,
+// and a strict reader could not tell that from an edited folder.
 func (r *Run) Wall(t time.Time) time.Time { return r.Origin.Add(t.Sub(r.Origin)).UTC() }
 
 // Server is what the server says about itself before the run.

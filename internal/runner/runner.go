@@ -53,7 +53,10 @@ type Config struct {
 	// next one is sent.
 	Journal Journal
 	// ID and StartedAt, when set, are the run's (the caller wrote them to
-	// the journal's header); otherwise Run makes them.
+	// the journal's header); otherwise Run makes them. StartedAt is the
+	// caller's one reading of Now at the start, monotonic part and all: it
+	// is the run's origin, so no dispatched_at can come before started_at
+	// whatever the wall clock does meanwhile (record.Run.Wall).
 	ID        string
 	StartedAt time.Time
 	// Server is what the server said of itself before the run (nil: Run
@@ -93,10 +96,11 @@ func Execute(ctx context.Context, cfg Config) *record.Run {
 		cfg.HealthTimeout = 10 * time.Second
 	}
 	cfg.Now = clock.Or(cfg.Now)
-	rec := &record.Run{ID: cfg.ID, StartedAt: cfg.StartedAt, Origin: cfg.Now(), Optional: cfg.Optional}
-	if rec.StartedAt.IsZero() {
-		rec.StartedAt = rec.Origin.UTC()
+	origin := cfg.StartedAt
+	if origin.IsZero() {
+		origin = cfg.Now()
 	}
+	rec := &record.Run{ID: cfg.ID, StartedAt: origin.UTC(), Origin: origin, Optional: cfg.Optional}
 	if rec.ID == "" {
 		rec.ID = NewID(rec.StartedAt)
 	}

@@ -77,8 +77,8 @@ func (c *checker) checkEngineDialect() {
 // from the same offset on the wall clock (dispatched_at). The runner takes
 // every wall time from one reading (record.Run.Wall), so its folders agree
 // to the microsecond; the slack is for folders from before that, whose two
-// clocks were read apart while NTP slewed the wall one. More than that
-// means one of them was changed.
+// clocks were read apart (a step of the wall clock meanwhile is beyond it).
+// More than that means one of them was changed.
 func wallSlack(offset float64) float64 { return 1 + 1e-3*math.Abs(offset) }
 
 // checkDurations: required_duration_s and optional_duration_s are what the

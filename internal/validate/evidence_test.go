@@ -162,9 +162,9 @@ func TestValidatorRederivesFromTheEvidence(t *testing.T) {
 	}
 }
 
-// TestSlewedWallClockIsNoEdit: NTP slews the wall clock while a run goes
-// (chrony by up to 8 %), so a dispatched_at may run ahead of its offset_s,
-// here sanity-T4's by half a second: past the run's required duration on
+// TestSlewedWallClockIsNoEdit: in a folder whose wall times were read one
+// by one (before record.Run.Wall) a dispatched_at may run ahead of its
+// offset_s as the wall clock was moved, here sanity-T4's by half a second: past the run's required duration on
 // the wall clock but inside the slack, and on the durations' own clock the
 // dispatch is inside the run. The offset moved past the duration is still
 // caught.
