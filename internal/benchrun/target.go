@@ -25,6 +25,7 @@ import (
 	"github.com/strata-bench/strata/internal/localproc"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/redact"
+	"github.com/strata-bench/strata/internal/runner"
 )
 
 // Target says which server a command works against: exactly one of URL,
@@ -94,12 +95,14 @@ func (o *Target) loadProfile(p session) (*engine.Profile, error) {
 		}
 		return prof, nil
 	}
+	// The profile is input named on the command line: one that is not
+	// there, or not usable, is bad usage (exit 2), said before any work.
 	prof, err := engine.Load(o.Profile, p.Dir)
 	if err != nil {
-		return nil, err
+		return nil, exitcode.UsageError{Err: err}
 	}
 	if errs := prof.Check(); len(errs) > 0 {
-		return nil, fmt.Errorf("profile %s (%s) is not usable:\n  %s", prof.Name, prof.Path, joinErrs(errs))
+		return nil, exitcode.Usagef("profile %s (%s) is not usable:\n  %s", prof.Name, prof.Path, joinErrs(errs))
 	}
 	if prof.Workdir == "" {
 		// The engine starts in strata's working folder; saying so makes the
@@ -299,6 +302,11 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 	t.p.clearStatus() // the load is over: its line goes
 	if err != nil {
 		proc.Stop(5*time.Second, nil)
+		if ctx.Err() != nil {
+			// A signal during the load: no request was sent, nothing to write.
+			return nil, nil, exitcode.InterruptedError{Msg: fmt.Sprintf("interrupted (%s) while profile %s's engine loaded; it was stopped, and no request was sent",
+				runner.Interruption(ctx), prof.Name)}
+		}
 		return nil, nil, fmt.Errorf("profile %s: %w", prof.Name, err)
 	}
 	hashes.loaded(t.p.Clock().Sub(loadStart))

@@ -192,9 +192,21 @@ func TestProfileFailures(t *testing.T) {
 			t.Errorf("a result folder was written for a run that never started")
 		}
 	}
+	// A profile that is not there, or not usable, is bad usage, said
+	// before anything is started.
 	r = runIn(t, work, "", "bench", "run", "--profile", "nope")
-	if r.code != ExitFailed || !strings.Contains(r.stderr, `profile "nope" not found`) {
-		t.Errorf("missing profile: %s", r.stderr)
+	if r.code != ExitUsage || !strings.Contains(r.stderr, `profile "nope" not found`) {
+		t.Errorf("missing profile: exit %d %s", r.code, r.stderr)
+	}
+	for name, body := range map[string]string{
+		"typo":    "url = \"http://127.0.0.1:1\"\nload_timout = \"60s\"\n",
+		"timeout": "url = \"http://127.0.0.1:1\"\nload_timeout = \"sixty\"\n",
+		"command": "url = \"http://127.0.0.1:1\"\ncommand = \"llama-server\"\n",
+	} {
+		mustWrite(t, filepath.Join(work, "profiles", name+".toml"), body)
+		if r := runIn(t, work, "", "bench", "run", "--profile", name); r.code != ExitUsage || !strings.Contains(r.stderr, name+".toml") {
+			t.Errorf("profile %s: exit %d, want %d naming the file: %s", name, r.code, ExitUsage, r.stderr)
+		}
 	}
 }
 

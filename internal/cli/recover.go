@@ -2,7 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -38,27 +41,10 @@ journal under the current folder's result location (bench/results, else
   strata bench recover bench-results/.2026-12-01-standard-unknown-gpu-20261201T101917Z-6093e4.pending`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			where := result.ResultsRoot(env.Dir)
-			if len(args) == 1 {
-				where = env.Path(args[0])
-			}
-			st, err := os.Stat(where)
-			if err != nil {
-				return fmt.Errorf("%s: %w", where, err)
-			}
-			if !st.IsDir() {
-				return usagef("%s is not a folder", where)
-			}
-			pending := journal.Pending(where)
-			if _, err := os.Lstat(filepath.Join(where, journal.Name)); err == nil {
-				// A folder holding a journal itself: recovered only if it is
-				// a pending folder strata made (Recover checks).
-				pending = []string{where}
-			}
 			w := cmd.OutOrStdout()
-			if len(pending) == 0 {
-				fmt.Fprintf(w, "nothing to recover under %s\n", escape.Line(where))
-				return nil
+			pending, err := pendingJournals(env, args, w)
+			if err != nil || len(pending) == 0 {
+				return err
 			}
 			src := sources(env, "")
 			bundles := journal.Bundles{
@@ -109,4 +95,36 @@ func engineGroupOf(ctx context.Context, pending string, now time.Time) int {
 		return 0
 	}
 	return j.Header.EngineGroup
+}
+
+// pendingJournals are the pending folders DIR (args) names, or those under
+// the result location; with none it says so, and where.
+func pendingJournals(env Env, args []string, w io.Writer) ([]string, error) {
+	where := result.ResultsRoot(env.Dir)
+	if len(args) == 1 {
+		where = env.Path(args[0])
+	}
+	st, err := os.Stat(where)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && len(args) == 0:
+		// No run has written a result here: nothing was lost.
+		fmt.Fprintf(w, "nothing to recover: no result folder %s yet\n", escape.Line(where))
+		return nil, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, usagef("%s does not exist: name a pending result folder or a folder holding them", args[0])
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", where, err)
+	case !st.IsDir():
+		return nil, usagef("%s is not a folder", where)
+	}
+	pending := journal.Pending(where)
+	if _, err := os.Lstat(filepath.Join(where, journal.Name)); err == nil {
+		// A folder holding a journal itself: recovered only if it is a
+		// pending folder strata made (Recover checks).
+		pending = []string{where}
+	}
+	if len(pending) == 0 {
+		fmt.Fprintf(w, "nothing to recover under %s\n", escape.Line(where))
+	}
+	return pending, nil
 }

@@ -29,3 +29,17 @@ func TestRecoverLeavesAProjectFolderAlone(t *testing.T) {
 		t.Errorf("raw escape bytes printed: %q %q", r.stdout, r.stderr)
 	}
 }
+
+// TestRecoverWithNothingToRecover: in a folder where no run has written a
+// result, recover says there is nothing to recover (exit 0); a folder
+// named that does not exist is bad usage.
+func TestRecoverWithNothingToRecover(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	if r := runIn(t, work, "", "bench", "recover"); r.code != 0 || !strings.Contains(r.stdout, "nothing to recover: no result folder") {
+		t.Errorf("no result folder: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runIn(t, work, "", "bench", "recover", "gone"); r.code != ExitUsage || !strings.Contains(r.stderr, "gone does not exist") {
+		t.Errorf("a folder that is not there: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -301,3 +301,27 @@ func TestResultsDirChecksComeFirst(t *testing.T) {
 		t.Errorf("the server received %v", hits)
 	}
 }
+
+// TestInterruptedWhileTheEngineLoads: a signal while the profile's engine
+// loads stops the engine and says so (exit 130); no request was sent, so
+// no result folder is written.
+func TestInterruptedWhileTheEngineLoads(t *testing.T) {
+	t.Parallel()
+	port := freeTestPort(t)
+	work := simProfile(t, port, "--load-time", "20s")
+	sigs := make(chan os.Signal, 1)
+	errb := &trigger{after: "starting the fake engine", sigs: sigs, sent: []os.Signal{os.Interrupt}}
+	var out bytes.Buffer
+	env := testEnv(t, work, strings.NewReader(""), &out, errb)
+	env.Signals = sigs
+	code := Run(context.Background(), []string{"bench", "run", "--profile", "fake"}, env)
+	if code != ExitInterrupted || !strings.Contains(errb.String(), "interrupted (SIGINT) while profile fake's engine loaded") {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	if _, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
+		t.Error("the engine outlived the interrupted load")
+	}
+	if _, err := os.Stat(filepath.Join(work, "bench-results")); !os.IsNotExist(err) {
+		t.Errorf("a result folder for a run that sent nothing: %v", err)
+	}
+}

@@ -761,14 +761,18 @@ func thinkingEvidence(rec *record.Run) *contract.Thinking {
 			continue
 		}
 		dispatched++
-		if e.Outcome.Reasoning != "" {
+		switch {
+		case e.Outcome.Reasoning != "":
 			with++
-		} else {
+		case e.Outcome.FirstDeltaKind != "":
 			without = append(without, e.Req.ID)
 		}
+		// A request that streamed nothing (failed, cancelled or stopped
+		// before its first delta) shows nothing of the model's thinking.
 	}
 	return &contract.Thinking{EnableThinking: protocol.ProfileTemplateKwargs().EnableThinking, Dispatched: dispatched,
-		WithReasoning: with, WithoutReasoning: without, Source: "nonempty reasoning deltas (outputs.jsonl reasoning) per request"}
+		WithReasoning: with, WithoutReasoning: without,
+		Source: "nonempty reasoning deltas (outputs.jsonl reasoning) per request; one that streamed nothing (failed or stopped before its first delta) is neither"}
 }
 
 // engineVersion is the result's software.engine_version, or why it is null.

@@ -128,3 +128,24 @@ func TestPreciseReasonsStay(t *testing.T) {
 		}
 	}
 }
+
+// TestThinkingEvidenceCountsWhatStreamed: a request that answered without
+// reasoning is evidence that thinking did not happen; one cancelled in its
+// prefill (or failed before any delta) is evidence of nothing, and one
+// never dispatched is not counted at all.
+func TestThinkingEvidenceCountsWhatStreamed(t *testing.T) {
+	t.Parallel()
+	req := func(id string, o *record.Outcome) *record.Request {
+		return &record.Request{Req: protocol.Request{ID: id}, Outcome: o}
+	}
+	rec := &record.Run{Requests: []*record.Request{
+		req("thought", &record.Outcome{Reasoning: "Checking records", FirstDeltaKind: "reasoning"}),
+		req("answered", &record.Outcome{FirstDeltaKind: "answer"}),
+		req("cancelled", &record.Outcome{}),
+		req("skipped", nil),
+	}}
+	got := thinkingEvidence(rec)
+	if got.Dispatched != 3 || got.WithReasoning != 1 || strings.Join(got.WithoutReasoning, ",") != "answered" {
+		t.Errorf("dispatched %d, with reasoning %d, without %v; want 3, 1, [answered]", got.Dispatched, got.WithReasoning, got.WithoutReasoning)
+	}
+}
