@@ -262,7 +262,13 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 			return nil, nil, t.keyError([]string{fmt.Sprintf("GET %s answered HTTP %d", route, status)})
 		}
 		if status != 200 && status != 503 {
-			return nil, nil, fmt.Errorf("something that is not an inference engine answers at %s (%s: HTTP %d, and no route of an engine without /health answers): the port is taken", c.BaseURL(), route, status)
+			// The port is taken only for an engine strata would start there;
+			// a --url names a server the user runs.
+			taken := ""
+			if prof != nil {
+				taken = fmt.Sprintf(": the port is taken, and profile %s's engine cannot listen there", prof.Name)
+			}
+			return nil, nil, fmt.Errorf("something that is not an inference engine answers at %s (%s: HTTP %d, and no route of an engine without /health answers)%s", c.BaseURL(), route, status, taken)
 		}
 		if status == 503 {
 			out.Line("the engine at %s is loading; waiting", c.BaseURL())

@@ -178,8 +178,13 @@ func TestProfileFailures(t *testing.T) {
 	otherPort := other.Listener.Addr().(*net.TCPAddr).Port
 	work2 := simProfile(t, otherPort)
 	r = runIn(t, work2, "", "bench", "run", "--profile", "fake")
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "not an inference engine") {
+	if r.code != ExitFailed || !strings.Contains(r.stderr, "not an inference engine") || !strings.Contains(r.stderr, "the port is taken, and profile fake's engine cannot listen there") {
 		t.Errorf("port taken: exit %d %s", r.code, r.stderr)
+	}
+	// The same server named by --url is the user's: not a port taken.
+	r = runIn(t, t.TempDir(), "", "bench", "run", "--url", other.URL)
+	if r.code != ExitFailed || !strings.Contains(r.stderr, "not an inference engine") || strings.Contains(r.stderr, "port is taken") {
+		t.Errorf("--url to a server that is not an engine: exit %d %s", r.code, r.stderr)
 	}
 	// The engine exits during load: a clear message with its log's tail.
 	work3 := simProfile(t, port, "--accuracy", "7")
