@@ -226,6 +226,31 @@ track = "fastest"
 			t.Errorf("check lacks %q: %s", want, all)
 		}
 	}
+	// The command's --port is where strata waits: a URL naming another port
+	// would only time out. Where they agree, or the command names none, it
+	// is not a problem.
+	for _, c := range []struct {
+		url     string
+		command string
+		wrong   bool
+	}{
+		{"http://127.0.0.1:18705", `["sh", "-c", "exit 0", "--port", "18706"]`, true},
+		{"http://127.0.0.1:18705", `["sh", "-c", "exit 0", "--port=18706"]`, true},
+		{"http://127.0.0.1", `["sh", "-c", "exit 0", "--port", "8080"]`, true},
+		{"http://127.0.0.1:18705", `["sh", "-c", "exit 0", "--port", "18705"]`, false},
+		{"http://127.0.0.1:80", `["sh", "-c", "exit 0", "--port=80"]`, false},
+		{"http://127.0.0.1:18705", `["sh", "-c", "exit 0", "--port"]`, false},
+		{"http://127.0.0.1:18705", `["sh", "-c", "exit 0"]`, false},
+	} {
+		writeProfile(t, dir, "ports", fmt.Sprintf("url = %q\ncommand = %s\n", c.url, c.command))
+		p, err := Load("ports", dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(fmt.Sprint(p.Check()), "strata would wait at a port the engine never opens"); got != c.wrong {
+			t.Errorf("url %s, command %s: port problem %v, want %v (%v)", c.url, c.command, got, c.wrong, p.Check())
+		}
+	}
 	if _, err := Load("nope", dir); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("missing: %v", err)
 	}

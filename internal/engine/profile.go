@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -178,6 +179,11 @@ func (p *Profile) Check() []error {
 			}
 		}
 	}
+	if err == nil && u.Host != "" {
+		if port, ok := commandPort(p.Command); ok && port != urlPort(u) {
+			errs = append(errs, fmt.Errorf("command listens on --port %s but url %q names port %s: strata would wait at a port the engine never opens", port, p.URL, urlPort(u)))
+		}
+	}
 	if _, err := p.Timeout(); err != nil {
 		errs = append(errs, err)
 	}
@@ -246,4 +252,30 @@ func looksSecret(name string) bool {
 		}
 	}
 	return false
+}
+
+// commandPort is the port the command gives its engine with --port N or
+// --port=N (llama-server, vLLM, SGLang and TabbyAPI all take it), if any.
+func commandPort(command []string) (string, bool) {
+	for i, a := range command {
+		v, ok := strings.CutPrefix(a, "--port=")
+		if !ok && a == "--port" && i+1 < len(command) {
+			v, ok = command[i+1], true
+		}
+		if _, err := strconv.Atoi(v); ok && err == nil {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// urlPort is the URL's port, its scheme's when it names none.
+func urlPort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
 }
