@@ -255,7 +255,10 @@ func looksSecret(name string) bool {
 }
 
 // commandPort is the port the command gives its engine with --port N or
-// --port=N (llama-server, vLLM, SGLang and TabbyAPI all take it), if any.
+// --port=N, if any: llama-server's flag (common/arg.cpp `{"--port"},
+// "PORT"`; `llama-server --help` of b10470, commit 34af94cd9, in
+// ../shared/engines); another engine given --port is read the same way. Its
+// value wins over LLAMA_ARG_PORT, so the environment is not read here.
 func commandPort(command []string) (string, bool) {
 	for i, a := range command {
 		v, ok := strings.CutPrefix(a, "--port=")
