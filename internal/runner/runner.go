@@ -262,7 +262,7 @@ func (r *run) send(ctx context.Context, e *record.Request, i, n int) {
 	e.Outcome, e.Start, e.End = r.cfg.Client.Chat(ctx, body, onEvent)
 	// The recorded dispatch is the trace's own instant, on the run's one
 	// clock: a dispatch and the durations never disagree by a scheduling
-	// delay or by what NTP did to the wall clock meanwhile.
+	// delay or by a step of the wall clock meanwhile.
 	e.DispatchedAt = r.rec.Wall(e.Start)
 	if p := r.cfg.Progress; p != nil {
 		p.End(e.Req.ID, e)
