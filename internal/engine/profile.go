@@ -169,6 +169,9 @@ func (p *Profile) Check() []error {
 		if !protocol.IsLoopback(host) {
 			errs = append(errs, fmt.Errorf("url %q is not on loopback: a standard run measures a loopback server", p.URL))
 		}
+		if port, ok := commandPort(p.Command); ok && port != urlPort(u) {
+			errs = append(errs, fmt.Errorf("command listens on --port %s but url %q names port %s: strata would wait at a port the engine never opens", port, p.URL, urlPort(u)))
+		}
 	}
 	if len(p.Command) > 0 && !p.Builtin {
 		if _, err := exec.LookPath(p.Command[0]); err != nil && !filepath.IsAbs(p.Command[0]) {
@@ -177,11 +180,6 @@ func (p *Profile) Check() []error {
 			if st, err := os.Stat(p.Command[0]); err != nil || st.IsDir() {
 				errs = append(errs, fmt.Errorf("command %q: no such executable", p.Command[0]))
 			}
-		}
-	}
-	if err == nil && u.Host != "" {
-		if port, ok := commandPort(p.Command); ok && port != urlPort(u) {
-			errs = append(errs, fmt.Errorf("command listens on --port %s but url %q names port %s: strata would wait at a port the engine never opens", port, p.URL, urlPort(u)))
 		}
 	}
 	if _, err := p.Timeout(); err != nil {

@@ -766,9 +766,10 @@ func thinkingEvidence(rec *record.Run) *contract.Thinking {
 			with++
 		case e.Outcome.FirstDeltaKind != "":
 			without = append(without, e.Req.ID)
+		default:
+			// It streamed nothing (failed, cancelled or stopped before its
+			// first delta): it shows nothing of the model's thinking.
 		}
-		// A request that streamed nothing (failed, cancelled or stopped
-		// before its first delta) shows nothing of the model's thinking.
 	}
 	return &contract.Thinking{EnableThinking: protocol.ProfileTemplateKwargs().EnableThinking, Dispatched: dispatched,
 		WithReasoning: with, WithoutReasoning: without,
