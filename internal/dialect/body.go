@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"strconv"
 	"strings"
 
@@ -31,13 +32,16 @@ func (d Dialect) Body(f *fixtures.Fixture) ([]byte, error) {
 // sent inside llama.cpp's and ik_llama.cpp's chat_template_kwargs. Each
 // carries the fixture and the profile's settings, so a saved result sent
 // with either is the protocol's workload.
-func (d Dialect) BodyForms(f *fixtures.Fixture) ([][]byte, error) {
-	cur, err := d.Body(f)
-	if err != nil || !factsOf(d.Engine).effortInKwargs {
-		return [][]byte{cur}, err
+// Each is built only when asked for: a saved result is nearly always in
+// the current form, and a body of the 16K prompt costs a validation more
+// than comparing it.
+func (d Dialect) BodyForms(f *fixtures.Fixture) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		if !yield(d.Body(f)) || !factsOf(d.Engine).effortInKwargs {
+			return
+		}
+		yield(d.body(f, false))
 	}
-	old, err := d.body(f, false)
-	return [][]byte{cur, old}, err
 }
 
 func (d Dialect) body(f *fixtures.Fixture, effortInKwargs bool) ([]byte, error) {

@@ -165,10 +165,16 @@ var providerRules = sync.OnceValues(func() (*providerSet, error) {
 	return set, nil
 })
 
-// keywordHits is where each keyword starts in low, by keyword index.
+// keywordHits is where each keyword starts in low, by keyword index; nil
+// when low holds no keyword, as most of a result's strings do (the table
+// is only made for a text that needs it: a result has thousands of short
+// strings, and a table per string was most of their redaction's cost).
 func (set *providerSet) keywordHits(low string) [][]int {
-	hits := make([][]int, len(set.keywords))
+	var hits [][]int
 	set.trie.Walk([]byte(low), func(end, n, pattern int64) bool {
+		if hits == nil {
+			hits = make([][]int, len(set.keywords))
+		}
 		hits[pattern] = append(hits[pattern], int(end-n+1))
 		return true
 	})
@@ -404,6 +410,13 @@ func (k keyRule) findKeyed(set *providerSet, s string, hits [][]int) [][]int {
 // asciiLower is s with A–Z in lower case and every other byte as it is,
 // so offsets in it are offsets in s.
 func asciiLower(s string) string {
+	i := 0
+	for i < len(s) && (s[i] < 'A' || s[i] > 'Z') {
+		i++
+	}
+	if i == len(s) {
+		return s // nothing to lower: no copy
+	}
 	b := []byte(s)
 	for i, c := range b {
 		if 'A' <= c && c <= 'Z' {

@@ -52,13 +52,15 @@ func SecretsOnly(s string) string {
 // secretForms replaces the secret forms of the rules, in their order:
 // pairs gitleaks would break apart, then gitleaks' rules, then strata's.
 func secretForms(s string, note func(kind, what, match string)) string {
+	low := asciiLower(s)
 	for _, ru := range pairedRules {
-		if ru.applies(asciiLower(s)) {
+		if ru.applies(low) {
 			s = ru.replace(s, note)
+			low = asciiLower(s)
 		}
 	}
 	s = providerKeys(s, note)
-	low := asciiLower(s)
+	low = asciiLower(s)
 	for _, ru := range secretRules {
 		if ru.applies(low) {
 			s = ru.replace(s, note)

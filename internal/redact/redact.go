@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/user"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -95,12 +96,15 @@ func Local(getenv func(string) string) Machine {
 // Redactor replaces private data. The zero value (and nil) redacts the
 // generic patterns only; New adds a machine's names and known secrets.
 type Redactor struct {
-	secrets *knownSet       // the known secrets' forms
-	homes   *regexp.Regexp  // this machine's home folders, any case
-	words   []string        // user and host names in ASCII, lower case, longest first
-	names   *regexp.Regexp  // the other user and host names, whole words, any case
-	kinds   map[string]rule // lower-case name -> its placeholder and words
-	vocab   map[string]bool // words that are strata's or the protocol's own
+	secrets *knownSet      // the known secrets' forms
+	homes   *regexp.Regexp // this machine's home folders, any case
+	// homeLows are the home folders in ASCII lower case, when every one is
+	// ASCII: an ASCII text holding none of them cannot match homes.
+	homeLows []string
+	words    []string        // user and host names in ASCII, lower case, longest first
+	names    *regexp.Regexp  // the other user and host names, whole words, any case
+	kinds    map[string]rule // lower-case name -> its placeholder and words
+	vocab    map[string]bool // words that are strata's or the protocol's own
 }
 
 // New returns a redactor for m. protect lists the words that are strata's
@@ -108,16 +112,20 @@ type Redactor struct {
 // replaced in a path.
 func New(m Machine, protect map[string]bool) *Redactor {
 	r := &Redactor{kinds: map[string]rule{}, vocab: protect, secrets: newKnownSet(m.Secrets)}
-	var homes []string
+	var homes, lows []string
 	for _, h := range m.HomeDirs {
 		h = strings.TrimRight(h, `/\`)
 		if len(h) > 1 {
 			homes = append(homes, regexp.QuoteMeta(h))
+			lows = append(lows, asciiLower(h))
 		}
 	}
 	if len(homes) > 0 {
 		sortLongestFirst(homes)
 		r.homes = regexp.MustCompile(`(?i)(?:` + strings.Join(homes, "|") + `)\b`)
+		if slices.IndexFunc(lows, func(h string) bool { return !isASCII(h) }) < 0 {
+			r.homeLows = lows
+		}
 	}
 	var names []string
 	add := func(name, to, what string) {
@@ -195,7 +203,7 @@ func (r *Redactor) apply(s string, found func(Finding)) string {
 	}
 	s = secretForms(s, note)
 	low := asciiLower(s) // for the rules' literal prefilters (stale after a replacement, which only removes text)
-	if r != nil && r.homes != nil {
+	if r != nil && r.homes != nil && r.mayHoldHome(s, low) {
 		s = r.homes.ReplaceAllStringFunc(s, func(m string) string {
 			note(Home, "this machine's home folder", m)
 			return Home
@@ -219,22 +227,42 @@ func (r *Redactor) apply(s string, found func(Finding)) string {
 			s = ru.replace(s, note)
 		}
 	}
-	if !strings.ContainsAny(s, `/\`) {
-		return s
+	// Each path form's literals, counted: a folder path has two slashes,
+	// a Windows one ":\" (most strings have neither, and the regexps cost
+	// more than the count).
+	if strings.Count(s, "/") >= 2 {
+		s = absDir.ReplaceAllStringFunc(s, func(m string) string {
+			sub := absDir.FindStringSubmatch(m)
+			if apiPath(sub[2]) {
+				return m
+			}
+			note(Path, "an absolute folder path", sub[2])
+			return sub[1] + Path + "/"
+		})
 	}
-	s = absDir.ReplaceAllStringFunc(s, func(m string) string {
-		sub := absDir.FindStringSubmatch(m)
-		if apiPath(sub[2]) {
-			return m
-		}
-		note(Path, "an absolute folder path", sub[2])
-		return sub[1] + Path + "/"
-	})
-	s = absWinDir.ReplaceAllStringFunc(s, func(m string) string {
-		note(Path, "an absolute Windows folder path", m)
-		return Path + absWinDir.FindStringSubmatch(m)[1]
-	})
+	if strings.Contains(s, `:\`) {
+		s = absWinDir.ReplaceAllStringFunc(s, func(m string) string {
+			note(Path, "an absolute Windows folder path", m)
+			return Path + absWinDir.FindStringSubmatch(m)[1]
+		})
+	}
 	return s
+}
+
+// mayHoldHome reports whether s (low its ASCII lower case) can hold one of
+// the home folders. The regexp folds case as Unicode does (a Kelvin sign
+// matches k), so the literal test stands in for it only where both the
+// homes and the text are ASCII.
+func (r *Redactor) mayHoldHome(s, low string) bool {
+	if r.homeLows == nil || !isASCII(s) {
+		return true
+	}
+	for _, h := range r.homeLows {
+		if strings.Contains(low, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // replaceNames replaces the user and host names where they stand as whole
@@ -386,7 +414,11 @@ func providerKeys(s string, note func(kind, what, match string)) string {
 		return s
 	}
 	hits := set.keywordHits(asciiLower(s))
-	for _, k := range set.rules {
+	for i := range set.rules {
+		k := &set.rules[i]
+		if hits == nil && len(k.keywords) > 0 {
+			continue // none of its keywords is in the text
+		}
 		idx := k.findKeyed(set, s, hits)
 		if idx == nil {
 			continue

@@ -468,3 +468,70 @@ func BenchmarkAnswer4MiB(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkResultStrings is what a result folder mostly is: thousands of
+// short strings (IDs, states, timestamps, engine names, short answers),
+// each redacted on its own, where a rule's fixed cost per string counts
+// and not its speed over megabytes.
+func BenchmarkResultStrings(b *testing.B) {
+	r := New(machine, Vocabulary())
+	strs := []string{"performance-short-r1", "completed", "The answer is READY and the record A-17 was found in the table.", "stop",
+		"llama.cpp b10470", "sanity-T4: the call lookup_record with id A-17 passed", "2026-12-03T13:37:14.123456Z"}
+	for b.Loop() {
+		for _, s := range strs {
+			r.String(s)
+		}
+	}
+}
+
+// TestPrefiltersNeverHideAMatch holds each rule's cheap test (its
+// literals, counts or gate) to what it stands in for: on the planted forms
+// and on random text dense with the rules' separators and literals, a
+// text the regexp matches always passes the prefilter. The home folders'
+// literal test stands aside for text that is not ASCII, where the regexp
+// folds case as Unicode does: a Kelvin sign is a k.
+func TestPrefiltersNeverHideAMatch(t *testing.T) {
+	t.Parallel()
+	pieces := []string{"a", "F", "0", "9", "ab", "1f", ":", "-", ".", "/", `\`, `:\`, "@", " ", "\"", "=", "_", "~", "%2f",
+		"home", "Users", "root", "C:", "10.", "192.168.", "fe80", "fd", ".lan", ".local", "key", "token", "Bearer ", "basic ",
+		"://", "sig=", "-----BEGIN", "-----END", "AKIA", "sk-", "hf_", "glpat-", "aiza", "alice", "srv", "x.gguf"}
+	texts := []string{"\u212Aate at /home/\u212Aate/m", "/HOME/ALICE/m", "/home/alice"}
+	for _, f := range plant.Forms {
+		texts = append(texts, f.Text)
+	}
+	rnd := rand.New(rand.NewPCG(7, 11))
+	for range 4000 {
+		var b strings.Builder
+		for range 2 + rnd.IntN(24) {
+			b.WriteString(pieces[rnd.IntN(len(pieces))])
+		}
+		texts = append(texts, b.String())
+	}
+	r := New(Machine{HomeDirs: append([]string{"/home/kate"}, plant.HomeDirs...), Users: plant.Users, Hosts: plant.Hosts}, Vocabulary())
+	var rules []rule
+	for _, set := range [][]rule{pairedRules, secretRules, pathRules, addressRules} {
+		rules = append(rules, set...)
+	}
+	hidden := 0
+	for _, s := range texts {
+		low := asciiLower(s)
+		for _, ru := range rules {
+			if ru.re.MatchString(s) && !ru.applies(low) {
+				hidden++
+				t.Errorf("%q matches %v, whose prefilter skips it", s, ru.re)
+			}
+		}
+		if absDir.MatchString(s) && strings.Count(s, "/") < 2 || absWinDir.MatchString(s) && !strings.Contains(s, `:\`) {
+			t.Errorf("%q: a path regexp matches where its count skips it", s)
+		}
+		if r.homes.MatchString(s) && !r.mayHoldHome(s, low) {
+			t.Errorf("%q: the home folders' regexp matches where the literal test skips it", s)
+		}
+		if hidden > 10 {
+			t.Fatal("more")
+		}
+	}
+	if got := r.String("\u212Aate at /home/\u212Aate/m"); strings.Contains(got, "/home/") {
+		t.Errorf("a home folder with a Kelvin sign was kept: %q", got)
+	}
+}

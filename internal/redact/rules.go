@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -368,8 +369,8 @@ var addressRules = []rule{
 	{re: regexp.MustCompile(`(?i)\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:lan|local|localdomain|internal|intranet|corp|home\.arpa|home|private)\b`),
 		to: Host, what: "a host name under a private network's suffix",
 		need: []string{".lan", ".local", ".internal", ".intranet", ".corp", ".home", ".private"}},
-	{re: regexp.MustCompile(`(?i)\b(?:[0-9a-f]{2}[:-]){5}[0-9a-f]{2}\b`), to: MAC, what: "a MAC address", need: macSeparators()},
-	{re: regexp.MustCompile(`(?i)\b[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}\b`), to: MAC, what: "a MAC address (dotted form)", need: []string{"."}},
+	{re: regexp.MustCompile(`(?i)\b(?:[0-9a-f]{2}[:-]){5}[0-9a-f]{2}\b`), to: MAC, what: "a MAC address", gate: atLeast(5, ':', '-')},
+	{re: regexp.MustCompile(`(?i)\b[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}\b`), to: MAC, what: "a MAC address (dotted form)", gate: atLeast(2, '.')},
 	// Private, shared and link-local IPv4 (loopback stays: it is the
 	// protocol's own address).
 	{re: regexp.MustCompile(`\b(?:10(?:\.\d{1,3}){3}|192\.168(?:\.\d{1,3}){2}|172\.(?:1[6-9]|2\d|3[01])(?:\.\d{1,3}){2}|169\.254(?:\.\d{1,3}){2}|100\.(?:6[4-9]|[7-9]\d|1[01]\d|12[0-7])(?:\.\d{1,3}){2})\b`),
@@ -396,12 +397,18 @@ func apiPath(p string) bool {
 
 // macSeparators are the pairs a colon- or hyphen-separated MAC address
 // must contain: a hex digit, then the separator, then a hex digit.
-func macSeparators() []string {
-	var out []string
-	for _, sep := range []string{":", "-"} {
-		for _, a := range "0123456789abcdef" {
-			out = append(out, string(a)+sep)
+// atLeast is a gate for a rule whose every match holds n of the
+// separators (a MAC address has five, its dotted form two dots): counting
+// bytes is cheaper than the literals a separator can follow, and most text
+// has fewer.
+func atLeast(n int, seps ...byte) func(low string) bool {
+	return func(low string) bool {
+		c := 0
+		for i := 0; i < len(low) && c < n; i++ {
+			if slices.Contains(seps, low[i]) {
+				c++
+			}
 		}
+		return c >= n
 	}
-	return out
 }

@@ -86,15 +86,14 @@ func (c *checker) checkBody(p func(...any) string, q *contract.Request, o contra
 	if err != nil {
 		return
 	}
-	forms, err := d.BodyForms(f)
-	if err != nil {
-		c.add(p(), "cannot rebuild the body of %s: %v", q.ID, err)
-		return
-	}
-	var b bytes.Buffer
+	var b, first bytes.Buffer
 	okSent := json.Compact(&b, sent) == nil
-	var first bytes.Buffer
-	for i, want := range forms {
+	i := 0
+	for want, err := range d.BodyForms(f) {
+		if err != nil {
+			c.add(p(), "cannot rebuild the body of %s: %v", q.ID, err)
+			return
+		}
 		var a bytes.Buffer
 		if json.Compact(&a, want) == nil && okSent && bytes.Equal(a.Bytes(), b.Bytes()) {
 			return
@@ -102,6 +101,7 @@ func (c *checker) checkBody(p func(...any) string, q *contract.Request, o contra
 		if i == 0 {
 			first = a
 		}
+		i++
 	}
 	at := firstDiff(first.Bytes(), b.Bytes())
 	c.add(p(), "the body sent for %s (outputs.jsonl) is not the fixture with the profile's settings for %s: they differ at byte %d (%q, want %q)",
