@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/simengine"
 )
@@ -114,5 +115,35 @@ func TestVLLMRefusesXHighAtTheWarmup(t *testing.T) {
 	res, _ := readResults(t, work)
 	if ab := res.Extensions.Aborted; !strings.Contains(ab, "the warm-up was refused: vllm 0.11.2 does not take the profile's reasoning_effort xhigh") {
 		t.Errorf("aborted %q", ab)
+	}
+}
+
+// TestAnotherTemplateIsNonconforming: an engine serving another chat
+// template than the profile's (here the simulator's minimal one, which, as
+// llama-server --chat-template chatml, drops the tools and the thinking
+// switch) renders the fixtures otherwise; the preflight shows it, the run
+// warns before the warm-up that it will be nonconforming, goes on, and is
+// nonconforming for it; report agrees.
+func TestAnotherTemplateIsNonconforming(t *testing.T) {
+	t.Parallel()
+	url, _ := engineServer(t, func(c *simengine.Config) { c.Template = "" })
+	work := t.TempDir()
+	r := runIn(t, work, "", "bench", "run", "--url", url)
+	warn := strings.Index(r.stderr, "warning: the run will be nonconforming: the preflight showed the engine's chat template or tokenizer is not the profile's")
+	if r.code != 0 || warn < 0 || warn > strings.Index(r.stderr, "== warmup") {
+		t.Fatalf("exit %d; no warning before the warm-up:\n%s", r.code, r.stderr)
+	}
+	res, dir := readResults(t, work)
+	var found *contract.StatusReason
+	for _, why := range res.Extensions.StatusReasons.Nonconforming {
+		if why.Kind == contract.PreflightDiffers {
+			found = &why
+		}
+	}
+	if res.Run.Status != contract.StatusNonconforming || found == nil || !strings.Contains(found.Text, "34 of the 34 fixtures it checked became another prompt") {
+		t.Errorf("status %s, reasons %+v", res.Run.Status, res.Extensions.StatusReasons.Nonconforming)
+	}
+	if rep := runIn(t, work, "", "bench", "report", "-q", dir); rep.code != 0 {
+		t.Errorf("report: exit %d\n%s", rep.code, rep.stdout)
 	}
 }

@@ -140,6 +140,20 @@ func (r *Preflight) OK() bool {
 	return r.Verifiable && templateOK && r.Stopped == "" && r.Differ == 0 && r.Agree == len(r.Fixtures)
 }
 
+// Differing are the fixtures the engine showed to become another prompt
+// than the bundle's: its rendering differs, or its count of it is not the
+// frozen one. A fixture that could not be checked (a route that failed)
+// shows nothing and is not among them.
+func (r *Preflight) Differing() []PreflightFixture {
+	var out []PreflightFixture
+	for _, f := range r.Fixtures {
+		if f.FirstDifference != nil || f.EngineTokens != nil && *f.EngineTokens != f.FrozenTokens {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // CountOnly reports whether the preflight compared counts only: the engine
 // returned no rendering (vLLM's /tokenize), so the template itself was not
 // held to the bundle's.

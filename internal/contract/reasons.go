@@ -13,6 +13,7 @@ const (
 	SettingNotTaken  ReasonKind = "setting_not_taken"
 	CacheReuseKind   ReasonKind = "cache_reuse"
 	LengthRule       ReasonKind = "length_rule"
+	PreflightDiffers ReasonKind = "preflight_differs"
 	NoCommit         ReasonKind = "no_commit"
 	NoModelHashes    ReasonKind = "no_model_hashes"
 	UnhashedModel    ReasonKind = "unhashed_model_file"
@@ -32,6 +33,6 @@ func (k ReasonKind) Partial() bool { return k == SkippedWork || k == Interrupted
 
 // ReasonKinds are every reason kind, nonconforming then partial.
 func ReasonKinds() []ReasonKind {
-	return []ReasonKind{RemoteServer, SimulatedEngine, RefusedRequest, SettingOtherwise, SettingNotTaken, CacheReuseKind, LengthRule,
+	return []ReasonKind{RemoteServer, SimulatedEngine, RefusedRequest, SettingOtherwise, SettingNotTaken, CacheReuseKind, LengthRule, PreflightDiffers,
 		NoCommit, NoModelHashes, UnhashedModel, NoTemplate, ReasoningBudget, OtherModel, SkippedWork, Interrupted}
 }

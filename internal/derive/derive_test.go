@@ -199,6 +199,12 @@ func TestReasonsFollowTheRecords(t *testing.T) {
 			x.HTTPStatus, x.Error = &s, &contract.ErrorInfo{Kind: "http_status", Message: "no"}
 			o["sanity-T2"] = x
 		}, contract.RefusedRequest},
+		{"a fixture the engine renders otherwise", func(r *contract.Results, _ map[string]contract.Output) {
+			r.Extensions.Preflight = differingPreflight(ptr(512), 200)
+		}, contract.PreflightDiffers},
+		{"a fixture the engine counts otherwise", func(r *contract.Results, _ map[string]contract.Output) {
+			r.Extensions.Preflight = differingPreflight(nil, 201)
+		}, contract.PreflightDiffers},
 		{"a resolved setting", func(r *contract.Results, o map[string]contract.Output) {
 			x := o["sanity-I1"]
 			x.SettingsCheck = &contract.SettingsCheck{Revealed: true, Seen: map[string]any{"temperature": 0.0}}
@@ -261,5 +267,49 @@ func TestLengthRuleLeavesTheSummaries(t *testing.T) {
 	}
 	if seen != len(contract.SummaryMetrics()) {
 		t.Errorf("%d prompt-16k summaries", seen)
+	}
+}
+
+// differingPreflight is a preflight of two fixtures: sanity-I1 agrees, and
+// sanity-T1 (frozen at 200 tokens) is rendered otherwise from byte at (nil:
+// the same rendering) and counted as count.
+func differingPreflight(at *int, count int) *contract.Preflight {
+	agree := 37
+	return &contract.Preflight{Verifiable: true, Source: "POST /apply-template, POST /tokenize", Agree: 1, Differ: 1, Fixtures: []contract.PreflightFixture{
+		{RequestID: "sanity-I1", Agree: true, RenderingAgrees: true, EngineTokens: &agree, FrozenTokens: 37},
+		{RequestID: "sanity-T1", RenderingAgrees: at == nil, FirstDifference: at, EngineTokens: &count, FrozenTokens: 200},
+	}}
+}
+
+// TestPreflightDiffers: a fixture the engine showed to become another
+// prompt (its rendering, or its count of the same rendering) makes the run
+// nonconforming, naming how many and the first with what differs; one the
+// preflight could not check, an agreeing check, a preflight the engine
+// could not take and none at all give no reason.
+func TestPreflightDiffers(t *testing.T) {
+	t.Parallel()
+	unchecked := differingPreflight(nil, 0)
+	unchecked.Fixtures[1].EngineTokens, unchecked.Fixtures[1].Problem = nil, "POST /tokenize answered HTTP 500"
+	agrees := differingPreflight(nil, 200)
+	agrees.Fixtures[1].Agree = true
+	for _, c := range []struct {
+		name string
+		pf   *contract.Preflight
+		want string
+	}{
+		{"rendered otherwise", differingPreflight(ptr(512), 200), "1 of the 2 fixtures it checked became another prompt than the bundle's (first sanity-T1: its rendering differs from the bundle's at byte 512)"},
+		{"counted otherwise", differingPreflight(nil, 201), "(first sanity-T1: it counts 201 tokens, frozen 200)"},
+		{"not checked", unchecked, ""},
+		{"agrees", agrees, ""},
+		{"not verifiable", &contract.Preflight{Reason: "the engine serves no /apply-template"}, ""},
+		{"none", nil, ""},
+	} {
+		r := PreflightDiffers(c.pf)
+		switch {
+		case c.want == "" && r != nil:
+			t.Errorf("%s: a reason %q", c.name, r.Text)
+		case c.want != "" && (r == nil || r.Kind != contract.PreflightDiffers || !strings.Contains(r.Text, c.want) || Status([]Reason{*r}) != contract.StatusNonconforming):
+			t.Errorf("%s: %+v, want a nonconforming reason saying %q", c.name, r, c.want)
+		}
 	}
 }

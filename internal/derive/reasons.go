@@ -113,7 +113,38 @@ func engineReasons(res *contract.Results, server dialect.Evidence, notTaken []st
 	for _, n := range notTaken {
 		out = append(out, Reason{Kind: contract.SettingNotTaken, Text: "the engine cannot take the profile's setting " + n})
 	}
+	if r := PreflightDiffers(res.Extensions.Preflight); r != nil {
+		out = append(out, *r)
+	}
 	return out
+}
+
+// PreflightDiffers is the reason a preflight that showed a fixture turned
+// into another prompt makes the run nonconforming, or nil when it showed
+// none (or there was none). The profile pins the chat template and the
+// tokenizer, and the bundle freezes what they make of each fixture; an
+// engine that renders or counts one otherwise runs another workload, a
+// changed profile setting (spec, run status), whether or not its count
+// falls outside the 2 % rule (a template that drops the tools changes T1–T4
+// and leaves the long prompts' lengths alone).
+func PreflightDiffers(pf *contract.Preflight) *Reason {
+	if pf == nil {
+		return nil
+	}
+	diff := pf.Differing()
+	if len(diff) == 0 {
+		return nil
+	}
+	f := diff[0]
+	how := ""
+	if f.FirstDifference != nil {
+		how = fmt.Sprintf("its rendering differs from the bundle's at byte %d", *f.FirstDifference)
+	} else {
+		how = fmt.Sprintf("it counts %d tokens, frozen %d", *f.EngineTokens, f.FrozenTokens)
+	}
+	return &Reason{Kind: contract.PreflightDiffers, Text: fmt.Sprintf("the preflight showed the engine's chat template or tokenizer is not the profile's: "+
+		"%d of the %d fixtures it checked became another prompt than the bundle's (first %s: %s), so the requests it ran are not the protocol's workload",
+		len(diff), len(pf.Fixtures), f.RequestID, how)}
 }
 
 func identityReasons(res *contract.Results, budget string) []Reason {

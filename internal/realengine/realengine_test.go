@@ -579,3 +579,40 @@ func TestThinkerSHA(t *testing.T) {
 		t.Fatal("the thinker model is not the one the package's SHA256SUMS names")
 	}
 }
+
+// TestAnotherTemplateIsNonconforming: llama-server started with
+// --chat-template chatml (a built-in template without the tools) renders
+// T1–T4 otherwise than the bundle, while every other fixture and the long
+// prompts' lengths agree: the 2 % rule alone would leave the run alone, and
+// the preflight makes it nonconforming, said before the warm-up. -c 2048
+// keeps the long prompts from prefilling (they fail with the engine's 400,
+// as in the small-context run).
+func TestAnotherTemplateIsNonconforming(t *testing.T) {
+	t.Parallel()
+	srv := Start(t, Options{Model: Thinker, Context: 2048, Args: []string{"--chat-template", "chatml"}})
+	out := t.TempDir()
+	r := strata(t, repoRoot(t), nil, "bench", "run", "--url", srv.URL, "--results-dir", out)
+	warn := strings.Index(r.stderr, "warning: the run will be nonconforming: the preflight showed the engine's chat template or tokenizer is not the profile's")
+	if r.code != 0 || warn < 0 || warn > strings.Index(r.stderr, "== warmup") {
+		t.Fatalf("exit %d; no warning before the warm-up:\n%s", r.code, r.stderr)
+	}
+	f := readFolder(t, out)
+	pf := f.res.Extensions.Preflight
+	var differ []string
+	for _, d := range pf.Differing() {
+		differ = append(differ, d.RequestID)
+	}
+	if want := []string{"sanity-T1", "sanity-T2", "sanity-T3", "sanity-T4"}; strings.Join(differ, " ") != strings.Join(want, " ") {
+		t.Errorf("the fixtures chatml renders otherwise: %v, want %v", differ, want)
+	}
+	var reason string
+	for _, why := range f.res.Extensions.StatusReasons.Nonconforming {
+		if why.Kind == contract.PreflightDiffers {
+			reason = why.Text
+		}
+	}
+	if f.res.Run.Status != contract.StatusNonconforming || !strings.Contains(reason, "4 of the 34 fixtures it checked became another prompt than the bundle's (first sanity-T1: its rendering differs") {
+		t.Errorf("status %s, preflight reason %q", f.res.Run.Status, reason)
+	}
+	f.report(t)
+}

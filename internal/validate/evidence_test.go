@@ -89,6 +89,10 @@ func TestValidatorRederivesFromTheEvidence(t *testing.T) {
 		{"the stand-in model's name", "baseline", func(t *testing.T, f fstest.MapFS) {
 			replaceIn(f, contract.ResultsFile, `"path": "Qwen3-8B-Q4_K_M.gguf"`, `"path": "`+dialect.SimulatorModelFile+`"`, 1)
 		}, "/extensions/status_reasons", "the stand-in model file name"},
+		// The preflight showed the engine's template is not the profile's.
+		{"a preflight that shows a fixture rendered otherwise", "baseline", func(t *testing.T, f fstest.MapFS) {
+			editJSON(t, f, contract.ResultsFile, func(doc map[string]any) { at(doc, "extensions")["preflight"] = toolsDropped(t) })
+		}, "/run/status", "is complete, but the reasons give nonconforming"},
 		// Item 6: the corpus.
 		{"another corpus", "baseline", func(t *testing.T, f fstest.MapFS) {
 			replaceIn(f, contract.ResultsFile, `"corpus_sha256": "538a81cc`, `"corpus_sha256": "638a81cc`, 1)
@@ -187,4 +191,22 @@ func TestSlewedWallClockIsNoEdit(t *testing.T) {
 	}
 	shiftOffset(t, fsys, "sanity-T4", 0.5)
 	mustCatch(t, fsys, b, "/requests/21", "outside the run's")
+}
+
+// toolsDropped is the preflight of an engine serving a template without
+// the tools (llama-server --chat-template chatml): T1 renders otherwise.
+func toolsDropped(t testing.TB) any {
+	at, engine, frozen := 412, 180, 222
+	pf := contract.Preflight{Verifiable: true, Source: "POST /apply-template, POST /tokenize", BundleTemplateSHA256: strings.Repeat("ab", 32),
+		Differ: 1, Fixtures: []contract.PreflightFixture{{RequestID: "sanity-T1", FirstDifference: &at, EngineText: "<|im_start|>user", StrataText: "<tools>",
+			EngineTokens: &engine, FrozenTokens: frozen}}}
+	data, err := json.Marshal(pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
