@@ -382,10 +382,15 @@ func urlRunSmallContext(t *testing.T, out string) {
 		t.Errorf("the result does not say how the relative model_path was resolved: %q", hashing.Resolved)
 	}
 	// One slot: the four requests of a round are served one after another.
+	// The spans are the client's readings of four streams, each by its own
+	// goroutine: on a loaded machine one reads its stream's end a few ms
+	// after the engine sent it (2.5 ms seen, beside the other real-engine
+	// tests), while on four slots the streams overlap by tens of ms.
+	const readingSlack = 0.010
 	for round := 1; round <= protocol.ConcurrencyRounds; round++ {
 		s := f.spans(round)
 		for i := 1; i < len(s); i++ {
-			if s[i].first < s[i-1].end-1e-3 {
+			if s[i].first < s[i-1].end-readingSlack {
 				t.Errorf("round %d on one slot: %s began streaming at %.4f s, before %s ended at %.4f s", round, s[i].id, s[i].first, s[i-1].id, s[i-1].end)
 			}
 		}
