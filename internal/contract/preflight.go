@@ -47,6 +47,10 @@ type Preflight struct {
 	// are not checked.
 	Stopped string `json:"stopped,omitempty"`
 	Source  string `json:"source"`
+	// OffChatPath is set when the check's route renders otherwise than the
+	// engine's chat path (Source says how; vLLM's /tokenize): what it shows
+	// to differ is said, and is no evidence of another workload.
+	OffChatPath bool `json:"off_chat_path,omitempty"`
 	// The template the engine reports and the one the bundle was built with.
 	EngineTemplateSHA256 string             `json:"engine_template_sha256,omitempty"`
 	BundleTemplateSHA256 string             `json:"bundle_template_sha256"`
@@ -143,8 +147,12 @@ func (r *Preflight) OK() bool {
 // Differing are the fixtures the engine showed to become another prompt
 // than the bundle's: its rendering differs, or its count of it is not the
 // frozen one. A fixture that could not be checked (a route that failed)
-// shows nothing and is not among them.
+// shows nothing and is not among them, and a check off the chat path
+// shows nothing of the workload.
 func (r *Preflight) Differing() []PreflightFixture {
+	if r.OffChatPath {
+		return nil
+	}
 	var out []PreflightFixture
 	for _, f := range r.Fixtures {
 		if f.FirstDifference != nil || f.EngineTokens != nil && *f.EngineTokens != f.FrozenTokens {

@@ -284,12 +284,15 @@ func differingPreflight(at *int, count int) *contract.Preflight {
 // TestPreflightDiffers: a fixture the engine showed to become another
 // prompt (its rendering, or its count of the same rendering) makes the run
 // nonconforming, naming how many and the first with what differs; one the
-// preflight could not check, an agreeing check, a preflight the engine
-// could not take and none at all give no reason.
+// preflight could not check, a count by a route that renders otherwise than
+// the chat path (vLLM's /tokenize), an agreeing check, a preflight the
+// engine could not take and none at all give no reason.
 func TestPreflightDiffers(t *testing.T) {
 	t.Parallel()
 	unchecked := differingPreflight(nil, 0)
 	unchecked.Fixtures[1].EngineTokens, unchecked.Fixtures[1].Problem = nil, "POST /tokenize answered HTTP 500"
+	offPath := differingPreflight(nil, 201)
+	offPath.OffChatPath = true
 	agrees := differingPreflight(nil, 200)
 	agrees.Fixtures[1].Agree = true
 	for _, c := range []struct {
@@ -300,6 +303,7 @@ func TestPreflightDiffers(t *testing.T) {
 		{"rendered otherwise", differingPreflight(ptr(512), 200), "1 of the 2 fixtures it checked became another prompt than the bundle's (first sanity-T1: its rendering differs from the bundle's at byte 512)"},
 		{"counted otherwise", differingPreflight(nil, 201), "(first sanity-T1: it counts 201 tokens, frozen 200)"},
 		{"not checked", unchecked, ""},
+		{"counted off the chat path", offPath, ""},
 		{"agrees", agrees, ""},
 		{"not verifiable", &contract.Preflight{Reason: "the engine serves no /apply-template"}, ""},
 		{"none", nil, ""},

@@ -524,6 +524,10 @@ type Preflight struct {
 	// Fallback is the check run instead when the engine does not serve
 	// this one's route (nil: none); its Source says how it differs.
 	Fallback *Preflight
+	// OffChatPath is set for a check whose route renders otherwise than
+	// the engine's chat path does (its Source says how): a difference it
+	// shows may be the route's, not the workload's.
+	OffChatPath bool
 }
 
 // vllmPreflight is vLLM's: POST /v1/chat/completions/render takes the exact
@@ -539,7 +543,7 @@ func vllmPreflight() Preflight {
 	const render = "/v1/chat/completions/render"
 	return Preflight{CountOnly: true, Tokenize: render, CountField: "token_ids", Sampling: "sampling_params",
 		Source: "POST " + render + " with each request's exact body (vLLM renders it as its chat path does and answers the token ids and the resolved sampling parameters; it returns no rendering text, so the count and the sampling are compared)",
-		Fallback: &Preflight{CountOnly: true, Tokenize: "/tokenize",
+		Fallback: &Preflight{CountOnly: true, Tokenize: "/tokenize", OffChatPath: true,
 			Source: "POST /tokenize with each request's exact body, as this vLLM serves no " + render + ": /tokenize reads no reasoning_effort and does not derive enable_thinking from it as the chat path does, so a template that reads either renders otherwise there; it returns no rendering, so only the count is compared"}}
 }
 

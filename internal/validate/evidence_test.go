@@ -93,6 +93,13 @@ func TestValidatorRederivesFromTheEvidence(t *testing.T) {
 		{"a preflight that shows a fixture rendered otherwise", "baseline", func(t *testing.T, f fstest.MapFS) {
 			editJSON(t, f, contract.ResultsFile, func(doc map[string]any) { at(doc, "extensions")["preflight"] = toolsDropped(t) })
 		}, "/run/status", "is complete, but the reasons give nonconforming"},
+		{"the same preflight said to be off the chat path", "baseline", func(t *testing.T, f fstest.MapFS) {
+			editJSON(t, f, contract.ResultsFile, func(doc map[string]any) {
+				pf := toolsDropped(t).(map[string]any)
+				pf["off_chat_path"] = true
+				at(doc, "extensions")["preflight"] = pf
+			})
+		}, "/extensions/preflight/off_chat_path", "renders as its chat path does"},
 		// Item 6: the corpus.
 		{"another corpus", "baseline", func(t *testing.T, f fstest.MapFS) {
 			replaceIn(f, contract.ResultsFile, `"corpus_sha256": "538a81cc`, `"corpus_sha256": "638a81cc`, 1)

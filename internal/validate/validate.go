@@ -758,6 +758,7 @@ func (c *checker) checkStatus() {
 		all = append(all, why)
 	}
 	d, _ := c.recordedDialect()
+	c.checkOffChatPath(d)
 	c.checkRecovered(contract.Texts(ext.StatusReasons.Partial))
 	budget := ""
 	if ext.EngineDialect != nil {
@@ -777,6 +778,19 @@ func (c *checker) checkStatus() {
 	}
 	if want := derive.Status(all); r.Run.Status != want {
 		c.add(contract.PtrRunStatus, "is %s, but the reasons give %s", r.Run.Status, want)
+	}
+}
+
+// checkOffChatPath: a preflight that says its route renders otherwise than
+// the chat path (and so shows nothing of the workload) is the recorded
+// engine's check of that kind, by its source.
+func (c *checker) checkOffChatPath(d dialect.Dialect) {
+	pf := c.res.Extensions.Preflight
+	if pf == nil || !pf.OffChatPath {
+		return
+	}
+	if fb := d.Preflight().Fallback; fb == nil || !fb.OffChatPath || fb.Source != pf.Source {
+		c.add("/extensions/preflight/off_chat_path", "is true, but %s's preflight by %q renders as its chat path does", d.Name(), pf.Source)
 	}
 }
 
