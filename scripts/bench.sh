@@ -16,6 +16,11 @@ echo
 echo "== strata bench report on a complete 34-request folder"
 go test -run '^$' -bench 'Report|BundleLoad' -benchtime "$bt" ./internal/e2e/ | grep -E '^Benchmark'
 echo
+echo "== validation of a complete 34-request folder in memory; redaction of short result strings and of 4 MiB answers"
+go test -run '^$' -bench 'FS' -benchmem -benchtime "$bt" ./internal/validate/ | grep -E '^Benchmark'
+go test -run '^$' -bench 'ResultStrings' -benchmem ./internal/redact/ | grep -E '^Benchmark'
+go test -run '^$' -bench 'Answer4MiB' -benchmem -benchtime 3x ./internal/redact/ | grep -E '^Benchmark'
+echo
 echo "== side by side on one loopback stream: strata's client vs a Python runner; client-added TTFT"
 go run ./bench/ssebench
 echo

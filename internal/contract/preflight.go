@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/strata-bench/strata/internal/escape"
+	"github.com/strata-bench/strata/internal/protocol"
 )
 
 // PreflightFixture is one fixture's outcome of the preflight.
@@ -145,21 +146,37 @@ func (r *Preflight) OK() bool {
 }
 
 // Differing are the fixtures the engine showed to become another prompt
-// than the bundle's: its rendering differs, or its count of it is not the
-// frozen one. A fixture that could not be checked (a route that failed)
-// shows nothing and is not among them, and a check off the chat path
-// shows nothing of the workload.
+// than the bundle's: its rendering differs, or its count of a rendering it
+// showed equal is not the frozen one (its tokenizer), or it counts a
+// fixture without tools otherwise. A count alone of a tool case is not
+// among them: a server may hand the template its own shape of the tools
+// (SGLang's model_dump adds "strict" and reorders; Strata's frontend passes
+// the inner function object), which the engine's chat path then runs as
+// it does for everyone. A fixture that could not be checked (a route that
+// failed) shows nothing, and a check off the chat path nothing of the
+// workload.
 func (r *Preflight) Differing() []PreflightFixture {
 	if r.OffChatPath {
 		return nil
 	}
 	var out []PreflightFixture
 	for _, f := range r.Fixtures {
-		if f.FirstDifference != nil || f.EngineTokens != nil && *f.EngineTokens != f.FrozenTokens {
+		counted := f.EngineTokens != nil && *f.EngineTokens != f.FrozenTokens
+		if f.FirstDifference != nil || counted && (f.RenderingAgrees || !carriesTools(f.RequestID)) {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// carriesTools reports whether a request offers tools (the tool-call cases).
+func carriesTools(id string) bool {
+	q, ok := protocol.Lookup(id)
+	if !ok || q.Phase != protocol.PhaseSanity {
+		return false
+	}
+	c, err := protocol.SanityCategory(q.CaseID)
+	return err == nil && c == protocol.CategoryToolCall
 }
 
 // CountOnly reports whether the preflight compared counts only: the engine

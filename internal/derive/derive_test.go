@@ -284,13 +284,18 @@ func differingPreflight(at *int, count int) *contract.Preflight {
 // TestPreflightDiffers: a fixture the engine showed to become another
 // prompt (its rendering, or its count of the same rendering) makes the run
 // nonconforming, naming how many and the first with what differs; one the
-// preflight could not check, a count by a route that renders otherwise than
+// preflight could not check, a count alone of a tool case (a server's own
+// shape of the tools), a count by a route that renders otherwise than
 // the chat path (vLLM's /tokenize), an agreeing check, a preflight the
 // engine could not take and none at all give no reason.
 func TestPreflightDiffers(t *testing.T) {
 	t.Parallel()
 	unchecked := differingPreflight(nil, 0)
 	unchecked.Fixtures[1].EngineTokens, unchecked.Fixtures[1].Problem = nil, "POST /tokenize answered HTTP 500"
+	toolCountOnly := differingPreflight(nil, 201)
+	toolCountOnly.Fixtures[1].RenderingAgrees, toolCountOnly.Fixtures[1].RenderingUnchecked = false, true
+	plainCountOnly := differingPreflight(nil, 200)
+	plainCountOnly.Fixtures[0].RenderingAgrees, plainCountOnly.Fixtures[0].RenderingUnchecked, plainCountOnly.Fixtures[0].EngineTokens = false, true, ptr(39)
 	offPath := differingPreflight(nil, 201)
 	offPath.OffChatPath = true
 	agrees := differingPreflight(nil, 200)
@@ -304,6 +309,8 @@ func TestPreflightDiffers(t *testing.T) {
 		{"counted otherwise", differingPreflight(nil, 201), "(first sanity-T1: it counts 201 tokens, frozen 200)"},
 		{"not checked", unchecked, ""},
 		{"counted off the chat path", offPath, ""},
+		{"a tool case counted otherwise, its rendering not shown", toolCountOnly, ""},
+		{"a case without tools counted otherwise, its rendering not shown", plainCountOnly, "(first sanity-I1: it counts 39 tokens, frozen 37)"},
 		{"agrees", agrees, ""},
 		{"not verifiable", &contract.Preflight{Reason: "the engine serves no /apply-template"}, ""},
 		{"none", nil, ""},

@@ -355,3 +355,28 @@ func orElse(s, alt string) string {
 	}
 	return s
 }
+
+// TestOffChatPathFor: vLLM's /tokenize fallback leaves out reasoning_effort,
+// so it is off the chat path for a template that reads it and on it for
+// one that does not (Qwen3's); its render route is on the chat path.
+func TestOffChatPathFor(t *testing.T) {
+	t.Parallel()
+	vllm := Dialect{Engine: VLLM}.Preflight()
+	reads := "{%- if reasoning_effort is defined %}<effort>{{ reasoning_effort }}</effort>{%- endif %}"
+	plain := "{%- for message in messages %}{{ message.content }}{%- endfor %}"
+	for _, c := range []struct {
+		name string
+		pf   Preflight
+		src  string
+		want bool
+	}{
+		{"/tokenize, a template reading the effort", *vllm.Fallback, reads, true},
+		{"/tokenize, Qwen3's kind of template", *vllm.Fallback, plain, false},
+		{"render", vllm, reads, false},
+		{"llama.cpp", Dialect{Engine: LlamaCpp}.Preflight(), reads, false},
+	} {
+		if got := c.pf.OffChatPathFor(c.src); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package dialect
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // The engines beyond llama.cpp and Strata's server, and the table of what
 // strata believes about every engine. Each fact is read in the engine's own
@@ -524,10 +527,19 @@ type Preflight struct {
 	// Fallback is the check run instead when the engine does not serve
 	// this one's route (nil: none); its Source says how it differs.
 	Fallback *Preflight
-	// OffChatPath is set for a check whose route renders otherwise than
-	// the engine's chat path does (its Source says how): a difference it
-	// shows may be the route's, not the workload's.
+	// OffChatPath is set for a check whose route leaves out what the chat
+	// path passes to the template, reasoning_effort (its Source says how):
+	// with a template that reads it, a difference it shows may be the
+	// route's, not the workload's (OffChatPathFor).
 	OffChatPath bool
+}
+
+// OffChatPathFor reports whether this check renders a template of this
+// source otherwise than the chat path does: it is off the chat path and
+// the template reads reasoning_effort. The Qwen3 template does not, so
+// vLLM's /tokenize renders it as a chat request is rendered.
+func (p Preflight) OffChatPathFor(templateSource string) bool {
+	return p.OffChatPath && strings.Contains(templateSource, "reasoning_effort")
 }
 
 // vllmPreflight is vLLM's: POST /v1/chat/completions/render takes the exact

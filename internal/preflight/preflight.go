@@ -101,7 +101,7 @@ func Check(ctx context.Context, in Input) *contract.Preflight {
 	ctx, cancel := context.WithTimeout(ctx, in.Deadline)
 	defer cancel()
 	pf := in.Dialect.Preflight()
-	r := &contract.Preflight{Source: pf.Source, OffChatPath: pf.OffChatPath, BundleTemplateSHA256: in.TemplateSHA256, Fixtures: []contract.PreflightFixture{}}
+	r := &contract.Preflight{Source: pf.Source, OffChatPath: pf.OffChatPathFor(in.Template.Source()), BundleTemplateSHA256: in.TemplateSHA256, Fixtures: []contract.PreflightFixture{}}
 	if in.ContextTokens != nil {
 		r.Context = FitContext(in.Bundle, *in.ContextTokens)
 	}
@@ -136,7 +136,7 @@ func Check(ctx context.Context, in Input) *contract.Preflight {
 			// The engine does not serve this check's route: its fallback,
 			// whose source says how it differs.
 			pf = *pf.Fallback
-			r.Source, r.OffChatPath = pf.Source, pf.OffChatPath
+			r.Source, r.OffChatPath = pf.Source, pf.OffChatPathFor(in.Template.Source())
 			out, fatal = checkOne(ctx, in, pf, f)
 		}
 		if fatal != "" && i == 0 {

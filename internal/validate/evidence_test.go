@@ -99,7 +99,7 @@ func TestValidatorRederivesFromTheEvidence(t *testing.T) {
 				pf["off_chat_path"] = true
 				at(doc, "extensions")["preflight"] = pf
 			})
-		}, "/extensions/preflight/off_chat_path", "renders as its chat path does"},
+		}, "/extensions/preflight/off_chat_path", "renders the bundle's template as its chat path does"},
 		// Item 6: the corpus.
 		{"another corpus", "baseline", func(t *testing.T, f fstest.MapFS) {
 			replaceIn(f, contract.ResultsFile, `"corpus_sha256": "538a81cc`, `"corpus_sha256": "638a81cc`, 1)

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/strata-bench/strata/bench/prompts"
 	"io/fs"
 	"math"
 	"os"
@@ -783,14 +784,19 @@ func (c *checker) checkStatus() {
 
 // checkOffChatPath: a preflight that says its route renders otherwise than
 // the chat path (and so shows nothing of the workload) is the recorded
-// engine's check of that kind, by its source.
+// engine's check of that kind, by its source, with a bundle template that
+// route renders otherwise.
 func (c *checker) checkOffChatPath(d dialect.Dialect) {
 	pf := c.res.Extensions.Preflight
-	if pf == nil || !pf.OffChatPath {
+	if pf == nil || !pf.OffChatPath || c.fx == nil {
 		return
 	}
-	if fb := d.Preflight().Fallback; fb == nil || !fb.OffChatPath || fb.Source != pf.Source {
-		c.add("/extensions/preflight/off_chat_path", "is true, but %s's preflight by %q renders as its chat path does", d.Name(), pf.Source)
+	src, _, err := prompts.Template(c.fx)
+	if err != nil {
+		return // the bundle's own checks say why
+	}
+	if fb := d.Preflight().Fallback; fb == nil || fb.Source != pf.Source || !fb.OffChatPathFor(string(src)) {
+		c.add("/extensions/preflight/off_chat_path", "is true, but %s's preflight by %q renders the bundle's template as its chat path does", d.Name(), pf.Source)
 	}
 }
 
