@@ -48,9 +48,11 @@ type Preflight struct {
 	// are not checked.
 	Stopped string `json:"stopped,omitempty"`
 	Source  string `json:"source"`
-	// OffChatPath is set when the check's route renders otherwise than the
-	// engine's chat path (Source says how; vLLM's /tokenize): what it shows
-	// to differ is said, and is no evidence of another workload.
+	// OffChatPath is set when the check's route renders the bundle's
+	// template otherwise than the engine's chat path (vLLM's /tokenize,
+	// which leaves out reasoning_effort, with a template that reads it;
+	// Source says how): what it shows to differ is said, and is no
+	// evidence of another workload.
 	OffChatPath bool `json:"off_chat_path,omitempty"`
 	// The template the engine reports and the one the bundle was built with.
 	EngineTemplateSHA256 string             `json:"engine_template_sha256,omitempty"`
