@@ -151,10 +151,13 @@ func (r *Preflight) OK() bool {
 // than the bundle's: its rendering differs, or its count of a rendering it
 // showed equal is not the frozen one (its tokenizer), or it counts a
 // fixture without tools otherwise. A count alone of a tool case is not
-// among them: a server may hand the template its own shape of the tools
-// (SGLang's model_dump adds "strict" and reorders; Strata's frontend passes
-// the inner function object), which the engine's chat path then runs as
-// it does for everyone. A fixture that could not be checked (a route that
+// among them: a server may hand the template its own shape of the tools,
+// which the engine's chat path then runs as it does for everyone: SGLang
+// renders item.model_dump() of its Tool model (sgl-project/sglang
+// python/sglang/srt/entrypoints/openai/serving_chat.py @002897c
+// _process_messages), Strata the inner function object (Niko1221/Strata
+// serve/frontend.py openai_to_messages, the version beside server.py
+// @452325a9 that internal/simengine/strata.go cites). A fixture that could not be checked (a route that
 // failed) shows nothing, and a check off the chat path nothing of the
 // workload.
 func (r *Preflight) Differing() []PreflightFixture {
