@@ -937,12 +937,13 @@ func promptText(req *chatRequest) string {
 }
 
 // countPrompt is the simulator's count of a chat body's prompt: a bundle
-// request (fx, its messages unchanged) has the fixture's frozen count,
+// request (fx, its messages unchanged) has the fixture's frozen count, less
+// what the engine leaves out of the tools' rendering (strataToolTokens),
 // anything else an estimate. Strata's count_tokens counts with it too, so
 // the count and the chat's usage agree.
 func (s *Server) countPrompt(req *chatRequest, fx *fixtures.Fixture) int {
 	if fx != nil && sameMessages(fx, req) {
-		return fx.InputTokens
+		return fx.InputTokens - s.strataToolTokens(fx)
 	}
 	return estimateTokens(promptText(req))
 }

@@ -12,7 +12,11 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/chattemplate"
+	"github.com/strata-bench/strata/internal/corpus"
 	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/sharedpath"
+	"github.com/strata-bench/strata/internal/tokenizer"
 )
 
 // The Strata dialect against the fact sheet read from Niko1221/Strata
@@ -256,12 +260,14 @@ func anthropicBody(t *testing.T, id string, blocks bool, extra map[string]any) [
 }
 
 // TestStrataCountTokens: count_tokens of every bundle request, in either
-// content form, is its frozen input_tokens, which is also the prompt_tokens
+// content form, is what Strata's rendering counts (strataCounts: the frozen
+// input_tokens, but for the tool cases), which is also the prompt_tokens
 // its chat request reports; the answer is exactly {"input_tokens": N}.
 func TestStrataCountTokens(t *testing.T) {
 	t.Parallel()
 	url := strataAt(t, nil)
 	b, _ := prompts.Bundle()
+	counts := strataCounts(t)
 	ids := b.SortedIDs()
 	if len(ids) != 34 {
 		t.Fatalf("%d fixtures", len(ids))
@@ -269,7 +275,7 @@ func TestStrataCountTokens(t *testing.T) {
 	for _, id := range ids {
 		for _, blocks := range []bool{false, true} {
 			r := call(t, "POST", url+"/v1/messages/count_tokens", anthropicBody(t, id, blocks, nil))
-			want := fmt.Sprintf(`{"input_tokens": %d}`, b.Fixtures[id].InputTokens)
+			want := fmt.Sprintf(`{"input_tokens": %d}`, counts[id])
 			if r.status != 200 || string(r.body) != want {
 				t.Errorf("%s (blocks %v): %d %s, want %s", id, blocks, r.status, r.body, want)
 			}
@@ -280,8 +286,8 @@ func TestStrataCountTokens(t *testing.T) {
 		r := call(t, "POST", url+"/v1/chat/completions", fixtureBody(t, id, nil))
 		evs := events(t, r.body)
 		usage, _ := evs[len(evs)-1]["usage"].(map[string]any)
-		if int(num(usage["prompt_tokens"])) != b.Fixtures[id].InputTokens {
-			t.Errorf("%s: chat prompt_tokens %v, count_tokens %d", id, usage["prompt_tokens"], b.Fixtures[id].InputTokens)
+		if int(num(usage["prompt_tokens"])) != counts[id] {
+			t.Errorf("%s: chat prompt_tokens %v, count_tokens %d", id, usage["prompt_tokens"], counts[id])
 		}
 	}
 	// A conversation that is not a bundle request is estimated, and a
@@ -304,7 +310,7 @@ func TestStrataCountTokens(t *testing.T) {
 	// The scenario's tokenize_skew reaches count_tokens.
 	skewed := strataAt(t, func(c *Config) { c.Scenario.TokenizeSkew = map[string]int{"sanity-T2": 3} })
 	r := call(t, "POST", skewed+"/v1/messages/count_tokens", anthropicBody(t, "sanity-T2", false, nil))
-	if want := fmt.Sprintf(`{"input_tokens": %d}`, b.Fixtures["sanity-T2"].InputTokens+3); string(r.body) != want {
+	if want := fmt.Sprintf(`{"input_tokens": %d}`, counts["sanity-T2"]+3); string(r.body) != want {
 		t.Errorf("skewed: %s, want %s", r.body, want)
 	}
 }
@@ -388,6 +394,7 @@ var (
 // to 0.1; no system_fingerprint.
 func TestStrataStream(t *testing.T) {
 	t.Parallel()
+	counts := strataCounts(t)
 	url := strataAt(t, func(c *Config) { c.Now = nil; c.PromptTPS = 1e6 })
 	for _, c := range []struct {
 		id         string
@@ -467,8 +474,7 @@ func TestStrataStream(t *testing.T) {
 		}
 		atoi := func(s string) int { var n int; fmt.Sscan(s, &n); return n }
 		prompt, completion, total, cached, cacheN, promptN, predicted := atoi(m[2]), atoi(m[3]), atoi(m[4]), atoi(m[5]), atoi(m[6]), atoi(m[7]), atoi(m[10])
-		b, _ := prompts.Bundle()
-		if m[1] != c.finish || prompt != b.Fixtures[c.id].InputTokens || total != prompt+completion || cached != cacheN || promptN != prompt-cacheN || predicted != completion {
+		if m[1] != c.finish || prompt != counts[c.id] || total != prompt+completion || cached != cacheN || promptN != prompt-cacheN || predicted != completion {
 			t.Errorf("%s: final chunk %s", c.id, lines[len(lines)-2])
 		}
 		if c.completion != 0 && completion != c.completion {
@@ -579,6 +585,120 @@ func TestStrataKnownAsSimulated(t *testing.T) {
 	for _, d := range Dialects() {
 		if d == DialectStrataAlias {
 			t.Errorf("Dialects lists the old name %s", d)
+		}
+	}
+}
+
+// strataCounts are the prompt token counts Strata's server gives the
+// embedded bundle's requests, measured as it makes them: each fixture's
+// tools handed to the template as their inner function objects
+// (frontend.py openai_to_messages, t.get("function", t)), the bundle's
+// template rendered with the profile's kwargs, and the real Qwen3
+// tokenizer (../shared/tokenizer/qwen3) counting the text. Fixtures
+// without tools render as the bundle froze them.
+func strataCounts(t *testing.T) map[string]int {
+	t.Helper()
+	b, err := prompts.Bundle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.Load(sharedpath.Path(t, "tokenizer", "qwen3", "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _, err := prompts.Template(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := chattemplate.Parse(string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, id := range b.SortedIDs() {
+		f := b.Fixtures[id]
+		out[id] = f.InputTokens
+		if !offersTools(f.Tools) {
+			continue
+		}
+		var tools []struct {
+			Type     string          `json:"type"`
+			Function json.RawMessage `json:"function"`
+		}
+		if err := json.Unmarshal(f.Tools, &tools); err != nil {
+			t.Fatal(err)
+		}
+		var inner []json.RawMessage
+		for _, tl := range tools {
+			if tl.Type != "function" || len(tl.Function) == 0 {
+				t.Fatalf("%s: a tool that is not {type: function, function}: %s", id, f.Tools)
+			}
+			inner = append(inner, tl.Function)
+		}
+		msgs, err := json.Marshal(f.Messages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		innerJSON, err := json.Marshal(inner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := tmpl.Render(corpus.PromptInput(msgs, innerJSON))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := tok.Encode(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[id] = len(ids)
+	}
+	return out
+}
+
+// offersTools reports whether a fixture's tools field holds any (a fixture
+// without them has none or null).
+func offersTools(tools json.RawMessage) bool {
+	return len(tools) > 0 && string(tools) != "null" && string(tools) != "[]"
+}
+
+// TestStrataCountsTheInnerTools: the simulated Strata server counts a tool
+// case as the real one does, fewer tokens than the bundle froze, in its
+// chat usage and its count_tokens alike; the other dialects count the
+// bundle's own rendering.
+func TestStrataCountsTheInnerTools(t *testing.T) {
+	t.Parallel()
+	want := strataCounts(t)
+	b, _ := prompts.Bundle()
+	tools := 0
+	for id, n := range want {
+		if offersTools(b.Fixtures[id].Tools) {
+			tools++
+			if n >= b.Fixtures[id].InputTokens {
+				t.Errorf("%s: Strata's rendering counts %d, the bundle froze %d", id, n, b.Fixtures[id].InputTokens)
+			}
+		}
+	}
+	if tools != 4 {
+		t.Fatalf("%d tool fixtures, want T1-T4", tools)
+	}
+	fast := func(c *Config) { c.PromptTPS, c.DecodeTPS = 1e7, 1e7 }
+	url := strataAt(t, fast)
+	llama := startAs(t, DialectLlamaCpp, fast)
+	for _, id := range []string{"sanity-T1", "sanity-T2", "sanity-T3", "sanity-T4", "warmup"} {
+		r := call(t, "POST", url+"/v1/messages/count_tokens", anthropicBody(t, id, false, nil))
+		if got := fmt.Sprintf(`{"input_tokens": %d}`, want[id]); string(r.body) != got {
+			t.Errorf("%s: count_tokens %s, want %s", id, r.body, got)
+		}
+		for _, c := range []struct {
+			url  string
+			want int
+		}{{url, want[id]}, {llama, b.Fixtures[id].InputTokens}} {
+			evs := events(t, call(t, "POST", c.url+"/v1/chat/completions", fixtureBody(t, id, nil)).body)
+			usage, _ := evs[len(evs)-1]["usage"].(map[string]any)
+			if int(num(usage["prompt_tokens"])) != c.want {
+				t.Errorf("%s at %s: chat prompt_tokens %v, want %d", id, c.url, usage["prompt_tokens"], c.want)
+			}
 		}
 	}
 }
