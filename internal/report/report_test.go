@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,5 +74,47 @@ func TestNullsHaveNoUnit(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "| Required stages | not measured |") {
 		t.Errorf("the required stages' null duration is not written as not measured")
+	}
+}
+
+// TestPreflightLine: a preflight that saw the workload change is the bold
+// line; a count alone of the tool cases, or counts off the chat path, are
+// said to show nothing of the workload; a fixture that could not be
+// checked keeps the bold line.
+func TestPreflightLine(t *testing.T) {
+	t.Parallel()
+	n := func(v int) *int { return &v }
+	agree := contract.PreflightFixture{RequestID: "warmup", Agree: true, EngineTokens: n(30), FrozenTokens: 30}
+	toolCount := contract.PreflightFixture{RequestID: "sanity-T1", EngineTokens: n(164), FrozenTokens: 174, RenderingUnchecked: true}
+	plainCount := contract.PreflightFixture{RequestID: "sanity-R1", EngineTokens: n(4000), FrozenTokens: 4085, RenderingUnchecked: true}
+	failed := contract.PreflightFixture{RequestID: "sanity-T2", Problem: "HTTP 500", FrozenTokens: 184}
+	for _, c := range []struct {
+		name     string
+		fixtures []contract.PreflightFixture
+		offChat  bool
+		want     string
+	}{
+		{"a tool count alone", []contract.PreflightFixture{agree, toolCount}, false,
+			"1 of 2 fixtures count otherwise (sanity-T1), tool cases only, which this engine hands its template in its own shape of the tools, so they show nothing of the workload"},
+		{"off the chat path", []contract.PreflightFixture{agree, plainCount}, true,
+			"(the engine's own tokenizer, off its chat path): 1 of 2 fixtures count otherwise (sanity-R1)"},
+		{"a count without tools", []contract.PreflightFixture{agree, toolCount, plainCount}, false,
+			"**2 of 3 fixtures differ** (sanity-T1, sanity-R1)"},
+		{"a fixture not checked", []contract.PreflightFixture{agree, toolCount, failed}, false,
+			"**2 of 3 fixtures differ** (sanity-T1, sanity-T2)"},
+	} {
+		pf := &contract.Preflight{Verifiable: true, TemplateAgrees: true, OffChatPath: c.offChat, Fixtures: c.fixtures}
+		for _, f := range c.fixtures {
+			if f.Agree {
+				pf.Agree++
+			} else {
+				pf.Differ++
+			}
+		}
+		var b strings.Builder
+		writeEngineSection(func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }, contract.Extensions{EngineDialect: &contract.EngineDialect{}, Preflight: pf})
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("%s:\n%s\nwant %q", c.name, b.String(), c.want)
+		}
 	}
 }
