@@ -174,6 +174,22 @@ func (r *Preflight) Differing() []PreflightFixture {
 	return out
 }
 
+// CountsAloneDiffer reports whether every fixture that did not agree was
+// answered and counted, and only its count differs (no route that failed,
+// no rendering that differs): with Differing empty, such a preflight
+// showed nothing of the workload.
+func (r *Preflight) CountsAloneDiffer() bool {
+	for _, f := range r.Fixtures {
+		if f.Agree {
+			continue
+		}
+		if f.Problem != "" || f.NoAnswer || f.FirstDifference != nil || f.EngineTokens == nil || *f.EngineTokens == f.FrozenTokens {
+			return false
+		}
+	}
+	return true
+}
+
 // carriesTools reports whether a request offers tools (the tool-call cases).
 func carriesTools(id string) bool {
 	q, ok := protocol.Lookup(id)

@@ -372,7 +372,7 @@ func writeEngineSection(p printer, ext contract.Extensions) {
 			// Preflight.Differing) is said so, not left to read as the bold
 			// one beside a complete status.
 			switch {
-			case len(pf.Differing()) > 0 || !countedOtherwise(pf):
+			case len(pf.Differing()) > 0 || !pf.CountsAloneDiffer():
 				p("- Preflight (the engine's own template and tokenizer): **%d of %d fixtures differ** (%s); the engine serves %s\n", pf.Differ, pf.Agree+pf.Differ, mdEscape(strings.Join(ids, ", ")), tmpl)
 			case pf.OffChatPath:
 				p("- Preflight (the engine's own tokenizer, off its chat path): %d of %d fixtures count otherwise (%s), on a route that leaves out what the bundle's template reads, so they show nothing of the workload; the engine serves %s\n", pf.Differ, pf.Agree+pf.Differ, mdEscape(strings.Join(ids, ", ")), tmpl)
@@ -388,21 +388,6 @@ func writeEngineSection(p printer, ext contract.Extensions) {
 			p("- Thinking: **%d of %d dispatched requests produced no reasoning** (%s), although the profile thinks\n", len(t.WithoutReasoning), t.Dispatched, mdEscape(strings.Join(t.WithoutReasoning, ", ")))
 		}
 	}
-}
-
-// countedOtherwise reports whether every fixture that did not agree was
-// answered and counted, and the count alone differs (not a route that
-// failed or a rendering that differs).
-func countedOtherwise(pf *contract.Preflight) bool {
-	for _, f := range pf.Fixtures {
-		if f.Agree {
-			continue
-		}
-		if f.Problem != "" || f.NoAnswer || f.FirstDifference != nil || f.EngineTokens == nil || *f.EngineTokens == f.FrozenTokens {
-			return false
-		}
-	}
-	return true
 }
 
 // capacityNote says what four clients released together meet on this
