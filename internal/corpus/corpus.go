@@ -329,7 +329,7 @@ func Render(t *chattemplate.Template, f *fixtures.Fixture) (string, error) {
 		return "", err
 	}
 	var tools json.RawMessage
-	if string(f.Tools) != "null" && len(f.Tools) > 0 {
+	if f.OffersTools() {
 		tools = f.Tools
 		if err := noFloatOrNull(tools); err != nil {
 			return "", fmt.Errorf("tools: %w", err)

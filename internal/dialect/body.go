@@ -96,7 +96,8 @@ func (d Dialect) body(f *fixtures.Fixture, effortInKwargs bool) ([]byte, error) 
 	if budget := d.ReasoningBudget(); budget.Field != "" {
 		field(budget.Field, strconv.Itoa(budget.Value))
 	}
-	if tools := bytes.TrimSpace(f.Tools); len(tools) > 0 && string(tools) != "null" {
+	if f.OffersTools() {
+		tools := bytes.TrimSpace(f.Tools)
 		var compact bytes.Buffer
 		if err := json.Compact(&compact, tools); err != nil {
 			return nil, fmt.Errorf("%s: tools: %w", f.RequestID, err)

@@ -397,7 +397,7 @@ const strataToolWrapTokens = 10
 // bundle fixture than the bundle froze (0 for the other dialects, and for
 // a fixture without tools).
 func (s *Server) strataToolTokens(fx *fixtures.Fixture) int {
-	if s.cfg.Dialect != DialectStrata || len(fx.Tools) == 0 {
+	if s.cfg.Dialect != DialectStrata || !fx.OffersTools() {
 		return 0
 	}
 	var tools []json.RawMessage

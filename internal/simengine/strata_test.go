@@ -618,7 +618,7 @@ func strataCounts(t *testing.T) map[string]int {
 	for _, id := range b.SortedIDs() {
 		f := b.Fixtures[id]
 		out[id] = f.InputTokens
-		if !offersTools(f.Tools) {
+		if !f.OffersTools() {
 			continue
 		}
 		var tools []struct {
@@ -656,12 +656,6 @@ func strataCounts(t *testing.T) map[string]int {
 	return out
 }
 
-// offersTools reports whether a fixture's tools field holds any (a fixture
-// without them has none or null).
-func offersTools(tools json.RawMessage) bool {
-	return len(tools) > 0 && string(tools) != "null" && string(tools) != "[]"
-}
-
 // TestStrataCountsTheInnerTools: the simulated Strata server counts a tool
 // case as the real one does, fewer tokens than the bundle froze, in its
 // chat usage and its count_tokens alike; the other dialects count the
@@ -672,7 +666,7 @@ func TestStrataCountsTheInnerTools(t *testing.T) {
 	b, _ := prompts.Bundle()
 	tools := 0
 	for id, n := range want {
-		if offersTools(b.Fixtures[id].Tools) {
+		if b.Fixtures[id].OffersTools() {
 			tools++
 			if n >= b.Fixtures[id].InputTokens {
 				t.Errorf("%s: Strata's rendering counts %d, the bundle froze %d", id, n, b.Fixtures[id].InputTokens)
