@@ -147,3 +147,34 @@ func TestAnotherTemplateIsNonconforming(t *testing.T) {
 		t.Errorf("report: exit %d\n%s", rep.code, rep.stdout)
 	}
 }
+
+// TestSGLangToolCountsShowNothing: SGLang hands the template its own dump
+// of the tools (serving_chat.py @004c82e0: Tool.model_dump(), with
+// "strict" and "defer_loading"), so its /v1/tokenize counts T1-T4 ten
+// tokens more than the bundle froze while every other fixture agrees. The
+// run says so as what it is, a count of the tool cases alone: no warning
+// before the warm-up, no nonconforming reason, and the README's preflight
+// line names the four and why they show nothing of the workload.
+func TestSGLangToolCountsShowNothing(t *testing.T) {
+	t.Parallel()
+	url, _ := engineServer(t, func(c *simengine.Config) { c.Dialect = simengine.DialectSGLang })
+	work := t.TempDir()
+	r := runIn(t, work, "", "bench", "run", "--url", url)
+	if r.code != 0 || strings.Contains(r.stderr, "chat template or tokenizer is not the profile's") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	res, dir := readResults(t, work)
+	pf := res.Extensions.Preflight
+	if pf == nil || pf.Agree != 30 || pf.Differ != 4 || len(pf.Differing()) != 0 || !pf.CountsAloneDiffer() {
+		t.Fatalf("preflight %+v", pf)
+	}
+	for _, why := range res.Extensions.StatusReasons.Nonconforming {
+		if why.Kind == contract.PreflightDiffers {
+			t.Errorf("a count of the tool cases alone made a reason: %s", why.Text)
+		}
+	}
+	readme, _ := os.ReadFile(filepath.Join(dir, contract.ReadmeFile))
+	if !strings.Contains(string(readme), "4 of 34 fixtures count otherwise (sanity-T1, sanity-T2, sanity-T3, sanity-T4), tool cases only") {
+		t.Errorf("README preflight line:\n%s", readme)
+	}
+}

@@ -153,9 +153,11 @@ func (r *Preflight) OK() bool {
 // fixture without tools otherwise. A count alone of a tool case is not
 // among them: a server may hand the template its own shape of the tools,
 // which the engine's chat path then runs as it does for everyone: SGLang
-// renders item.model_dump() of its Tool model (sgl-project/sglang
-// python/sglang/srt/entrypoints/openai/serving_chat.py @002897c
-// _process_messages), Strata the inner function object (Niko1221/Strata
+// renders item.model_dump() of its Tool model, "strict" and
+// "defer_loading" added (sgl-project/sglang python/sglang/srt/entrypoints/
+// openai/serving_chat.py _process_messages and protocol.py @004c82e0; its
+// later builds hand a template that reads the flat shape
+// item.function.model_dump()), Strata the inner function object (Niko1221/Strata
 // serve/frontend.py openai_to_messages, the version beside server.py
 // @452325a9 that internal/simengine/strata.go cites). A fixture that could not be checked (a route that
 // failed) shows nothing, and a check off the chat path nothing of the

@@ -370,12 +370,13 @@ func (s *Server) sglangServerInfo(w http.ResponseWriter, r *http.Request) {
 }
 
 // frozenCount is the simulator's token count of a bundle request found by
-// its [case <id>] marker (the frozen count plus the scenario's skew), or
-// the estimate of text.
-func (s *Server) frozenCount(firstMessage, text string) int {
+// its [case <id>] marker (the frozen count, what the engine's own shape of
+// the request's tools adds, and the scenario's skew), or the estimate of
+// text.
+func (s *Server) frozenCount(firstMessage, text string, tools json.RawMessage) int {
 	if m := caseMarker.FindStringSubmatch(firstMessage); m != nil {
 		if f := s.fixture(m[1]); f != nil {
-			return f.InputTokens + s.scenario().TokenizeSkew[f.RequestID]
+			return f.InputTokens + s.toolShapeTokens(tools) + s.scenario().TokenizeSkew[f.RequestID]
 		}
 	}
 	return estimateTokens(text)
@@ -416,7 +417,8 @@ func (s *Server) vllmTokenize(w http.ResponseWriter, r *http.Request) {
 		Messages []struct {
 			Content string `json:"content"`
 		} `json:"messages"`
-		Prompt *string `json:"prompt"`
+		Prompt *string         `json:"prompt"`
+		Tools  json.RawMessage `json:"tools"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || (req.Messages == nil && req.Prompt == nil) {
 		writeJSON(w, 400, map[string]any{"error": map[string]any{"message": "1 validation error: messages or prompt is required",
@@ -432,7 +434,7 @@ func (s *Server) vllmTokenize(w http.ResponseWriter, r *http.Request) {
 		for _, m := range req.Messages {
 			all.WriteString(m.Content)
 		}
-		n = s.frozenCount(req.Messages[0].Content, all.String())
+		n = s.frozenCount(req.Messages[0].Content, all.String(), req.Tools)
 	}
 	writeJSON(w, 200, map[string]any{"count": n, "max_model_len": s.cfg.ContextTokens, "tokens": tokenIDs(n), "token_strs": nil})
 }
@@ -461,7 +463,7 @@ func (s *Server) vllmRender(w http.ResponseWriter, r *http.Request) {
 	for _, m := range req.Messages {
 		all.WriteString(m.Content)
 	}
-	n := s.frozenCount(req.Messages[0].Content, all.String())
+	n := s.frozenCount(req.Messages[0].Content, all.String(), req.Tools)
 	or := func(v *float64, d float64) float64 {
 		if v != nil {
 			return *v
@@ -499,6 +501,7 @@ func (s *Server) sglangTokenize(w http.ResponseWriter, r *http.Request) {
 		Messages []struct {
 			Content string `json:"content"`
 		} `json:"messages"`
+		Tools json.RawMessage `json:"tools"`
 	}
 	var text string
 	err := json.NewDecoder(r.Body).Decode(&req)
@@ -507,7 +510,7 @@ func (s *Server) sglangTokenize(w http.ResponseWriter, r *http.Request) {
 		for _, m := range req.Messages {
 			all.WriteString(m.Content)
 		}
-		n := s.frozenCount(req.Messages[0].Content, all.String())
+		n := s.frozenCount(req.Messages[0].Content, all.String(), req.Tools)
 		writeJSON(w, 200, map[string]any{"tokens": tokenIDs(n), "count": n, "max_model_len": s.cfg.ContextTokens})
 		return
 	}
@@ -551,7 +554,7 @@ func (s *Server) tabbyEncode(w http.ResponseWriter, r *http.Request) {
 		for _, m := range msgs {
 			all.WriteString(m.Content)
 		}
-		n = s.frozenCount(msgs[0].Content, all.String())
+		n = s.frozenCount(msgs[0].Content, all.String(), nil) // token/encode takes no tools
 		if caseMarker.MatchString(msgs[0].Content) {
 			n = max(n-3, 0)
 		}

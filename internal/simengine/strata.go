@@ -381,32 +381,6 @@ func (a *anthropicCount) openAITools() (json.RawMessage, error) {
 	return json.Marshal(tools)
 }
 
-// strataToolWrapTokens is what each tool's rendering loses on Strata's
-// server against the bundle's: frontend.py openai_to_messages hands the
-// template t.get("function", t) of a {"type": "function", ...} tool, and
-// anthropic_to_messages builds the same {name, description, parameters},
-// so Qwen3's template writes {"name": ...} on its tools line where the
-// bundle froze {"type": "function", "function": {"name": ...}}. With the
-// Qwen3 tokenizer that is 10 tokens fewer per tool (T1-T4: 174, 184, 201,
-// 188 frozen; 164, 174, 191, 178 on Strata);
-// TestStrataCountsTheInnerTools renders and counts it on every tool
-// fixture of the embedded bundle.
-const strataToolWrapTokens = 10
-
-// strataToolTokens is how many fewer tokens Strata's server counts for a
-// bundle fixture than the bundle froze (0 for the other dialects, and for
-// a fixture without tools).
-func (s *Server) strataToolTokens(fx *fixtures.Fixture) int {
-	if s.cfg.Dialect != DialectStrata || !fx.OffersTools() {
-		return 0
-	}
-	var tools []json.RawMessage
-	if json.Unmarshal(fx.Tools, &tools) != nil {
-		return 0
-	}
-	return len(tools) * strataToolWrapTokens
-}
-
 // strataEffort is frontend.py effort_kwargs: the template kwargs an effort
 // value gives (nil for none), or Strata's 400 for a value it does not know.
 func strataEffort(raw json.RawMessage) (map[string]any, error) {

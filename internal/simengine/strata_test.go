@@ -12,11 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/bench/prompts"
-	"github.com/strata-bench/strata/internal/chattemplate"
-	"github.com/strata-bench/strata/internal/corpus"
 	"github.com/strata-bench/strata/internal/dialect"
-	"github.com/strata-bench/strata/internal/sharedpath"
-	"github.com/strata-bench/strata/internal/tokenizer"
 )
 
 // The Strata dialect against the fact sheet read from Niko1221/Strata
@@ -587,73 +583,6 @@ func TestStrataKnownAsSimulated(t *testing.T) {
 			t.Errorf("Dialects lists the old name %s", d)
 		}
 	}
-}
-
-// strataCounts are the prompt token counts Strata's server gives the
-// embedded bundle's requests, measured as it makes them: each fixture's
-// tools handed to the template as their inner function objects
-// (frontend.py openai_to_messages, t.get("function", t)), the bundle's
-// template rendered with the profile's kwargs, and the real Qwen3
-// tokenizer (../shared/tokenizer/qwen3) counting the text. Fixtures
-// without tools render as the bundle froze them.
-func strataCounts(t *testing.T) map[string]int {
-	t.Helper()
-	b, err := prompts.Bundle()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.Load(sharedpath.Path(t, "tokenizer", "qwen3", "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, _, err := prompts.Template(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, err := chattemplate.Parse(string(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int{}
-	for _, id := range b.SortedIDs() {
-		f := b.Fixtures[id]
-		out[id] = f.InputTokens
-		if !f.OffersTools() {
-			continue
-		}
-		var tools []struct {
-			Type     string          `json:"type"`
-			Function json.RawMessage `json:"function"`
-		}
-		if err := json.Unmarshal(f.Tools, &tools); err != nil {
-			t.Fatal(err)
-		}
-		var inner []json.RawMessage
-		for _, tl := range tools {
-			if tl.Type != "function" || len(tl.Function) == 0 {
-				t.Fatalf("%s: a tool that is not {type: function, function}: %s", id, f.Tools)
-			}
-			inner = append(inner, tl.Function)
-		}
-		msgs, err := json.Marshal(f.Messages)
-		if err != nil {
-			t.Fatal(err)
-		}
-		innerJSON, err := json.Marshal(inner)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text, err := tmpl.Render(corpus.PromptInput(msgs, innerJSON))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids, err := tok.Encode(text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[id] = len(ids)
-	}
-	return out
 }
 
 // TestStrataCountsTheInnerTools: the simulated Strata server counts a tool
