@@ -8,7 +8,12 @@ import "encoding/json"
 // otherwise than the bundle while rendering everything else alike. The
 // figures are per tool, counted with the Qwen3 tokenizer and the bundle's
 // template on T1-T4 (TestStrataCountsTheInnerTools and
-// TestSGLangCountsItsToolDump render and count each shape).
+// TestSGLangCountsItsToolDump render and count each shape). vLLM hands
+// the template [tool.model_dump() for tool in request.tools] too
+// (vllm/renderers/online_renderer.py @01063cd0 render_chat), but its
+// ChatCompletionToolsParam dumps the bundle's shape key for key (type,
+// function: name, description, parameters; a None strict or
+// defer_loading popped), so it counts as the bundle froze.
 const (
 	// strataToolWrapTokens is what Strata's server leaves out: frontend.py
 	// openai_to_messages hands the template t.get("function", t), and
