@@ -937,11 +937,10 @@ func promptText(req *chatRequest) string {
 }
 
 // countPrompt is the simulator's count of a chat body's prompt: a bundle
-// request (fx, its messages unchanged) has the fixture's frozen count, with
+// request (fx, its messages unchanged) has the fixture's frozen count with
 // what the engine's own shape of the request's tools changes
-// (toolShapeTokens),
-// anything else an estimate. Strata's count_tokens counts with it too, so
-// the count and the chat's usage agree.
+// (toolShapeTokens), anything else an estimate. Strata's count_tokens
+// counts with it too, so the count and the chat's usage agree.
 func (s *Server) countPrompt(req *chatRequest, fx *fixtures.Fixture) int {
 	if fx != nil && sameMessages(fx, req) {
 		return fx.InputTokens + s.toolShapeTokens(req.Tools)
