@@ -13,15 +13,16 @@ import (
 )
 
 // bundleTool is a bundle fixture's tool: {"type": "function", "function":
-// {name, description, parameters}}.
+// {name, description, parameters}}, its function object also kept as the
+// bundle wrote it.
 type bundleTool struct {
-	Type     string `json:"type"`
+	Type     string
 	Function struct {
 		Name        string          `json:"name"`
 		Description *string         `json:"description"`
 		Parameters  json.RawMessage `json:"parameters"`
-	} `json:"function"`
-	raw json.RawMessage // the function object as the bundle wrote it
+	}
+	raw json.RawMessage
 }
 
 // shapeCounts are the prompt token counts an engine gives the embedded
@@ -55,20 +56,20 @@ func shapeCounts(t *testing.T, shape func(bundleTool) any) map[string]int {
 		if !f.OffersTools() {
 			continue
 		}
-		var raws []struct {
+		var tools []struct {
+			Type     string          `json:"type"`
 			Function json.RawMessage `json:"function"`
 		}
-		var tools []bundleTool
-		if json.Unmarshal(f.Tools, &raws) != nil || json.Unmarshal(f.Tools, &tools) != nil || len(tools) != len(raws) {
-			t.Fatalf("%s: tools %s", id, f.Tools)
+		if err := json.Unmarshal(f.Tools, &tools); err != nil {
+			t.Fatalf("%s: tools %s: %v", id, f.Tools, err)
 		}
 		var shaped []any
-		for i, tl := range tools {
-			if tl.Type != "function" || len(raws[i].Function) == 0 {
+		for _, tl := range tools {
+			bt := bundleTool{Type: tl.Type, raw: tl.Function}
+			if tl.Type != "function" || json.Unmarshal(tl.Function, &bt.Function) != nil {
 				t.Fatalf("%s: a tool that is not {type: function, function}: %s", id, f.Tools)
 			}
-			tl.raw = raws[i].Function
-			shaped = append(shaped, shape(tl))
+			shaped = append(shaped, shape(bt))
 		}
 		msgs, err := json.Marshal(f.Messages)
 		if err != nil {
