@@ -375,9 +375,13 @@ var addressRules = []rule{
 	// protocol's own address).
 	{re: regexp.MustCompile(`\b(?:10(?:\.\d{1,3}){3}|192\.168(?:\.\d{1,3}){2}|172\.(?:1[6-9]|2\d|3[01])(?:\.\d{1,3}){2}|169\.254(?:\.\d{1,3}){2}|100\.(?:6[4-9]|[7-9]\d|1[01]\d|12[0-7])(?:\.\d{1,3}){2})\b`),
 		to: PrivateIP, what: "a private IPv4 address", need: []string{"10.", "192.168.", "172.", "169.254.", "100."}},
-	// Link-local and unique-local IPv6, with a zone (%eth0, %wlan-0).
-	{re: regexp.MustCompile(`(?i)\b(?:fe[89ab][0-9a-f]|f[cd][0-9a-f]{2})(?::[0-9a-f]{0,4}){2,7}(?:%[A-Za-z0-9_.-]+)?`),
-		to: PrivateIP, what: "a private IPv6 address", need: []string{"fe8", "fe9", "fea", "feb", "fc", "fd"}},
+	// Link-local and unique-local IPv6, with a zone (%eth0, %wlan-0). An
+	// address ends where no hex digit follows: a match that stopped inside
+	// a run of them ("fC00::0000fC00::") is no address, and replacing it
+	// would make the text after it start a word, so that redacting the
+	// redacted text found another (FuzzIdempotent).
+	{re: regexp.MustCompile(`(?i)\b((?:fe[89ab][0-9a-f]|f[cd][0-9a-f]{2})(?::[0-9a-f]{0,4}){2,7}(?:%[A-Za-z0-9_.-]+)?)(?:[^0-9a-f]|$)`),
+		to: PrivateIP, what: "a private IPv6 address", group: 1, need: []string{"fe8", "fe9", "fea", "feb", "fc", "fd"}},
 }
 
 // absDir matches the folder part of an absolute path that stands on its own
