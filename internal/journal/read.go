@@ -217,23 +217,28 @@ func (j *Journal) read(ctx context.Context, r io.Reader) error {
 }
 
 // readLine reads one line (with its newline) of at most limit bytes; at
-// the end of the input it returns what is left with io.EOF.
+// the end of the input it returns what is left with io.EOF. A line longer
+// than the reader's buffer is kept as the reader's chunks and joined once
+// it ends: a hostile line of tens of MiB is copied once, not again at every
+// doubling of a growing slice.
 func readLine(r *bufio.Reader, limit int) ([]byte, error) {
-	var line []byte
+	var chunks [][]byte
+	size := 0
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if len(line)+len(chunk) > limit {
+		size += len(chunk)
+		if size > limit {
 			return nil, fmt.Errorf("a line longer than %d bytes; no journal line strata writes is", limit)
 		}
-		line = append(line, chunk...)
-		switch err {
-		case nil:
-			return line, nil
-		case bufio.ErrBufferFull:
+		if err == bufio.ErrBufferFull {
+			chunks = append(chunks, bytes.Clone(chunk))
 			continue
-		default:
-			return line, err
 		}
+		line := make([]byte, 0, size)
+		for _, c := range chunks {
+			line = append(line, c...)
+		}
+		return append(line, chunk...), err
 	}
 }
 
