@@ -51,24 +51,62 @@ func TestFreshConnectionPerRequest(t *testing.T) {
 }
 
 // TestHeadersAreNotTTFT: a server that sends headers at once and the first
-// delta later; TTFT is the delta, measured from dispatch.
+// delta later; TTFT is the delta, measured from dispatch. The client's
+// clock moves only when the test moves it: the headers are read at 0 s and
+// the delta 150 ms of that clock later, whatever the machine's load.
 func TestHeadersAreNotTTFT(t *testing.T) {
 	t.Parallel()
+	clk := &stepClock{now: time.Unix(1_000_000_000, 0)}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
+		// The client's next reading after dispatch is its stamp of these
+		// headers; the delta is sent once that reading is taken.
+		read := clk.nextRead()
 		w.WriteHeader(200)
 		w.(http.Flusher).Flush()
-		time.Sleep(150 * time.Millisecond)
+		<-read
+		clk.advance(150 * time.Millisecond)
 		fmt.Fprint(w, okStream)
 	}))
 	defer srv.Close()
-	o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), []byte(`{}`), nil)
+	o, _, _ := New(Options{BaseURL: srv.URL, Now: clk.Now}).Chat(context.Background(), []byte(`{}`), nil)
 	if o.Error != nil || o.TTFT == nil {
 		t.Fatalf("%+v", o.Error)
 	}
-	if *o.TTFT < 0.15 || o.Events[0].Kind != record.EvHeaders || o.Events[0].T > 0.1 {
+	if *o.TTFT != 0.15 || o.Events[0].Kind != record.EvHeaders || o.Events[0].T != 0 {
 		t.Errorf("TTFT %v, events %v", *o.TTFT, o.Events[:2])
 	}
+}
+
+// stepClock is a clock that stands still until advanced; nextRead's
+// channel is closed at the first reading after it is asked for.
+type stepClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	waiting chan struct{}
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.waiting != nil {
+		close(c.waiting)
+		c.waiting = nil
+	}
+	return c.now
+}
+
+func (c *stepClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func (c *stepClock) nextRead() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waiting = make(chan struct{})
+	return c.waiting
 }
 
 func TestConnectionRefused(t *testing.T) {
