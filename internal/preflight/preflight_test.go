@@ -295,3 +295,32 @@ func TestRenderSamplingOtherwise(t *testing.T) {
 		t.Fatalf("%v; first %+v", r.Summary(), r.Fixtures[0])
 	}
 }
+
+// TestTokenCount: a tokenize answer's list is counted whatever its values
+// are (ids, or objects with pieces, whose own lists are not counted); null
+// is none; anything but a list is refused.
+func TestTokenCount(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   string
+		want int
+		err  bool
+	}{
+		{`{"tokens":[151644,872,198]}`, 3, false},
+		{`{"tokens":[{"id":151644,"piece":"<|im_start|>"},{"id":872,"piece":[117,115]}]}`, 2, false},
+		{`{"tokens":[]}`, 0, false},
+		{`{"tokens":null}`, 0, false},
+		{`{}`, 0, false},
+		{`{"tokens":[[1,2],"x",{"a":[3]}]}`, 3, false},
+		{`{"tokens":7}`, 0, true},
+		{`{"tokens":{"id":1}}`, 0, true},
+	} {
+		var v struct {
+			Tokens tokenCount `json:"tokens"`
+		}
+		err := json.Unmarshal([]byte(c.in), &v)
+		if (err != nil) != c.err || err == nil && int(v.Tokens) != c.want {
+			t.Errorf("%s: %d, %v; want %d (error %v)", c.in, v.Tokens, err, c.want, c.err)
+		}
+	}
+}
