@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"regexp"
 
-	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/corpus"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/version"
@@ -240,7 +239,7 @@ func (s *Server) applyTemplate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 400, "invalid_request_error", "'messages' is required")
 		return
 	}
-	t, err := chattemplate.Parse(s.template())
+	t, err := s.servedTemplate()
 	if err != nil {
 		writeError(w, 500, "server_error", err.Error())
 		return
@@ -300,13 +299,6 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 // rendersAs reports whether text is the fixture rendered with the bundle's
 // own template (the configured one): only then is the frozen count right.
 func (s *Server) rendersAs(f *fixtures.Fixture, text string) bool {
-	if s.cfg.Template == "" {
-		return false
-	}
-	t, err := chattemplate.Parse(s.cfg.Template)
-	if err != nil {
-		return false
-	}
-	want, err := corpus.Render(t, f)
-	return err == nil && want == text
+	want, ok := s.bundleRender(f)
+	return ok && want == text
 }

@@ -36,7 +36,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/clock"
+	"github.com/strata-bench/strata/internal/corpus"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/gguf"
@@ -160,6 +162,12 @@ type Server struct {
 	ln            net.Listener
 	dead          chan struct{}
 	dieOnce       sync.Once
+	// servedTemplate is the template /apply-template renders with, and bundleRender
+	// each fixture rendered with the configured (the bundle's) template:
+	// both are made once, not on each of a run's 34 preflight requests
+	// (parsing and rendering were a quarter of a simulated run's CPU time).
+	servedTemplate func() (*chattemplate.Template, error)
+	bundleRender   func(f *fixtures.Fixture) (string, bool)
 }
 
 type slotState struct {
@@ -189,7 +197,45 @@ func New(cfg Config) *Server {
 	for i := 0; i < cfg.Slots; i++ {
 		s.slots <- i
 	}
+	s.servedTemplate = sync.OnceValues(func() (*chattemplate.Template, error) { return chattemplate.Parse(s.template()) })
+	s.bundleRender = renderings(cfg.Template)
 	return s
+}
+
+// renderings returns a fixture rendered with tmpl, made on first asking
+// and kept by request ID (false: no template, or it does not render it).
+func renderings(tmpl string) func(f *fixtures.Fixture) (string, bool) {
+	parsed := sync.OnceValues(func() (*chattemplate.Template, error) { return chattemplate.Parse(tmpl) })
+	var mu sync.Mutex
+	done := map[string]*string{}
+	return func(f *fixtures.Fixture) (string, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if out, ok := done[f.RequestID]; ok {
+			return deref(out), out != nil
+		}
+		done[f.RequestID] = nil
+		if tmpl == "" {
+			return "", false
+		}
+		t, err := parsed()
+		if err != nil {
+			return "", false
+		}
+		out, err := corpus.Render(t, f)
+		if err != nil {
+			return "", false
+		}
+		done[f.RequestID] = &out
+		return out, true
+	}
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 // Start listens on addr (host:port; port 0 picks a free one) and serves in
