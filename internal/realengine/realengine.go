@@ -25,14 +25,14 @@ import (
 	"github.com/strata-bench/strata/internal/sharedpath"
 )
 
-// The three models (see the package's README for what each answers).
+// The models the tests start (see the package's README for what each of
+// its three answers).
 const (
 	// Thinker writes "<think>Checking records</think>\n\nREADY" and stops.
 	Thinker = "tiny-qwen3-thinker.gguf"
-	// Scripted calls lookup_record {"id": "A-17"} when that tool is offered.
+	// Scripted calls lookup_record {"id": "A-17"} when that tool is offered,
+	// and without it writes until it is stopped.
 	Scripted = "tiny-qwen3-scripted.gguf"
-	// Clean writes valid text until max_tokens.
-	Clean = "tiny-qwen3-clean.gguf"
 )
 
 // Dir is the engine package: ../shared/engines/llama.cpp.

@@ -552,34 +552,38 @@ func one(t *testing.T, srv *Server, id string) (contract.Request, contract.Outpu
 	return rec, o
 }
 
-// TestToolCall: the scripted model answers T1 with one structured call to
-// lookup_record, which passes.
-func TestToolCall(t *testing.T) {
+// TestScriptedModel sends single requests, as a run sends them, to one
+// server of the scripted model with a 4,200-token context (one engine start
+// for both checks; a start reads the 151,936-token vocabulary, about a CPU
+// second):
+//   - ToolCall: it answers T1 with one structured call to lookup_record,
+//     which passes;
+//   - ContextFillsDuringGeneration: without tools it writes until it is
+//     stopped, so a 4K retrieval prompt with its 2,048-token cap stops with
+//     finish_reason length well below the cap (the context is full); the
+//     request is truncated, and the verdict says the context filled, not
+//     that the cap was reached.
+func TestScriptedModel(t *testing.T) {
 	t.Parallel()
-	srv := Start(t, Options{Model: Scripted})
-	q, o := one(t, srv, "sanity-T1")
-	if q.Status != contract.Completed || *q.FinishReason != "tool_calls" || q.Evaluation == nil || !q.Evaluation.Passed {
-		t.Fatalf("T1: %s %v %+v; calls %+v", q.Status, q.FinishReason, q.Evaluation, o.ToolCalls)
-	}
-	if len(o.ToolCalls) != 1 || o.ToolCalls[0].Name != "lookup_record" || *q.FirstDeltaKind != "reasoning" {
-		t.Errorf("calls %+v, first delta %v", o.ToolCalls, q.FirstDeltaKind)
-	}
-}
-
-// TestContextFillsDuringGeneration: a 4K retrieval prompt with its
-// 2,048-token cap in a 4,200-token context stops with finish_reason length
-// well below the cap; it is truncated, and the verdict says the context
-// filled, not that the cap was reached.
-func TestContextFillsDuringGeneration(t *testing.T) {
-	t.Parallel()
-	srv := Start(t, Options{Model: Clean, Context: 4200})
-	q, _ := one(t, srv, "sanity-R1")
-	if q.Status != contract.Truncated || q.Tokens.OutputTokens == nil || *q.Tokens.OutputTokens >= 2048 {
-		t.Fatalf("R1: %s, output tokens %v", q.Status, q.Tokens.OutputTokens)
-	}
-	if !strings.Contains(q.Evaluation.Reason, "the context window filled first") || strings.Contains(q.Evaluation.Reason, "reached the output cap") {
-		t.Errorf("verdict reason %q", q.Evaluation.Reason)
-	}
+	srv := Start(t, Options{Model: Scripted, Context: 4200})
+	t.Run("ToolCall", func(t *testing.T) {
+		q, o := one(t, srv, "sanity-T1")
+		if q.Status != contract.Completed || *q.FinishReason != "tool_calls" || q.Evaluation == nil || !q.Evaluation.Passed {
+			t.Fatalf("T1: %s %v %+v; calls %+v", q.Status, q.FinishReason, q.Evaluation, o.ToolCalls)
+		}
+		if len(o.ToolCalls) != 1 || o.ToolCalls[0].Name != "lookup_record" || *q.FirstDeltaKind != "reasoning" {
+			t.Errorf("calls %+v, first delta %v", o.ToolCalls, q.FirstDeltaKind)
+		}
+	})
+	t.Run("ContextFillsDuringGeneration", func(t *testing.T) {
+		q, _ := one(t, srv, "sanity-R1")
+		if q.Status != contract.Truncated || q.Tokens.OutputTokens == nil || *q.Tokens.OutputTokens >= 2048 {
+			t.Fatalf("R1: %s, output tokens %v", q.Status, q.Tokens.OutputTokens)
+		}
+		if !strings.Contains(q.Evaluation.Reason, "the context window filled first") || strings.Contains(q.Evaluation.Reason, "reached the output cap") {
+			t.Errorf("verdict reason %q", q.Evaluation.Reason)
+		}
+	})
 }
 
 func TestThinkerSHA(t *testing.T) {
