@@ -53,86 +53,127 @@ func (s *tmuxServer) tm(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-// run runs this test binary as strata in a detached session of the given
-// width and TERM, and returns every screen captured while the run was
-// going and the last one.
-func (s *tmuxServer) run(t *testing.T, width int, term string) (during []string, last string) {
+// start runs this test binary as strata (`bench run --simulate`, the
+// simulator speed times real time) in a detached session of the given width
+// and TERM, and returns the session's name once the program has started.
+// The script waits for a line on its terminal first, so that raw, when
+// set, names the file that gets every byte the program writes (tmux
+// pipe-pane) from its first.
+func (s *tmuxServer) start(t *testing.T, width int, term string, speed int, raw string) string {
 	t.Helper()
 	exe, _ := os.Executable()
 	work := t.TempDir()
 	name := fmt.Sprintf("w%d-%s", width, term)
 	script := filepath.Join(work, "run.sh")
-	// The simulator runs 10× real time: the run takes about 2 s, some 20
-	// captures, three in four of them with the status line.
-	mustWrite(t, script, fmt.Sprintf("#!/bin/sh\ncd %q\nexport STRATA_TEST_AS_CLI=1 STRATA_TEST_SPEED=10 XDG_CACHE_HOME=%q TERM=%s\n%q bench run --simulate\necho EXIT=$?\nsleep 600\n",
-		work, t.TempDir(), term, exe))
+	mustWrite(t, script, fmt.Sprintf("#!/bin/sh\nread go\ncd %q\nexport STRATA_TEST_AS_CLI=1 STRATA_TEST_SPEED=%d XDG_CACHE_HOME=%q TERM=%s\n%q bench run --simulate\necho EXIT=$?\nsleep 600\n",
+		work, speed, t.TempDir(), term, exe))
 	s.tm(t, "new-session", "-d", "-s", name, "-x", fmt.Sprint(width), "-y", "80", "sh "+script)
 	t.Cleanup(func() { exec.Command(s.bin, "-L", s.sock, "kill-session", "-t", name).Run() })
+	if raw != "" {
+		s.tm(t, "pipe-pane", "-o", "-t", name, "cat >> "+raw)
+	}
+	s.tm(t, "send-keys", "-t", name, "Enter")
+	return name
+}
+
+// watch captures the session's whole screen (history included) until the
+// run has printed EXIT=; each capture taken while the run's own lines
+// were still coming is handed to during, and the last one is returned.
+func (s *tmuxServer) watch(t *testing.T, name string, during func(screen string)) (last string) {
+	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		screen := s.tm(t, "capture-pane", "-p", "-t", name, "-S", "-", "-E", "-")
 		if strings.Contains(screen, "EXIT=") {
-			return during, screen
+			return screen
 		}
 		// The run's own lines, up to its end: the result's path after it is
 		// data, and may wrap. (A wrapped row fills the width, which the
 		// callers check row by row on this one capture.)
-		if !strings.Contains(screen, "run finished") {
-			during = append(during, screen)
+		if !strings.Contains(screen, "run finished") && during != nil {
+			during(screen)
 		}
 		time.Sleep(100 * time.Millisecond) // a real terminal, polled
 	}
-	t.Fatalf("width %d: the run did not finish; screen:\n%s", width, s.tm(t, "capture-pane", "-p", "-t", name))
-	return nil, ""
+	t.Fatalf("%s: the run did not finish; screen:\n%s", name, s.tm(t, "capture-pane", "-p", "-t", name))
+	return ""
 }
 
-// TestLiveLineInTmux: at 80 and 50 columns the status line never wraps
-// and shows the overall position and the time left.
+// liveStatus is the status line: position (a range while a round is in
+// flight), stage, then the time left: "~" an estimate, "≤" a bound from
+// caps; shortened when narrow.
+var liveStatus = regexp.MustCompile(`(?m)^\d+(–\d+)?/22 \w+ · ((~|≤ )[0-9hm s]+?( left)?|(time left: )?measuring) ·`)
+
+// TestLiveLineInTmux: at 50 columns, and at 80 after the terminal is
+// widened mid-run (strata reads the width at every line it draws), the
+// status line never wraps and shows the overall position and the time
+// left; none is left behind at the end. With TERM=dumb the run writes
+// plain lines only: not one byte of cursor movement or erasing reaches
+// the terminal.
 func TestLiveLineInTmux(t *testing.T) {
 	t.Parallel()
-	// Position (a range while a round is in flight), stage, then the time
-	// left: "~" an estimate, "≤" a bound from caps; shortened when narrow.
-	status := regexp.MustCompile(`(?m)^\d+(–\d+)?/22 \w+ · ((~|≤ )[0-9hm s]+?( left)?|(time left: )?measuring) ·`)
 	tmux := newTmux(t)
-	for _, width := range []int{80, 50} {
-		t.Run(fmt.Sprint(width), func(t *testing.T) {
-			t.Parallel()
-			during, last := tmux.run(t, width, "xterm-256color")
-			if !strings.Contains(last, "EXIT=0") {
-				t.Fatalf("the run failed:\n%s", last)
-			}
-			seen, withLeft := 0, 0
-			for _, s := range during {
-				for _, row := range strings.Split(s, "\n") {
-					if len([]rune(row)) >= width {
-						t.Errorf("width %d: a row fills the width (wrapped or about to): %q", width, row)
-					}
-				}
-				if m := status.FindString(s); m != "" {
-					seen++
-					if strings.ContainsAny(m, "~≤") {
-						withLeft++
-					}
+	t.Run("50 then 80", func(t *testing.T) {
+		t.Parallel()
+		// The simulator runs 10× real time: the run takes about 2 s, some 20
+		// captures, three in four of them with the status line.
+		name := tmux.start(t, 50, "xterm-256color", 10, "")
+		width := 50
+		screens, seen, withLeft := map[int]int{}, map[int]int{}, map[int]int{}
+		last := tmux.watch(t, name, func(screen string) {
+			screens[width]++
+			for _, row := range strings.Split(screen, "\n") {
+				if len([]rune(row)) >= width {
+					t.Errorf("width %d: a row fills the width (wrapped or about to): %q", width, row)
 				}
 			}
-			t.Logf("width %d: %d screens captured during the run, %d with the status line, %d of them with the time left", width, len(during), seen, withLeft)
-			if seen == 0 || withLeft == 0 {
-				t.Errorf("width %d: no status line with position and time left in %d screens; last during:\n%s", width, len(during), during[len(during)-1])
+			if m := liveStatus.FindString(screen); m != "" {
+				seen[width]++
+				if strings.ContainsAny(m, "~≤") {
+					withLeft[width]++
+				}
 			}
-			if n := len(status.FindAllString(last, -1)); n > 1 {
-				t.Errorf("width %d: %d stale status lines left on screen:\n%s", width, n, last)
+			// Four screens at 50 columns with the time left, the rest of
+			// the run's at 80.
+			if width == 50 && withLeft[50] == 4 {
+				tmux.tm(t, "resize-window", "-t", name, "-x", "80")
+				width = 80
 			}
 		})
-	}
-	t.Run("dumb", func(t *testing.T) {
-		t.Parallel()
-		during, last := tmux.run(t, 80, "dumb")
-		for _, s := range append(during, last) {
-			if status.MatchString(s) {
-				t.Fatalf("TERM=dumb got a status line:\n%s", s)
+		if !strings.Contains(last, "EXIT=0") {
+			t.Fatalf("the run failed:\n%s", last)
+		}
+		for _, w := range []int{50, 80} {
+			t.Logf("width %d: %d screens captured during the run, %d with the status line, %d of them with the time left", w, screens[w], seen[w], withLeft[w])
+			if seen[w] == 0 || withLeft[w] == 0 {
+				t.Errorf("width %d: no status line with position and time left in %d screens", w, screens[w])
 			}
 		}
-		if !strings.Contains(last, "[22/22] sanity-T4: completed") {
+		if n := len(liveStatus.FindAllString(last, -1)); n > 1 {
+			t.Errorf("%d stale status lines left on screen:\n%s", n, last)
+		}
+	})
+	t.Run("dumb", func(t *testing.T) {
+		t.Parallel()
+		// Every byte is kept, so the run needs no time for captures to see
+		// it: the tests' usual speed.
+		raw := filepath.Join(t.TempDir(), "raw")
+		last := tmux.watch(t, tmux.start(t, 80, "dumb", testSpeed, raw), nil)
+		// The pipe's reader may still be writing what the screen shows.
+		var out []byte
+		for deadline := time.Now().Add(10 * time.Second); !bytes.Contains(out, []byte("EXIT=")); {
+			if time.Now().After(deadline) {
+				t.Fatalf("the raw output has no EXIT= line:\n%q", out)
+			}
+			time.Sleep(10 * time.Millisecond)
+			out, _ = os.ReadFile(raw)
+		}
+		// The terminal turns each newline into CR LF; any other CR or an
+		// escape sequence would be drawing.
+		if text := strings.ReplaceAll(string(out), "\r\n", "\n"); strings.ContainsAny(text, "\r\x1b") || liveStatus.MatchString(text) {
+			t.Errorf("TERM=dumb: the run drew on the terminal:\n%q", text)
+		}
+		if !strings.Contains(last, "[22/22] sanity-T4: completed") || !strings.Contains(string(out), "[22/22] sanity-T4: completed") {
 			t.Errorf("TERM=dumb: no plain per-request lines:\n%s", last)
 		}
 	})
