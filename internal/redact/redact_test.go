@@ -40,7 +40,10 @@ func TestPlantedFormsAreReplaced(t *testing.T) {
 func TestLongTextsRedactAsShortOnes(t *testing.T) {
 	t.Parallel()
 	r := New(machine, Vocabulary())
-	pad := strings.Repeat("The quick brown fox jumps over the lazy dog; keys and tokens are words too.\n", 300)
+	// Twice the widest window on each side of the form: text a window
+	// does not reach on either side.
+	line := "The quick brown fox jumps over the lazy dog; keys and tokens are words too.\n"
+	pad := strings.Repeat(line, 2*unboundedReach/len(line)+1)
 	for _, c := range plant.Forms {
 		if strings.Contains(c.Text, "BEGIN") && !strings.Contains(c.Text, "END") {
 			continue // a key block cut short runs to the end of the text
