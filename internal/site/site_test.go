@@ -220,6 +220,13 @@ func (b *browser) tab(t *testing.T) (ctx context.Context, done func()) {
 			// origin's, and a process started for each tab was 2 of the
 			// package's 9 CPU-seconds.
 			chromedp.Flag("renderer-process-limit", "1"),
+			// And that renderer runs in the browser's own process: no
+			// messages between two processes for every step of every page
+			// (about an eighth of the package's CPU time, alternating four
+			// runs with and without). What the tests read, the page's
+			// layout, its scripts and the policy Blink enforces, is the
+			// renderer's either way.
+			chromedp.Flag("single-process", true),
 		}
 		actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 		bctx, cancelB := chromedp.NewContext(actx)
