@@ -57,8 +57,35 @@ type Event struct {
 }
 
 // MarshalJSON writes [t, kind], compact because a request has thousands.
-func (e Event) MarshalJSON() ([]byte, error) {
-	return []byte(fmt.Sprintf("[%s,%q]", formatSeconds(e.T), e.Kind)), nil
+func (e Event) MarshalJSON() ([]byte, error) { return e.appendJSON(nil), nil }
+
+func (e Event) appendJSON(b []byte) []byte {
+	b = append(b, '[')
+	b = strconv.AppendFloat(b, e.T, 'f', 6, 64)
+	b = append(b, ',')
+	b = strconv.AppendQuote(b, e.Kind)
+	return append(b, ']')
+}
+
+// Events is a request's client trace, in the order it arrived.
+type Events []Event
+
+// MarshalJSON writes the whole trace in one pass: called for each event,
+// Event's MarshalJSON (and the check of its output that follows every
+// call) was most of the cost of writing a request's record.
+func (es Events) MarshalJSON() ([]byte, error) {
+	if es == nil {
+		return []byte("null"), nil
+	}
+	b := make([]byte, 0, 2+len(es)*24)
+	b = append(b, '[')
+	for i, e := range es {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = e.appendJSON(b)
+	}
+	return append(b, ']'), nil
 }
 
 // UnmarshalJSON reads [t, kind].
@@ -93,7 +120,7 @@ func (e *Error) Error() string { return e.Kind + ": " + e.Message }
 // Outcome is everything one request produced, as raw as it came.
 type Outcome struct {
 	HTTPStatus   int
-	Events       []Event
+	Events       Events
 	Answer       string
 	Reasoning    string
 	ToolCalls    []ToolCall
@@ -125,6 +152,3 @@ func (o *Outcome) Finish() string {
 	}
 	return *o.FinishReason
 }
-
-// formatSeconds writes an offset with microsecond resolution.
-func formatSeconds(t float64) string { return strconv.FormatFloat(t, 'f', 6, 64) }

@@ -1,6 +1,8 @@
 package record
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -24,5 +26,30 @@ func TestWallIsTheOriginPlusTheMonotonicTime(t *testing.T) {
 				t.Errorf("%s, +%v: %v, want %v in UTC without a monotonic reading", c.name, d, got, want)
 			}
 		}
+	}
+}
+
+// TestEventsAreWrittenAsTheirEvents: a trace written whole is its events
+// each written as [seconds, kind] to the microsecond, in one array (null
+// for none), and reads back as it was.
+func TestEventsAreWrittenAsTheirEvents(t *testing.T) {
+	t.Parallel()
+	es := Events{{0.0012344, EvHeaders}, {1.5, "reasoning"}, {12.0000006, EvEnd}}
+	var each []string
+	for _, e := range es {
+		b, _ := json.Marshal(e)
+		each = append(each, string(b))
+	}
+	got, err := json.Marshal(Outcome{Events: es})
+	if want := `"Events":[` + strings.Join(each, ",") + "]"; err != nil || !strings.Contains(string(got), want) ||
+		!strings.Contains(string(got), `[0.001234,"headers"],[1.500000,"reasoning"],[12.000001,"end"]`) {
+		t.Errorf("%s, want %s", got, want)
+	}
+	var back Outcome
+	if err := json.Unmarshal(got, &back); err != nil || len(back.Events) != 3 || back.Events[1] != es[1] {
+		t.Errorf("read back %+v, %v", back.Events, err)
+	}
+	if none, _ := json.Marshal(Outcome{}); !strings.Contains(string(none), `"Events":null`) {
+		t.Errorf("no trace: %s", none)
 	}
 }
