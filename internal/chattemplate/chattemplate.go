@@ -71,7 +71,7 @@ func Load(path string) (*Template, error) {
 // ReadSource returns the template text stored at path (see Load).
 func ReadSource(path string) (string, error) {
 	if strings.EqualFold(filepath.Ext(path), ".gguf") {
-		f, err := gguf.Open(path)
+		f, err := gguf.OpenWithoutLists(path)
 		if err != nil {
 			return "", err
 		}

@@ -1,6 +1,7 @@
 package gguf
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,6 +42,44 @@ func TestWriteRead(t *testing.T) {
 	}
 	if _, ok := f.Strings("general.architecture"); ok {
 		t.Error("a string read as an array")
+	}
+}
+
+// TestOpenWithoutLists: without its lists' values a file answers the same
+// strings, numbers, list lengths and summary, and no list.
+func TestOpenWithoutLists(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	err := Write(path, []KV{
+		{"general.architecture", "qwen3"},
+		{"general.name", "m"},
+		{"tokenizer.ggml.tokens", []string{"a", "b", "ab"}},
+		{"tokenizer.ggml.token_type", []int32{1, 1, 3}},
+		{"tokenizer.chat_template", "{{ messages }}"},
+		{"qwen3.context_length", uint32(32768)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean, err := OpenWithoutLists(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := fmt.Sprint(full.Summary()), fmt.Sprint(lean.Summary()); a != b || !strings.Contains(b, "tokenizer_tokens:{3 ") {
+		t.Errorf("summary %s, without lists %s", a, b)
+	}
+	if tmpl, ok := lean.String("tokenizer.chat_template"); !ok || tmpl != "{{ messages }}" {
+		t.Errorf("template %q %v", tmpl, ok)
+	}
+	if toks, ok := lean.Strings("tokenizer.ggml.tokens"); ok || toks != nil {
+		t.Errorf("tokens read without lists: %v", toks)
+	}
+	if types, ok := lean.Ints("tokenizer.ggml.token_type"); ok || types != nil {
+		t.Errorf("types read without lists: %v", types)
 	}
 }
 

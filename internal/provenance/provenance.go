@@ -148,7 +148,7 @@ func modelFacts(ctx context.Context, f *record.Facts, in Inputs) {
 		if h.Err != nil || h.SHA256 == "" {
 			continue
 		}
-		if g, err := gguf.Open(h.Path); err == nil {
+		if g, err := gguf.OpenWithoutLists(h.Path); err == nil {
 			f.Extensions.GGUF = &contract.GGUF{File: h.Name, Metadata: facts(g.Summary())}
 		} else {
 			f.Extensions.GGUF = &contract.GGUF{File: h.Name, Error: "not readable as GGUF"}
