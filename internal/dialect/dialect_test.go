@@ -99,6 +99,38 @@ func TestBody(t *testing.T) {
 	}
 }
 
+// TestBodyIsJSON: every body is JSON without a check of the whole (the
+// parts are JSON by construction); the one string from the bundle quoted
+// by strata, tool_choice, is refused where quoting would not make it a JSON
+// string, and kept byte for byte where it does.
+func TestBodyIsJSON(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		choice string
+		ok     bool
+	}{
+		{"auto", true}, {"required", true}, {"café \"q\" <&>", true},
+		{"a\x01b", false}, {"\xff", false}, {"tab\there", true},
+	} {
+		f := tool()
+		f.ToolChoice = &c.choice
+		for _, e := range []Engine{StrataServer, LlamaCpp, TabbyAPI} {
+			b, err := Dialect{Engine: e, Build: 10470}.Body(f)
+			switch {
+			case c.ok && (err != nil || !json.Valid(b)):
+				t.Errorf("%s, tool_choice %q: %v\n%s", e, c.choice, err, b)
+			case c.ok:
+				var got struct{ ToolChoice string `json:"tool_choice"` }
+				if json.Unmarshal(b, &got); got.ToolChoice != c.choice {
+					t.Errorf("%s: tool_choice %q sent as %q", e, c.choice, got.ToolChoice)
+				}
+			case err == nil || !strings.Contains(err.Error(), "tool_choice"):
+				t.Errorf("%s, tool_choice %q: built %s (err %v)", e, c.choice, b, err)
+			}
+		}
+	}
+}
+
 func TestCheckBudget(t *testing.T) {
 	t.Parallel()
 	old := Dialect{Engine: LlamaCpp, Build: 9928}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -248,4 +249,42 @@ func FuzzValidateOutputs(f *testing.F) {
 		c.checkRounds()
 		c.checkQuality()
 	})
+}
+
+// TestEventsArePairs: a trace is an array of exact [seconds, kind] pairs,
+// read token by token; null is a trace without events, and anything else
+// (a triple, a pair the other way round, a string for the seconds, an
+// object, a truncated array) is refused with the event's index.
+func TestEventsArePairs(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		events string
+		want   string // the pairs seen, or "error" with the error's text
+	}{
+		{`[[0.1,"reasoning"],[0.25,"answer"],[1.5e0,"end"]]`, "0.1 reasoning;0.25 answer;1.5 end;"},
+		{`[ [ 0 , "answer" ] ]`, "0 answer;"},
+		{`[]`, ""},
+		{`null`, ""},
+		{``, "error absent"},
+		{`[[0.1,"answer","extra"]]`, "error event 0"},
+		{`[[0.1,"answer"],["answer",0.2]]`, "error event 1"},
+		{`[["0.1","answer"]]`, "error event 0"},
+		{`[[0.1]]`, "error event 0"},
+		{`[{"t":0.1,"kind":"answer"}]`, "error event 0"},
+		{`{"events":[]}`, "error not an array"},
+		{`[[0.1,"answer"]`, "error"},
+		{`[[1e999,"answer"]]`, "error event 0"},
+	} {
+		var got strings.Builder
+		err := eachEvent([]byte(c.events), func(s float64, kind string) { fmt.Fprintf(&got, "%g %s;", s, kind) })
+		if err != nil {
+			if !strings.HasPrefix(c.want, "error") || !strings.Contains(err.Error(), strings.TrimSpace(strings.TrimPrefix(c.want, "error"))) {
+				t.Errorf("%s: %v, want %s", c.events, err, c.want)
+			}
+			continue
+		}
+		if got.String() != c.want {
+			t.Errorf("%s: %q, want %q", c.events, got.String(), c.want)
+		}
+	}
 }
