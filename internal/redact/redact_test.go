@@ -556,3 +556,48 @@ func TestOwnedValuesAreCopiedAsWalked(t *testing.T) {
 		}
 	}
 }
+
+// TestMACGates: the MAC address rules' gates let through every text with a
+// match's shape, wherever it stands and whatever joins its groups, and
+// hold back prose with its separators (full stops, colons, hyphens) but
+// not that shape; the redactor then finds exactly the addresses.
+func TestMACGates(t *testing.T) {
+	t.Parallel()
+	byWhat := map[string]rule{}
+	for _, ru := range addressRules {
+		byWhat[ru.what] = ru
+	}
+	colon, dotted := byWhat["a MAC address"], byWhat["a MAC address (dotted form)"]
+	if colon.re == nil || dotted.re == nil {
+		t.Fatal("the MAC address rules are not among the address rules")
+	}
+	for _, c := range []struct {
+		text           string
+		colon, dotted  bool
+		redactedWithin string
+	}{
+		{"ether 00:1a:2b:3c:4d:5e brd", true, false, "ether " + MAC + " brd"},
+		{"AA-BB-CC-DD-EE-FF", true, false, MAC},
+		{"mixed 00:1a-2b:3c-4d:5e", true, false, "mixed " + MAC},
+		{"0000.1a2b.3c4d", false, true, MAC},
+		{"x 0123.4567.89AB.", false, true, "x " + MAC + "."},
+		{"It was 3.5 times faster. Then 10.2 more. See e.g. 1.2.3.", false, false, ""},
+		{"12:30:45 - 13:00:00 - 14:15:16", false, false, ""},
+		{"ab:cd:ef:01:23", false, false, ""},                        // five groups
+		{"abcd.ef01.234", false, false, ""},                         // a group short
+		{"00:1a:2b:3c:4d:5g", false, false, ""},                     // not hex
+		{"a 1f2e.3d4c.5b6a7 b", false, true, "a 1f2e.3d4c.5b6a7 b"}, // the shape inside a longer word: the regexp decides
+	} {
+		low := asciiLower(c.text)
+		if colon.applies(low) != c.colon || dotted.applies(low) != c.dotted {
+			t.Errorf("%q: colon gate %v, dotted gate %v; want %v, %v", c.text, colon.applies(low), dotted.applies(low), c.colon, c.dotted)
+		}
+		want := c.redactedWithin
+		if want == "" {
+			want = c.text
+		}
+		if got := New(Machine{}, nil).String(c.text); got != want {
+			t.Errorf("%q redacted to %q, want %q", c.text, got, want)
+		}
+	}
+}

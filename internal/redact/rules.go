@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"regexp"
-	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -369,8 +368,8 @@ var addressRules = []rule{
 	{re: regexp.MustCompile(`(?i)\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:lan|local|localdomain|internal|intranet|corp|home\.arpa|home|private)\b`),
 		to: Host, what: "a host name under a private network's suffix",
 		need: []string{".lan", ".local", ".internal", ".intranet", ".corp", ".home", ".private"}},
-	{re: regexp.MustCompile(`(?i)\b(?:[0-9a-f]{2}[:-]){5}[0-9a-f]{2}\b`), to: MAC, what: "a MAC address", gate: atLeast(5, ':', '-')},
-	{re: regexp.MustCompile(`(?i)\b[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}\b`), to: MAC, what: "a MAC address (dotted form)", gate: atLeast(2, '.')},
+	{re: regexp.MustCompile(`(?i)\b(?:[0-9a-f]{2}[:-]){5}[0-9a-f]{2}\b`), to: MAC, what: "a MAC address", gate: hexGroups(6, 2, ":-")},
+	{re: regexp.MustCompile(`(?i)\b[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}\b`), to: MAC, what: "a MAC address (dotted form)", gate: hexGroups(3, 4, ".")},
 	// Private, shared and link-local IPv4 (loopback stays: it is the
 	// protocol's own address).
 	{re: regexp.MustCompile(`\b(?:10(?:\.\d{1,3}){3}|192\.168(?:\.\d{1,3}){2}|172\.(?:1[6-9]|2\d|3[01])(?:\.\d{1,3}){2}|169\.254(?:\.\d{1,3}){2}|100\.(?:6[4-9]|[7-9]\d|1[01]\d|12[0-7])(?:\.\d{1,3}){2})\b`),
@@ -399,20 +398,41 @@ func apiPath(p string) bool {
 	return strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/api/") || p == "/v1" || p == "/api"
 }
 
-// macSeparators are the pairs a colon- or hyphen-separated MAC address
-// must contain: a hex digit, then the separator, then a hex digit.
-// atLeast is a gate for a rule whose every match holds n of the
-// separators (a MAC address has five, its dotted form two dots): counting
-// bytes is cheaper than the literals a separator can follow, and most text
-// has fewer.
-func atLeast(n int, seps ...byte) func(low string) bool {
+// hexGroups is the gate of the MAC address rules: whether low holds count
+// groups of width hex digits in a row, each joined to the next by one of
+// seps, the shape of every match (the regexp then decides where words
+// end). Those regexps begin with no literal to look for, so they tried
+// every position of any text the gate let through; counting separators let
+// through every sentence with two full stops, and the two rules were a
+// third of a result folder's redaction.
+func hexGroups(count, width int, seps string) func(low string) bool {
+	span := count*width + count - 1
 	return func(low string) bool {
-		c := 0
-		for i := 0; i < len(low) && c < n; i++ {
-			if slices.Contains(seps, low[i]) {
-				c++
+		// Each separator is tried as a match's first, width bytes in.
+		for k := 0; k < len(low); k++ {
+			off := strings.IndexAny(low[k:], seps)
+			if off < 0 {
+				return false
+			}
+			k += off
+			if start := k - width; start >= 0 && start+span <= len(low) && hexGroupsAt(low[start:start+span], width, seps) {
+				return true
 			}
 		}
-		return c >= n
+		return false
 	}
+}
+
+func hexGroupsAt(s string, width int, seps string) bool {
+	for j := 0; j < len(s); j++ {
+		c := s[j]
+		if (j+1)%(width+1) == 0 {
+			if strings.IndexByte(seps, c) < 0 {
+				return false
+			}
+		} else if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
