@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/sharedpath"
-	"github.com/strata-bench/strata/internal/tokenizer"
 )
 
 func readLines(t *testing.T, path string) [][]byte {
@@ -48,7 +47,7 @@ type tokenCount struct {
 func TestTokensAgreesWithVectors(t *testing.T) {
 	t.Parallel()
 	tokPath, tmplPath := qwenPaths(t)
-	tok, err := tokenizer.Load(tokPath)
+	tok, err := testTokenizers.Load(tokPath)
 	if err != nil {
 		t.Fatal(err)
 	}
