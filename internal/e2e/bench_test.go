@@ -4,6 +4,9 @@ import (
 	"io"
 	"testing"
 
+	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/report"
 	"github.com/strata-bench/strata/internal/validate"
 )
@@ -28,10 +31,17 @@ func BenchmarkReport(b *testing.B) {
 	}
 }
 
-// BenchmarkBundleLoad is the other part of report's fixed cost: verifying
-// and loading the embedded fixtures.
+// BenchmarkBundleLoad is the other part of report's fixed cost, and every
+// strata process's: verifying the embedded fixtures against their manifest
+// and loading them (not prompts.Bundle, which answers from its first load).
 func BenchmarkBundleLoad(b *testing.B) {
-	for range b.N {
-		bundle(b)
+	def, ok := protocol.Known().Lookup(protocol.StandInID)
+	if !ok {
+		b.Fatal("the stand-in protocol is not known")
+	}
+	for b.Loop() {
+		if _, err := fixtures.Load(prompts.FS(), prompts.Where, def); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
