@@ -30,6 +30,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/ardanlabs/jinja"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/inputfile"
 )
@@ -251,67 +253,74 @@ func renderBounded(t *jinja.Template, vars map[string]jinja.Value, timeout time.
 }
 
 // fromJSON decodes one JSON value into template values, keeping object key
-// order and Python's int/float distinction (3 is an int, 3.0 a float).
+// order and Python's int/float distinction (3 is an int, 3.0 a float). It
+// reads as leniently as the engines' JSON readers and encoding/json did (a
+// repeated name's last value wins, invalid UTF-8 becomes U+FFFD), token by
+// token with jsontext: encoding/json's Token was four fifths of rendering a
+// bundle, which a run does for its preflight and a simulated engine for
+// every /apply-template.
 func fromJSON(raw json.RawMessage) (jinja.Value, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
+	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	v, err := decodeValue(dec)
 	if err != nil {
 		return jinja.Undefined(), err
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	if _, err := dec.ReadToken(); err != io.EOF {
 		return jinja.Undefined(), errors.New("trailing data after the JSON value")
 	}
 	return v, nil
 }
 
-func decodeValue(dec *json.Decoder) (jinja.Value, error) {
-	tok, err := dec.Token()
+func decodeValue(dec *jsontext.Decoder) (jinja.Value, error) {
+	if dec.PeekKind() == '0' {
+		raw, err := dec.ReadValue()
+		if err != nil {
+			return jinja.Undefined(), err
+		}
+		return numberValue(json.Number(raw))
+	}
+	tok, err := dec.ReadToken()
 	if err != nil {
 		return jinja.Undefined(), err
 	}
-	switch x := tok.(type) {
-	case nil:
+	switch tok.Kind() {
+	case 'n':
 		return jinja.None(), nil
-	case bool:
-		return jinja.NewBool(x), nil
-	case string:
-		return jinja.NewString(x), nil
-	case json.Number:
-		return numberValue(x)
-	case json.Delim:
-		switch x {
-		case '[':
-			var items []jinja.Value
-			for dec.More() {
-				v, err := decodeValue(dec)
-				if err != nil {
-					return jinja.Undefined(), err
-				}
-				items = append(items, v)
-			}
-			if _, err := dec.Token(); err != nil {
+	case 't', 'f':
+		return jinja.NewBool(tok.Bool()), nil
+	case '"':
+		return jinja.NewString(tok.String()), nil
+	case '[':
+		var items []jinja.Value
+		for dec.PeekKind() != ']' {
+			v, err := decodeValue(dec)
+			if err != nil {
 				return jinja.Undefined(), err
 			}
-			return jinja.NewList(items), nil
-		case '{':
-			d := jinja.NewDict()
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return jinja.Undefined(), err
-				}
-				v, err := decodeValue(dec)
-				if err != nil {
-					return jinja.Undefined(), err
-				}
-				d.AsDict().Set(kt.(string), v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return jinja.Undefined(), err
-			}
-			return d, nil
+			items = append(items, v)
 		}
+		if _, err := dec.ReadToken(); err != nil {
+			return jinja.Undefined(), err
+		}
+		return jinja.NewList(items), nil
+	case '{':
+		d := jinja.NewDict()
+		for dec.PeekKind() != '}' {
+			kt, err := dec.ReadToken()
+			if err != nil {
+				return jinja.Undefined(), err
+			}
+			name := kt.String()
+			v, err := decodeValue(dec)
+			if err != nil {
+				return jinja.Undefined(), err
+			}
+			d.AsDict().Set(name, v)
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return jinja.Undefined(), err
+		}
+		return d, nil
 	}
 	return jinja.Undefined(), fmt.Errorf("unexpected JSON token %v", tok)
 }

@@ -171,3 +171,33 @@ func FuzzRender(f *testing.F) {
 		_, _ = tmpl.Render(Input{Messages: json.RawMessage(messages), AddGenerationPrompt: true})
 	})
 }
+
+// TestValuesFromJSON: the template sees JSON as Python's json.loads gives
+// it (and the engines' readers): object keys in order, a repeated key's
+// last value, 3 an int and 3.0 a float, invalid UTF-8 as U+FFFD; one value
+// only, and an integer past 64 bits is an error, not a float.
+func TestValuesFromJSON(t *testing.T) {
+	t.Parallel()
+	tmpl, err := Parse(`{% for m in messages %}{% for k, v in m.items() %}{{ k }}={{ v | tojson }};{% endfor %}|{% endfor %}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ messages, want string }{
+		{`[{"b":1,"a":2.0,"c":null,"d":true,"e":"x"}]`, `b=1;a=2.0;c=null;d=true;e="x";|`},
+		{`[{"a":1,"a":2}]`, "a=2;|"},
+		{"[{\"s\":\"a\xffb\"}]", "s=\"a\ufffdb\";|"},
+		{`[{"n":-0.5e1,"i":-7,"big":1e400}]`, "error"},
+		{`[{"i":9223372036854775808}]`, "error"},
+		{`[] []`, "error"},
+		{`[{"a":1}`, "error"},
+		{` [ { "k" : [1, 2.5, "x"] } ] `, `k=[1, 2.5, "x"];|`},
+	} {
+		got, err := tmpl.Render(Input{Messages: []byte(c.messages)})
+		if err != nil {
+			got = "error"
+		}
+		if got != c.want {
+			t.Errorf("%s: %q (%v), want %q", c.messages, got, err, c.want)
+		}
+	}
+}
