@@ -120,7 +120,9 @@ func TestBodyIsJSON(t *testing.T) {
 			case c.ok && (err != nil || !json.Valid(b)):
 				t.Errorf("%s, tool_choice %q: %v\n%s", e, c.choice, err, b)
 			case c.ok:
-				var got struct{ ToolChoice string `json:"tool_choice"` }
+				var got struct {
+					ToolChoice string `json:"tool_choice"`
+				}
 				if json.Unmarshal(b, &got); got.ToolChoice != c.choice {
 					t.Errorf("%s: tool_choice %q sent as %q", e, c.choice, got.ToolChoice)
 				}

@@ -1,33 +1,33 @@
 package redact
 
 import (
-	_ "embed"
-	"fmt"
 	"math"
 	"regexp"
 	"regexp/syntax"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
-	"github.com/BurntSushi/toml"
 )
 
 // The provider key formats (GitHub, GitLab, Google, Slack, Stripe, JWTs,
 // private key blocks and about two hundred more) come from gitleaks' default
-// rule set, a maintained one, embedded as data: gitleaks/gitleaks.toml of
-// github.com/zricethezav/gitleaks/v8 v8.30.1 (MIT, gitleaks/LICENSE). Its
-// detector is not used as a library: it brings 371 packages (viper,
-// zerolog) and global state, and scanning files of a repository is not the
-// job here. What gitleaks' rules do not cover (credentials in URLs, AWS
-// secret access keys by their variable, bearer tokens of any length, key =
-// value assignments, machine paths and names) are strata's own rules in
-// rules.go.
+// rule set, a maintained one, as data: gitleaks/gitleaks.toml of
+// github.com/zricethezav/gitleaks/v8 v8.30.1 (MIT, gitleaks/LICENSE), the
+// rules strata applies written out as Go values in gitleaks_rules.go
+// (TestGitleaksRulesAreTheTOML holds the two equal, and -update rewrites
+// the Go file): decoding the TOML was a sixth of the CPU time of a strata
+// command that prints one line. Its detector is not used as a library: it
+// brings 371 packages (viper, zerolog) and global state, and scanning
+// files of a repository is not the job here. What gitleaks' rules do not
+// cover (credentials in URLs, AWS secret access keys by their variable,
+// bearer tokens of any length, key = value assignments, machine paths and
+// names) are strata's own rules in rules.go.
 //
-//go:embed gitleaks/gitleaks.toml
-var gitleaksTOML string
+//go:generate go test -run ^TestGitleaksRulesAreTheTOML$ -update .
 
 type glAllow struct {
 	RegexTarget string   `toml:"regexTarget"`
@@ -112,6 +112,13 @@ type keyAllow struct {
 	stopwords []string
 }
 
+// usable reports whether strata applies a gitleaks rule: rules about file
+// paths (a .p12 file), that only apply within other findings, or that match
+// on wording alone (excludedRules) do not fit a result's text.
+func usable(r glRule) bool {
+	return r.Regex != "" && r.Path == "" && !excludedRules[r.ID] && len(r.Required) == 0
+}
+
 // excludedRules are gitleaks rules that match on wording alone: in a
 // benchmark's logs and answers ("prompt_tokens", "token = 151645") they
 // would rewrite honest evidence. strata's own assignment rule covers their
@@ -125,21 +132,27 @@ type providerSet struct {
 	rules    []keyRule
 	global   keyAllow
 	keywords []string
-	trie     *ahocorasick.Trie
+	// trie is built on first use: building it was a sixth of the CPU time
+	// of a strata command that prints a line. The first shortScans short
+	// texts a process redacts are searched keyword by keyword instead (a
+	// few microseconds each), so a command that prints a handful of lines
+	// never builds it, and one that redacts a result folder soon does.
+	trie  func() *ahocorasick.Trie
+	short atomic.Int32
 }
+
+const (
+	shortText  = 256 // bytes
+	shortScans = 256
+)
 
 // providerRules compiles the embedded rule set once; it is immutable after.
 var providerRules = sync.OnceValues(func() (*providerSet, error) {
-	var c glConfig
-	if _, err := toml.Decode(gitleaksTOML, &c); err != nil {
-		return nil, fmt.Errorf("gitleaks rules: %w", err)
-	}
+	c := gitleaksRules
 	set := &providerSet{global: compileAllow(c.Allowlist)}
 	index := map[string]int{}
 	for _, r := range c.Rules {
-		// Rules about file paths (a .p12 file) or that only apply
-		// within other files' types do not fit text without a path.
-		if r.Regex == "" || r.Path != "" || excludedRules[r.ID] || len(r.Required) > 0 {
+		if !usable(r) {
 			continue
 		}
 		k := keyRule{id: r.ID, description: r.Description, group: r.SecretGroup, entropy: r.Entropy, expr: compileKey(r.Regex)}
@@ -161,7 +174,9 @@ var providerRules = sync.OnceValues(func() (*providerSet, error) {
 		}
 		set.rules = append(set.rules, k)
 	}
-	set.trie = ahocorasick.NewTrieBuilder().AddStrings(set.keywords).Build()
+	set.trie = sync.OnceValue(func() *ahocorasick.Trie {
+		return ahocorasick.NewTrieBuilder().AddStrings(set.keywords).Build()
+	})
 	return set, nil
 })
 
@@ -170,14 +185,42 @@ var providerRules = sync.OnceValues(func() (*providerSet, error) {
 // is only made for a text that needs it: a result has thousands of short
 // strings, and a table per string was most of their redaction's cost).
 func (set *providerSet) keywordHits(low string) [][]int {
+	if len(low) <= shortText && set.short.Add(1) <= shortScans {
+		return set.scanHits(low)
+	}
+	return set.trieHits(low)
+}
+
+// trieHits is keywordHits by the automaton, in one pass.
+func (set *providerSet) trieHits(low string) [][]int {
 	var hits [][]int
-	set.trie.Walk([]byte(low), func(end, n, pattern int64) bool {
+	set.trie().Walk([]byte(low), func(end, n, pattern int64) bool {
 		if hits == nil {
 			hits = make([][]int, len(set.keywords))
 		}
 		hits[pattern] = append(hits[pattern], int(end-n+1))
 		return true
 	})
+	return hits
+}
+
+// scanHits is keywordHits by one search per keyword: every start of every
+// keyword, overlapping ones included, as the trie reports them.
+func (set *providerSet) scanHits(low string) [][]int {
+	var hits [][]int
+	for k, kw := range set.keywords {
+		for off := 0; off < len(low); {
+			j := strings.Index(low[off:], kw)
+			if j < 0 {
+				break
+			}
+			if hits == nil {
+				hits = make([][]int, len(set.keywords))
+			}
+			hits[k] = append(hits[k], off+j)
+			off += j + 1
+		}
+	}
 	return hits
 }
 
