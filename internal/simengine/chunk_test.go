@@ -1,6 +1,8 @@
 package simengine
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http/httptest"
 	"testing"
 )
@@ -18,6 +20,24 @@ func TestDeltaIsTheChunk(t *testing.T) {
 		cw(slow).chunk([]any{map[string]any{"finish_reason": nil, "index": 0, "delta": d}}, nil)
 		if fast.Body.String() != slow.Body.String() {
 			t.Errorf("delta %v:\n%s\nchunk:\n%s", d, fast.Body.String(), slow.Body.String())
+		}
+	}
+}
+
+// TestTokensJSONIsTheEncoder: the /tokenize answer is byte for byte what
+// writeJSON wrote with encoding/json, ids wrapping past the vocabulary's
+// last ordinary one.
+func TestTokensJSONIsTheEncoder(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{-1, 0, 1, 7, 151645} {
+		toks := make([]int, max(n, 0))
+		for i := range toks {
+			toks[i] = i % 151643
+		}
+		var want bytes.Buffer
+		json.NewEncoder(&want).Encode(map[string]any{"tokens": toks})
+		if got := tokensJSON(n); !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("%d tokens: %.80q…, want %.80q…", n, got, want.Bytes())
 		}
 	}
 }

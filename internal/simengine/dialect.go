@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strconv"
 
 	"github.com/strata-bench/strata/internal/corpus"
 	"github.com/strata-bench/strata/internal/fixtures"
@@ -289,11 +290,25 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	toks := make([]int, max(n, 0))
-	for i := range toks {
-		toks[i] = i % 151643
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+	_, _ = w.Write(tokensJSON(n))
+}
+
+// tokensJSON is the answer to /tokenize of n tokens, as writeJSON would
+// write {"tokens": [0, 1, …]}, without encoding/json's reflection for each
+// of a 16K prompt's ids (the simulated engine answers a run's preflight
+// with some 100,000 of them).
+func tokensJSON(n int) []byte {
+	b := make([]byte, 0, 16+7*max(n, 0))
+	b = append(b, `{"tokens":[`...)
+	for i := range max(n, 0) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(i%151643), 10)
 	}
-	writeJSON(w, 200, map[string]any{"tokens": toks})
+	return append(b, "]}\n"...)
 }
 
 // rendersAs reports whether text is the fixture rendered with the bundle's

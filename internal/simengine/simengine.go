@@ -714,8 +714,24 @@ func (c *chunkWriter) delta(d map[string]any) {
 		c.tail = fmt.Sprintf(`,"finish_reason":null,"index":0}],"created":%d,"id":%s,"model":%s,"object":"chat.completion.chunk","system_fingerprint":%s}`,
 			c.created, q(c.id), q(c.model), q(c.fingerprint))
 	}
+	c.raw(`data: {"choices":[{"delta":` + string(deltaJSON(d)) + c.tail + "\n\n")
+}
+
+// deltaJSON is json.Marshal(d), byte for byte. Nearly every delta is one
+// text field (content or reasoning_content), written here without
+// marshalling a map for each of a run's thousands of tokens.
+func deltaJSON(d map[string]any) []byte {
+	if len(d) == 1 {
+		for k, v := range d {
+			if text, ok := v.(string); ok {
+				key, _ := json.Marshal(k)
+				val, _ := json.Marshal(text)
+				return append(append(append(append([]byte{'{'}, key...), ':'), val...), '}')
+			}
+		}
+	}
 	data, _ := json.Marshal(d)
-	c.raw(`data: {"choices":[{"delta":` + string(data) + c.tail + "\n\n")
+	return data
 }
 
 func seedOf(id string, seed int64) uint64 {

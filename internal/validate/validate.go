@@ -543,10 +543,13 @@ func eachEvent(events []byte, fn func(t float64, kind string)) error {
 	return nil
 }
 
+// errNotPair is an event that is not a [seconds, kind] pair.
+var errNotPair = errors.New("not [seconds, kind]")
+
 // readEvent reads one [seconds, kind] pair (a token is read before the next
 // is, as the decoder reuses its buffer).
 func readEvent(dec *jsontext.Decoder) (t float64, kind string, err error) {
-	notPair := errors.New("not [seconds, kind]")
+	notPair := errNotPair
 	tok, err := dec.ReadToken()
 	if err != nil || tok.Kind() != '[' {
 		return 0, "", notPair
