@@ -33,6 +33,7 @@ import (
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/strictjson"
 )
 
 // FitContext checks every fixture against a per-slot context of n tokens.
@@ -372,15 +373,9 @@ type tokenCount int
 // UnmarshalJSON counts the list's values; null is none, as an absent list.
 func (n *tokenCount) UnmarshalJSON(data []byte) error {
 	dec := jsontext.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.ReadToken()
-	switch {
-	case err != nil:
+	*n = 0
+	if list, err := strictjson.OpenList(dec); !list {
 		return err
-	case tok.Kind() == 'n':
-		*n = 0
-		return nil
-	case tok.Kind() != '[':
-		return fmt.Errorf("tokens is %s, not a list", tok.Kind())
 	}
 	count := 0
 	for dec.PeekKind() != ']' {

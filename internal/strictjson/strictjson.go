@@ -98,3 +98,19 @@ func ReadFile(fsys fs.FS, name string, limit int64) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// OpenList reads the start of a value that is a JSON array or null (a
+// token list, a trace): true when dec is then inside the array, false for
+// null; any other value is an error naming its kind.
+func OpenList(dec *jsontext.Decoder) (bool, error) {
+	tok, err := dec.ReadToken()
+	switch {
+	case err != nil:
+		return false, err
+	case tok.Kind() == 'n':
+		return false, nil
+	case tok.Kind() != '[':
+		return false, fmt.Errorf("a JSON %v, not a list", tok.Kind())
+	}
+	return true, nil
+}

@@ -521,14 +521,8 @@ func eachEvent(events []byte, fn func(t float64, kind string)) error {
 		return errors.New("absent")
 	}
 	dec := jsontext.NewDecoder(bytes.NewReader(events))
-	tok, err := dec.ReadToken()
-	switch {
-	case err != nil:
+	if list, err := strictjson.OpenList(dec); !list {
 		return err
-	case tok.Kind() == 'n':
-		return nil
-	case tok.Kind() != '[':
-		return fmt.Errorf("a %v, not an array", tok.Kind())
 	}
 	for n := 0; dec.PeekKind() != ']'; n++ {
 		t, kind, err := readEvent(dec)

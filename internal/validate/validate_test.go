@@ -271,7 +271,7 @@ func TestEventsArePairs(t *testing.T) {
 		{`[["0.1","answer"]]`, "error event 0"},
 		{`[[0.1]]`, "error event 0"},
 		{`[{"t":0.1,"kind":"answer"}]`, "error event 0"},
-		{`{"events":[]}`, "error not an array"},
+		{`{"events":[]}`, "error not a list"},
 		{`[[0.1,"answer"]`, "error"},
 		{`[[1e999,"answer"]]`, "error event 0"},
 	} {
