@@ -7,7 +7,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/install"
-	"github.com/strata-bench/strata/internal/resulttest"
+	"github.com/strata-bench/strata/internal/resulttest/submissions"
 	"github.com/strata-bench/strata/internal/version"
 )
 
@@ -56,7 +56,7 @@ func TestRunWithoutACommitWarnsFirst(t *testing.T) {
 func TestRunRecordsWhereItsCommitCameFrom(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
-	head := resulttest.Checkout(t, work)
+	head := submissions.Checkout(t, work)
 	r := runIn(t, work, "", "bench", "run", "--simulate")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/resulttest"
+	"github.com/strata-bench/strata/internal/resulttest/submissions"
 )
 
 // TestDisguisedSimulatorEndToEnd is issue 18's attack through the
@@ -50,13 +50,13 @@ func TestDisguisedSimulatorEndToEnd(t *testing.T) {
 		t.Fatalf("report of the folder as written: exit %d\n%s", rep.code, rep.stdout)
 	}
 
-	resulttest.ClaimComplete(t, dir)
+	submissions.ClaimComplete(t, dir)
 	rep := runIn(t, work, "", "bench", "report", "-q", dir)
 	if rep.code != ExitFailed || !strings.Contains(rep.stdout, "/run/status: is complete, but the reasons give nonconforming") {
 		t.Errorf("report of the folder claiming complete: exit %d\n%s", rep.code, rep.stdout)
 	}
 
-	repo := resulttest.NewRepo(t)
+	repo := submissions.NewRepo(t)
 	folder := "bench/results/" + filepath.Base(dir)
 	repo.CopyFolder(t, dir, folder)
 	intro := repo.Commit(t, "benchmark: a real run, says the submitter")

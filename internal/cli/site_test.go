@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/resulttest"
+	"github.com/strata-bench/strata/internal/resulttest/submissions"
 )
 
-func testRepo(t *testing.T) string { return resulttest.CommittedRepo(t) }
+func testRepo(t *testing.T) string { return submissions.CommittedRepo(t) }
 
 func TestManifestVerifyOnTestRepository(t *testing.T) {
 	t.Parallel()
@@ -83,7 +83,7 @@ func TestSiteOnTestRepository(t *testing.T) {
 
 func TestManifestAdd(t *testing.T) {
 	t.Parallel()
-	s := resulttest.Committed(t)
+	s := submissions.Committed(t)
 	args := []string{"bench", "manifest", "add", "--repo", s.Repo.Dir, "--review-pr", "https://example.invalid/pr/7", "--reviewed-by", "maint", "--activate", protocol.StandInID}
 	r := runIn(t, t.TempDir(), "", append(args, "--results", s.Folders["unreviewed"])...)
 	if r.code != 0 || !strings.Contains(r.stdout, "added "+s.RunIDs["unreviewed"]) || !strings.Contains(r.stdout, s.Commits["c3"]) {

@@ -55,7 +55,7 @@ var layers = []struct {
 
 // support is test support: tests may import it, nothing else does.
 var support = []string{
-	"internal/sharedpath", "internal/resulttest", "internal/realengine", "internal/e2e", "internal/layout", "internal/probe/probetest", "internal/releasetest",
+	"internal/sharedpath", "internal/resulttest", "internal/resulttest/submissions", "internal/realengine", "internal/e2e", "internal/layout", "internal/probe/probetest", "internal/releasetest",
 }
 
 // floors maps each package to its floor (support: -1).

@@ -12,7 +12,7 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/manifest"
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/resulttest"
+	"github.com/strata-bench/strata/internal/resulttest/submissions"
 )
 
 // checkedAt is the time of every check in these tests (after the
@@ -29,7 +29,7 @@ func opts(t *testing.T, activate ...string) manifest.Options {
 
 func TestVerify(t *testing.T) {
 	t.Parallel()
-	s := resulttest.Committed(t)
+	s := submissions.Committed(t)
 	repo, err := manifest.Open(s.Repo.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestParseIsStrict(t *testing.T) {
 
 func TestAdd(t *testing.T) {
 	t.Parallel()
-	s := resulttest.Committed(t)
+	s := submissions.Committed(t)
 	repo, err := manifest.Open(s.Repo.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func TestAdd(t *testing.T) {
 // to add it.
 func TestPartialEntryVerifies(t *testing.T) {
 	t.Parallel()
-	s := resulttest.Committed(t)
+	s := submissions.Committed(t)
 	repo, err := manifest.Open(s.Repo.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +203,7 @@ func TestPartialEntryVerifies(t *testing.T) {
 // helper and fails verification, whatever the entry says.
 func TestSimulatorClaimingCompleteIsRefused(t *testing.T) {
 	t.Parallel()
-	f := resulttest.ForgedRepo(t, protocol.StandInID, "2026-11-02T10:00:00Z")
+	f := submissions.ForgedRepo(t, protocol.StandInID, "2026-11-02T10:00:00Z")
 	repo, err := manifest.Open(f.Repo.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +228,7 @@ func TestSimulatorClaimingCompleteIsRefused(t *testing.T) {
 // fails verification; the same entry dated before it verifies.
 func TestReviewInTheFuture(t *testing.T) {
 	t.Parallel()
-	s := resulttest.Committed(t)
+	s := submissions.Committed(t)
 	repo, err := manifest.Open(s.Repo.Dir)
 	if err != nil {
 		t.Fatal(err)

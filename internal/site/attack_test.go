@@ -18,7 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/resulttest"
+	"github.com/strata-bench/strata/internal/resulttest/submissions"
 	"github.com/strata-bench/strata/internal/site"
 )
 
@@ -57,7 +57,7 @@ func sitePages(t *testing.T, dir string) []string {
 }
 
 // runByRole finds the run of a scenario folder.
-func runByRole(t *testing.T, s *resulttest.Scenario, c *site.Site, role string) *site.Run {
+func runByRole(t *testing.T, s *submissions.Scenario, c *site.Site, role string) *site.Run {
 	t.Helper()
 	for _, r := range append(append([]*site.Run{}, c.Approved...), c.Others...) {
 		if r.Folder == path.Base(s.Folders[role]) {
@@ -93,7 +93,7 @@ func mayPublish(r *site.Run, name string) bool {
 
 // publishedFiles checks, on disk, that the site published exactly what the
 // rule allows, byte for byte, and only under a .txt name.
-func publishedFiles(t *testing.T, s *resulttest.Scenario, c *site.Site, dir string) {
+func publishedFiles(t *testing.T, s *submissions.Scenario, c *site.Site, dir string) {
 	own := map[string]bool{"index.html": true, "other.html": true, "style.css": true, "filter.js": true, ".strata-site": true}
 	runs := map[string]*site.Run{}
 	for _, r := range append(append([]*site.Run{}, c.Approved...), c.Others...) {
@@ -194,7 +194,7 @@ func pwned(t *testing.T, ctx context.Context) string {
 // byte for byte the same as the one at its path under checked (a site this
 // test opens in full) is not opened again: the same bytes from the same
 // kind of host give the same page.
-func attackInBrowser(t *testing.T, br *browser, s *resulttest.Scenario, c *site.Site, dir, checked string) {
+func attackInBrowser(t *testing.T, br *browser, s *submissions.Scenario, c *site.Site, dir, checked string) {
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	defer srv.Close()
 	ctx, done := br.tab(t)
@@ -204,11 +204,11 @@ func attackInBrowser(t *testing.T, br *browser, s *resulttest.Scenario, c *site.
 		pages[p] = true
 	}
 	// What pages show as text, checked on the one visit each page gets.
-	P, N := resulttest.Payload, resulttest.NamePayload
+	P, N := submissions.Payload, submissions.NamePayload
 	shows := map[string][]string{
 		"index.html": {P("gpu"), P("quantization"), N("model-id")},
 		"other.html": {N("folder"), P("run-id"), P("run-status"), P("status-reason")},
-		"runs/" + runByRole(t, s, c, "approvedMarkup").Slug + ".html": {resulttest.Markup, P("track-notes"), P("reviewed-by"), N("approvedMarkup-unlisted")},
+		"runs/" + runByRole(t, s, c, "approvedMarkup").Slug + ".html": {submissions.Markup, P("track-notes"), P("reviewed-by"), N("approvedMarkup-unlisted")},
 		"runs/" + runByRole(t, s, c, "partial").Slug + ".html":        {P("status-reason")},
 		"runs/" + runByRole(t, s, c, "hostile").Slug + ".html": {N("folder"), P("run-id"), P("started-at"), P("command"), P("run-status"),
 			P("profile"), P("corpus-sha256"), P("gpu"), P("engine-version"), P("strata-commit"), P("model-id"), P("quantization"),

@@ -8,7 +8,7 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/manifest"
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/resulttest"
+	"github.com/strata-bench/strata/internal/resulttest/submissions"
 	"github.com/strata-bench/strata/internal/site"
 )
 
@@ -17,7 +17,7 @@ import (
 // on the standard list: it is shown as unverifiable, with the reason.
 func TestSimulatorClaimingCompleteIsNotListed(t *testing.T) {
 	t.Parallel()
-	f := resulttest.ForgedRepo(t, protocol.StandInID, "2026-11-02T10:00:00Z")
+	f := submissions.ForgedRepo(t, protocol.StandInID, "2026-11-02T10:00:00Z")
 	repo, err := manifest.Open(f.Repo.Dir)
 	if err != nil {
 		t.Fatal(err)

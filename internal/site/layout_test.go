@@ -16,7 +16,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/compare"
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/resulttest"
+	"github.com/strata-bench/strata/internal/resulttest/submissions"
 	"github.com/strata-bench/strata/internal/site"
 )
 
@@ -24,7 +24,7 @@ import (
 // GPU and engine: the same protocol, model, files and quantization, so
 // compare.New compares the two, and warns (the GPUs differ) in words that
 // carry the run's planted markup.
-func twinSite(t *testing.T, s *resulttest.Scenario, c *site.Site) *site.Site {
+func twinSite(t *testing.T, s *submissions.Scenario, c *site.Site) *site.Site {
 	t.Helper()
 	src := runByRole(t, s, c, "approvedMarkup")
 	r := *src.Results
@@ -67,7 +67,7 @@ var widths = []int64{1280, 390}
 // width: nothing scrolls sideways, the index shows its key columns at
 // 1280 px, no number is in exponent notation, and each compare page shows
 // exactly the warnings compare.New gives (and a refused pair its reasons).
-func layoutInBrowser(t *testing.T, br *browser, s *resulttest.Scenario, c *site.Site, dir string) {
+func layoutInBrowser(t *testing.T, br *browser, s *submissions.Scenario, c *site.Site, dir string) {
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	defer srv.Close()
 	ctx, done := br.tab(t)

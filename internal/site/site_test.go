@@ -18,7 +18,7 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/manifest"
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/resulttest"
+	"github.com/strata-bench/strata/internal/resulttest/submissions"
 	"github.com/strata-bench/strata/internal/site"
 )
 
@@ -30,7 +30,7 @@ var checkedAt = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 // them in subtests.
 func TestSite(t *testing.T) {
 	t.Parallel()
-	s := resulttest.Committed(t)
+	s := submissions.Committed(t)
 	repo, err := manifest.Open(s.Repo.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func TestSite(t *testing.T) {
 	t.Run("comparisons: browser attack", func(t *testing.T) { t.Parallel(); attackInBrowser(t, br, s, tw, twDir, dir) })
 }
 
-func collectLabels(t *testing.T, s *resulttest.Scenario, c *site.Site) {
+func collectLabels(t *testing.T, s *submissions.Scenario, c *site.Site) {
 	var approved []string
 	for _, r := range c.Approved {
 		approved = append(approved, r.Results.Run.ID)
@@ -251,7 +251,7 @@ func js[T any](t *testing.T, ctx context.Context, expr string) T {
 	return v
 }
 
-func inBrowser(t *testing.T, br *browser, s *resulttest.Scenario, c *site.Site, dir string) {
+func inBrowser(t *testing.T, br *browser, s *submissions.Scenario, c *site.Site, dir string) {
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	defer srv.Close()
 	ctx, done := br.tab(t)

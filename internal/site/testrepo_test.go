@@ -9,7 +9,7 @@ import (
 	"github.com/go-git/go-git/v5"
 
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/resulttest"
+	"github.com/strata-bench/strata/internal/resulttest/submissions"
 )
 
 var update = flag.Bool("update", false, "regenerate testdata/site-repo.git, the committed test repository")
@@ -22,7 +22,7 @@ func TestUpdateTestRepository(t *testing.T) {
 	if !*update {
 		t.Skip("run with -update to regenerate testdata/site-repo.git")
 	}
-	s := resulttest.BuildScenario(t, protocol.StandInID)
+	s := submissions.BuildScenario(t, protocol.StandInID)
 	dst, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "site-repo.git"))
 	os.RemoveAll(dst)
 	r, err := git.PlainClone(dst, true, &git.CloneOptions{URL: s.Repo.Dir})

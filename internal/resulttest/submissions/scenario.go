@@ -1,4 +1,4 @@
-package resulttest
+package submissions
 
 import (
 	"crypto/sha256"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/strata-bench/strata/internal/resulttest"
 )
 
 // Scenario is a repository with every kind of submission the site and the
@@ -55,8 +57,8 @@ func BuildScenario(tb testing.TB, protocolID string) *Scenario {
 	s := &Scenario{Repo: NewRepo(tb), RunIDs: map[string]string{}, Folders: map[string]string{}, Commits: map[string]string{},
 		Unpublishable: map[string][]string{}, ListedAsText: map[string][]string{}}
 	out := tb.TempDir()
-	add := func(role string, o Options) {
-		dir := Folder(tb, filepath.Join(out, role), o)
+	add := func(role string, o resulttest.Options) {
+		dir := resulttest.Folder(tb, filepath.Join(out, role), o)
 		name := filepath.Base(dir)
 		s.Folders[role] = "bench/results/" + name
 		s.Repo.CopyFolder(tb, dir, s.Folders[role])
@@ -69,20 +71,20 @@ func BuildScenario(tb testing.TB, protocolID string) *Scenario {
 		json.Unmarshal(data, &r)
 		s.RunIDs[role] = r.Run.ID
 	}
-	add("approved3060", Options{GPU: "NVIDIA GeForce RTX 3060", Quant: "IQ3_XXS", DecodeTPS: 150000})
+	add("approved3060", resulttest.Options{GPU: "NVIDIA GeForce RTX 3060", Quant: "IQ3_XXS", DecodeTPS: 150000})
 	s.Commits["c1"] = s.Repo.Commit(tb, "benchmark: RTX 3060 / Qwen3.8-Flash-Next / IQ3_XXS")
-	add("approvedA4000", Options{GPU: "NVIDIA RTX A4000", Quant: "Q4_K_M", Track: "default", DecodeTPS: 250000, Optional: true})
-	add("partial", Options{Kind: Partial, GPU: "NVIDIA RTX A4000", Quant: "Q4_K_M"})
-	add("nonconforming", Options{Kind: Nonconforming, GPU: "AMD Radeon RX 7900 XTX", Quant: "Q4_K_M"})
+	add("approvedA4000", resulttest.Options{GPU: "NVIDIA RTX A4000", Quant: "Q4_K_M", Track: "default", DecodeTPS: 250000, Optional: true})
+	add("partial", resulttest.Options{Kind: resulttest.Partial, GPU: "NVIDIA RTX A4000", Quant: "Q4_K_M"})
+	add("nonconforming", resulttest.Options{Kind: resulttest.Nonconforming, GPU: "AMD Radeon RX 7900 XTX", Quant: "Q4_K_M"})
 	s.plantStatusReason(tb, "partial")
 	s.addLegacy(tb)
 	s.Commits["c2"] = s.Repo.Commit(tb, "benchmark: A4000 and others")
-	add("unreviewed", Options{GPU: "NVIDIA GeForce RTX 4090", Quant: "IQ3_XXS"})
+	add("unreviewed", resulttest.Options{GPU: "NVIDIA GeForce RTX 4090", Quant: "IQ3_XXS"})
 	// Markup wherever a valid result can carry it (the track is an enum).
-	add("approvedMarkup", Options{GPU: "NVIDIA GeForce RTX 3060 " + Payload("gpu"), Quant: "Q8_0 " + Payload("quantization"),
+	add("approvedMarkup", resulttest.Options{GPU: "NVIDIA GeForce RTX 3060 " + Payload("gpu"), Quant: "Q8_0 " + Payload("quantization"),
 		TrackNotes: Payload("track-notes"), Model: NamePayload("model-id"), Command: Markup})
 	s.ListedAsText["approvedMarkup"] = s.plantRendered(tb, "approvedMarkup")
-	add("tampered", Options{GPU: "NVIDIA GeForce RTX 3090", Quant: "IQ3_XXS"})
+	add("tampered", resulttest.Options{GPU: "NVIDIA GeForce RTX 3090", Quant: "IQ3_XXS"})
 	s.addHostile(tb, out)
 	s.Commits["c3"] = s.Repo.Commit(tb, "benchmark: four more")
 	entry := func(role, commit string) map[string]any {

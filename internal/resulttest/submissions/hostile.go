@@ -1,14 +1,13 @@
-package resulttest
+package submissions
 
 import (
-	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
 	"testing"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/resulttest"
 )
 
 // Payload is markup planted in the string field named: it leaves a text
@@ -73,7 +72,7 @@ func (s *Scenario) plantRendered(tb testing.TB, role string) []string {
 // renders.
 func (s *Scenario) addHostile(tb testing.TB, out string) {
 	tb.Helper()
-	dir := Folder(tb, filepath.Join(out, "hostile"), Options{GPU: "NVIDIA GeForce RTX 4080", Quant: "IQ3_XXS"})
+	dir := resulttest.Folder(tb, filepath.Join(out, "hostile"), resulttest.Options{GPU: "NVIDIA GeForce RTX 4080", Quant: "IQ3_XXS"})
 	folder := "bench/results/2026-11-20-hostile-" + NamePayload("folder")
 	s.Folders["hostile"] = folder
 	s.Repo.CopyFolder(tb, dir, folder)
@@ -166,31 +165,9 @@ func editJSON(tb testing.TB, path string, edit func(map[string]any)) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := os.WriteFile(path, EditJSON(tb, data, edit), 0o644); err != nil {
+	if err := os.WriteFile(path, resulttest.EditJSON(tb, data, edit), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-}
-
-// EditJSON rewrites a JSON document through edit, keeping numbers as
-// written and markup unescaped (so the document itself carries it): a
-// hand edit of a result's file.
-func EditJSON(tb testing.TB, data []byte, edit func(map[string]any)) []byte {
-	tb.Helper()
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var doc map[string]any
-	if err := dec.Decode(&doc); err != nil {
-		tb.Fatalf("%v", err)
-	}
-	edit(doc)
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		tb.Fatal(err)
-	}
-	return b.Bytes()
 }
 
 // obj is v[key] as an object (v itself when key is empty); it panics on any

@@ -1,4 +1,4 @@
-package resulttest
+package submissions
 
 import (
 	"os"

@@ -1,10 +1,12 @@
-package resulttest
+package submissions
 
 import (
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/strata-bench/strata/internal/resulttest"
 )
 
 // ClaimComplete edits the results.json of a result folder to claim a
@@ -39,7 +41,7 @@ type Forged struct {
 // dated reviewedAt.
 func ForgedRepo(tb testing.TB, protocolID, reviewedAt string) *Forged {
 	tb.Helper()
-	dir := Folder(tb, tb.TempDir(), Options{Kind: Nonconforming, GPU: "NVIDIA GeForce RTX 3060", Quant: "IQ3_XXS"})
+	dir := resulttest.Folder(tb, tb.TempDir(), resulttest.Options{Kind: resulttest.Nonconforming, GPU: "NVIDIA GeForce RTX 3060", Quant: "IQ3_XXS"})
 	ClaimComplete(tb, dir)
 	f := &Forged{Repo: NewRepo(tb), Folder: "bench/results/" + filepath.Base(dir)}
 	f.Repo.CopyFolder(tb, dir, f.Folder)
