@@ -12,8 +12,10 @@
 #
 # CGO_ENABLED=0 unless set: the release builds that way (scripts/release.sh),
 # so the suite tests the binary users get; and with cgo on, purego (the NVML
-# loader in internal/power) imports runtime/cgo, which makes every test
-# binary that reaches it link externally through gcc, about twice as slow.
+# loader in internal/power/nvml) imports runtime/cgo, which makes every test
+# binary that reaches it link externally through gcc, about twice as slow
+# (only the process state imports the loader, so that is four test
+# binaries, not the twenty-five that reach internal/power's types).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CGO_ENABLED="${CGO_ENABLED:-0}"

@@ -21,6 +21,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/install"
 	"github.com/strata-bench/strata/internal/power"
+	"github.com/strata-bench/strata/internal/power/nvml"
 	"github.com/strata-bench/strata/internal/probe"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/redact"
@@ -177,7 +178,7 @@ func OS() State {
 	}
 	return State{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: wd, Getenv: os.Getenv, Environ: os.Environ,
 		Signals: sigs, TTY: tty, Width: width, Root: os.DirFS("/"), Probe: probe.Exec{Timeout: 5 * time.Second},
-		NVML:       power.LoadNVML,
+		NVML:       nvml.Load,
 		Executable: exe, Machine: &m, Now: time.Now}
 }
 

@@ -1,14 +1,16 @@
 //go:build !linux
 
-package power
+package nvml
 
 import (
 	"fmt"
 	"runtime"
+
+	"github.com/strata-bench/strata/internal/power"
 )
 
-// LoadNVML loads NVIDIA's management library; strata reads it on Linux
+// Load loads NVIDIA's management library; strata reads it on Linux
 // only (elsewhere nvidia-smi samples).
-func LoadNVML() (NVML, error) {
+func Load() (power.NVML, error) {
 	return nil, fmt.Errorf("NVML is read on Linux only, not on %s", runtime.GOOS)
 }

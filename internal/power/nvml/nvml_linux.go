@@ -1,11 +1,13 @@
 //go:build linux
 
-package power
+package nvml
 
 import (
 	"fmt"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/strata-bench/strata/internal/power"
 )
 
 // nvmlLib is libnvidia-ml loaded through purego (no cgo): the four calls
@@ -17,8 +19,8 @@ type nvmlLib struct {
 	powerUsage func(device uintptr, milliwatts *uint32) int32
 }
 
-// LoadNVML loads libnvidia-ml.so.1 and initializes it.
-func LoadNVML() (NVML, error) {
+// Load loads libnvidia-ml.so.1 and initializes it.
+func Load() (power.NVML, error) {
 	h, err := purego.Dlopen("libnvidia-ml.so.1", purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
 		return nil, fmt.Errorf("load libnvidia-ml.so.1: %w", err)
