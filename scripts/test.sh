@@ -6,9 +6,11 @@
 #
 # The real-engine tests are listed first: they are the longest package and
 # mostly wait on llama-server, so they start while the rest runs beside them.
-# The next longest follow (the CLI, the website, e2e, the tokenizer), so
-# that the short packages fill the end: in alphabetical order the website
-# and the tokenizer ran last, with one core idle beside the last of them.
+# The next longest follow (the CLI, the website, e2e, the tokenizer), then
+# the packages whose tests wait in real time (the engine's start, wait and
+# stop; the preflight's timeout) or take a second of CPU (the validator,
+# the manifest, the journal), so that the short packages fill the end: in
+# alphabetical order the validator ran last, a second with one core idle.
 #
 # CGO_ENABLED=0 unless set: the release builds that way (scripts/release.sh),
 # so the suite tests the binary users get; and with cgo on, purego (the NVML
@@ -39,4 +41,5 @@ export CGO_ENABLED="${CGO_ENABLED:-0}"
 # memory limit, fares worse: the larger heap is fresh pages, and a page
 # fault is dear on a virtual machine.
 n="$(nproc)"
-GOGC="${GOGC:-200}" GOMAXPROCS=1 go test -p "$n" -parallel "$((2 * n))" -count=1 ./internal/realengine ./internal/cli ./internal/site ./internal/e2e ./internal/tokenizer ./... "$@"
+GOGC="${GOGC:-200}" GOMAXPROCS=1 go test -p "$n" -parallel "$((2 * n))" -count=1 ./internal/realengine ./internal/cli ./internal/site ./internal/e2e ./internal/tokenizer \
+	./internal/engine ./internal/preflight ./internal/validate ./internal/manifest ./internal/journal ./... "$@"
