@@ -231,8 +231,8 @@ func (r *Redactor) apply(s string, found func(Finding)) string {
 	// a Windows one ":\" (most strings have neither, and the regexps cost
 	// more than the count).
 	if strings.Count(s, "/") >= 2 {
-		s = absDir.ReplaceAllStringFunc(s, func(m string) string {
-			sub := absDir.FindStringSubmatch(m)
+		s = absDir().ReplaceAllStringFunc(s, func(m string) string {
+			sub := absDir().FindStringSubmatch(m)
 			if apiPath(sub[2]) {
 				return m
 			}
@@ -241,9 +241,9 @@ func (r *Redactor) apply(s string, found func(Finding)) string {
 		})
 	}
 	if strings.Contains(s, `:\`) {
-		s = absWinDir.ReplaceAllStringFunc(s, func(m string) string {
+		s = absWinDir().ReplaceAllStringFunc(s, func(m string) string {
 			note(Path, "an absolute Windows folder path", m)
-			return Path + absWinDir.FindStringSubmatch(m)[1]
+			return Path + absWinDir().FindStringSubmatch(m)[1]
 		})
 	}
 	return s
@@ -368,7 +368,7 @@ func isASCII(s string) bool {
 // replace applies one rule.
 func (ru rule) replace(s string, note func(kind, what, match string)) string {
 	if ru.group == 0 {
-		return ru.re.ReplaceAllStringFunc(s, func(m string) string {
+		return ru.re().ReplaceAllStringFunc(s, func(m string) string {
 			if ru.keep != nil && ru.keep(m) {
 				return m
 			}
@@ -376,7 +376,7 @@ func (ru rule) replace(s string, note func(kind, what, match string)) string {
 			return ru.to
 		})
 	}
-	idx := ru.re.FindAllStringSubmatchIndex(s, -1)
+	idx := ru.re().FindAllStringSubmatchIndex(s, -1)
 	if idx == nil {
 		return s
 	}

@@ -519,12 +519,12 @@ func TestPrefiltersNeverHideAMatch(t *testing.T) {
 	for _, s := range texts {
 		low := asciiLower(s)
 		for _, ru := range rules {
-			if ru.re.MatchString(s) && !ru.applies(low) {
+			if ru.re().MatchString(s) && !ru.applies(low) {
 				hidden++
-				t.Errorf("%q matches %v, whose prefilter skips it", s, ru.re)
+				t.Errorf("%q matches %v, whose prefilter skips it", s, ru.re())
 			}
 		}
-		if absDir.MatchString(s) && strings.Count(s, "/") < 2 || absWinDir.MatchString(s) && !strings.Contains(s, `:\`) {
+		if absDir().MatchString(s) && strings.Count(s, "/") < 2 || absWinDir().MatchString(s) && !strings.Contains(s, `:\`) {
 			t.Errorf("%q: a path regexp matches where its count skips it", s)
 		}
 		if r.homes.MatchString(s) && !r.mayHoldHome(s, low) {
@@ -599,5 +599,30 @@ func TestMACGates(t *testing.T) {
 		if got := New(Machine{}, nil).String(c.text); got != want {
 			t.Errorf("%q redacted to %q, want %q", c.text, got, want)
 		}
+	}
+}
+
+// TestEveryPatternCompiles: the patterns are compiled on first use, so a
+// pattern that does not compile would panic in the middle of a run; each
+// is compiled here.
+func TestEveryPatternCompiles(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for _, set := range [][]rule{pairedRules, secretRules, pathRules, addressRules} {
+		for _, ru := range set {
+			if ru.re == nil || ru.re() == nil {
+				t.Errorf("rule %q has no pattern", ru.what)
+			}
+			n++
+		}
+	}
+	for _, p := range []pattern{settingMember, tokenMember, wholeToken, vocabularyToken, absDir, absWinDir} {
+		if p() == nil {
+			t.Error("a pattern compiled to nil")
+		}
+		n++
+	}
+	if n < 39 { // 33 rules and 6 patterns today
+		t.Errorf("only %d patterns compiled", n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -14,8 +15,18 @@ import (
 // the match is the private part (0: all of it). keep, when set, lets a
 // match stand (a value that is already a placeholder, a number where only a
 // word is a secret).
+// pattern is a regexp compiled when it is first used. The redactor's
+// forty-odd patterns took 4 ms to compile in every strata process, most of
+// which never redact (a one-line command, the simulated engine);
+// TestEveryPatternCompiles compiles them all.
+type pattern func() *regexp.Regexp
+
+func lazy(expr string) pattern {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
 type rule struct {
-	re    *regexp.Regexp
+	re    pattern
 	to    string
 	what  string
 	group int
@@ -145,9 +156,9 @@ func keepSetting(v string) bool {
 // setting's name, with any prefix, or a token's with a prefix (a bare
 // "token" names a piece of the vocabulary in logprobs).
 var (
-	settingMember = regexp.MustCompile(`(?i)^(?:[a-z0-9]+[_.-])*(?:` + secretNames + `)$`)
-	tokenMember   = regexp.MustCompile(`(?i)^(?:[a-z0-9]+[_.-])+token$`)
-	wholeToken    = regexp.MustCompile(`^` + tokenValue + `$`)
+	settingMember = lazy(`(?i)^(?:[a-z0-9]+[_.-])*(?:` + secretNames + `)$`)
+	tokenMember   = lazy(`(?i)^(?:[a-z0-9]+[_.-])+token$`)
+	wholeToken    = lazy(`^` + tokenValue + `$`)
 )
 
 // secretMember reports whether v, the value of a JSON object's member
@@ -159,10 +170,10 @@ func secretMember(name, v string) bool {
 		return false // most names: no regexp
 	}
 	switch {
-	case settingMember.MatchString(name):
+	case settingMember().MatchString(name):
 		return len(v) >= 3 && !keepSetting(v)
-	case tokenMember.MatchString(name) && !vocabularyToken.MatchString(name):
-		return wholeToken.MatchString(v) && !keepToken(v)
+	case tokenMember().MatchString(name) && !vocabularyToken().MatchString(name):
+		return wholeToken().MatchString(v) && !keepToken(v)
 	}
 	return false
 }
@@ -173,7 +184,7 @@ func keepToken(v string) bool { return !hasLetter(v) || isPlaceholder(v) }
 
 // vocabularyToken is a model's special token setting (bos_token,
 // eos_token, fim_pre_token …): its value is a piece of the vocabulary.
-var vocabularyToken = regexp.MustCompile(`(?i)(?:^|[^a-z0-9])(?:bos|eos|eot|eom|eog|pad|unk|sep|cls|mask|start|end|stop|image|audio|video|think|fim_[a-z]+)[_-]token\b`)
+var vocabularyToken = lazy(`(?i)(?:^|[^a-z0-9])(?:bos|eos|eot|eom|eog|pad|unk|sep|cls|mask|start|end|stop|image|audio|video|think|fim_[a-z]+)[_-]token\b`)
 
 // b64Line is one line of a PEM body: 64 base64 characters (70 in
 // OpenSSH's files). nl is a line end, also as escaped inside JSON text.
@@ -263,7 +274,7 @@ func isBasicCredential(v string) bool {
 var pairedRules = []rule{
 	// A key ID names the secret that goes with it: 40 such characters
 	// later on its line (a credentials CSV, a note) are that secret.
-	{re: regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b[^\n]*?[^A-Za-z0-9/+=\n]([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`),
+	{re: lazy(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b[^\n]*?[^A-Za-z0-9/+=\n]([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`),
 		to: Secret, what: "an AWS secret access key (on its key ID's line)", group: 1, need: []string{"akia", "asia"}},
 }
 
@@ -271,126 +282,126 @@ var pairedRules = []rule{
 // for.
 var secretRules = []rule{
 	// A private key block, also one cut short (a log cut at its limit).
-	{re: regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|\z)`),
+	{re: lazy(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|\z)`),
 		to: Secret, what: "a private key block", need: []string{"-----begin"}},
 	// A private key's body without its BEGIN line (a log that kept the
 	// block's end): the base64 lines right before the END line.
-	{re: regexp.MustCompile(`(?m)` + b64Start + `((?:[A-Za-z0-9+/]{40,76}` + nl + `)*[A-Za-z0-9+/=]{1,76}` + nl + `-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----)`),
+	{re: lazy(`(?m)` + b64Start + `((?:[A-Za-z0-9+/]{40,76}` + nl + `)*[A-Za-z0-9+/=]{1,76}` + nl + `-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----)`),
 		to: Secret, what: "a private key's body (its BEGIN line missing)", group: 1, need: []string{"-----end"}},
 	// A private key's body without either line: three or more full lines of
 	// base64 (and the short last one). Hexadecimal digests are lines of 64
 	// characters too, but no line of them mixes capitals, small letters and
 	// digits, as every line of a key's random base64 does.
-	{re: regexp.MustCompile(`(?m)` + b64Start + `((?:` + b64Line + nl + `){2,}` + b64Line + `(?:` + nl + `[A-Za-z0-9+/]{1,69}={0,2})?)` + b64End),
+	{re: lazy(`(?m)` + b64Start + `((?:` + b64Line + nl + `){2,}` + b64Line + `(?:` + nl + `[A-Za-z0-9+/]{1,69}={0,2})?)` + b64End),
 		to: Secret, what: "a private key's body (lines of base64)", group: 1, keep: fewKeyLines, gate: hasB64Line},
 	// Credentials in a URL, whatever the host (an IP, loopback or a name).
-	{re: regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://([^\s/?#@:"'<>\\]+:[^\s/?#@"'<>\\]+)@`),
+	{re: lazy(`(?i)\b[a-z][a-z0-9+.-]*://([^\s/?#@:"'<>\\]+:[^\s/?#@"'<>\\]+)@`),
 		to: Secret, what: "a user name and password in a URL", group: 1, keep: isPlaceholder, need: []string{"://"}},
 	// A bearer token of any length, but not the words prose puts after
 	// "bearer" ("a bearer token goes in the header").
-	{re: regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9._~+/=-]+)`),
+	{re: lazy(`(?i)\bbearer\s+([A-Za-z0-9._~+/=-]+)`),
 		to: Secret, what: "a bearer token", group: 1, keep: keepBearer, need: []string{"bearer"}},
 	// Basic credentials (base64 of user:password): in an Authorization
 	// header whatever they hold, and elsewhere where they decode to
 	// user:password ("a basic test" is no credential).
-	{re: regexp.MustCompile(`(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?basic\s+([A-Za-z0-9._~+/=-]+)`),
+	{re: lazy(`(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?basic\s+([A-Za-z0-9._~+/=-]+)`),
 		to: Secret, what: "basic credentials in an Authorization header", group: 1, keep: isPlaceholder, need: []string{"basic"}},
-	{re: regexp.MustCompile(`(?i)\bbasic\s+([A-Za-z0-9+/]{8,}={0,2})(?:[^A-Za-z0-9+/=]|$)`),
+	{re: lazy(`(?i)\bbasic\s+([A-Za-z0-9+/]{8,}={0,2})(?:[^A-Za-z0-9+/=]|$)`),
 		to: Secret, what: "basic credentials (base64 of user:password)", group: 1, keep: func(v string) bool { return !isBasicCredential(v) }, need: []string{"basic"}},
 	// AWS secret access keys are 40 characters of base64 that look like
 	// anything else without their variable's name.
 	// Its name takes it after a colon, an equals sign or only a space (an
 	// ini file or a shell listing without "=").
-	{re: regexp.MustCompile(`(?i)\baws_?secret(?:_?access)?(?:_?key)?\b["']?(?:\s*[:=]\s*|\s+)["']?([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`),
+	{re: lazy(`(?i)\baws_?secret(?:_?access)?(?:_?key)?\b["']?(?:\s*[:=]\s*|\s+)["']?([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`),
 		to: Secret, what: "an AWS secret access key", group: 1, need: []string{"aws"}},
-	{re: regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), to: Secret, what: "an AWS access key ID", need: []string{"akia", "asia"}},
-	{re: regexp.MustCompile(`\b(?:sk|pk|rk)-(?:proj-|live-|test-|ant-)?[A-Za-z0-9_-]{16,}\b`), to: Secret, what: "an API key (sk-/pk-/rk- form)", need: []string{"sk-", "pk-", "rk-"}},
-	{re: regexp.MustCompile(`\bglpat-[0-9A-Za-z_-]{20,}\b`), to: Secret, what: "a GitLab personal access token", need: []string{"glpat-"}},
-	{re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`), to: Secret, what: "a Google API key", need: []string{"aiza"}},
-	{re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{20,}\b`), to: Secret, what: "a Hugging Face token", need: []string{"hf_"}},
+	{re: lazy(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), to: Secret, what: "an AWS access key ID", need: []string{"akia", "asia"}},
+	{re: lazy(`\b(?:sk|pk|rk)-(?:proj-|live-|test-|ant-)?[A-Za-z0-9_-]{16,}\b`), to: Secret, what: "an API key (sk-/pk-/rk- form)", need: []string{"sk-", "pk-", "rk-"}},
+	{re: lazy(`\bglpat-[0-9A-Za-z_-]{20,}\b`), to: Secret, what: "a GitLab personal access token", need: []string{"glpat-"}},
+	{re: lazy(`\bAIza[0-9A-Za-z_-]{35}\b`), to: Secret, what: "a Google API key", need: []string{"aiza"}},
+	{re: lazy(`\bhf_[A-Za-z0-9]{20,}\b`), to: Secret, what: "a Hugging Face token", need: []string{"hf_"}},
 	// The signature of an Azure shared access signature (in a URL's query
 	// or a connection string); its other fields are dates and scopes.
-	{re: regexp.MustCompile(`(?i)[?&;=]sig=([^&\s"'<>;#]{8,})`),
+	{re: lazy(`(?i)[?&;=]sig=([^&\s"'<>;#]{8,})`),
 		to: Secret, what: "the signature of a shared access signature", group: 1, keep: isPlaceholder, need: []string{"sig="}},
 	// Values of settings whose name says they are secret, as key=value,
 	// key: value, --key value, --prefix-key value or --key=value. Only a
 	// flag takes its value after a space, as in the rules below: "the
 	// password must be", "a secret key of 32 bytes" and "the pwd command"
 	// are prose, and a model's answer is evidence.
-	{re: regexp.MustCompile(`(?i)(?:--(?:[a-z0-9][a-z0-9-]*-)?(?:` + settingNames + `)["']?(?:\s*[:=]\s*|\s+)|\b(?:` + settingNames + `)["']?\s*[:=]\s*)["']?` + secretValue),
+	{re: lazy(`(?i)(?:--(?:[a-z0-9][a-z0-9-]*-)?(?:` + settingNames + `)["']?(?:\s*[:=]\s*|\s+)|\b(?:` + settingNames + `)["']?\s*[:=]\s*)["']?` + secretValue),
 		to: Secret, what: "the value of a secret setting (key, token, password)", group: 1, keep: keepSetting, need: secretNeed},
 	// The credential keys (AccountKey=, private_key:) are a rule of their
 	// own, so most text, which has "key" but none of their words, skips its
 	// regexp. They take a value after a space only as a flag: "a
 	// private-key block" is prose.
-	{re: regexp.MustCompile(`(?i)(?:--(?:` + credentialKeys + `)["']?\s+|\b(?:` + credentialKeys + `)["']?\s*[:=]\s*)["']?` + secretValue),
+	{re: lazy(`(?i)(?:--(?:` + credentialKeys + `)["']?\s+|\b(?:` + credentialKeys + `)["']?\s*[:=]\s*)["']?` + secretValue),
 		to: Secret, what: "the value of a secret setting (key, token, password)", group: 1, keep: keepSetting, gate: hasCredentialKey},
 	// The same names with a prefix joined by an underscore (LLAMA_API_KEY,
 	// DB_PASSWORD, --my_hf_token), where \b sees no word's start; a prefix
 	// joined by a hyphen is a word's start and taken above. Only a flag
 	// takes its value after a space: "my_secret plan" is prose.
-	{re: regexp.MustCompile(`(?i)(?:--[a-z0-9][a-z0-9_-]*_(?:` + secretNames + `)["']?(?:\s*[:=]\s*|\s+)|[a-z0-9]_(?:` + secretNames + `)["']?\s*[:=]\s*)["']?` + secretValue),
+	{re: lazy(`(?i)(?:--[a-z0-9][a-z0-9_-]*_(?:` + secretNames + `)["']?(?:\s*[:=]\s*|\s+)|[a-z0-9]_(?:` + secretNames + `)["']?\s*[:=]\s*)["']?` + secretValue),
 		to: Secret, what: "the value of a secret setting (key, token, password)", group: 1, keep: keepSetting, gate: underscoreAndName},
 	// A bare "token" is also how engines log vocabulary ids ("EOG token =
 	// 151645 '<|im_end|>'"): only a value of key characters with a letter in
 	// it is a secret there.
-	{re: regexp.MustCompile(`(?i)\btoken["']?\s*[:=]\s*["']?` + tokenValue),
+	{re: lazy(`(?i)\btoken["']?\s*[:=]\s*["']?` + tokenValue),
 		to: Secret, what: "the value of a token setting", group: 1, keep: keepToken, need: []string{"token"}},
 	// A token setting with a prefix (GITHUB_TOKEN=, --github-token v), but
 	// not a model's special tokens (bos_token: ...): the match starts at
 	// the name's start, so keepMatch sees all of it.
-	{re: regexp.MustCompile(`(?i)(?:--[a-z0-9][a-z0-9_-]*[_-]token["']?(?:\s*[:=]\s*|\s+)|\b[a-z0-9][a-z0-9_]*_token["']?\s*[:=]\s*)["']?` + tokenValue),
-		to: Secret, what: "the value of a token setting", group: 1, keep: keepToken, keepMatch: vocabularyToken.MatchString, need: []string{"_token", "-token"}},
+	{re: lazy(`(?i)(?:--[a-z0-9][a-z0-9_-]*[_-]token["']?(?:\s*[:=]\s*|\s+)|\b[a-z0-9][a-z0-9_]*_token["']?\s*[:=]\s*)["']?` + tokenValue),
+		to: Secret, what: "the value of a token setting", group: 1, keep: keepToken, keepMatch: func(m string) bool { return vocabularyToken().MatchString(m) }, need: []string{"_token", "-token"}},
 }
 
 // pathRules find home folders and other machine paths.
 var pathRules = []rule{
 	// Also with its slashes escaped (\/home\/x, as some JSON encoders write).
-	{re: regexp.MustCompile(`(?i)/home\\*/[^/\s"'<>:;,\\]+`), to: Home, what: "a home folder", need: []string{"/home/", `/home\`}},
-	{re: regexp.MustCompile(`/Users\\*/[^/\s"'<>:;,\\]+`), to: Home, what: "a home folder", need: []string{"/users/", `/users\`}},
-	{re: regexp.MustCompile(`/root\b`), to: Home, what: "the root user's home folder", need: []string{"/root"}},
+	{re: lazy(`(?i)/home\\*/[^/\s"'<>:;,\\]+`), to: Home, what: "a home folder", need: []string{"/home/", `/home\`}},
+	{re: lazy(`/Users\\*/[^/\s"'<>:;,\\]+`), to: Home, what: "a home folder", need: []string{"/users/", `/users\`}},
+	{re: lazy(`/root\b`), to: Home, what: "the root user's home folder", need: []string{"/root"}},
 	// Backslashes doubled at every depth of JSON inside JSON.
-	{re: regexp.MustCompile(`(?i)\b[A-Z]:(?:\\+|/)Users(?:\\+|/)[^\\/\s"'<>:;,]+`), to: Home, what: "a Windows home folder", need: []string{"users"}},
+	{re: lazy(`(?i)\b[A-Z]:(?:\\+|/)Users(?:\\+|/)[^\\/\s"'<>:;,]+`), to: Home, what: "a Windows home folder", need: []string{"users"}},
 	// ~alice/ and ~alice\ name another user's home.
-	{re: regexp.MustCompile(`~[A-Za-z_][A-Za-z0-9._-]*[/\\]`), to: Home + "/", what: "a user's home folder (~user/)", need: []string{"~"}},
+	{re: lazy(`~[A-Za-z_][A-Za-z0-9._-]*[/\\]`), to: Home + "/", what: "a user's home folder (~user/)", need: []string{"~"}},
 	// URL-encoded (%2Fhome%2Falice) in query strings and logs.
-	{re: regexp.MustCompile(`(?i)%2F(?:home|Users)%2F[^%\s"'<>&]+`), to: Home, what: "a URL-encoded home folder", need: []string{"%2f"}},
+	{re: lazy(`(?i)%2F(?:home|Users)%2F[^%\s"'<>&]+`), to: Home, what: "a URL-encoded home folder", need: []string{"%2f"}},
 	// UNC paths: \\server\share, also as escaped in JSON (\\\\server\\share), at any
 	// depth; not the folders after a drive's letter (D:\\models\\ in JSON),
 	// which absWinDir takes leaving the file's name.
-	{re: regexp.MustCompile(`(?:^|[^:\\])((?:\\\\)+[A-Za-z0-9._$-]+(?:\\+[^\\\s"'<>:;,|*?]+)+)`), to: Path, what: "a network (UNC) path", group: 1, need: []string{`\\`}},
+	{re: lazy(`(?:^|[^:\\])((?:\\\\)+[A-Za-z0-9._$-]+(?:\\+[^\\\s"'<>:;,|*?]+)+)`), to: Path, what: "a network (UNC) path", group: 1, need: []string{`\\`}},
 }
 
 // addressRules find addresses.
 var addressRules = []rule{
-	{re: regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`), to: Email, what: "an e-mail address", need: []string{"@"}},
+	{re: lazy(`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`), to: Email, what: "an e-mail address", need: []string{"@"}},
 	// Host names under suffixes only private networks use.
-	{re: regexp.MustCompile(`(?i)\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:lan|local|localdomain|internal|intranet|corp|home\.arpa|home|private)\b`),
+	{re: lazy(`(?i)\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:lan|local|localdomain|internal|intranet|corp|home\.arpa|home|private)\b`),
 		to: Host, what: "a host name under a private network's suffix",
 		need: []string{".lan", ".local", ".internal", ".intranet", ".corp", ".home", ".private"}},
-	{re: regexp.MustCompile(`(?i)\b(?:[0-9a-f]{2}[:-]){5}[0-9a-f]{2}\b`), to: MAC, what: "a MAC address", gate: hexGroups(6, 2, ":-")},
-	{re: regexp.MustCompile(`(?i)\b[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}\b`), to: MAC, what: "a MAC address (dotted form)", gate: hexGroups(3, 4, ".")},
+	{re: lazy(`(?i)\b(?:[0-9a-f]{2}[:-]){5}[0-9a-f]{2}\b`), to: MAC, what: "a MAC address", gate: hexGroups(6, 2, ":-")},
+	{re: lazy(`(?i)\b[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}\b`), to: MAC, what: "a MAC address (dotted form)", gate: hexGroups(3, 4, ".")},
 	// Private, shared and link-local IPv4 (loopback stays: it is the
 	// protocol's own address).
-	{re: regexp.MustCompile(`\b(?:10(?:\.\d{1,3}){3}|192\.168(?:\.\d{1,3}){2}|172\.(?:1[6-9]|2\d|3[01])(?:\.\d{1,3}){2}|169\.254(?:\.\d{1,3}){2}|100\.(?:6[4-9]|[7-9]\d|1[01]\d|12[0-7])(?:\.\d{1,3}){2})\b`),
+	{re: lazy(`\b(?:10(?:\.\d{1,3}){3}|192\.168(?:\.\d{1,3}){2}|172\.(?:1[6-9]|2\d|3[01])(?:\.\d{1,3}){2}|169\.254(?:\.\d{1,3}){2}|100\.(?:6[4-9]|[7-9]\d|1[01]\d|12[0-7])(?:\.\d{1,3}){2})\b`),
 		to: PrivateIP, what: "a private IPv4 address", need: []string{"10.", "192.168.", "172.", "169.254.", "100."}},
 	// Link-local and unique-local IPv6, with a zone (%eth0, %wlan-0). An
 	// address ends where no hex digit follows: a match that stopped inside
 	// a run of them ("fC00::0000fC00::") is no address, and replacing it
 	// would make the text after it start a word, so that redacting the
 	// redacted text found another (FuzzIdempotent).
-	{re: regexp.MustCompile(`(?i)\b((?:fe[89ab][0-9a-f]|f[cd][0-9a-f]{2})(?::[0-9a-f]{0,4}){2,7}(?:%[A-Za-z0-9_.-]+)?)(?:[^0-9a-f]|$)`),
+	{re: lazy(`(?i)\b((?:fe[89ab][0-9a-f]|f[cd][0-9a-f]{2})(?::[0-9a-f]{0,4}){2,7}(?:%[A-Za-z0-9_.-]+)?)(?:[^0-9a-f]|$)`),
 		to: PrivateIP, what: "a private IPv6 address", group: 1, need: []string{"fe8", "fe9", "fea", "feb", "fc", "fd"}},
 }
 
 // absDir matches the folder part of an absolute path that stands on its own
 // (after a quote, space, =, (, [, a comma or the start of a line), so URLs
 // keep their paths while "/srv/models/x.gguf" becomes "<path>/x.gguf".
-var absDir = regexp.MustCompile(`(^|[\s"'=(\[,])((?:/[A-Za-z0-9._@+~-]+)+)/`)
+var absDir = lazy(`(^|[\s"'=(\[,])((?:/[A-Za-z0-9._@+~-]+)+)/`)
 
 // absWinDir is the Windows form, including JSON's doubled backslashes at
 // any depth; its last separator is kept as it was escaped.
-var absWinDir = regexp.MustCompile(`(?i)\b[A-Z]:(?:\\+[^\\/\s"'<>:;,|*?]+)+(\\+)`)
+var absWinDir = lazy(`(?i)\b[A-Z]:(?:\\+[^\\/\s"'<>:;,|*?]+)+(\\+)`)
 
 // apiPath keeps HTTP API paths (/v1/chat/completions) out of path
 // redaction.
