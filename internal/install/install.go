@@ -13,7 +13,13 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 	"github.com/strata-bench/strata/internal/version"
 )
 
@@ -195,14 +201,21 @@ func findCheckout(dir string) string {
 
 // headOf is git rev-parse HEAD of the checkout at dir. A linked worktree
 // (git worktree add) keeps its HEAD under the main repository's
-// .git/worktrees/NAME and its objects and refs in the common folder, which
-// go-git reads only when told to.
+// .git/worktrees/NAME and its objects and refs in the common folder.
+//
+// It reads through go-git's storage layer, not its porcelain (git.PlainOpen
+// and Repository.Head): the porcelain brings the transports, OpenPGP and
+// SSH with it, some 200 packages that every binary reaching this one
+// (the process state, provenance, benchrun and their tests) linked only to
+// read one reference. gitDir is the porcelain's finding of the .git folder
+// (repository.go, dotGitToOSFilesystems and dotGitCommonDirectory, go-git
+// v5.19.3), which that layer does not export.
 func headOf(dir string) (string, error) {
-	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	fs, err := gitDir(dir)
 	if err != nil {
 		return "", fmt.Errorf("open %s: %w", dir, err)
 	}
-	ref, err := repo.Head()
+	ref, err := storer.ResolveReference(filesystem.NewStorage(fs, cache.NewObjectLRUDefault()), plumbing.HEAD)
 	if err != nil {
 		return "", fmt.Errorf("HEAD: %w", err)
 	}
@@ -211,4 +224,45 @@ func headOf(dir string) (string, error) {
 		return "", errors.New("HEAD is not a full commit")
 	}
 	return h, nil
+}
+
+// gitDir is the repository folder of the checkout at dir: dir/.git, the
+// folder a .git file names ("gitdir: PATH", a linked worktree's), joined
+// with the common folder its commondir file names.
+func gitDir(dir string) (billy.Filesystem, error) {
+	dot := filepath.Join(dir, ".git")
+	fi, err := os.Stat(dot)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		b, err := os.ReadFile(dot)
+		if err != nil {
+			return nil, err
+		}
+		line, ok := strings.CutPrefix(string(b), "gitdir: ")
+		if !ok {
+			return nil, errors.New(".git file has no gitdir: prefix")
+		}
+		dot = strings.TrimSpace(strings.Split(line, "\n")[0])
+		if !filepath.IsAbs(dot) {
+			dot = filepath.Join(dir, dot)
+		}
+	}
+	fs := osfs.New(dot)
+	common, err := os.ReadFile(filepath.Join(dot, "commondir"))
+	switch {
+	case errors.Is(err, os.ErrNotExist) || len(common) == 0:
+		return fs, nil
+	case err != nil:
+		return nil, err
+	}
+	path := strings.TrimSpace(string(common))
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dot, path)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("the common folder %s: %w", path, err)
+	}
+	return dotgit.NewRepositoryFilesystem(fs, osfs.New(path)), nil
 }
