@@ -487,6 +487,28 @@ func BenchmarkResultStrings(b *testing.B) {
 	}
 }
 
+// BenchmarkResultFolder is the redaction of a complete committed result
+// folder's two JSON files as the writer redacts them (every string, the
+// names that say "tokens" and "key" included).
+func BenchmarkResultFolder(b *testing.B) {
+	r := New(machine, Vocabulary())
+	var docs [][]byte
+	for _, f := range []string{"results.json", "outputs.jsonl"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "results", "baseline", f))
+		if err != nil {
+			b.Fatal(err)
+		}
+		docs = append(docs, data)
+	}
+	for b.Loop() {
+		for _, d := range docs {
+			if _, err := r.JSON(d, false, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
 // TestPrefiltersNeverHideAMatch holds each rule's cheap test (its
 // literals, counts or gate) to what it stands in for: on the planted forms
 // and on random text dense with the rules' separators and literals, a
@@ -497,7 +519,8 @@ func TestPrefiltersNeverHideAMatch(t *testing.T) {
 	t.Parallel()
 	pieces := []string{"a", "F", "0", "9", "ab", "1f", ":", "-", ".", "/", `\`, `:\`, "@", " ", "\"", "=", "_", "~", "%2f",
 		"home", "Users", "root", "C:", "10.", "192.168.", "fe80", "fd", ".lan", ".local", "key", "token", "Bearer ", "basic ",
-		"://", "sig=", "-----BEGIN", "-----END", "AKIA", "sk-", "hf_", "glpat-", "aiza", "alice", "srv", "x.gguf"}
+		"://", "sig=", "-----BEGIN", "-----END", "AKIA", "sk-", "hf_", "glpat-", "aiza", "alice", "srv", "x.gguf",
+		"secret", "Password", "passwd", "pwd", "hft", "api_", "'", "\t", "\n", "--", "tokens", "keys", "s3cr3tvalue"}
 	texts := []string{"\u212Aate at /home/\u212Aate/m", "/HOME/ALICE/m", "/home/alice"}
 	for _, f := range plant.Forms {
 		texts = append(texts, f.Text)
