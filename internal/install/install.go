@@ -252,10 +252,12 @@ func gitDir(dir string) (billy.Filesystem, error) {
 	fs := osfs.New(dot)
 	common, err := os.ReadFile(filepath.Join(dot, "commondir"))
 	switch {
-	case errors.Is(err, os.ErrNotExist) || len(common) == 0:
+	case errors.Is(err, os.ErrNotExist):
 		return fs, nil
 	case err != nil:
 		return nil, err
+	case len(common) == 0:
+		return fs, nil
 	}
 	path := strings.TrimSpace(string(common))
 	if !filepath.IsAbs(path) {

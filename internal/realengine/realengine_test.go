@@ -232,7 +232,7 @@ func (f folder) spans(round int) []span {
 // The server reads prompts in micro-batches of 128 tokens (-ub 128, not
 // 512): on one CPU thread each of the run's five 16K prefills then takes
 // about 1.40 s instead of 1.50 (its attention scores for a micro-batch stay
-// in the cache), some 0.5 CPU-s of the package (a 16K prompt twice against
+// in the cache), about 0.4 CPU-s of the package (a 16K prompt twice against
 // each setting, three times; -ub 32 took 33 s).
 func profileRun(t *testing.T, out string) {
 	port := FreePort(t)
