@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +94,14 @@ func conformingFacts() record.Facts {
 
 func (h harness) run(t testing.TB) outcome {
 	t.Helper()
+	rec, url := h.execute(t)
+	return h.finish(t, rec, url)
+}
+
+// execute runs the protocol against the harness's engine and returns the
+// record and the engine's URL.
+func (h harness) execute(t testing.TB) (*record.Run, string) {
+	t.Helper()
 	b := bundle(t)
 	sc := h.scenario
 	if sc == nil {
@@ -132,7 +141,14 @@ func (h harness) run(t testing.TB) outcome {
 		ctx = context.Background()
 	}
 	c := client.New(client.Options{BaseURL: url, Timeout: h.timeout})
-	rec := runner.Execute(ctx, runner.Config{Client: c, Bundle: b, Optional: h.optional, HealthTimeout: 2 * time.Second})
+	return runner.Execute(ctx, runner.Config{Client: c, Bundle: b, Optional: h.optional, HealthTimeout: 2 * time.Second}), url
+}
+
+// finish assembles, writes and validates the folder of a record the way
+// a run does, with the harness's facts, machine and identity.
+func (h harness) finish(t testing.TB, rec *record.Run, url string) outcome {
+	t.Helper()
+	b := bundle(t)
 	facts := conformingFacts()
 	if h.facts != nil {
 		facts = *h.facts
@@ -160,6 +176,48 @@ func (h harness) run(t testing.TB) outcome {
 		t.Fatal(err)
 	}
 	return outcome{res: v.Results, outs: readOutputs(t, dir), dir: dir, invalid: v.Violations, rec: rec}
+}
+
+// executed is one execution of the protocol that several folders are
+// finished from: the cases that differ only in what assembly and writing
+// are given (the facts, the machine the redactor protects) share the
+// engine's answers instead of each running the protocol again.
+type executed struct {
+	rec *record.Run
+	url string
+}
+
+// executeOnce runs h's protocol once for the cases that finish it.
+func (h harness) executeOnce(t testing.TB) executed {
+	t.Helper()
+	rec, url := h.execute(t)
+	return executed{rec, url}
+}
+
+// finishCopy finishes a copy of the shared record with h: assembly redacts
+// the evidence in place (RedactEvidence), so each case gets its own copy
+// of what that writes, the run's Aborted and each request's skip reason
+// and outcome (answer, reasoning, error body and message, tool calls,
+// malformed lines); the rest is only read.
+func (e executed) finishCopy(t testing.TB, h harness) outcome {
+	t.Helper()
+	rec := *e.rec
+	rec.Requests = make([]*record.Request, len(e.rec.Requests))
+	for i, q := range e.rec.Requests {
+		c := *q
+		if q.Outcome != nil {
+			o := *q.Outcome
+			o.ToolCalls = slices.Clone(o.ToolCalls)
+			o.Malformed = slices.Clone(o.Malformed)
+			if o.Error != nil {
+				err := *o.Error
+				o.Error = &err
+			}
+			c.Outcome = &o
+		}
+		rec.Requests[i] = &c
+	}
+	return h.finish(t, &rec, e.url)
 }
 
 func readOutputs(t testing.TB, dir string) map[string]contract.Output {
