@@ -27,13 +27,20 @@ func TestLoaders(t *testing.T) {
 	if err := gguf.Write(model, kvs); err != nil {
 		t.Fatal(err)
 	}
-	// vocab.json + merges.txt, from the GGUF's lists.
+	// vocab.json + merges.txt, from the GGUF's lists (as written: Load
+	// reads them back from the file below).
 	pack := filepath.Join(dir, "pack")
 	os.Mkdir(pack, 0o755)
-	f, _ := gguf.Open(model)
-	toks, _ := f.Strings("tokenizer.ggml.tokens")
-	types, _ := f.Ints("tokenizer.ggml.token_type")
-	merges, _ := f.Strings("tokenizer.ggml.merges")
+	list := map[string]any{}
+	for _, kv := range kvs {
+		list[kv.Key] = kv.Value
+	}
+	toks, _ := list["tokenizer.ggml.tokens"].([]string)
+	types, _ := list["tokenizer.ggml.token_type"].([]int32)
+	merges, _ := list["tokenizer.ggml.merges"].([]string)
+	if len(toks) != 151669 || len(types) != len(toks) || len(merges) == 0 {
+		t.Fatalf("GGUFMetadata: %d tokens, %d types, %d merges", len(toks), len(types), len(merges))
+	}
 	var vocab, added strings.Builder
 	vocab.WriteString("{")
 	added.WriteString(`{"added_tokens_decoder": {`)
