@@ -24,7 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -55,14 +54,19 @@ func Parse(source string) (*Template, error) {
 // holds one): templates in use are tens of kilobytes.
 const MaxFileBytes = 16 << 20
 
-// Load reads and compiles a template file: a .jinja file, a
-// tokenizer_config.json whose chat_template is a string, or a GGUF model
-// file's tokenizer.chat_template.
+// Load reads and compiles a template file: a .jinja file or a
+// tokenizer_config.json whose chat_template is a string. A GGUF model
+// file's tokenizer.chat_template is read from its metadata (FromGGUF).
 func Load(path string) (*Template, error) {
 	src, err := ReadSource(path)
 	if err != nil {
 		return nil, err
 	}
+	return parseFile(path, src)
+}
+
+// parseFile compiles src, the template read from the file at path.
+func parseFile(path, src string) (*Template, error) {
 	t, err := Parse(src)
 	if err != nil {
 		return nil, fmt.Errorf("chat template %s: %w", path, err)
@@ -70,18 +74,26 @@ func Load(path string) (*Template, error) {
 	return t, nil
 }
 
+// GGUF is a GGUF model file's metadata as its reader gives it
+// (ggufread.File).
+type GGUF interface {
+	String(key string) (string, bool)
+}
+
+// FromGGUF compiles the tokenizer.chat_template of the GGUF model file at
+// path, whose metadata is f.
+func FromGGUF(path string, f GGUF) (*Template, error) {
+	src, ok := f.String("tokenizer.chat_template")
+	if !ok {
+		return nil, fmt.Errorf("chat template %s: the GGUF has no tokenizer.chat_template", path)
+	}
+	return parseFile(path, src)
+}
+
 // ReadSource returns the template text stored at path (see Load).
 func ReadSource(path string) (string, error) {
-	if strings.EqualFold(filepath.Ext(path), ".gguf") {
-		f, err := gguf.OpenWithoutLists(path)
-		if err != nil {
-			return "", err
-		}
-		src, ok := f.String("tokenizer.chat_template")
-		if !ok {
-			return "", fmt.Errorf("chat template %s: the GGUF has no tokenizer.chat_template", path)
-		}
-		return src, nil
+	if gguf.Named(path) {
+		return "", fmt.Errorf("chat template %s: a GGUF model file's template is read from its metadata (FromGGUF)", path)
 	}
 	data, err := inputfile.Read(path, MaxFileBytes)
 	if err != nil {

@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/corpus"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/strictjson"
@@ -54,7 +53,7 @@ the bundle is written to a temporary folder and renamed into place.`,
 			}
 			tokPath, out = env.Path(tokPath), env.Path(out)
 			if tmplPath == "" {
-				if !strings.EqualFold(filepath.Ext(tokPath), ".gguf") {
+				if !gguf.Named(tokPath) {
 					return usagef("--template is required unless --tokenizer is a GGUF file")
 				}
 				tmplPath = tokPath
@@ -110,7 +109,7 @@ func buildInputs(env Env, tokPath, tmplPath string) (corpus.Inputs, error) {
 	var tmpl *chattemplate.Template
 	var err error
 	if tmplPath != tokPath {
-		if tmpl, err = chattemplate.Load(tmplPath); err != nil {
+		if tmpl, err = env.Template(tmplPath); err != nil {
 			return corpus.Inputs{}, err
 		}
 	}
@@ -119,7 +118,7 @@ func buildInputs(env Env, tokPath, tmplPath string) (corpus.Inputs, error) {
 		return corpus.Inputs{}, err
 	}
 	if tmpl == nil {
-		if tmpl, err = chattemplate.Load(tmplPath); err != nil {
+		if tmpl, err = env.Template(tmplPath); err != nil {
 			return corpus.Inputs{}, err
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/corpus"
+	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/inputfile"
 	"github.com/strata-bench/strata/internal/tokenizer"
 )
@@ -46,7 +46,7 @@ variables instead (add_generation_prompt is false when they omit it).`,
 			}
 			tokPath = env.Path(tokPath)
 			if msgPath != "" && tmplPath == "" {
-				if !strings.EqualFold(filepath.Ext(tokPath), ".gguf") {
+				if !gguf.Named(tokPath) {
 					return usagef("--messages needs --template (or a GGUF --tokenizer that carries one)")
 				}
 				tmplPath = tokPath
@@ -127,7 +127,7 @@ func promptText(ctx context.Context, env Env, msgPath, toolsPath, tmplPath, kwar
 	if err != nil {
 		return "", err
 	}
-	tmpl, err := chattemplate.Load(env.Path(tmplPath))
+	tmpl, err := env.Template(tmplPath)
 	if err != nil {
 		return "", err
 	}

@@ -19,6 +19,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/strata-bench/strata/internal/chattemplate"
+	"github.com/strata-bench/strata/internal/gguf"
+	"github.com/strata-bench/strata/internal/ggufread"
 	"github.com/strata-bench/strata/internal/install"
 	"github.com/strata-bench/strata/internal/power"
 	"github.com/strata-bench/strata/internal/power/nvml"
@@ -100,9 +103,34 @@ func (s State) Path(p string) string {
 }
 
 // Tokenizer reads the tokenizer at path (resolved against the working
-// folder), once per version of its files when the state keeps them.
+// folder): a GGUF model file's from its metadata, any other once per
+// version of its files when the state keeps them.
 func (s State) Tokenizer(path string) (*tokenizer.Tokenizer, error) {
-	return s.Tokenizers.Load(s.Path(path))
+	p := s.Path(path)
+	if !gguf.Named(p) {
+		return s.Tokenizers.Load(p)
+	}
+	f, err := ggufread.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	return tokenizer.FromGGUF(p, f)
+}
+
+// Template reads and compiles the chat template at path (resolved against
+// the working folder): a GGUF model file's tokenizer.chat_template (its
+// metadata read without the tokenizer's lists), or the file
+// chattemplate.Load reads.
+func (s State) Template(path string) (*chattemplate.Template, error) {
+	p := s.Path(path)
+	if !gguf.Named(p) {
+		return chattemplate.Load(p)
+	}
+	f, err := ggufread.OpenWithoutLists(p)
+	if err != nil {
+		return nil, fmt.Errorf("chat template: %w", err)
+	}
+	return chattemplate.FromGGUF(p, f)
 }
 
 // Clock reads the wall clock.

@@ -17,6 +17,7 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/gguf"
+	"github.com/strata-bench/strata/internal/ggufread"
 	"github.com/strata-bench/strata/internal/install"
 	"github.com/strata-bench/strata/internal/modelfiles"
 	"github.com/strata-bench/strata/internal/probe"
@@ -126,7 +127,7 @@ func modelFacts(ctx context.Context, f *record.Facts, in Inputs) {
 		// Only model files are recorded: a file the server names that is
 		// not GGUF (or, unreadable, is not even named like one) is refused
 		// with the reason, never hashed, cached or published.
-		if errors.Is(h.Err, modelfiles.ErrNotModel) || h.Err != nil && !strings.HasSuffix(strings.ToLower(h.Name), ".gguf") {
+		if errors.Is(h.Err, modelfiles.ErrNotModel) || h.Err != nil && !gguf.Named(h.Name) {
 			problems = append(problems, "refused "+h.From+": "+refusal(h.Err))
 			continue
 		}
@@ -148,7 +149,7 @@ func modelFacts(ctx context.Context, f *record.Facts, in Inputs) {
 		if h.Err != nil || h.SHA256 == "" {
 			continue
 		}
-		if g, err := gguf.OpenWithoutLists(h.Path); err == nil {
+		if g, err := ggufread.OpenWithoutLists(h.Path); err == nil {
 			f.Extensions.GGUF = &contract.GGUF{File: h.Name, Metadata: facts(g.Summary())}
 		} else {
 			f.Extensions.GGUF = &contract.GGUF{File: h.Name, Error: "not readable as GGUF"}
@@ -178,7 +179,7 @@ func hashedFile(f *record.Facts, h modelfiles.Hashed, i int) (contract.ModelFile
 }
 
 // facts are GGUF metadata facts as the result keeps them.
-func facts(m map[string]gguf.Fact) map[string]contract.GGUFFact {
+func facts(m map[string]ggufread.Fact) map[string]contract.GGUFFact {
 	out := make(map[string]contract.GGUFFact, len(m))
 	for k, v := range m {
 		out[k] = contract.GGUFFact{Value: v.Value, Source: v.Source}

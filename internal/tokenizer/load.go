@@ -56,9 +56,10 @@ func vocabFiles(dir string) []string {
 }
 
 // Load reads a tokenizer from path: a Hugging Face tokenizer.json, a
-// vocab.json (with merges.txt beside it), a GGUF model file, a Strata
-// pack's tokenizer folder (LoadPack; also named by its vocab.json), or a
-// folder holding tokenizer.json or vocab.json + merges.txt.
+// vocab.json (with merges.txt beside it), a Strata pack's tokenizer folder
+// (LoadPack; also named by its vocab.json), or a folder holding
+// tokenizer.json or vocab.json + merges.txt. A GGUF model file is read by
+// FromGGUF from its metadata, which this package does not parse.
 func Load(path string) (*Tokenizer, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -82,8 +83,8 @@ func Load(path string) (*Tokenizer, error) {
 		return nil, fmt.Errorf("tokenizer %s: folder has neither tokenizer.json nor vocab.json + merges.txt", path)
 	}
 	switch {
-	case strings.EqualFold(filepath.Ext(path), ".gguf"):
-		return LoadGGUF(path)
+	case gguf.Named(path):
+		return nil, fmt.Errorf("tokenizer %s: a GGUF model file is read from its metadata (FromGGUF)", path)
 	case filepath.Base(path) == "vocab.json":
 		return LoadVocabMerges(path, filepath.Join(filepath.Dir(path), "merges.txt"))
 	default:
@@ -444,14 +445,19 @@ const (
 	ggufTokenUserDefined = 4
 )
 
-// LoadGGUF reads the tokenizer.ggml.* metadata of a GGUF model file. Only
-// byte-level BPE ("gpt2") with the Qwen2 pre-tokenizer is supported, since
-// that is the only pattern this package can name exactly.
-func LoadGGUF(path string) (*Tokenizer, error) {
-	f, err := gguf.Open(path)
-	if err != nil {
-		return nil, err
-	}
+// GGUF is a GGUF model file's metadata as its reader gives it
+// (ggufread.File): strings, and lists of strings and of integers.
+type GGUF interface {
+	String(key string) (string, bool)
+	Strings(key string) ([]string, bool)
+	Ints(key string) ([]int64, bool)
+}
+
+// FromGGUF makes the tokenizer of the GGUF model file at path from its
+// tokenizer.ggml.* metadata, f (read with its lists). Only byte-level BPE
+// ("gpt2") with the Qwen2 pre-tokenizer is supported, since that is the
+// only pattern this package can name exactly.
+func FromGGUF(path string, f GGUF) (*Tokenizer, error) {
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("tokenizer %s: %s", path, fmt.Sprintf(format, a...))
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/strata-bench/strata/internal/gguf"
+	"github.com/strata-bench/strata/internal/ggufread"
 	"github.com/strata-bench/strata/internal/sharedpath"
 )
 
@@ -67,9 +68,17 @@ func TestLoaders(t *testing.T) {
 	os.WriteFile(filepath.Join(pack, "merges.txt"), []byte("#version: 0.2\n"+strings.Join(merges, "\n")+"\n"), 0o644)
 	os.WriteFile(filepath.Join(pack, "tokenizer_config.json"), []byte(added.String()), 0o644)
 
-	fromGGUF, err := Load(model)
+	meta, err := ggufread.Open(model)
 	if err != nil {
 		t.Fatal(err)
+	}
+	fromGGUF, err := FromGGUF(model, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Load leaves a GGUF to FromGGUF, and says so.
+	if _, err := Load(model); err == nil || !strings.Contains(err.Error(), "a GGUF model file is read from its metadata") {
+		t.Errorf("Load(%s): %v", model, err)
 	}
 	fromPack, err := Load(pack)
 	if err != nil {

@@ -1,0 +1,100 @@
+package ggufread
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/strata-bench/strata/internal/gguf"
+)
+
+// TestWriteRead: what gguf writes reads back as written.
+func TestWriteRead(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	err := gguf.Write(path, []gguf.KV{
+		{Key: "general.architecture", Value: "qwen3"},
+		{Key: "tokenizer.ggml.tokens", Value: []string{"a", "b", "ab"}},
+		{Key: "tokenizer.ggml.token_type", Value: []int32{1, 1, 3}},
+		{Key: "qwen3.context_length", Value: uint32(32768)},
+		{Key: "general.flag", Value: true},
+		{Key: "general.f", Value: float32(1.5)},
+		{Key: "general.n", Value: uint64(7)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Architecture() != "qwen3" {
+		t.Errorf("architecture %q", f.Architecture())
+	}
+	if toks, ok := f.Strings("tokenizer.ggml.tokens"); !ok || !slices.Equal(toks, []string{"a", "b", "ab"}) {
+		t.Errorf("tokens %v %v", toks, ok)
+	}
+	if types, ok := f.Ints("tokenizer.ggml.token_type"); !ok || !slices.Equal(types, []int64{1, 1, 3}) {
+		t.Errorf("types %v %v", types, ok)
+	}
+	if _, ok := f.String("missing"); ok {
+		t.Error("missing key found")
+	}
+	if _, ok := f.Strings("general.architecture"); ok {
+		t.Error("a string read as an array")
+	}
+}
+
+// TestOpenWithoutLists: without its lists' values a file answers the same
+// strings, numbers, list lengths and summary, and no list.
+func TestOpenWithoutLists(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	err := gguf.Write(path, []gguf.KV{
+		{Key: "general.architecture", Value: "qwen3"},
+		{Key: "general.name", Value: "m"},
+		{Key: "tokenizer.ggml.tokens", Value: []string{"a", "b", "ab"}},
+		{Key: "tokenizer.ggml.token_type", Value: []int32{1, 1, 3}},
+		{Key: "tokenizer.chat_template", Value: "{{ messages }}"},
+		{Key: "qwen3.context_length", Value: uint32(32768)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean, err := OpenWithoutLists(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := fmt.Sprint(full.Summary()), fmt.Sprint(lean.Summary()); a != b || !strings.Contains(b, "tokenizer_tokens:{3 ") {
+		t.Errorf("summary %s, without lists %s", a, b)
+	}
+	if tmpl, ok := lean.String("tokenizer.chat_template"); !ok || tmpl != "{{ messages }}" {
+		t.Errorf("template %q %v", tmpl, ok)
+	}
+	if toks, ok := lean.Strings("tokenizer.ggml.tokens"); ok || toks != nil {
+		t.Errorf("tokens read without lists: %v", toks)
+	}
+	if types, ok := lean.Ints("tokenizer.ggml.token_type"); ok || types != nil {
+		t.Errorf("types read without lists: %v", types)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if _, err := Open(filepath.Join(dir, "nope.gguf")); err == nil || !strings.Contains(err.Error(), "nope.gguf") {
+		t.Errorf("missing file: %v", err)
+	}
+	bad := filepath.Join(dir, "bad.gguf")
+	os.WriteFile(bad, []byte("not a gguf file at all"), 0o644)
+	if _, err := Open(bad); err == nil || !strings.Contains(err.Error(), "bad.gguf") {
+		t.Errorf("garbage: %v", err)
+	}
+}
