@@ -3,8 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/charts"
@@ -78,26 +76,26 @@ func newCompare(env Env) *cobra.Command {
 				c.WriteText(w)
 			}
 			if chartsDir != "" {
-				out := env.Path(chartsDir)
 				cs, err := c.Charts()
 				if err != nil {
 					return err
 				}
-				if err := os.MkdirAll(out, 0o755); err != nil {
-					return err
-				}
+				var files []charts.File
 				for _, m := range charts.Metrics() {
-					p := filepath.Join(out, "compare-"+m.Metric+".svg")
-					if err := os.WriteFile(p, cs[m.Metric], 0o644); err != nil {
-						return err
-					}
+					files = append(files, charts.File{Name: "compare-" + m.Metric + ".svg", Data: cs[m.Metric]})
+				}
+				written, err := charts.Write(env.Path(chartsDir), []string{env.Path(args[0]), env.Path(args[1])}, files)
+				for _, p := range written {
 					fmt.Fprintf(cmd.ErrOrStderr(), "chart: %s\n", p)
+				}
+				if err != nil {
+					return err
 				}
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&markdown, "markdown", false, "print Markdown")
-	cmd.Flags().StringVar(&chartsDir, "charts", "", "write one SVG chart per metric into this folder")
+	cmd.Flags().StringVar(&chartsDir, "charts", "", "write one SVG chart per metric into this folder, outside both result folders")
 	return cmd
 }
