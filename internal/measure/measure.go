@@ -63,6 +63,9 @@ type Evidence struct {
 	// timings are absent when they are (a failure, a skip).
 	Status       string
 	NoDataReason string
+	// Cap is the request's max_tokens, which bounds the counts an engine
+	// can give (CountBound); 0 is no cap known.
+	Cap int
 	// FirstAnswerReason explains a missing first answer, and TotalReason a
 	// missing total of a dispatched request (one the runner lost).
 	FirstAnswerReason string
@@ -171,14 +174,52 @@ func Rate(tokens *int64, seconds *float64, count, duration, timer string) (*floa
 		return nil, count + " or " + duration + " is null"
 	case *tokens == 0:
 		return nil, count + " is 0"
-	case *seconds == 0:
-		return nil, "the engine reported a " + timer + " of 0"
+	}
+	if why := TimerBound(*tokens, *seconds, timer); why != "" {
+		return nil, why
 	}
 	v := float64(*tokens) / *seconds
-	if !finite(v) {
-		return nil, fmt.Sprintf("%s / %s is not a finite number (%s %g): the engine's timer is not usable", count, duration, duration, *seconds)
-	}
 	return &v, ""
+}
+
+// MaxTokenRate is the fastest rate, in tokens per second, an engine's own
+// counts and timer can show: far above any prefill or decode rate a
+// machine reaches (the fastest are near 10^5 tokens/s), so a faster one is
+// a timer that did not measure the tokens (a duration rounded to 0, a
+// forged 1e-300 ms), and a rate from it would be a number no engine gave.
+const MaxTokenRate = 1e8
+
+// CapSlack is how many tokens an engine's completion count may exceed the
+// request's max_tokens by: none. llama-server stops at n_predict (the
+// captures' capped requests end at completion_tokens = max_tokens, and
+// predicted_n = completion_tokens), and no engine documents generating
+// past the cap.
+const CapSlack = 0
+
+// Impossible begins the reason of an engine number no engine can report.
+const Impossible = "impossible engine evidence: "
+
+// TimerBound says why seconds cannot be the engine's time for tokens (""
+// when it can): a duration of 0, or one so short that the rate is above
+// MaxTokenRate, for a count above 0. timer names the duration in words
+// ("prompt time").
+func TimerBound(tokens int64, seconds float64, timer string) string {
+	if tokens <= 0 || seconds > 0 && float64(tokens)/seconds <= MaxTokenRate {
+		return ""
+	}
+	return fmt.Sprintf("%sthe engine reported a %s of %.3g s for %d tokens, faster than %g tokens/s, so its timer did not measure them",
+		Impossible, timer, seconds, tokens, float64(MaxTokenRate))
+}
+
+// CountBound says why n cannot be a count of tokens an engine generated
+// for a request capped at limit tokens ("" when it can): it is above the
+// cap plus CapSlack. field names the count; a limit of 0 is no cap known.
+func CountBound(n int64, limit int, field string) string {
+	if limit <= 0 || n <= int64(limit)+CapSlack {
+		return ""
+	}
+	return fmt.Sprintf("%s%s (%d) exceeds the request's max_tokens (%d): an engine stops generating at the cap",
+		Impossible, field, n, limit)
 }
 
 // Account maps one request's evidence to its record fields.
@@ -195,6 +236,7 @@ func Account(ev Evidence) Accounting {
 	ac.read()
 	ac.output()
 	ac.engineTimers()
+	ac.bounds()
 	ac.client()
 	ac.rates()
 	a := ac.a
@@ -257,8 +299,17 @@ func (ac *accountant) input() {
 }
 
 // output is output_tokens: usage.completion_tokens.
+// A count above the request's cap is none (CountBound): the engine
+// timers are checked against it.
 func (ac *accountant) output() {
-	ac.a.Tokens.OutputTokens, ac.a.Sources.OutputTokens = ac.usageCount("completion_tokens", contract.ReqTokensOutputTokens, contract.ReqSourcesOutputTokens, "output_tokens", SrcCompletion)
+	a := &ac.a
+	a.Tokens.OutputTokens, a.Sources.OutputTokens = ac.usageCount("completion_tokens", contract.ReqTokensOutputTokens, contract.ReqSourcesOutputTokens, "output_tokens", SrcCompletion)
+	if n := a.Tokens.OutputTokens; n != nil {
+		if why := CountBound(*n, ac.ev.Cap, SrcCompletion); why != "" {
+			a.Tokens.OutputTokens, a.Sources.OutputTokens = nil, nil
+			ac.unknown(contract.ReqTokensOutputTokens, contract.ReqSourcesOutputTokens, "output_tokens", why)
+		}
+	}
 }
 
 // cached is cached_tokens: usage.prompt_tokens_details.cached_tokens, else
@@ -361,11 +412,39 @@ func (ac *accountant) engineTimers() {
 		ac.miss(contract.ReqTokensDecodeTokens, "no engine decode count: "+why)
 		ac.miss(contract.ReqSourcesDecodeTokens, "no decode_tokens: "+why)
 	default:
-		ac.notes = llamaTimers(a, ac.timings, ac.miss, ac.absent, ac.notes)
+		ac.notes = llamaTimers(a, ac.timings, ac.ev.Cap, ac.miss, ac.absent, ac.notes)
 	}
+}
+
+// bounds nulls, with the reason, the engine numbers no engine can give: a
+// decode count above the request's cap (CountBound; output bounds
+// output_tokens), a duration too short for its count (TimerBound). Then
+// it notes counts that differ.
+func (ac *accountant) bounds() {
+	a := &ac.a
+	if n := a.Tokens.DecodeTokens; n != nil {
+		if why := CountBound(*n, ac.ev.Cap, "decode_tokens"); why != "" {
+			a.Tokens.DecodeTokens, a.Sources.DecodeTokens = nil, nil
+			ac.unknown(contract.ReqTokensDecodeTokens, contract.ReqSourcesDecodeTokens, "decode_tokens", why)
+		}
+	}
+	ac.timerBound(&a.Timings.PromptS, a.Tokens.ReadTokens, contract.ReqTimingsPromptS, "prompt time")
+	ac.timerBound(&a.Timings.DecodeS, a.Tokens.DecodeTokens, contract.ReqTimingsDecodeS, "decode time")
 	if a.Tokens.OutputTokens != nil && a.Tokens.DecodeTokens != nil && *a.Tokens.OutputTokens != *a.Tokens.DecodeTokens {
 		ac.notes = append(ac.notes, fmt.Sprintf("API output_tokens (%d) and the engine's decode_tokens (%d) differ; the rate uses the engine's count for its own timer",
 			*a.Tokens.OutputTokens, *a.Tokens.DecodeTokens))
+	}
+}
+
+// timerBound nulls a duration that cannot be the engine's time for its
+// count, with the reason.
+func (ac *accountant) timerBound(seconds **float64, tokens *int64, ptr, timer string) {
+	if *seconds == nil || tokens == nil {
+		return
+	}
+	if why := TimerBound(*tokens, **seconds, timer); why != "" {
+		*seconds = nil
+		ac.miss(ptr, why)
 	}
 }
 
@@ -444,8 +523,8 @@ func LengthViolation(caseID string, input *int64) (bool, string) {
 
 // llamaTimers reads llama-server's timings (and ik_llama.cpp's, the same
 // fields): prompt_ms and predicted_ms, and predicted_n checked against
-// predicted_per_second.
-func llamaTimers(a *Accounting, timings map[string]json.RawMessage, miss func(ptr, reason string), absent func(string) string, notes []string) []string {
+// predicted_per_second. limit is the request's cap.
+func llamaTimers(a *Accounting, timings map[string]json.RawMessage, limit int, miss func(ptr, reason string), absent func(string) string, notes []string) []string {
 	promptMS, promptOK, promptBad := number(timings, "prompt_ms")
 	predMS, predOK, predBad := number(timings, "predicted_ms")
 	if promptOK {
@@ -457,9 +536,26 @@ func llamaTimers(a *Accounting, timings map[string]json.RawMessage, miss func(pt
 		}
 		miss(contract.ReqTimingsPromptS, r)
 	}
+	predN, predNOK, predNBad := count(timings, "predicted_n")
+	// The decode timer is checked against the engine's count before the
+	// count against the timer: the count an impossible timer (0 ms) and
+	// the rate imply would be an invented one.
+	timerWhy := ""
 	if predOK {
 		a.Timings.DecodeS = f64(predMS / 1000)
-	} else {
+		decoded := a.Tokens.OutputTokens
+		if predNOK && CountBound(predN, limit, "") == "" {
+			decoded = &predN
+		}
+		if decoded != nil {
+			timerWhy = TimerBound(*decoded, predMS/1000, "decode time")
+		}
+	}
+	switch {
+	case timerWhy != "":
+		a.Timings.DecodeS = nil
+		miss(contract.ReqTimingsDecodeS, timerWhy)
+	case !predOK:
 		r := absent("timings.predicted_ms")
 		if predBad != "" {
 			r = "invalid evidence: timings." + predBad
@@ -471,8 +567,22 @@ func llamaTimers(a *Accounting, timings map[string]json.RawMessage, miss func(pt
 	} else {
 		miss(contract.ReqSourcesEngineTimings, "no engine timer fields: "+absent("timings"))
 	}
-	// decode_tokens: predicted_n when it agrees with the reported rate.
-	predN, predNOK, predNBad := count(timings, "predicted_n")
+	if timerWhy != "" {
+		r := timerWhy
+		if predNOK {
+			r = fmt.Sprintf("timings.predicted_n (%d) cannot be checked against the engine's rate: %s", predN, timerWhy)
+		}
+		miss(contract.ReqTokensDecodeTokens, r)
+		miss(contract.ReqSourcesDecodeTokens, "no decode_tokens: "+r)
+		return notes
+	}
+	return llamaDecode(a, timings, predMS, predOK, predN, predNOK, predNBad, miss, absent, notes)
+}
+
+// llamaDecode is decode_tokens: predicted_n when it agrees with the
+// reported rate, else the count the rate implies.
+func llamaDecode(a *Accounting, timings map[string]json.RawMessage, predMS float64, predOK bool, predN int64, predNOK bool, predNBad string,
+	miss func(ptr, reason string), absent func(string) string, notes []string) []string {
 	rate, rateOK, _ := number(timings, "predicted_per_second")
 	implied, impliedOK := impliedCount(rate, predMS)
 	switch {
@@ -562,7 +672,7 @@ func readDurations(e dialect.Durations, a *Accounting, usage, obj map[string]jso
 func because(f dialect.TimerFields, missing map[string]string, ptrs ...string) string {
 	other := !f.Spec
 	for _, p := range ptrs {
-		if why := missing[p]; why != "" && (other || strings.HasPrefix(why, Contradictory)) {
+		if why := missing[p]; why != "" && (other || strings.HasPrefix(why, Contradictory) || strings.HasPrefix(why, Impossible)) {
 			return ": " + why
 		}
 	}

@@ -215,7 +215,7 @@ func TestNumbersStayFinite(t *testing.T) {
 		}
 	}
 	a := Account(Evidence{Usage: json.RawMessage(`{"prompt_tokens":30,"completion_tokens":5}`), Timings: json.RawMessage(`{"prompt_n":30,"prompt_ms":1e-320}`), Total: f64(1)})
-	if a.Metrics.PromptTPS != nil || !strings.Contains(a.Missing["/metrics/prompt_tps"], "not a finite number") {
+	if a.Metrics.PromptTPS != nil || !strings.Contains(a.Missing["/metrics/prompt_tps"], Impossible) {
 		t.Errorf("prompt_tps %v, reason %q", a.Metrics.PromptTPS, a.Missing["/metrics/prompt_tps"])
 	}
 }
@@ -229,6 +229,7 @@ func TestEngineNumberRules(t *testing.T) {
 	const timings = `"prompt_n":30,"prompt_ms":3,"predicted_n":3,"predicted_ms":6,"predicted_per_second":500`
 	cases := []struct {
 		name, usage, timings string
+		cap                  int // the request's max_tokens (0: none known)
 		// null maps each pointer that must be null to a part of its reason;
 		// kept are pointers that must keep a value.
 		null map[string]string
@@ -280,11 +281,60 @@ func TestEngineNumberRules(t *testing.T) {
 		{name: "without completion_tokens the implied count stands", usage: `{"prompt_tokens":30}`,
 			timings: `{"prompt_n":30,"prompt_ms":3,"predicted_n":3,"predicted_ms":30,"predicted_per_second":1000000}`,
 			kept:    []string{"/tokens/decode_tokens"}},
+		// Issue 46, item 12: numbers no engine can give.
+		{name: "a prompt time of 1e-300 ms", usage: `{"completion_tokens":3,"prompt_tokens":3828}`,
+			timings: `{"prompt_n":3828,"prompt_ms":1e-300,"predicted_n":3,"predicted_ms":6,"predicted_per_second":500}`,
+			null: map[string]string{
+				"/timings/prompt_s":   "impossible engine evidence: the engine reported a prompt time of 1e-303 s for 3828 tokens, faster than 1e+08 tokens/s",
+				"/metrics/prompt_tps": "read_tokens or prompt_s is null: impossible engine evidence",
+			},
+			kept: []string{"/tokens/read_tokens", "/timings/decode_s", "/metrics/decode_tps"}},
+		{name: "a rate of exactly 10^8 tokens/s", usage: `{"completion_tokens":3,"prompt_tokens":1000}`,
+			timings: `{"prompt_n":1000,"prompt_ms":0.01,"predicted_n":3,"predicted_ms":6,"predicted_per_second":500}`,
+			kept:    []string{"/timings/prompt_s", "/metrics/prompt_tps"}},
+		{name: "a rate just above 10^8 tokens/s", usage: `{"completion_tokens":3,"prompt_tokens":1000}`,
+			timings: `{"prompt_n":1000,"prompt_ms":0.0099,"predicted_n":3,"predicted_ms":6,"predicted_per_second":500}`,
+			null:    map[string]string{"/timings/prompt_s": "impossible engine evidence"}},
+		{name: "a prompt time of 0 for no tokens read", usage: `{"completion_tokens":3,"prompt_tokens":30,"prompt_tokens_details":{"cached_tokens":30}}`,
+			timings: `{"prompt_n":0,"prompt_ms":0,"predicted_n":3,"predicted_ms":6,"predicted_per_second":500}`,
+			null:    map[string]string{"/metrics/prompt_tps": "the whole prompt came from the cache"}, kept: []string{"/timings/prompt_s"}},
+		{name: "completion_tokens of 2^63-1 on a request capped at 512", cap: 512, usage: `{"completion_tokens":9223372036854775807,"prompt_tokens":30}`,
+			timings: `{"prompt_n":30,"prompt_ms":3,"predicted_n":470,"predicted_ms":1000,"predicted_per_second":470}`,
+			null: map[string]string{
+				"/tokens/output_tokens":  "impossible engine evidence: usage.completion_tokens (9223372036854775807) exceeds the request's max_tokens (512)",
+				"/sources/output_tokens": "no output_tokens: impossible engine evidence",
+			},
+			kept: []string{"/tokens/decode_tokens", "/timings/decode_s", "/metrics/decode_tps"}},
+		{name: "completion_tokens at the cap", cap: 512, usage: `{"completion_tokens":512,"prompt_tokens":30}`,
+			timings: `{"prompt_n":30,"prompt_ms":3,"predicted_n":512,"predicted_ms":1000,"predicted_per_second":512}`,
+			kept:    []string{"/tokens/output_tokens", "/tokens/decode_tokens", "/metrics/decode_tps"}},
+		{name: "predicted_n above the cap", cap: 512, usage: `{"completion_tokens":470,"prompt_tokens":30}`,
+			timings: `{"prompt_n":30,"prompt_ms":3,"predicted_n":100000,"predicted_ms":1000,"predicted_per_second":100000}`,
+			null: map[string]string{
+				"/tokens/decode_tokens": "impossible engine evidence: decode_tokens (100000) exceeds the request's max_tokens (512)",
+				"/metrics/decode_tps":   "decode_tokens or decode_s is null: impossible engine evidence",
+			},
+			kept: []string{"/tokens/output_tokens", "/timings/decode_s"}},
+		{name: "predicted_ms 0 with predicted_n 470", cap: 512, usage: `{"completion_tokens":470,"prompt_tokens":30}`,
+			timings: `{"prompt_n":30,"prompt_ms":3,"predicted_n":470,"predicted_ms":0,"predicted_per_second":350.5}`,
+			null: map[string]string{
+				"/timings/decode_s":     "impossible engine evidence: the engine reported a decode time of 0 s for 470 tokens",
+				"/tokens/decode_tokens": "timings.predicted_n (470) cannot be checked against the engine's rate: impossible engine evidence",
+				"/metrics/decode_tps":   "impossible engine evidence",
+			},
+			kept: []string{"/tokens/output_tokens", "/metrics/prompt_tps"}},
+		{name: "predicted_ms 0 without predicted_n", cap: 512, usage: `{"completion_tokens":470,"prompt_tokens":30}`,
+			timings: `{"prompt_n":30,"prompt_ms":3,"predicted_ms":0,"predicted_per_second":350.5}`,
+			null: map[string]string{
+				"/timings/decode_s":     "a decode time of 0 s for 470 tokens",
+				"/tokens/decode_tokens": "impossible engine evidence",
+			},
+			kept: []string{"/tokens/output_tokens"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			a := Account(Evidence{Usage: []byte(c.usage), Timings: []byte(c.timings), Total: ptr(1), Status: contract.Completed})
+			a := Account(Evidence{Usage: []byte(c.usage), Timings: []byte(c.timings), Total: ptr(1), Status: contract.Completed, Cap: c.cap})
 			checkNulls(t, a)
 			values := map[string]bool{
 				"/tokens/input_tokens": a.Tokens.InputTokens != nil, "/tokens/cached_tokens": a.Tokens.CachedTokens != nil,
@@ -304,5 +354,38 @@ func TestEngineNumberRules(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEngineBounds: the bounds an engine's numbers are held to, which the
+// validator applies to a record as they are (Rate holds the rate to them).
+func TestEngineBounds(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		tokens  int64
+		seconds float64
+		limit   int
+		timer   bool // TimerBound gives a reason
+		count   bool // CountBound gives a reason
+	}{
+		{"a rate of 10^8 tokens/s", 100, 1e-6, 512, false, false},
+		{"a rate above 10^8 tokens/s", 101, 1e-6, 512, true, false},
+		{"a timer of 0 for tokens", 470, 0, 512, true, false},
+		{"a timer of 0 for no tokens", 0, 0, 512, false, false},
+		{"a count at the cap", 512, 1, 512, false, false},
+		{"a count one past the cap", 513, 1, 512, false, true},
+		{"a count with no cap known", 1 << 40, 1e5, 0, false, false},
+	} {
+		if got := TimerBound(c.tokens, c.seconds, "decode time") != ""; got != c.timer {
+			t.Errorf("%s: TimerBound says %v, want %v", c.name, got, c.timer)
+		}
+		if got := CountBound(c.tokens, c.limit, "decode_tokens") != ""; got != c.count {
+			t.Errorf("%s: CountBound says %v, want %v", c.name, got, c.count)
+		}
+		rate, why := Rate(&c.tokens, &c.seconds, "decode_tokens", "decode_s", "decode time")
+		if c.tokens > 0 && (rate == nil) != c.timer {
+			t.Errorf("%s: Rate %v (%s), want null %v", c.name, rate, why, c.timer)
+		}
 	}
 }

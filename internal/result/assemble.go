@@ -526,7 +526,7 @@ func RequestRecord(i int, e *record.Request, d dialect.Dialect) (contract.Reques
 	if rr.r.Error != nil {
 		rr.o.Error = rr.r.Error
 	}
-	rr.ev.Timers, rr.ev.NoTimers = d.Timers(), d.NoTimers()
+	rr.ev.Timers, rr.ev.NoTimers, rr.ev.Cap = d.Timers(), d.NoTimers(), req.Cap
 	acc := measure.Account(rr.ev)
 	r := &rr.r
 	r.Tokens, r.Timings, r.Metrics, r.Sources, r.TokenAccountingNote = acc.Tokens, acc.Timings, acc.Metrics, acc.Sources, acc.Note

@@ -453,6 +453,7 @@ func (c *checker) checkMeasures(p func(...any) string, q *contract.Request) {
 	if !eqF(q.Metrics.DecodeTPS, wantDecode) {
 		c.add(p("metrics", "decode_tps"), "is %s; decode_tokens / decode_s gives %s", show(q.Metrics.DecodeTPS), show(wantDecode))
 	}
+	c.checkBounds(p, q)
 	for _, pr := range []struct {
 		name  string
 		value bool
@@ -477,6 +478,32 @@ func (c *checker) checkMeasures(p func(...any) string, q *contract.Request) {
 	}
 	if q.Timings.FirstAnswerS != nil && q.Timings.TTFTS != nil && *q.Timings.FirstAnswerS+1e-9 < *q.Timings.TTFTS {
 		c.add(p("timings", "first_answer_s"), "is before ttft_s")
+	}
+}
+
+// checkBounds: no engine number of the record is one no engine can give
+// (measure.CountBound, measure.TimerBound), whatever outputs.jsonl says.
+func (c *checker) checkBounds(p func(...any) string, q *contract.Request) {
+	for _, n := range []struct {
+		field string
+		v     *int64
+	}{{"output_tokens", q.Tokens.OutputTokens}, {"decode_tokens", q.Tokens.DecodeTokens}} {
+		if n.v != nil {
+			if why := measure.CountBound(*n.v, q.MaxOutputTokens, n.field); why != "" {
+				c.add(p("tokens", n.field), "%s", why)
+			}
+		}
+	}
+	for _, d := range []struct {
+		field, timer string
+		tokens       *int64
+		seconds      *float64
+	}{{"prompt_s", "prompt time", q.Tokens.ReadTokens, q.Timings.PromptS}, {"decode_s", "decode time", q.Tokens.DecodeTokens, q.Timings.DecodeS}} {
+		if d.tokens != nil && d.seconds != nil {
+			if why := measure.TimerBound(*d.tokens, *d.seconds, d.timer); why != "" {
+				c.add(p("timings", d.field), "%s", why)
+			}
+		}
 	}
 }
 

@@ -146,7 +146,7 @@ func around(b []byte, at int) string {
 func (c *checker) checkAccounting(p func(...any) string, q *contract.Request, o contract.Output) {
 	d, _ := c.recordedDialect()
 	acc := measure.Account(measure.Evidence{Usage: o.Usage, Timings: o.Timings, TTFT: q.Timings.TTFTS,
-		FirstAnswer: q.Timings.FirstAnswerS, Total: q.Timings.TotalS, Status: q.Status, Timers: d.Timers(), NoTimers: d.NoTimers()})
+		FirstAnswer: q.Timings.FirstAnswerS, Total: q.Timings.TotalS, Status: q.Status, Timers: d.Timers(), NoTimers: d.NoTimers(), Cap: q.MaxOutputTokens})
 	eqI := func(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 	eqS := func(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 	for _, f := range []struct {
