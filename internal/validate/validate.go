@@ -27,6 +27,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -91,6 +92,8 @@ type checker struct {
 	derived *derive.Derived
 	// server is what the server served about itself (config.json).
 	server dialect.Evidence
+	// outOrder is the request ID of each line of outputs.jsonl, in order.
+	outOrder []string
 }
 
 // maxShared is each fixture's max_shared_prefix_tokens by request ID.
@@ -319,6 +322,9 @@ func (c *checker) readOutputs() {
 		c.add(contract.OutputsFile, "cannot be read: %v", err)
 		return
 	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		c.add(contract.OutputsFile, "does not end with a line feed; strata ends each line with one")
+	}
 	for n, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
 		where := fmt.Sprintf("%s:%d", contract.OutputsFile, n+1)
 		if err := strictjson.Check(line); err != nil {
@@ -336,8 +342,22 @@ func (c *checker) readOutputs() {
 		if _, dup := c.outs[o.RequestID]; dup {
 			c.add(where, "a second line for %s", o.RequestID)
 		}
+		if canon, err := canonicalLine(&o); err != nil || !bytes.Equal(canon, line) {
+			c.add(where, "is not the line strata writes for %s (its one form: the record's JSON without spaces, in the contract's key order, shortest escapes, LF line ends)", o.RequestID)
+		}
 		c.outs[o.RequestID] = o
+		c.outOrder = append(c.outOrder, o.RequestID)
 	}
+}
+
+// canonicalLine is a record's line of outputs.jsonl as strata writes it
+// (result.Render): encoding/json's encoding of the record as the redactor
+// re-encodes it, markup and U+2028 as they are, every string with its
+// shortest escapes, no space. json v2 with v1's semantics writes that in
+// one pass. There is one form: the validator reads the bytes a run wrote,
+// as they are hashed.
+func canonicalLine(o *contract.Output) ([]byte, error) {
+	return jsonv2.Marshal(o, jsonv1.DefaultOptionsV1(), jsontext.EscapeForHTML(false), jsontext.EscapeForJS(false), jsontext.PreserveRawStrings(false))
 }
 
 const relTol = 1e-9
@@ -393,6 +413,12 @@ func (c *checker) checkRequests() {
 	}
 	if len(c.outs) > len(r.Requests) {
 		c.add(contract.OutputsFile, "has %d lines for %d requests", len(c.outs), len(r.Requests))
+	}
+	for n, id := range c.outOrder {
+		if n < len(r.Requests) && id != r.Requests[n].ID {
+			c.add(fmt.Sprintf("%s:%d", contract.OutputsFile, n+1), "is the line of %s; strata writes the line of %s here (the lines follow the requests)", id, r.Requests[n].ID)
+			break
+		}
 	}
 }
 
