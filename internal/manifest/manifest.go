@@ -24,6 +24,7 @@ import (
 	"strings"
 	"testing/fstest"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -32,6 +33,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/atomicfile"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/jsonfmt"
 	"github.com/strata-bench/strata/internal/protocol"
@@ -339,6 +341,34 @@ func badReviewPR(s string) string {
 	return ""
 }
 
+// badReviewer says why a reviewer's name is not one line of plain text
+// ("" when it is): the site, the terminal and the approval commit show
+// it, where a control or bidirectional formatting character would act
+// instead of being read. The name is quoted with those escaped.
+func badReviewer(s string) string {
+	switch {
+	case s == "":
+		return "is required"
+	case !utf8.ValidString(s):
+		return fmt.Sprintf("\"%s\" is not valid UTF-8", escape.Line(s))
+	case strings.IndexFunc(s, escape.Hidden) >= 0:
+		return fmt.Sprintf("\"%s\" has control or bidirectional formatting characters; a name is plain text", escape.Line(s))
+	}
+	return ""
+}
+
+// reviewedBefore says why a review dated at cannot have seen the evidence
+// commit ("" when it can): it is dated before the commit was made.
+func reviewedBefore(at string, commit *object.Commit) string {
+	t, err := time.Parse(time.RFC3339, at)
+	made := commit.Committer.When
+	if err != nil || !t.Before(made) {
+		return ""
+	}
+	return fmt.Sprintf("reviewed_at %s is before its evidence commit %s was made (%s): a review cannot have seen it",
+		at, commit.Hash.String()[:12], made.UTC().Format(time.RFC3339))
+}
+
 // Check verifies one entry at its evidence commit.
 func (r *Repo) Check(e Entry, o Options) *Checked {
 	c := &Checked{Entry: e}
@@ -350,6 +380,9 @@ func (r *Repo) Check(e Entry, o Options) *Checked {
 	commit, ok := r.evidence(c)
 	if !ok {
 		return c
+	}
+	if why := reviewedBefore(e.ReviewedAt, commit); why != "" {
+		c.bad("%s", why)
 	}
 	dir := path.Dir(e.ResultsPath)
 	files, ok := r.validateFolder(c, commit, dir, o)
@@ -397,8 +430,8 @@ func (c *Checked) checkReview(o Options) {
 	} else if at.After(o.Now) {
 		c.bad("reviewed_at %s is after the time of this check (%s): a review cannot be dated in the future", e.ReviewedAt, o.Now.UTC().Format(time.RFC3339))
 	}
-	if e.ReviewedBy == "" {
-		c.bad("reviewed_by is required")
+	if why := badReviewer(e.ReviewedBy); why != "" {
+		c.bad("reviewed_by %s", why)
 	}
 	if why := badReviewPR(e.ReviewPR); why != "" {
 		c.bad("review_pr %q %s", e.ReviewPR, why)
@@ -613,8 +646,8 @@ func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, *Checked, error) {
 	if !strings.HasSuffix(p, "/"+contract.ResultsFile) {
 		p += "/" + contract.ResultsFile
 	}
-	if o.ReviewedBy == "" {
-		return nil, nil, errors.New("--reviewed-by is required")
+	if why := badReviewer(o.ReviewedBy); why != "" {
+		return nil, nil, errors.New("--reviewed-by " + why)
 	}
 	if why := badReviewPR(o.ReviewPR); why != "" {
 		return nil, nil, fmt.Errorf("--review-pr %q %s", o.ReviewPR, why)

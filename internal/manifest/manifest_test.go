@@ -253,3 +253,85 @@ func TestReviewInTheFuture(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewBeforeItsEvidence (issue 46, item 14): an entry reviewed
+// before its evidence commit was made fails verification (the review
+// cannot have seen it); reviewed at that second, it verifies.
+func TestReviewBeforeItsEvidence(t *testing.T) {
+	t.Parallel()
+	_, repo, e := approvedA4000(t)
+	c, err := repo.Commit(e.EvidenceCommit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := c.Committer.When.UTC()
+	for _, x := range []struct {
+		at   time.Time
+		fail bool
+	}{{made.Add(-time.Second), true}, {made.AddDate(-1, 0, 0), true}, {made, false}} {
+		e.ReviewedAt = x.at.Format(time.RFC3339)
+		ch := repo.Check(e, opts(t, protocol.StandInID))
+		if got := strings.Contains(strings.Join(ch.Problems, " "), "before its evidence commit"); got != x.fail || x.fail == ch.OK() {
+			t.Errorf("reviewed_at %s (evidence committed %s): %v", e.ReviewedAt, made.Format(time.RFC3339), ch.Problems)
+		}
+	}
+}
+
+// TestReviewerNameIsPlainText (issue 46, item 14): reviewed_by with a
+// control character (ESC, a C1 NEL), a bidirectional override or
+// invalid UTF-8 fails verification, and the helper refuses such a
+// --reviewed-by; a name in any script verifies.
+func TestReviewerNameIsPlainText(t *testing.T) {
+	t.Parallel()
+	s, repo, e := approvedA4000(t)
+	for _, x := range []struct {
+		name string
+		bad  bool
+	}{
+		{"maint\x1b]0;pwned\x07\x1b[2J", true}, {"alice\u202etxt.exe", true}, {"bob\u0085", true}, {"eve\xff", true},
+		{"line\nbreak", true}, {"Zoë Ölmez 张伟", false},
+	} {
+		e.ReviewedBy = x.name
+		ch := repo.Check(e, opts(t, protocol.StandInID))
+		if got := strings.Contains(strings.Join(ch.Problems, " "), "reviewed_by"); got != x.bad || x.bad == ch.OK() {
+			t.Errorf("reviewed_by %q: %v", x.name, ch.Problems)
+		}
+		if !x.bad {
+			continue
+		}
+		cur, err := manifest.ReadWorktreeManifest(s.Repo.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = repo.Add(cur, manifest.AddOptions{Options: opts(t, protocol.StandInID), ResultsPath: s.Folders["unreviewed"],
+			ReviewPR: "https://example.invalid/pr/9", ReviewedBy: x.name})
+		if err == nil || !strings.Contains(err.Error(), "--reviewed-by") || strings.ContainsAny(err.Error(), "\x1b\u202e\u0085") {
+			t.Errorf("add with --reviewed-by %q: %v", x.name, err)
+		}
+	}
+}
+
+// approvedA4000 is the committed scenario, its repository and the
+// manifest's entry of approvedA4000 (which verifies).
+func approvedA4000(t *testing.T) (*submissions.Scenario, *manifest.Repo, manifest.Entry) {
+	t.Helper()
+	s := submissions.Committed(t)
+	repo, err := manifest.Open(s.Repo.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := repo.ReadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range m.Entries {
+		if x.RunID == s.RunIDs["approvedA4000"] {
+			if c := repo.Check(x, opts(t, protocol.StandInID)); !c.OK() {
+				t.Fatalf("the entry as reviewed: %v", c.Problems)
+			}
+			return s, repo, x
+		}
+	}
+	t.Fatal("no entry for approvedA4000")
+	return nil, nil, manifest.Entry{}
+}
