@@ -36,7 +36,8 @@ item no valid folder shows stays open.
 A folder that fails validation is listed with its error and violations and is
 no evidence; the others are still printed, and the exit code is 1. A name that
 is not a folder, or the same folder twice, is a usage error (exit 2) before
-anything is read.`
+anything is read. A copy of a folder (the same run ID, or the same outputs.jsonl)
+is the same run: it is listed as a copy of the first and counted once.`
 
 func newPilot(env Env) *cobra.Command {
 	var asJSON bool

@@ -36,7 +36,12 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	valid := r.valid()
 	p("# Pilot evidence: %s\n\n", humanize.Count(len(r.Folders), "result folder", "result folders"))
-	p("%d valid, %d not valid. Only a valid folder is evidence (each is validated as `strata bench report` does), and an item of the activation checklist that no folder shows stays open. The cases the mock server cannot show count only on a real engine.\n", len(valid), len(r.Folders)-len(valid))
+	invalid := len(r.Invalid())
+	copies := ""
+	if n := len(r.Folders) - invalid - len(valid); n > 0 {
+		copies = fmt.Sprintf(" (and %s of one of them, counted once)", humanize.Count(n, "copy", "copies"))
+	}
+	p("%d valid%s, %d not valid. Only a valid folder is evidence (each is validated as `strata bench report` does), and an item of the activation checklist that no folder shows stays open. The cases the mock server cannot show count only on a real engine.\n", len(valid), copies, invalid)
 	for _, c := range r.Checklists {
 		writeChecklist(p, c)
 	}
@@ -78,6 +83,10 @@ func writeFolderTable(p func(string, ...any), fs []Folder) {
 	for _, f := range fs {
 		if !f.Valid {
 			p("| %s | %s | | | **not valid** | | | |\n", f.Label, code(f.Path))
+			continue
+		}
+		if f.CopyOf != "" {
+			p("| %s | %s | | | copy of %s, counted once | | | |\n", f.Label, code(f.Path), f.CopyOf)
 			continue
 		}
 		e := f.Evidence
@@ -149,6 +158,11 @@ func writeFolder(p func(string, ...any), f Folder) {
 			}
 			p("- %s\n", md(v))
 		}
+		return
+	}
+	if f.CopyOf != "" {
+		p("\n### %s %s: a copy of %s\n\nThe same run as %s (its run ID or its outputs.jsonl): one run is one piece of evidence, so it is counted once, as %s.\n",
+			f.Label, code(f.Path), f.CopyOf, f.CopyOf, f.CopyOf)
 		return
 	}
 	e := f.Evidence

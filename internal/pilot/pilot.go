@@ -97,11 +97,15 @@ type Folder struct {
 	Valid bool   `json:"valid"`
 	// Error is why the folder could not be validated; Violations are the
 	// validator's lines. Either makes the folder no evidence.
-	Error      string    `json:"error,omitempty"`
-	Violations []string  `json:"violations,omitempty"`
-	Evidence   *Evidence `json:"evidence,omitempty"`
-	results    *contract.Results
-	bundle     *fixtures.Bundle
+	Error      string   `json:"error,omitempty"`
+	Violations []string `json:"violations,omitempty"`
+	// CopyOf is the label of an earlier folder of the same run (the same
+	// run ID, or the same outputs.jsonl): a copy is valid but no evidence
+	// of its own, so the run counts once.
+	CopyOf   string    `json:"copy_of,omitempty"`
+	Evidence *Evidence `json:"evidence,omitempty"`
+	results  *contract.Results
+	bundle   *fixtures.Bundle
 }
 
 // Evidence is what a valid folder shows.
@@ -252,6 +256,7 @@ type FolderCount struct {
 // Build gathers the evidence of the folders, in the order given.
 func Build(inputs []Input, o Options) *Report {
 	rep := &Report{Format: Format, Version: Version, Folders: []Folder{}, Checklists: []Checklist{}, Sanity: []SanityCase{}, Failures: []FailureAcross{}}
+	runs := map[string]string{} // a run's identities to the label of its first folder
 	for i, in := range inputs {
 		f := Folder{Label: fmt.Sprintf("#%d", i+1), Path: in.Path}
 		switch {
@@ -264,8 +269,11 @@ func Build(inputs []Input, o Options) *Report {
 			f.Error = fmt.Sprintf("%s: not evidence until strata bench report finds none", humanize.Count(len(in.Validation.Violations), "violation", "violations"))
 			f.Violations = violationLines(in.Validation)
 		default:
-			f.Valid, f.results, f.bundle = true, in.Validation.Results, in.Bundle
-			f.Evidence = evidenceOf(f.results, o)
+			f.Valid = true
+			if f.CopyOf = copyOf(runs, in.Validation.Results, f.Label); f.CopyOf == "" {
+				f.results, f.bundle = in.Validation.Results, in.Bundle
+				f.Evidence = evidenceOf(f.results, o)
+			}
 		}
 		rep.Folders = append(rep.Folders, f)
 	}
@@ -274,6 +282,30 @@ func Build(inputs []Input, o Options) *Report {
 	rep.Sanity = sanityAcross(valid)
 	rep.Failures = failuresAcross(valid)
 	return rep
+}
+
+// copyOf is the label of the first folder of the same run as r ("" when
+// r is a run of its own, which runs then records under label). One run is
+// one piece of evidence however many copies of its folder there are: a
+// copy has the run's ID, and one whose ID was edited still has its
+// outputs.jsonl (every dispatch and event of the run), which no other
+// run can have.
+func copyOf(runs map[string]string, r *contract.Results, label string) string {
+	ids := []string{"run " + r.Run.ID}
+	for _, a := range r.Artifacts {
+		if a.Kind == contract.ArtifactOutputs {
+			ids = append(ids, "outputs "+a.SHA256)
+		}
+	}
+	for _, id := range ids {
+		if first, ok := runs[id]; ok {
+			return first
+		}
+	}
+	for _, id := range ids {
+		runs[id] = label
+	}
+	return ""
 }
 
 // Invalid lists the folders that are no evidence.
@@ -290,7 +322,7 @@ func (r *Report) Invalid() []Folder {
 func (r *Report) valid() []*Folder {
 	var out []*Folder
 	for i := range r.Folders {
-		if r.Folders[i].Valid {
+		if r.Folders[i].Valid && r.Folders[i].CopyOf == "" {
 			out = append(out, &r.Folders[i])
 		}
 	}

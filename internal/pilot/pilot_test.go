@@ -353,3 +353,51 @@ func TestEnergySeam(t *testing.T) {
 		t.Error("energy shown without a reader")
 	}
 }
+
+// TestCopiedFolderCountsOnce (issue 46, item 14): a copy of a folder (the
+// same run ID, or the same outputs.jsonl under another run ID) is the
+// same run: it is listed as a copy of the first and counted once, in the
+// checklists and across folders; two runs count twice.
+func TestCopiedFolderCountsOnce(t *testing.T) {
+	t.Parallel()
+	renamed := folder(t, "baseline")
+	renamed.Run.ID = "20261202T040000Z-abcdef"
+	for _, c := range []struct {
+		name   string
+		second *contract.Results
+		copyOf string
+	}{
+		{"a copy", folder(t, "baseline"), "#1"},
+		{"a copy under another run ID", renamed, "#1"},
+		{"another run", folder(t, "candidate"), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			rep := Build([]Input{input("baseline", folder(t, "baseline")), input("copy", c.second)}, Options{})
+			f := rep.Folders[1]
+			counted := 2
+			if c.copyOf != "" {
+				counted = 1
+			}
+			if f.CopyOf != c.copyOf || !f.Valid || (f.Evidence == nil) != (c.copyOf != "") {
+				t.Errorf("the second folder: copy of %q, valid %v, evidence %v; want a copy of %q", f.CopyOf, f.Valid, f.Evidence != nil, c.copyOf)
+			}
+			if got := len(rep.Checklists[0].Folders); got != counted {
+				t.Errorf("the checklist counts %v, want %d folders", rep.Checklists[0].Folders, counted)
+			}
+			if got := len(rep.Sanity[0].Outcomes); got != counted {
+				t.Errorf("sanity across folders counts %d outcomes, want %d", got, counted)
+			}
+			if len(rep.Invalid()) != 0 {
+				t.Errorf("a copy is listed as invalid: %+v", rep.Invalid())
+			}
+			var md strings.Builder
+			rep.WriteMarkdown(&md)
+			for _, says := range []string{"#2 `copy`: a copy of #1", "1 valid (and 1 copy of one of them, counted once), 0 not valid"} {
+				if (c.copyOf != "") != strings.Contains(md.String(), says) {
+					t.Errorf("the Markdown says %q: %v", says, strings.Contains(md.String(), says))
+				}
+			}
+		})
+	}
+}
