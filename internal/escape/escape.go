@@ -19,10 +19,21 @@ func Hidden(r rune) bool {
 
 // Line returns s with every hidden character and invalid byte escaped
 // (\n, \t, \u001b, \u202e, \xff): one line, exactly what was sent.
-func Line(s string) string {
+func Line(s string) string { return escaped(s, func(rune) bool { return false }) }
+
+// Text is Line for text of several lines (a web page): its line feeds and
+// tabs stay as they are, every other hidden character and invalid byte is
+// escaped as Line escapes it.
+func Text(s string) string {
+	return escaped(s, func(r rune) bool { return r == '\n' || r == '\t' })
+}
+
+// escaped escapes the hidden characters of s that keep does not keep, and
+// every invalid byte.
+func escaped(s string, keep func(rune) bool) string {
 	clean := true
 	for _, r := range s {
-		if r == utf8.RuneError || Hidden(r) {
+		if r == utf8.RuneError || Hidden(r) && !keep(r) {
 			clean = false
 			break
 		}
@@ -34,6 +45,8 @@ func Line(s string) string {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
+		case keep(r):
+			b.WriteString(s[i : i+n])
 		case r == utf8.RuneError && n <= 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r == '\n':

@@ -37,3 +37,15 @@ func TestMarkdown(t *testing.T) {
 		}
 	}
 }
+
+func TestText(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want string }{
+		{"<p>\n\tplain – ü 中</p>\n", "<p>\n\tplain – ü 中</p>\n"},
+		{"run-\u202eevil\n\u0085 \x1b[2J \r \xff", "run-\\u202eevil\n\\u0085 \\u001b[2J \\r \\xff"},
+	} {
+		if got := Text(c.in); got != c.want {
+			t.Errorf("Text(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

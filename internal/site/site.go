@@ -39,6 +39,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/manifest"
 	"github.com/strata-bench/strata/internal/protocol"
 )
@@ -354,11 +355,11 @@ func render(s *Site, dir string) error {
 		}
 	}
 	write := func(name, tmpl string, data any) error {
-		var b bytes.Buffer
-		if err := t.ExecuteTemplate(&b, tmpl, data); err != nil {
+		page, err := execute(t, tmpl, data)
+		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		return os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644)
+		return os.WriteFile(filepath.Join(dir, name), page, 0o644)
 	}
 	idx := indexData(s)
 	if err := write("index.html", "index.html", idx); err != nil {
@@ -401,6 +402,20 @@ func render(s *Site, dir string) error {
 		p := compared[i]
 		return write(filepath.Join("compare", p.Name+".html"), "compare.html", compareData(p))
 	})
+}
+
+// execute renders a page. html/template escapes markup but leaves the
+// characters that act on a display unseen: a bidirectional override in a
+// submitted name reorders the text around it, a C1 control or an invalid
+// byte hides itself. Every one of them in the page is written as the
+// terminal shows it (escape.Text: \u202e, \u0085, \xff); the pages'
+// own text has none, only line feeds and tabs, which stay.
+func execute(t *template.Template, name string, data any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := t.ExecuteTemplate(&b, name, data); err != nil {
+		return nil, err
+	}
+	return []byte(escape.Text(b.String())), nil
 }
 
 // each calls f(0) ... f(n-1), on as many goroutines as there are CPUs, and
