@@ -415,3 +415,34 @@ func TestRecoverRemovesOnlyItsOwn(t *testing.T) {
 		t.Errorf("the journal stayed: %v", err)
 	}
 }
+
+// TestRecoverRefusesALinkedPendingFolder (issue 46, item 14): a pending
+// folder that is a symbolic link (to another run's pending folder) is
+// refused, naming the link; the journal it points to is not read into a
+// result here, nor removed, and the link stays.
+func TestRecoverRefusesALinkedPendingFolder(t *testing.T) {
+	t.Parallel()
+	target, b, red := killedCopy(t)
+	sum := fileSum(t, filepath.Join(target, Name))
+	results := t.TempDir()
+	link := filepath.Join(results, filepath.Base(target))
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	before := listing(t, results)
+	for _, p := range Pending(results) {
+		if p != link {
+			t.Fatalf("pending %s, want the link %s", p, link)
+		}
+	}
+	out, err := Recover(context.Background(), link, testBundles(b, red), time.Now())
+	if err == nil || !strings.Contains(err.Error(), link) || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("Recover: %q, %v; want a refusal naming the link", out, err)
+	}
+	if got := fileSum(t, filepath.Join(target, Name)); got != sum {
+		t.Errorf("the linked journal changed or went: %s", got)
+	}
+	if !sameListing(before, listing(t, results)) {
+		t.Errorf("recover changed %s: %v", results, listing(t, results))
+	}
+}

@@ -100,7 +100,7 @@ var ErrNotPending = errors.New("not a pending folder of a strata run")
 func IsLocked(err error) bool { return errors.Is(err, ErrLocked) }
 
 // Read reads the journal of a pending folder strictly: the folder must be
-// one strata made (its name, its marker), the journal a regular file within
+// one strata made (its name, its marker; not a symbolic link), the journal a regular file within
 // MaxBytes whose lines are strict JSON (no duplicate names, valid UTF-8)
 // within MaxLineBytes, one header first, and every request's lines of the
 // protocol's schedule, once each, with times inside the run. A last line
@@ -110,6 +110,13 @@ func Read(ctx context.Context, dir string, now time.Time) (*Journal, error) {
 	folder, err := pendingFolder(dir)
 	if err != nil {
 		return nil, err
+	}
+	// A link is not followed: recover would remove the journal it points
+	// to, another run's or another place's, once the result is written.
+	if st, err := os.Lstat(dir); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	} else if st.Mode()&os.ModeSymlink != 0 {
+		return nil, fmt.Errorf("%s is a symbolic link; a pending folder is a folder strata made, and recover does not follow a link: %w", dir, ErrNotPending)
 	}
 	mk, err := readMarker(dir, folder)
 	if err != nil {
