@@ -20,36 +20,45 @@ func Hidden(r rune) bool {
 // Line returns s with every hidden character and invalid byte escaped
 // (\n, \t, \u001b, \u202e, \xff): one line, exactly what was sent.
 func Line(s string) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || Hidden(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	if !hasHidden(s) {
 		return s
 	}
 	var b strings.Builder
+	writeEscaped(&b, s, false)
+	return b.String()
+}
+
+// hasHidden reports whether s holds a hidden character or invalid UTF-8.
+func hasHidden(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r == utf8.RuneError || Hidden(r) }) >= 0
+}
+
+// writeEscaped writes s with its hidden characters and invalid bytes
+// escaped; for the shell's $'…' it also escapes the backslash and the
+// quote, and writes a character past U+FFFF as \UXXXXXXXX.
+func writeEscaped(b *strings.Builder, s string, shell bool) {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && n <= 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
+			fmt.Fprintf(b, `\x%02x`, s[i])
+		case shell && (r == '\\' || r == '\''):
+			b.WriteString(`\` + string(r))
 		case r == '\n':
 			b.WriteString(`\n`)
 		case r == '\t':
 			b.WriteString(`\t`)
 		case r == '\r':
 			b.WriteString(`\r`)
+		case shell && Hidden(r) && r > 0xffff:
+			fmt.Fprintf(b, `\U%08x`, r)
 		case Hidden(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
+			fmt.Fprintf(b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+n])
 		}
 		i += n
 	}
-	return b.String()
 }
 
 // markdownSpecial are the characters that make Markdown or HTML of plain
@@ -98,4 +107,24 @@ func isASCIIPunct(c byte) bool {
 // ' and | is escaped.
 func CodeSpan(s string) string {
 	return strings.NewReplacer("`", "'", "|", `\|`).Replace(Line(s))
+}
+
+// ShellWord returns s as one word of a shell command line that gives back
+// s exactly: as it is when nothing in it needs quoting, else in single
+// quotes, or, when it holds a hidden character or invalid UTF-8, in bash's
+// $'…' quoting with those written as escapes ($'line one\nline two',
+// \u202e, \xff). A command line is one line of plain text wherever it is
+// shown or recorded, and can still be pasted to run again.
+func ShellWord(s string) string {
+	switch {
+	case hasHidden(s):
+		var b strings.Builder
+		b.WriteString("$'")
+		writeEscaped(&b, s, true)
+		b.WriteString("'")
+		return b.String()
+	case s != "" && !strings.ContainsAny(s, " \t\"'\\$`"):
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
