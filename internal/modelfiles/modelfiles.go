@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -152,6 +153,12 @@ func Find(src Sources) ([]Candidate, []string) {
 	return out, problems
 }
 
+// FileName is the name a result records of a model file's path: its last
+// element, where a backslash ends an element too (a Windows server's
+// C:\Users\tom\x.gguf is x.gguf), so no folder of any machine is written
+// and the name is one the result format admits.
+func FileName(p string) string { return path.Base(strings.ReplaceAll(p, `\`, "/")) }
+
 // Hashed is one file's outcome.
 type Hashed struct {
 	Path       string // local path (never written to a result)
@@ -231,7 +238,7 @@ func Hash(ctx context.Context, cands []Candidate, o Options) ([]Hashed, time.Dur
 func examine(cands []Candidate, o Options) (out []Hashed, todo []int, total int64) {
 	out = make([]Hashed, len(cands))
 	for i, c := range cands {
-		out[i] = Hashed{Path: c.Path, Name: filepath.Base(c.Path), From: c.From}
+		out[i] = Hashed{Path: c.Path, Name: FileName(c.Path), From: c.From}
 		st, err := os.Stat(c.Path)
 		if err != nil {
 			out[i].Err = err

@@ -131,3 +131,23 @@ func TestProgress(t *testing.T) {
 		t.Errorf("final progress %v", last)
 	}
 }
+
+// TestRecordedNameIsTheFileName: the name a result records is the last
+// element of a path, where a backslash ends an element too: a Windows
+// server's model_path names x.gguf, and no folder of any machine is
+// written (the result format admits no backslash in a model file's path).
+func TestRecordedNameIsTheFileName(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	local := filepath.Join(dir, `models\Qwen3-8B.gguf`)
+	os.WriteFile(local, []byte("GGUF\x03\x00\x00\x00"), 0o644)
+	res, _ := Hash(context.Background(), []Candidate{{Path: local}, {Path: filepath.Join(dir, `C:\Users\tom\models\Qwen3-8B-Q4_K_M.gguf`)}}, Options{})
+	for i, want := range []string{"Qwen3-8B.gguf", "Qwen3-8B-Q4_K_M.gguf"} {
+		if res[i].Name != want {
+			t.Errorf("%s is recorded as %q, want %q", res[i].Path, res[i].Name, want)
+		}
+	}
+	if res[0].SHA256 == "" {
+		t.Errorf("the local file was not hashed: %v", res[0].Err)
+	}
+}
