@@ -2,8 +2,8 @@
 // model_path, every shard of a split GGUF, files named in the engine's
 // arguments or the profile's model_files) and hashes them: SHA-256 of each,
 // shards in parallel with large buffers, progress with rate and ETA, and a
-// cache keyed on (path, size, mtime, device, inode) so an unchanged 70 GB
-// pack is not read again.
+// cache keyed on (path, size, mtime, inode change time, device, inode) so
+// an unchanged 70 GB pack is not read again.
 package modelfiles
 
 import (
@@ -412,7 +412,10 @@ func (c *Cache) Save() error {
 	return nil
 }
 
+// key is what makes a file unchanged: its path, size, mtime, inode change
+// time, device and inode. Size and mtime can be put back after a change in
+// place (touch -d); the change time cannot.
 func key(path string, st os.FileInfo) string {
 	dev, ino := fileID(st)
-	return fmt.Sprintf("%s|%d|%d|%d|%d", path, st.Size(), st.ModTime().UnixNano(), dev, ino)
+	return fmt.Sprintf("%s|%d|%d|%d|%d|%d", path, st.Size(), st.ModTime().UnixNano(), changeTime(st), dev, ino)
 }
