@@ -190,7 +190,14 @@ func gatherFacts(ctx context.Context, p session, t *target, srv record.Server, v
 	if strataErr != nil {
 		f.StrataFileErr = strataErr.Error()
 	}
-	if mh := f.Extensions.ModelHashing; mh != nil && overlapped {
+	h.finish(p, f.Extensions.ModelHashing, overlapped)
+	return f
+}
+
+// finish adds the hashing done while the engine loaded to the model
+// hashing facts, says which hashes came from the cache, and saves it.
+func (h *prehash) finish(p session, mh *contract.ModelHashing, overlapped bool) {
+	if mh != nil && overlapped {
 		total := h.took.Seconds()
 		if mh.DurationS != nil {
 			total += *mh.DurationS
@@ -199,12 +206,16 @@ func gatherFacts(ctx context.Context, p session, t *target, srv record.Server, v
 		mh.WhileEngineLoaded = &contract.HashedOverlaid{HashingS: h.took.Seconds(), EngineLoadS: h.loadDur.Seconds(), FilesHashed: h.files,
 			Note: "the files the profile names were hashed while the engine loaded them; only hashing beyond the load adds to the wait"}
 	}
+	if mh != nil {
+		if c := provenance.CacheNote(mh.Files); c != "" {
+			p.out.Line("%s", c)
+		}
+	}
 	if h.cache != nil {
 		if err := h.cache.Save(); err != nil {
 			p.out.Line("warning: the hash cache was not saved: %v", err)
 		}
 	}
-	return f
 }
 
 // readStrataFile reads the config file a Strata server's command line

@@ -19,6 +19,18 @@ type Declared struct {
 // merge is the declared identity: the command line wins over the profile,
 // and the track defaults to custom.
 func (d Declared) merge(p *engine.Profile) (record.Identity, error) {
+	for _, f := range []struct {
+		flag string
+		vals []string
+	}{{"model-revision", engine.Values(d.ModelRevision)}, {"source-revision", engine.Values(d.SourceRevision)},
+		{"tokenizer-revision", engine.Values(d.TokenizerRevision)}, {"quantization", engine.Values(d.Quantization)},
+		{"background", d.Background}, {"build-options", d.BuildOptions}} {
+		for _, v := range f.vals {
+			if why := engine.OneLine(v); why != "" {
+				return record.Identity{}, exitcode.Usagef("--%s %q %s", f.flag, v, why)
+			}
+		}
+	}
 	var pi engine.Identity
 	if p != nil {
 		pi = p.Identity

@@ -118,3 +118,27 @@ func TestVersionSaysWhereTheCommitCameFrom(t *testing.T) {
 		})
 	}
 }
+
+// TestRunFromItsCheckoutWithoutAStampHasNoCommit: a binary without a VCS
+// stamp that knows the checkout it was compiled from (go run) records no
+// commit: that checkout's HEAD now is not tied to the binary. The run says
+// so first and is nonconforming.
+func TestRunFromItsCheckoutWithoutAStampHasNoCommit(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	head := submissions.Checkout(t, work)
+	var out, errb strings.Builder
+	env := testEnv(t, work, strings.NewReader(""), &out, &errb)
+	env.Build = &version.Build{ModuleVersion: "(devel)", SourceDir: work}
+	if code := Run(t.Context(), []string{"bench", "run", "--simulate"}, env); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errb.String())
+	}
+	first, _, _ := strings.Cut(errb.String(), "\n")
+	if !strings.HasPrefix(first, "strata "+version.Version+": commit unknown: ") || !strings.Contains(first, "the HEAD of the checkout it was built from cannot be tied to it") {
+		t.Errorf("first line %q", first)
+	}
+	res, _ := readResults(t, work)
+	if c := res.Software.StrataCommit; c != nil || res.Run.Status != contract.StatusNonconforming || strings.Contains(res.Extensions.Install.NoCommit, head) {
+		t.Errorf("commit %v (HEAD %s), status %s, install %+v", c, head, res.Run.Status, res.Extensions.Install)
+	}
+}

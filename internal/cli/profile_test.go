@@ -424,3 +424,38 @@ func TestModelFilesHashWhileTheEngineLoads(t *testing.T) {
 		t.Errorf("report: %s", rep.stdout)
 	}
 }
+
+// TestReusedHashesAreSaid: a second run over an unchanged model file
+// reuses its cached hash and says so, on the terminal and in
+// extensions.model_hashing, with how to hash it again; the first run,
+// which hashed it, says nothing of the cache.
+func TestReusedHashesAreSaid(t *testing.T) {
+	t.Parallel()
+	work := simProfile(t, freeTestPort(t))
+	mustWrite(t, filepath.Join(work, "profiles", "big-model.gguf"), "GGUF weights")
+	cache := t.TempDir()
+	const said = "reused from the hash cache"
+	for i, wantSaid := range []bool{false, true} {
+		var out, errb strings.Builder
+		env := testEnv(t, work, strings.NewReader(""), &out, &errb)
+		env.CacheDir = cache
+		results := filepath.Join(work, fmt.Sprint("results-", i))
+		if code := Run(t.Context(), []string{"bench", "run", "--profile", "fake", "--results-dir", results}, env); code != 0 {
+			t.Fatalf("run %d: exit %d\n%s", i+1, code, errb.String())
+		}
+		dirs, _ := filepath.Glob(filepath.Join(results, "*", "results.json"))
+		if len(dirs) != 1 {
+			t.Fatalf("run %d: result folders %v", i+1, dirs)
+		}
+		data, _ := os.ReadFile(dirs[0])
+		var res contract.Results
+		if err := json.Unmarshal(data, &res); err != nil {
+			t.Fatal(err)
+		}
+		note := res.Extensions.ModelHashing.Note
+		if strings.Contains(errb.String(), said) != wantSaid || strings.Contains(note, said) != wantSaid || wantSaid && !strings.Contains(note, "--rehash") {
+			t.Errorf("run %d: the reuse said %v on the terminal, %v in the note %q; want %v\n%s", i+1,
+				strings.Contains(errb.String(), said), strings.Contains(note, said), note, wantSaid, errb.String())
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/strata-bench/strata/internal/benchrun"
+	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
@@ -60,7 +61,10 @@ kills it when strata dies).
 Options that describe what the engine cannot tell the runner (--track,
 --track-notes, --model-revision, --source-revision, --tokenizer-revision,
 --quantization, --custom-pack, --background, --build-options) are recorded as
-given; an unset one is null with a reason. The runner never guesses them.
+given; an unset one is null with a reason. The runner never guesses them. A
+revision, quantization, background or build option is one line of text (a
+control character or a bidirectional override in one is refused); track notes
+and a custom pack's description may span lines.
 
 With --profile the runner starts that profile's engine (its own process group,
 output captured as the engine log), waits for /health to answer 200, runs, and
@@ -178,14 +182,14 @@ func splitOptions(vals []string) []string {
 	return out
 }
 
-// commandLine is the sanitized command string: flags as given, the API key
-// variable's name but never a key.
+// commandLine is the sanitized command string: flags as given, each one
+// shell word on one line, the API key variable's name but never a key.
 func commandLine(cmd *cobra.Command) string {
 	parts := []string{cmd.CommandPath()}
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		if sv, ok := f.Value.(pflag.SliceValue); ok {
 			for _, v := range sv.GetSlice() {
-				parts = append(parts, "--"+f.Name+"="+quoteArg(v))
+				parts = append(parts, "--"+f.Name+"="+escape.ShellWord(v))
 			}
 			return
 		}
@@ -193,14 +197,7 @@ func commandLine(cmd *cobra.Command) string {
 			parts = append(parts, "--"+f.Name)
 			return
 		}
-		parts = append(parts, "--"+f.Name+"="+quoteArg(f.Value.String()))
+		parts = append(parts, "--"+f.Name+"="+escape.ShellWord(f.Value.String()))
 	})
 	return strings.Join(parts, " ")
-}
-
-func quoteArg(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\"'\\$`") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

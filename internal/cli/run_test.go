@@ -325,3 +325,42 @@ func TestInterruptedWhileTheEngineLoads(t *testing.T) {
 		t.Errorf("a result folder for a run that sent nothing: %v", err)
 	}
 }
+
+// TestCommandLineIsOneLine: a flag value with a newline, a terminal escape,
+// a bidirectional override or invalid UTF-8 is recorded in the command
+// line as a shell word that gives it back, on one line of plain text (the
+// validator refuses a hidden character in run.command).
+func TestCommandLineIsOneLine(t *testing.T) {
+	t.Parallel()
+	cmd := newRun(testEnv(t, t.TempDir(), strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}))
+	if err := cmd.ParseFlags([]string{"--track-notes", "line one\nline two", "--background", "x\x1b[2J\u202e\xff", "--quantization", "IQ3_XXS"}); err != nil {
+		t.Fatal(err)
+	}
+	got := commandLine(cmd)
+	want := `run --background=$'x\u001b[2J\u202e\xff' --quantization=IQ3_XXS --track-notes=$'line one\nline two'`
+	if got != want {
+		t.Errorf("command line\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestOneLineIdentityFlagsAreRefused: a revision, a quantization, a
+// background workload or a build option names one thing on one line; a
+// newline, a terminal escape, a bidirectional override or a byte that is
+// not UTF-8 in one is refused before anything runs, naming the flag. Track
+// notes and a custom pack's description are prose and may span lines (the
+// e2e TestNothingStrataWritesFailsItsValidator holds what they write).
+func TestOneLineIdentityFlagsAreRefused(t *testing.T) {
+	t.Parallel()
+	for _, flag := range []string{"model-revision", "source-revision", "tokenizer-revision", "quantization", "background", "build-options"} {
+		for _, v := range []string{"IQ3\nXXS", "IQ3\rXXS", "\x1b[2JIQ3", "IQ3\u202eXXS", "IQ3\xffXXS"} {
+			work := t.TempDir()
+			r := runIn(t, work, "", "bench", "run", "--simulate", "--"+flag, v)
+			if r.code != ExitUsage || !strings.Contains(r.stderr, "--"+flag) || !strings.Contains(r.stderr, "one line") {
+				t.Errorf("--%s %q: exit %d, stderr %q", flag, v, r.code, r.stderr)
+			}
+			if entries, _ := os.ReadDir(filepath.Join(work, "bench-results")); len(entries) != 0 {
+				t.Errorf("--%s %q: a result folder was written", flag, v)
+			}
+		}
+	}
+}

@@ -22,16 +22,18 @@ type ModelMetadata struct {
 // of them says nothing about which model it is ("Model", "model-q4").
 var families = []string{"qwen", "llama", "mistral", "mixtral", "gemma", "phi", "deepseek", "glm", "gpt", "falcon", "yi", "olmo", "granite", "command", "smol", "internlm", "minimax", "kimi"}
 
-// normalName is a name in lower case without spaces, dots, dashes or
-// underscores ("Qwen3.8-Flash-Next" → "qwen38flashnext").
-func normalName(s string) string {
-	return strings.Map(func(r rune) rune {
+// nameParts are the parts of a name in lower case, split at spaces,
+// dashes, underscores and slashes; a dot is part of a version
+// ("Qwen3.8-Flash-Next" → "qwen3.8" "flash" "next", "Qwen3-8B" → "qwen3"
+// "8b").
+func nameParts(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
 		switch r {
-		case ' ', '.', '-', '_', '/':
-			return -1
+		case ' ', '-', '_', '/':
+			return true
 		}
-		return r
-	}, strings.ToLower(s))
+		return false
+	})
 }
 
 // CheckModel holds what the metadata says to the profile's model rule.
@@ -58,30 +60,30 @@ func CheckModel(rule protocol.ModelRule, profile string, md *ModelMetadata) cont
 			continue
 		}
 		c.Found = append(c.Found, fmt.Sprintf("%s %q", n.key, n.v))
-		norm := normalName(n.v)
-		if d := derivative(norm, rule); d != "" {
+		parts := nameParts(n.v)
+		if d := derivative(parts, rule); d != "" {
 			other = append(other, fmt.Sprintf("%s %q names a derivative (%s)", n.key, n.v, d))
 			continue
 		}
 		switch {
 		case n.key == "general.finetune":
-		case otherModel(norm, rule) != "":
-			other = append(other, fmt.Sprintf("%s %q names another model (%s)", n.key, n.v, otherModel(norm, rule)))
-		case matchesName(norm, rule):
+		case otherModel(parts, rule) != "":
+			other = append(other, fmt.Sprintf("%s %q names another model (%s)", n.key, n.v, otherModel(parts, rule)))
+		case matchesName(parts, rule):
 			named = true
-		case namesFamily(norm):
+		case namesFamily(parts):
 			other = append(other, fmt.Sprintf("%s %q names another model", n.key, n.v))
 		}
 	}
 	for _, b := range md.BaseModels {
 		c.Found = append(c.Found, fmt.Sprintf("base model %q", b))
-		norm := normalName(b)
+		parts := nameParts(b)
 		switch {
-		case derivative(norm, rule) != "":
-			other = append(other, fmt.Sprintf("the base model %q is a derivative (%s)", b, derivative(norm, rule)))
-		case otherModel(norm, rule) != "" || !matchesName(norm, rule) && namesFamily(norm):
+		case derivative(parts, rule) != "":
+			other = append(other, fmt.Sprintf("the base model %q is a derivative (%s)", b, derivative(parts, rule)))
+		case otherModel(parts, rule) != "" || !matchesName(parts, rule) && namesFamily(parts):
 			other = append(other, fmt.Sprintf("the base model %q is another model", b))
-		case matchesName(norm, rule):
+		case matchesName(parts, rule):
 			named = true
 		}
 	}
@@ -98,32 +100,52 @@ func CheckModel(rule protocol.ModelRule, profile string, md *ModelMetadata) cont
 	return c
 }
 
-func matchesName(norm string, rule protocol.ModelRule) bool {
-	for _, n := range rule.Names {
-		if strings.Contains(norm, n) {
+func matchesName(parts []string, rule protocol.ModelRule) bool {
+	return firstIn(parts, rule.Names) != ""
+}
+
+func derivative(parts []string, rule protocol.ModelRule) string {
+	return firstIn(parts, rule.Derivatives)
+}
+
+// otherModel is the other model of the family a name names ("" none).
+func otherModel(parts []string, rule protocol.ModelRule) string { return firstIn(parts, rule.Others) }
+
+// firstIn is the first of names that some whole parts of a name spell: a
+// run of the name's parts, joined, is the name's parts joined
+// ("Qwen3.8 Flash-Next" and "Qwen3.8FlashNext" spell "qwen3.8-flash-next";
+// "Qwen3-8B" spells "qwen3", not "qwen3.8").
+func firstIn(parts, names []string) string {
+	for _, n := range names {
+		if spells(parts, strings.Join(nameParts(n), "")) {
+			return n
+		}
+	}
+	return ""
+}
+
+func spells(parts []string, want string) bool {
+	for i := range parts {
+		run := ""
+		for _, p := range parts[i:] {
+			if run += p; len(run) >= len(want) {
+				break
+			}
+		}
+		if run == want {
 			return true
 		}
 	}
 	return false
 }
 
-func derivative(norm string, rule protocol.ModelRule) string { return firstIn(norm, rule.Derivatives) }
-
-// other2 is the other model of the family a name names ("" none).
-func otherModel(norm string, rule protocol.ModelRule) string { return firstIn(norm, rule.Others) }
-
-func firstIn(norm string, parts []string) string {
-	for _, d := range parts {
-		if strings.Contains(norm, d) {
-			return d
-		}
-	}
-	return ""
-}
-
-func namesFamily(norm string) bool {
+// namesFamily reports whether a name holds a family's name anywhere, not
+// only in whole parts: families are spelled in many ways
+// ("tiny-qwen3-thinker", "Llama3"), and finding one never admits a model.
+func namesFamily(parts []string) bool {
+	joined := strings.Join(parts, "")
 	for _, f := range families {
-		if strings.Contains(norm, f) {
+		if strings.Contains(joined, f) {
 			return true
 		}
 	}

@@ -381,3 +381,35 @@ func TestCountServedNumbers(t *testing.T) {
 }
 
 func n64(v int64) *int64 { return &v }
+
+// TestProfileIdentityIsOneLine: a profile's revision, quantization,
+// background or build option with a newline, a terminal escape or a
+// bidirectional override is a problem of the profile, named by its key;
+// track notes and a custom pack's description may span lines.
+func TestProfileIdentityIsOneLine(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeProfile(t, dir, "lines", `url = "http://127.0.0.1:8080"
+[identity]
+model_revision = "abc\ndef"
+quantization = "IQ3_XXS\r"
+background = ["a browser", "\u001b[2J"]
+build_options = ["GGML_CUDA=ON", "x\u202ey"]
+track_notes = "line one\nline two"
+custom_pack = "step one\nstep two"
+`)
+	p, err := Load("lines", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := fmt.Sprint(p.Check())
+	for _, want := range []string{`identity.model_revision "abc\ndef" has the control or bidirectional character U+000A at byte 3`,
+		`identity.quantization "IQ3_XXS\r"`, `identity.background "\x1b[2J"`, `identity.build_options "x\u202ey"`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("check lacks %q: %s", want, all)
+		}
+	}
+	if strings.Contains(all, "track_notes") || strings.Contains(all, "custom_pack") || strings.Contains(all, "a browser") {
+		t.Errorf("prose or a one-line value was refused: %s", all)
+	}
+}

@@ -16,8 +16,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
+	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/inputfile"
 	"github.com/strata-bench/strata/internal/protocol"
 )
@@ -196,7 +198,47 @@ func (p *Profile) Check() []error {
 	if t := p.Identity.Track; t != nil && !protocol.ValidTrack(*t) {
 		errs = append(errs, fmt.Errorf("identity.track %q: expected \"default\" or \"custom\"", *t))
 	}
+	id := p.Identity
+	for _, f := range []struct {
+		key  string
+		vals []string
+	}{{"model_revision", Values(id.ModelRevision)}, {"source_revision", Values(id.SourceRevision)},
+		{"tokenizer_revision", Values(id.TokenizerRevision)}, {"quantization", Values(id.Quantization)},
+		{"background", id.Background}, {"build_options", id.BuildOptions}} {
+		for _, v := range f.vals {
+			if why := OneLine(v); why != "" {
+				errs = append(errs, fmt.Errorf("identity.%s %q %s", f.key, v, why))
+			}
+		}
+	}
 	return errs
+}
+
+// OneLine is the rule for an identity value that names one thing (a
+// revision, a quantization, a background workload, a build option): such a
+// name is one line of visible text, so a control character (a newline, a
+// terminal escape), a bidirectional override or a byte that is not UTF-8
+// in it is a paste gone wrong, refused before the run. Track notes and a
+// custom pack's description are prose and may span lines. It says why v is
+// not one line ("" when it is).
+func OneLine(v string) string {
+	for i, r := range v {
+		if r == utf8.RuneError && !strings.HasPrefix(v[i:], string(utf8.RuneError)) {
+			return fmt.Sprintf("has a byte that is not UTF-8 at byte %d: it names one thing, on one line", i)
+		}
+		if escape.Hidden(r) {
+			return fmt.Sprintf("has the control or bidirectional character %U at byte %d: it names one thing, on one line", r, i)
+		}
+	}
+	return ""
+}
+
+// Values is an optional value as a list (none when it is not given).
+func Values(v *string) []string {
+	if v == nil {
+		return nil
+	}
+	return []string{*v}
 }
 
 // Listed is a profile found on disk.

@@ -19,50 +19,63 @@ func Hidden(r rune) bool {
 
 // Line returns s with every hidden character and invalid byte escaped
 // (\n, \t, \u001b, \u202e, \xff): one line, exactly what was sent.
-func Line(s string) string { return escaped(s, func(rune) bool { return false }) }
+func Line(s string) string { return escaped(s, keepNone) }
 
 // Text is Line for text of several lines (a web page): its line feeds and
 // tabs stay as they are, every other hidden character and invalid byte is
 // escaped as Line escapes it.
-func Text(s string) string {
-	return escaped(s, func(r rune) bool { return r == '\n' || r == '\t' })
-}
+func Text(s string) string { return escaped(s, keepLines) }
+
+func keepNone(rune) bool { return false }
+
+func keepLines(r rune) bool { return r == '\n' || r == '\t' }
 
 // escaped escapes the hidden characters of s that keep does not keep, and
 // every invalid byte.
 func escaped(s string, keep func(rune) bool) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || Hidden(r) && !keep(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	if !hasHidden(s, keep) {
 		return s
 	}
 	var b strings.Builder
+	writeEscaped(&b, s, keep, false)
+	return b.String()
+}
+
+// hasHidden reports whether s holds a hidden character keep does not keep,
+// or invalid UTF-8.
+func hasHidden(s string, keep func(rune) bool) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r == utf8.RuneError || Hidden(r) && !keep(r) }) >= 0
+}
+
+// writeEscaped writes s with its hidden characters (but those keep keeps)
+// and invalid bytes escaped; for the shell's $'…' it also escapes the
+// backslash and the quote, and writes a character past U+FFFF as
+// \UXXXXXXXX.
+func writeEscaped(b *strings.Builder, s string, keep func(rune) bool, shell bool) {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case keep(r):
 			b.WriteString(s[i : i+n])
 		case r == utf8.RuneError && n <= 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
+			fmt.Fprintf(b, `\x%02x`, s[i])
+		case shell && (r == '\\' || r == '\''):
+			b.WriteString(`\` + string(r))
 		case r == '\n':
 			b.WriteString(`\n`)
 		case r == '\t':
 			b.WriteString(`\t`)
 		case r == '\r':
 			b.WriteString(`\r`)
+		case shell && Hidden(r) && r > 0xffff:
+			fmt.Fprintf(b, `\U%08x`, r)
 		case Hidden(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
+			fmt.Fprintf(b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+n])
 		}
 		i += n
 	}
-	return b.String()
 }
 
 // markdownSpecial are the characters that make Markdown or HTML of plain
@@ -111,4 +124,28 @@ func isASCIIPunct(c byte) bool {
 // ' and | is escaped.
 func CodeSpan(s string) string {
 	return strings.NewReplacer("`", "'", "|", `\|`).Replace(Line(s))
+}
+
+// shellSpecial are the characters a POSIX shell acts on in an unquoted
+// word: a word holding one is quoted.
+const shellSpecial = " \t\"'\\$`;&|<>()*?[]{}~#!"
+
+// ShellWord returns s as one word of a shell command line that gives back
+// s exactly: as it is when nothing in it needs quoting, else in single
+// quotes, or, when it holds a hidden character or invalid UTF-8, in bash's
+// $'…' quoting with those written as escapes ($'line one\nline two',
+// \u202e, \xff). A command line is one line of plain text wherever it is
+// shown or recorded, and can still be pasted to run again.
+func ShellWord(s string) string {
+	switch {
+	case hasHidden(s, keepNone):
+		var b strings.Builder
+		b.WriteString("$'")
+		writeEscaped(&b, s, keepNone, true)
+		b.WriteString("'")
+		return b.String()
+	case s != "" && !strings.ContainsAny(s, shellSpecial):
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

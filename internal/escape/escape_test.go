@@ -1,6 +1,10 @@
 package escape
 
-import "testing"
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
 
 func TestLine(t *testing.T) {
 	t.Parallel()
@@ -48,4 +52,57 @@ func TestText(t *testing.T) {
 			t.Errorf("Text(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
+}
+
+// TestShellWord: each value is one line of plain text that a shell gives
+// back byte for byte (checked with bash where there is one).
+func TestShellWord(t *testing.T) {
+	t.Parallel()
+	bash := unicodeBash()
+	for _, c := range []struct{ in, want string }{
+		{"IQ3_XXS", "IQ3_XXS"},
+		{"", "''"},
+		{"two words", "'two words'"},
+		{"a;b&c|d>e*", "'a;b&c|d>e*'"},
+		{`it's $HOME \ "x"`, `'it'\''s $HOME \ "x"'`},
+		{"line one\nline two", `$'line one\nline two'`},
+		{"crlf\r\n\ttab", `$'crlf\r\n\ttab'`},
+		{"\x1b]0;pwned\x07 it's \\", `$'\u001b]0;pwned\u0007 it\'s \\'`},
+		{"model\u202e.gguf", `$'model\u202e.gguf'`},
+		{"tag \U000e0001", `$'tag \U000e0001'`},
+		{"bad \xff\xfe byte", `$'bad \xff\xfe byte'`},
+		{"\u202eabcdef", `$'\u202eabcdef'`},
+	} {
+		got := ShellWord(c.in)
+		if got != c.want {
+			t.Errorf("ShellWord(%q) = %q, want %q", c.in, got, c.want)
+		}
+		if bash == "" {
+			continue
+		}
+		out, err := bashPrint(bash, got)
+		if err != nil || string(out) != c.in {
+			t.Errorf("bash gives %q back for %s (%v), want %q", out, got, err, c.in)
+		}
+	}
+}
+
+// unicodeBash is a bash that reads $'\u00e9' as é ("" when there is none:
+// bash before 4.2 does not).
+func unicodeBash() string {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		return ""
+	}
+	if out, err := bashPrint(bash, `$'\u00e9'`); err != nil || string(out) != "é" {
+		return ""
+	}
+	return bash
+}
+
+// bashPrint is what bash prints of the word, in a UTF-8 locale.
+func bashPrint(bash, word string) ([]byte, error) {
+	cmd := exec.Command(bash, "-c", "printf %s "+word)
+	cmd.Env = append(os.Environ(), "LC_ALL=C.UTF-8")
+	return cmd.Output()
 }

@@ -10,6 +10,9 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
+	"strings"
+	"unicode/utf8"
 
 	parser "github.com/gpustack/gguf-parser-go"
 
@@ -167,6 +170,34 @@ type Fact struct {
 	Source string
 }
 
+// MaxText bounds a string the summary keeps: a model's names are a few
+// dozen bytes, and a file holding 100 MB in one would make a result that
+// no validator reads.
+const MaxText = 1024
+
+// text is s as a result keeps it, and what was changed ("" nothing): valid
+// UTF-8 (JSON cannot carry other bytes, and would change them when the
+// result is written, so that what a result derives from the summary could
+// not be derived again from the file) of at most MaxText bytes, cut
+// between characters.
+func text(s string) (string, string) {
+	var whys []string
+	n := len(s)
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+		whys = append(whys, "bytes that are not UTF-8 are U+FFFD")
+	}
+	if len(s) > MaxText {
+		cut := MaxText
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+		whys = append(whys, fmt.Sprintf("cut to its first %d of %d bytes", cut, n))
+	}
+	return s, strings.Join(whys, "; ")
+}
+
 // Summary returns what the metadata says about the model, each value with
 // its source key, for a result's extensions. It never feeds an
 // operator-declared field.
@@ -184,9 +215,13 @@ func (f *File) Summary() (out map[string]Fact) {
 			return
 		}
 		var v any
+		source := "GGUF " + key
 		switch kv.ValueType {
 		case parser.GGUFMetadataValueTypeString:
-			v = kv.ValueString()
+			var why string
+			if v, why = text(kv.ValueString()); why != "" {
+				source += " (" + why + ")"
+			}
 		case parser.GGUFMetadataValueTypeUint32:
 			v = kv.ValueUint32()
 		case parser.GGUFMetadataValueTypeInt32:
@@ -196,7 +231,7 @@ func (f *File) Summary() (out map[string]Fact) {
 		default:
 			return
 		}
-		out[name] = Fact{Value: v, Source: "GGUF " + key}
+		out[name] = Fact{Value: v, Source: source}
 	}
 	put("architecture", "general.architecture")
 	put("name", "general.name")
@@ -212,7 +247,17 @@ func (f *File) Summary() (out map[string]Fact) {
 		out["tokenizer_tokens"] = Fact{Value: kv.ValueArray().Len, Source: "the length of GGUF tokenizer.ggml.tokens"}
 	}
 	if bases := f.baseModels(); len(bases) > 0 {
-		out["base_models"] = Fact{Value: bases, Source: "GGUF general.base_model.N.organization and .name"}
+		source, whys := "GGUF general.base_model.N.organization and .name", []string{}
+		for i, b := range bases {
+			var why string
+			if bases[i], why = text(b); why != "" && !slices.Contains(whys, why) {
+				whys = append(whys, why)
+			}
+		}
+		if len(whys) > 0 {
+			source += " (" + strings.Join(whys, "; ") + ")"
+		}
+		out["base_models"] = Fact{Value: bases, Source: source}
 	}
 	if arch != "" {
 		put("context_length", arch+".context_length")

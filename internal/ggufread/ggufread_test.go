@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/strata-bench/strata/internal/gguf"
 )
@@ -96,5 +97,53 @@ func TestOpenErrors(t *testing.T) {
 	os.WriteFile(bad, []byte("not a gguf file at all"), 0o644)
 	if _, err := Open(bad); err == nil || !strings.Contains(err.Error(), "bad.gguf") {
 		t.Errorf("garbage: %v", err)
+	}
+}
+
+// TestSummaryStringsAreText: a string the summary keeps is valid UTF-8 and
+// at most MaxText bytes, and its source says what was replaced or cut (a
+// result keeps the summary, and a 100 MB name would make it 200 MB).
+func TestSummaryStringsAreText(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	long := strings.Repeat("é", MaxText) // 2 bytes each: cut inside none
+	err := gguf.Write(path, []gguf.KV{
+		{Key: "general.architecture", Value: "qwen3"},
+		{Key: "general.name", Value: "Qwen3\xff\xfe-8B"},
+		{Key: "general.basename", Value: long},
+		{Key: "general.finetune", Value: "Instruct"},
+		{Key: "general.base_model.count", Value: uint32(1)},
+		{Key: "general.base_model.0.name", Value: "Qwen3\xff"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenWithoutLists(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Summary()
+	for _, c := range []struct {
+		fact   string
+		value  any
+		source string
+	}{
+		{"name", "Qwen3\uFFFD-8B", "GGUF general.name (bytes that are not UTF-8 are U+FFFD)"},
+		{"basename", long[:MaxText], fmt.Sprintf("GGUF general.basename (cut to its first %d of %d bytes)", MaxText, len(long))},
+		{"finetune", "Instruct", "GGUF general.finetune"},
+		{"base_models", []string{"Qwen3\uFFFD"}, "GGUF general.base_model.N.organization and .name (bytes that are not UTF-8 are U+FFFD)"},
+	} {
+		if got := s[c.fact]; fmt.Sprint(got.Value) != fmt.Sprint(c.value) || got.Source != c.source {
+			t.Errorf("%s: %q from %q, want %q from %q", c.fact, got.Value, got.Source, c.value, c.source)
+		}
+	}
+}
+
+// TestTextCutsAtACharacter: a cut never splits a character.
+func TestTextCutsAtACharacter(t *testing.T) {
+	t.Parallel()
+	got, why := text("a" + strings.Repeat("é", MaxText))
+	if len(got) != MaxText-1 || !utf8.ValidString(got) || !strings.Contains(why, "cut") {
+		t.Errorf("%d bytes, valid %v, %q", len(got), utf8.ValidString(got), why)
 	}
 }

@@ -1,8 +1,7 @@
 // Package install finds where the running strata came from: its commit (the
-// binary's VCS stamp, the COMMIT file a release carries beside the binary,
-// or the HEAD of the checkout the binary was built from, read with go-git),
-// whether it is a source build, and whether the checkout around the working
-// folder is another one. It is apart from internal/version so that what only
+// binary's VCS stamp, or the COMMIT file a release carries beside the
+// binary), whether it is a source build, and whether the checkout around
+// the working folder is another one (its HEAD read with go-git). It is apart from internal/version so that what only
 // prints a version (the simulator) does not pull in go-git.
 package install
 
@@ -27,7 +26,6 @@ import (
 const (
 	FromStamp      = "vcs_stamp"
 	FromCommitFile = "commit_file"
-	FromCheckout   = "checkout"
 )
 
 // CommitFile is the file a release archive (and the Debian package) puts
@@ -36,15 +34,14 @@ const CommitFile = "COMMIT"
 
 // Conforming says how to get an install whose runs carry a commit.
 const Conforming = "install a release archive or the Debian package (each carries a COMMIT file beside the binary), " +
-	"or build in a strata git checkout with VCS stamping (go build -buildvcs=true ./cmd/strata) or run go run ./cmd/strata there; " +
-	"go install …@version records no commit"
+	"or build in a strata git checkout with VCS stamping (go build -buildvcs=true ./cmd/strata); " +
+	"go run and go install …@version record no commit"
 
 // Info is where the running strata came from.
 type Info struct {
 	// Commit is the full commit; "" when unknown (Reason says why).
 	Commit string
-	// From is FromStamp, FromCommitFile or FromCheckout ("" without a
-	// commit); Source says it in words, without machine paths (the result
+	// From is FromStamp or FromCommitFile ("" without a commit); Source says it in words, without machine paths (the result
 	// records it).
 	From, Source string
 	// Kind is "release" for a binary with a COMMIT file beside it or no
@@ -70,12 +67,14 @@ type Inputs struct {
 // Module is this project's module path; a checkout is recognised by it.
 const Module = "github.com/strata-bench/strata"
 
-// Detect finds the install's commit. The binary's own commit wins: its VCS
-// stamp, else the COMMIT file beside it, else the HEAD of the checkout it
-// was compiled from (a build that kept its file paths: go run, a plain go
-// build). A checkout that merely holds the working folder is never the
-// source of the commit; when it is another checkout than the binary's own,
-// Detect warns.
+// Detect finds the install's commit: the binary's VCS stamp, else the
+// COMMIT file beside it. Only those are tied to the binary: the HEAD of the
+// checkout a build that kept its file paths was compiled from (go run, a
+// plain go build) is that checkout's commit now, which may be a later one,
+// or a clean one where the build was made from changes, so such a binary
+// has no commit. A checkout that merely holds the working folder is never
+// the source of the commit; when it is another checkout than the binary's
+// own, Detect warns.
 func Detect(in Inputs) Info {
 	info := Info{Kind: "release", ModuleVersion: in.Build.ModuleVersion}
 	own := ""
@@ -87,6 +86,8 @@ func Detect(in Inputs) Info {
 		info.Kind = "source"
 	}
 	switch {
+	case in.Build.Commit != "" && notACommit(in.Build.Commit) != "":
+		info.Reason = "the binary's VCS stamp " + notACommit(in.Build.Commit)
 	case in.Build.Commit != "":
 		info.Commit, info.From, info.Source = in.Build.Commit, FromStamp, "the binary's embedded VCS stamp"
 		if in.Build.Modified {
@@ -101,12 +102,8 @@ func Detect(in Inputs) Info {
 	case !errors.Is(fileErr, os.ErrNotExist):
 		info.Reason = fileErr.Error()
 	case own != "":
-		c, err := headOf(own)
-		if err != nil {
-			info.Reason = "the HEAD of the checkout this binary was built from cannot be read: " + err.Error()
-			break
-		}
-		info.Commit, info.From, info.Source = c, FromCheckout, "git rev-parse HEAD of the checkout the binary was built from"
+		info.Reason = "no VCS stamp in the binary and no " + CommitFile + " file beside it; the HEAD of the checkout it was built from cannot be tied to it " +
+			"(that checkout may have moved to another commit since the build, or the build been made from changes its HEAD does not hold)"
 	default:
 		info.Reason = "no VCS stamp in the binary, no " + CommitFile + " file beside it, and no checkout it was built from"
 	}
@@ -140,8 +137,8 @@ func readCommitFile(executable string) (string, error) {
 		return "", err
 	}
 	c := strings.TrimSpace(string(data))
-	if !isFullCommit(c) {
-		return "", fmt.Errorf("the %s file beside the binary does not hold a full commit (40 or 64 lowercase hex digits)", CommitFile)
+	if why := notACommit(c); why != "" {
+		return "", fmt.Errorf("the %s file beside the binary %s", CommitFile, why)
 	}
 	return c, nil
 }
@@ -169,16 +166,17 @@ func otherCheckout(workdir, own, commit string) string {
 	return fmt.Sprintf("the working folder is inside the strata checkout %s (%s), which is not the one this binary was built from; %s", around, at, recorded)
 }
 
-func isFullCommit(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
+// notACommit says why s is not the full ID of a commit ("" when it is): an
+// ID is 40 or 64 lowercase hex digits, and the all-zero one is git's "no
+// object", never a commit.
+func notACommit(s string) string {
+	if len(s) != 40 && len(s) != 64 || strings.Trim(s, "0123456789abcdef") != "" {
+		return "does not hold a full commit (40 or 64 lowercase hex digits)"
 	}
-	for _, r := range s {
-		if !strings.ContainsRune("0123456789abcdef", r) {
-			return false
-		}
+	if strings.Trim(s, "0") == "" {
+		return "holds the all-zero ID, which names no commit"
 	}
-	return true
+	return ""
 }
 
 // findCheckout returns the root of the strata checkout holding dir, or "".
@@ -220,8 +218,8 @@ func headOf(dir string) (string, error) {
 		return "", fmt.Errorf("HEAD: %w", err)
 	}
 	h := ref.Hash().String()
-	if !isFullCommit(h) {
-		return "", errors.New("HEAD is not a full commit")
+	if why := notACommit(h); why != "" {
+		return "", errors.New("HEAD " + why)
 	}
 	return h, nil
 }
@@ -248,6 +246,9 @@ func gitDir(dir string) (billy.Filesystem, error) {
 		if !filepath.IsAbs(dot) {
 			dot = filepath.Join(dir, dot)
 		}
+		if err := namesBack(dot, filepath.Join(dir, ".git")); err != nil {
+			return nil, err
+		}
 	}
 	fs := osfs.New(dot)
 	common, err := os.ReadFile(filepath.Join(dot, "commondir"))
@@ -267,4 +268,26 @@ func gitDir(dir string) (billy.Filesystem, error) {
 		return nil, fmt.Errorf("the common folder %s: %w", path, err)
 	}
 	return dotgit.NewRepositoryFilesystem(fs, osfs.New(path)), nil
+}
+
+// namesBack holds a .git file to the repository folder it names: git
+// writes the worktree's own .git file into that folder's gitdir file, so
+// a .git file naming another repository (its .git, or the folder of one of
+// its worktrees) is not this checkout's, and its HEAD is not read as this
+// one's.
+func namesBack(dot, file string) error {
+	data, err := os.ReadFile(filepath.Join(dot, "gitdir"))
+	if err != nil {
+		return fmt.Errorf("the .git file names %s, which is no worktree's repository folder: %w", dot, err)
+	}
+	back := strings.TrimSpace(string(data))
+	if !filepath.IsAbs(back) {
+		back = filepath.Join(dot, back)
+	}
+	a, errA := os.Stat(back)
+	b, errB := os.Stat(file)
+	if errA != nil || errB != nil || !os.SameFile(a, b) {
+		return fmt.Errorf("the .git file names %s, the repository folder of another checkout (%s)", dot, back)
+	}
+	return nil
 }

@@ -81,10 +81,17 @@ const (
 	other = "2222222222222222222222222222222222222222"
 )
 
+// noTie is the reason a binary without a stamp or a COMMIT file has no
+// commit, even where it knows the checkout it was compiled from: that
+// checkout's HEAD now may be a later commit, or a clean one where the
+// build was made from changes.
+const noTie = "the HEAD of the checkout it was built from cannot be tied to it"
+
 // TestDetect: the binary's own commit wins (its stamp, then the COMMIT
-// file beside it, then the HEAD of the checkout it was compiled from, a
-// linked worktree included); a checkout around the working folder is never
-// the source, and one that is not the binary's own is warned of.
+// file beside it), and an ID that names no commit is none; the HEAD of
+// the checkout a binary was compiled from cannot be tied to it; a checkout
+// around the working folder is never the source, and one that is not the
+// binary's own is warned of.
 func TestDetect(t *testing.T) {
 	t.Parallel()
 	co := newCheckout(t)
@@ -112,12 +119,16 @@ func TestDetect(t *testing.T) {
 			stamp, FromStamp, "release", "", "the COMMIT file beside the binary names " + other},
 		{"a COMMIT file that is not a commit", Inputs{Workdir: empty, Executable: release(t, "v1.0")}, "", "", "release",
 			"does not hold a full commit", ""},
+		{"a COMMIT file of all zeros", Inputs{Workdir: empty, Executable: release(t, strings.Repeat("0", 40))}, "", "", "release",
+			"the all-zero ID, which names no commit", ""},
+		{"a VCS stamp of all zeros", Inputs{Workdir: empty, Executable: bare, Build: version.Build{Commit: strings.Repeat("0", 40)}}, "", "", "source",
+			"the binary's VCS stamp holds the all-zero ID, which names no commit", ""},
 		{"go run in a linked worktree", Inputs{Workdir: co.linked, Executable: bare, Build: version.Build{SourceDir: co.linked}},
-			co.linkedHead, FromCheckout, "source", "", ""},
+			"", "", "source", noTie, ""},
 		{"go run in the main checkout, from a folder inside it", Inputs{Workdir: co.main, Executable: bare, Build: version.Build{SourceDir: co.main}},
-			co.mainHead, FromCheckout, "source", "", ""},
+			"", "", "source", noTie, ""},
 		{"its own checkout, run inside another one", Inputs{Workdir: co.main, Executable: bare, Build: version.Build{SourceDir: co.linked}},
-			co.linkedHead, FromCheckout, "source", "", "the working folder is inside the strata checkout " + co.main + " (at " + co.mainHead + ")"},
+			"", "", "source", noTie, "the working folder is inside the strata checkout " + co.main + " (at " + co.mainHead + ")"},
 		{"a stamp, run inside a checkout at another commit", Inputs{Workdir: co.linked, Executable: bare, Build: version.Build{Commit: stamp}},
 			stamp, FromStamp, "source", "", "the binary's own commit " + stamp + " is recorded"},
 		{"a release run inside a checkout at its own commit", Inputs{Workdir: co.main, Executable: release(t, co.mainHead)},
@@ -160,6 +171,26 @@ func TestHeadOfALinkedWorktree(t *testing.T) {
 		got, err := headOf(dir)
 		if err != nil || got != want {
 			t.Errorf("headOf(%s) = %q, %v; want %s", dir, got, err, want)
+		}
+	}
+}
+
+// TestHeadOfAnotherRepository: a .git file naming the repository folder of
+// another checkout (a linked worktree of another repository, or that
+// repository's own .git) is not this checkout's: its HEAD is never read as
+// this one's.
+func TestHeadOfAnotherRepository(t *testing.T) {
+	t.Parallel()
+	co := newCheckout(t)
+	for name, gitdir := range map[string]string{
+		"another worktree's folder": gitCmd(t, co.linked, "rev-parse", "--absolute-git-dir"),
+		"another repository":        filepath.Join(co.main, ".git"),
+	} {
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, "go.mod"), "module "+Module+"\n")
+		write(t, filepath.Join(dir, ".git"), "gitdir: "+gitdir+"\n")
+		if got, err := headOf(dir); err == nil {
+			t.Errorf("%s: headOf = %s, want an error", name, got)
 		}
 	}
 }

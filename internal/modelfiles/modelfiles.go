@@ -2,8 +2,8 @@
 // model_path, every shard of a split GGUF, files named in the engine's
 // arguments or the profile's model_files) and hashes them: SHA-256 of each,
 // shards in parallel with large buffers, progress with rate and ETA, and a
-// cache keyed on (path, size, mtime, device, inode) so an unchanged 70 GB
-// pack is not read again.
+// cache keyed on (path, size, mtime, inode change time, device, inode) so
+// an unchanged 70 GB pack is not read again.
 package modelfiles
 
 import (
@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -152,6 +153,12 @@ func Find(src Sources) ([]Candidate, []string) {
 	return out, problems
 }
 
+// FileName is the name a result records of a model file's path: its last
+// element, where a backslash ends an element too (a Windows server's
+// C:\Users\tom\x.gguf is x.gguf), so no folder of any machine is written
+// and the name is one the result format admits.
+func FileName(p string) string { return path.Base(strings.ReplaceAll(p, `\`, "/")) }
+
 // Hashed is one file's outcome.
 type Hashed struct {
 	Path       string // local path (never written to a result)
@@ -231,7 +238,7 @@ func Hash(ctx context.Context, cands []Candidate, o Options) ([]Hashed, time.Dur
 func examine(cands []Candidate, o Options) (out []Hashed, todo []int, total int64) {
 	out = make([]Hashed, len(cands))
 	for i, c := range cands {
-		out[i] = Hashed{Path: c.Path, Name: filepath.Base(c.Path), From: c.From}
+		out[i] = Hashed{Path: c.Path, Name: FileName(c.Path), From: c.From}
 		st, err := os.Stat(c.Path)
 		if err != nil {
 			out[i].Err = err
@@ -405,7 +412,10 @@ func (c *Cache) Save() error {
 	return nil
 }
 
+// key is what makes a file unchanged: its path, size, mtime, inode change
+// time, device and inode. Size and mtime can be put back after a change in
+// place (touch -d); the change time cannot.
 func key(path string, st os.FileInfo) string {
 	dev, ino := fileID(st)
-	return fmt.Sprintf("%s|%d|%d|%d|%d", path, st.Size(), st.ModTime().UnixNano(), dev, ino)
+	return fmt.Sprintf("%s|%d|%d|%d|%d|%d", path, st.Size(), st.ModTime().UnixNano(), changeTime(st), dev, ino)
 }

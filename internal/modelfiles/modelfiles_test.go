@@ -131,3 +131,81 @@ func TestProgress(t *testing.T) {
 		t.Errorf("final progress %v", last)
 	}
 }
+
+// TestRecordedNameIsTheFileName: the name a result records is the last
+// element of a path, where a backslash ends an element too: a Windows
+// server's model_path names x.gguf, and no folder of any machine is
+// written (the result format admits no backslash in a model file's path).
+func TestRecordedNameIsTheFileName(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	local := filepath.Join(dir, `models\Qwen3-8B.gguf`)
+	os.WriteFile(local, []byte("GGUF\x03\x00\x00\x00"), 0o644)
+	res, _ := Hash(context.Background(), []Candidate{{Path: local}, {Path: filepath.Join(dir, `C:\Users\tom\models\Qwen3-8B-Q4_K_M.gguf`)}}, Options{})
+	for i, want := range []string{"Qwen3-8B.gguf", "Qwen3-8B-Q4_K_M.gguf"} {
+		if res[i].Name != want {
+			t.Errorf("%s is recorded as %q, want %q", res[i].Path, res[i].Name, want)
+		}
+	}
+	if res[0].SHA256 == "" {
+		t.Errorf("the local file was not hashed: %v", res[0].Err)
+	}
+}
+
+// TestCacheKeysOnTheChangeTime: a model file changed in place with its
+// size and mtime put back is hashed again, not answered from the cache:
+// the inode's change time moved, and nothing can put that back.
+func TestCacheKeysOnTheChangeTime(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.gguf")
+	os.WriteFile(path, []byte("GGUF weights one"), 0o644)
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cachePath := filepath.Join(dir, "h.json")
+	cache, _ := OpenCache(cachePath)
+	res, _ := Hash(context.Background(), []Candidate{{Path: path}}, Options{Cache: cache})
+	if err := cache.Save(); err != nil || res[0].Err != nil {
+		t.Fatal(err, res[0].Err)
+	}
+	if !changeTimeMoves(t, dir, before) {
+		t.Skip("this system keeps no change time")
+	}
+	os.WriteFile(path, []byte("GGUF weights two"), 0o644) // the same size
+	os.Chtimes(path, before.ModTime(), before.ModTime())
+	if after, _ := os.Stat(path); after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) {
+		t.Fatalf("size and mtime were not put back: %d %v", after.Size(), after.ModTime())
+	}
+	reopened, _ := OpenCache(cachePath)
+	res, _ = Hash(context.Background(), []Candidate{{Path: path}}, Options{Cache: reopened})
+	sum := sha256.Sum256([]byte("GGUF weights two"))
+	if res[0].FromCache || res[0].SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("from cache %v, SHA-256 %s; want the new bytes' %x", res[0].FromCache, res[0].SHA256, sum)
+	}
+}
+
+// changeTimeMoves waits until a file changed now gets another change time
+// than before's (the kernel stamps change times from a clock that ticks
+// every few milliseconds), and reports whether the system keeps one.
+func changeTimeMoves(t *testing.T, dir string, before os.FileInfo) bool {
+	t.Helper()
+	probe := filepath.Join(dir, "probe")
+	for range 1_000_000 {
+		if err := os.WriteFile(probe, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := changeTime(st); c == 0 {
+			return false
+		} else if c > changeTime(before) {
+			return true
+		}
+	}
+	t.Fatal("the change time never moved")
+	return false
+}

@@ -43,9 +43,9 @@ const (
 type ModelRule struct {
 	// Model names the admitted model in words.
 	Model string
-	// Names are the forms of the model's name (lower case, without spaces,
-	// dots, dashes or underscores) one of which general.name or
-	// general.basename must contain.
+	// Names are the model's names in lower case, their parts joined by
+	// dashes, one of which whole parts of general.name or general.basename
+	// must spell ("qwen3" is in "Qwen3-8B", "qwen3.8" is not).
 	Names []string
 	// Architectures are the admitted general.architecture values (empty:
 	// any).
@@ -54,10 +54,10 @@ type ModelRule struct {
 	// length of tokenizer.ggml.tokens (its vocabulary).
 	TokenizerPre string
 	Tokens       int
-	// Derivatives are name parts that make another model of the family (a
-	// Coder, a fine-tune): "require a separate profile". Others are the
-	// names of other models whose names hold the admitted one ("qwen35"
-	// holds "qwen3").
+	// Derivatives are names (as Names) that make another model of the
+	// family (a Coder, a fine-tune): "require a separate profile". Others
+	// are the names of other models whose names begin with the admitted
+	// one ("qwen3.5", "qwen3-next" begin with "qwen3").
 	Derivatives, Others []string
 	// Source says where the rule's facts come from.
 	Source string
@@ -89,7 +89,7 @@ type Table []Definition
 // derivatives are the name parts of Qwen models that are not the base
 // model: "Fine-tuned, Coder, Swift, or other derivative models require a
 // separate profile".
-var derivatives = []string{"coder", "swift", "abliterated", "uncensored", "distill", "finetune", "merge"}
+var derivatives = []string{"coder", "swift", "abliterated", "uncensored", "distill", "distilled", "fine-tune", "fine-tuned", "merge", "merged"}
 
 // Known is the table strata ships.
 func Known() Table {
@@ -100,7 +100,7 @@ func Known() Table {
 			Bundle:       BundleCheckout, BundleName: BundleName, Template: "serve/chat_template.jinja of the Strata checkout",
 			Models: ModelRule{
 				Model: "Qwen/Qwen3.8-Flash-Next (the original weights and their quantizations)",
-				Names: []string{"qwen38flashnext"}, TokenizerPre: "qwen35", Tokens: 248320,
+				Names: []string{"qwen3.8-flash-next"}, TokenizerPre: "qwen35", Tokens: 248320,
 				Derivatives: derivatives,
 				Source:      "the spec's profile; vocabulary and pre-tokenizer from tools/strata_tokenizer.py (Niko1221/Strata @29257720: 248,320 tokens, pre qwen35)",
 			},
@@ -113,7 +113,7 @@ func Known() Table {
 			Models: ModelRule{
 				Model: "Qwen3 models that think (the Qwen3 tokenizer and vocabulary)",
 				Names: []string{"qwen3"}, Architectures: []string{"qwen3", "qwen3moe"}, TokenizerPre: "qwen2", Tokens: 151936,
-				Derivatives: derivatives, Others: []string{"qwen35", "qwen36", "qwen37", "qwen38", "qwen3next", "qwen3vl", "qwen3omni", "qwen3embedding", "qwen3reranker"},
+				Derivatives: derivatives, Others: []string{"qwen3.5", "qwen3.6", "qwen3.7", "qwen3.8", "qwen3-next", "qwen3-vl", "qwen3-omni", "qwen3-embedding", "qwen3-reranker"},
 				Source: "../shared/tokenizer/qwen3 and the Qwen3 GGUFs of ../shared/engines/llama.cpp: llama.cpp's converter names the pre-tokenizer qwen2 and pads the vocabulary to the model's 151,936 embedding rows",
 			},
 			About: "strata's stand-in: the spec's construction with the Qwen3 tokenizer and template, embedded",

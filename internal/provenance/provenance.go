@@ -9,6 +9,7 @@ package provenance
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"strings"
@@ -140,8 +141,12 @@ func modelFacts(ctx context.Context, f *record.Facts, in Inputs) {
 		f.Missing[contract.PtrModelFiles] = "no model file was found to hash: " + strings.Join(problems, "; ")
 	}
 	secs := took.Seconds()
+	note := "hashing runs before the warm-up and is not part of required_duration_s"
+	if c := CacheNote(detail); c != "" {
+		note += "; " + c
+	}
 	f.Extensions.ModelHashing = &contract.ModelHashing{DurationS: &secs, Files: detail, Problems: nonNil(problems),
-		Note: "hashing runs before the warm-up and is not part of required_duration_s", ModelPathResolved: in.ModelPathNote}
+		Note: note, ModelPathResolved: in.ModelPathNote}
 	if f.ModelFiles == nil {
 		return
 	}
@@ -156,6 +161,23 @@ func modelFacts(ctx context.Context, f *record.Facts, in Inputs) {
 		}
 		break
 	}
+}
+
+// CacheNote says how many of the model files' hashes were reused from the
+// hash cache rather than read, and how to read them again ("" none): a
+// cached hash stands for bytes nobody read in this run.
+func CacheNote(files []contract.HashedFile) string {
+	n := 0
+	for _, f := range files {
+		if f.FromCache {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d model file hashes were reused from the hash cache (each file unchanged in path, size, mtime, change time, device and inode since it was hashed at its computed_at); --rehash hashes them again",
+		n, len(files))
 }
 
 // hashedFile is one model file as the result and its hashing record keep

@@ -30,10 +30,11 @@ import (
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
 	"github.com/strata-bench/strata/internal/sharedpath"
+	"github.com/strata-bench/strata/internal/version"
 )
 
-// repoRoot is the checkout: runs started there find the install's commit
-// (git HEAD), as `go run ./cmd/strata` in a checkout does.
+// repoRoot is the checkout, where the runs start (it holds no Strata
+// bundle, so they follow the stand-in's protocol).
 func repoRoot(t testing.TB) string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
@@ -58,11 +59,18 @@ func strataWith(t testing.TB, dir string, table protocol.Table, stderr func(stri
 	errw := &watchWriter{fn: stderr}
 	// The machine's /proc is read (the engine's process is found by its
 	// port); its probe tools are not run.
+	// The test binary has no VCS stamp, and the HEAD of the checkout it was
+	// built from is no commit of it: the install is given the stamp a
+	// release or a -buildvcs=true build carries.
 	env := cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: errw, Dir: dir,
-		Getenv: func(string) string { return "" }, Environ: os.Environ, CacheDir: t.TempDir(), Root: os.DirFS("/"), Protocols: table}
+		Getenv: func(string) string { return "" }, Environ: os.Environ, CacheDir: t.TempDir(), Root: os.DirFS("/"), Protocols: table,
+		Build: &version.Build{Commit: testCommit, ModuleVersion: "(devel)"}}
 	code := cli.Run(context.Background(), args, env)
 	return cliResult{code, out.String(), errw.String()}
 }
+
+// testCommit is the install's commit in these runs.
+const testCommit = "0123456789abcdef0123456789abcdef01234567"
 
 // watchWriter keeps what is written and hands each complete line to fn.
 type watchWriter struct {

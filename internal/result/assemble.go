@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"path"
 	"strings"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/engineconfig"
 	"github.com/strata-bench/strata/internal/measure"
+	"github.com/strata-bench/strata/internal/modelfiles"
 	"github.com/strata-bench/strata/internal/power"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/record"
@@ -483,19 +483,12 @@ func modelName(s record.Server) string {
 		} `json:"data"`
 	}
 	if json.Unmarshal(s.Models, &m) == nil && len(m.Data) > 0 && m.Data[0].ID != "" {
-		return baseName(m.Data[0].ID)
+		return modelfiles.FileName(m.Data[0].ID)
 	}
 	if s.ModelAlias != "" {
-		return baseName(s.ModelAlias)
+		return modelfiles.FileName(s.ModelAlias)
 	}
 	return ""
-}
-
-// baseName keeps the file name of a path the server reports (machine paths
-// never reach a result).
-func baseName(p string) string {
-	p = strings.ReplaceAll(p, `\`, "/")
-	return path.Base(p)
 }
 
 // RequestRecord maps one executed request (the i-th of the schedule) to its
