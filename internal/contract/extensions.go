@@ -315,12 +315,22 @@ type Energy struct {
 	SampleCount int    `json:"sample_count"`
 	// Stopped says why the source ended before the run did.
 	Stopped string `json:"stopped,omitempty"`
+	// Dropped counts the readings the sampler left out, by reason (absent
+	// when it kept every reading): power.csv holds only the ones kept.
+	Dropped []DroppedReadings `json:"dropped,omitempty"`
 	// IdleW is the GPUs' mean draw before the warm-up, summed: recorded
 	// beside the joules, not subtracted from them.
 	IdleW     *float64        `json:"idle_w"`
 	Requests  []EnergyRequest `json:"requests"`
 	Summaries []Summary       `json:"summaries"`
 	Rounds    []EnergyRound   `json:"rounds"`
+}
+
+// DroppedReadings is how many readings the sampler left out for one
+// reason (a value that is no draw, or more readings than it keeps).
+type DroppedReadings struct {
+	Reason string `json:"reason"`
+	Count  int    `json:"count"`
 }
 
 // EnergyRequest is one dispatched request's energy (concurrency requests

@@ -1,25 +1,30 @@
 package power
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/strata-bench/strata/internal/contract"
 )
 
-// fakeClock advances one millisecond per reading.
+// fakeClock advances step (one millisecond when zero) per reading.
 type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu   sync.Mutex
+	t    time.Time
+	step time.Duration
 }
 
 func (c *fakeClock) now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.t = c.t.Add(time.Millisecond)
+	c.t = c.t.Add(cmp.Or(c.step, time.Millisecond))
 	return c.t
 }
 
@@ -242,5 +247,155 @@ func TestWaitBaselineIsBounded(t *testing.T) {
 	s.WaitBaseline(context.Background(), BaselineReadings, time.Millisecond)
 	if tr := s.Stop(); len(tr.Samples) != 0 || tr.Stopped != "" {
 		t.Errorf("trace %+v", tr)
+	}
+}
+
+// TestNvidiaSmiReadingsOutOfRangeAreDropped: a draw that is no finite
+// number within [0, MaxW] is left out and counted by reason, and sampling
+// goes on (one NaN among the readings once made results.json unwritable).
+func TestNvidiaSmiReadingsOutOfRangeAreDropped(t *testing.T) {
+	t.Parallel()
+	pr, pw := io.Pipe()
+	src, why := Choose(context.Background(), Inputs{GPUs: []int{0}, GPUSource: "nvidia-smi --query-gpu", Runner: &tool{pr: pr}})
+	if src == nil {
+		t.Fatal(why)
+	}
+	s := Start(context.Background(), src, []int{0}, DefaultInterval, (&fakeClock{t: time.Unix(0, 0)}).now, nil)
+	go io.WriteString(pw, "0, 61.20\n0, nan\n0, NaN\n0, inf\n0, -Inf\n0, 2e308\n0, -5\n0, 1e308\n0, 10000.5\n0, 10000\n0, 0\n0, [N/A]\n")
+	<-s.done
+	tr := s.Stop()
+	var got []float64
+	for _, x := range tr.Samples {
+		got = append(got, x.W)
+	}
+	if want := []float64{61.2, 10000, 0}; !slices.Equal(got, want) {
+		t.Errorf("kept %v, want %v", got, want)
+	}
+	want := []contract.DroppedReadings{{Reason: DropNotFinite, Count: 5}, {Reason: DropNegative, Count: 1}, {Reason: DropAboveMax, Count: 2}}
+	if !slices.Equal(tr.Dropped, want) {
+		t.Errorf("dropped %+v, want %+v", tr.Dropped, want)
+	}
+	if !strings.Contains(tr.Stopped, `"0, [N/A]"`) {
+		t.Errorf("stopped %q, want the [N/A] line that is no reading", tr.Stopped)
+	}
+}
+
+// answerOnce answers amd-smi twice (the choice's check and the first
+// poll), then hangs until ctx ends.
+type answerOnce struct {
+	answer string
+	mu     sync.Mutex
+	n      int
+}
+
+func (a *answerOnce) Run(ctx context.Context, _ string, _ ...string) ([]byte, error) {
+	a.mu.Lock()
+	a.n++
+	n := a.n
+	a.mu.Unlock()
+	if n <= 2 {
+		return []byte(a.answer), nil
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestAMDSMIReadingsOutOfRangeAreDropped: amd-smi's negative socket power
+// (which made negative joules that report then refused) and one beyond
+// any device are dropped and counted; the GPU reading a draw is kept.
+func TestAMDSMIReadingsOutOfRangeAreDropped(t *testing.T) {
+	t.Parallel()
+	tl := &answerOnce{answer: `[{"gpu": 0, "power": {"socket_power": -12}}, {"gpu": 1, "power": {"socket_power": {"value": 1e308, "unit": "W"}}},
+	{"gpu": 2, "power": {"socket_power": 1e309}}, {"gpu": 3, "power": {"socket_power": 212}}]`}
+	src, why := Choose(context.Background(), Inputs{GPUs: []int{0, 1, 2, 3}, GPUSource: "amd-smi list", Runner: tl})
+	if src == nil {
+		t.Fatal(why)
+	}
+	never := func(time.Duration) (<-chan time.Time, func()) { return nil, func() {} }
+	s := Start(context.Background(), src, []int{0, 1, 2, 3}, time.Second, (&fakeClock{}).now, never)
+	<-s.arrived // GPU 3's reading, the last of the poll
+	tr := s.Stop()
+	if len(tr.Samples) != 1 || tr.Samples[0].GPU != 3 || tr.Samples[0].W != 212 || tr.Stopped != "" {
+		t.Errorf("trace %+v", tr)
+	}
+	want := []contract.DroppedReadings{{Reason: DropNotFinite, Count: 1}, {Reason: DropNegative, Count: 1}, {Reason: DropAboveMax, Count: 1}}
+	if !slices.Equal(tr.Dropped, want) {
+		t.Errorf("dropped %+v, want %+v", tr.Dropped, want)
+	}
+}
+
+// burst is a source that emits n readings of GPU 0 as fast as it can, then
+// stops.
+type burst struct{ n int }
+
+func (burst) Name() string { return "burst" }
+func (b burst) Read(_ context.Context, _ <-chan time.Time, emit func(int, float64)) error {
+	for range b.n {
+		emit(0, 50)
+	}
+	return errors.New("done")
+}
+
+// TestSamplerBoundsTheRate: a tool that writes without pause (one once
+// drove strata to 4.4 GB) keeps no more than the rate allows; the rest is
+// counted as dropped for the rate.
+func TestSamplerBoundsTheRate(t *testing.T) {
+	t.Parallel()
+	const n = 1000
+	clk := &fakeClock{}
+	s := Start(context.Background(), burst{n}, []int{0}, DefaultInterval, clk.now, nil)
+	<-s.done
+	tr := s.Stop()
+	// n readings over n ms: the burst allowance, then two per interval.
+	if most := BurstReadings + 2*n/int(DefaultInterval/time.Millisecond); len(tr.Samples) > most || len(tr.Samples) < BurstReadings {
+		t.Errorf("kept %d of %d readings, want between %d and %d", len(tr.Samples), n, BurstReadings, most)
+	}
+	want := []contract.DroppedReadings{{Reason: DropRate, Count: n - len(tr.Samples)}}
+	if !slices.Equal(tr.Dropped, want) {
+		t.Errorf("dropped %+v, want %+v", tr.Dropped, want)
+	}
+}
+
+// TestSamplerDropsAReadingAtTheSameInstant: a GPU's readings are each
+// after the one before (power.csv holds one row per GPU and instant); a
+// second reading of the GPU at the same instant is dropped for the rate,
+// another GPU's is kept.
+func TestSamplerDropsAReadingAtTheSameInstant(t *testing.T) {
+	t.Parallel()
+	at := time.Unix(100, 0)
+	src := emits(func(emit func(int, float64)) { emit(0, 10); emit(0, 11); emit(1, 12) })
+	s := Start(context.Background(), src, []int{0, 1}, DefaultInterval, func() time.Time { return at }, nil)
+	<-s.done
+	tr := s.Stop()
+	if len(tr.Samples) != 2 || tr.Samples[0].W != 10 || tr.Samples[1].W != 12 {
+		t.Errorf("kept %+v, want GPU 0's first reading and GPU 1's", tr.Samples)
+	}
+	if want := []contract.DroppedReadings{{Reason: DropRate, Count: 1}}; !slices.Equal(tr.Dropped, want) {
+		t.Errorf("dropped %+v, want %+v", tr.Dropped, want)
+	}
+}
+
+// emits is a source that makes its readings once and stops.
+type emits func(emit func(int, float64))
+
+func (emits) Name() string { return "emits" }
+func (e emits) Read(_ context.Context, _ <-chan time.Time, emit func(int, float64)) error {
+	e(emit)
+	return errors.New("done")
+}
+
+// TestSamplerCapsTheReadings: however long a run, a GPU's trace holds at
+// most MaxReadings; the readings past it are counted as dropped.
+func TestSamplerCapsTheReadings(t *testing.T) {
+	t.Parallel()
+	clk := &fakeClock{step: DefaultInterval}
+	s := Start(context.Background(), burst{MaxReadings + 3}, []int{0}, DefaultInterval, clk.now, nil)
+	<-s.done
+	tr := s.Stop()
+	if len(tr.Samples) != MaxReadings {
+		t.Errorf("kept %d readings, want %d", len(tr.Samples), MaxReadings)
+	}
+	if want := []contract.DroppedReadings{{Reason: DropCap, Count: 3}}; !slices.Equal(tr.Dropped, want) {
+		t.Errorf("dropped %+v, want %+v", tr.Dropped, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -163,14 +164,22 @@ func streamLines(ctx context.Context, st probe.Streamer, name string, args []str
 
 // smiLine reads "0, 61.20". A line that says otherwise ([N/A], [Not
 // Supported]) stops the source: a reading it cannot take is no reading.
+// A number that is no draw (nan, -5, 1e999) is the sampler's to drop.
 func smiLine(line string) (int, float64, error) {
 	idx, draw, ok := strings.Cut(line, ",")
 	gpu, err1 := strconv.Atoi(strings.TrimSpace(idx))
-	w, err2 := strconv.ParseFloat(strings.TrimSpace(draw), 64)
-	if !ok || err1 != nil || err2 != nil || w < 0 {
+	w, ok2 := number(strings.TrimSpace(draw))
+	if !ok || err1 != nil || !ok2 {
 		return 0, 0, fmt.Errorf("nvidia-smi wrote %q where an index and a power.draw in watts belong", line)
 	}
 	return gpu, w, nil
+}
+
+// number reads a tool's number; one beyond float64 is ±Inf (the sampler
+// drops it, counted, rather than the source stopping).
+func number(s string) (float64, bool) {
+	w, err := strconv.ParseFloat(s, 64)
+	return w, err == nil || errors.Is(err, strconv.ErrRange)
 }
 
 // --- AMD -------------------------------------------------------------------
@@ -245,16 +254,16 @@ func socketPower(p map[string]json.RawMessage) (float64, bool) {
 		if !ok {
 			continue
 		}
-		var n float64
+		var n json.Number
 		if json.Unmarshal(raw, &n) == nil {
-			return n, true
+			return number(n.String())
 		}
 		var v struct {
-			Value *float64 `json:"value"`
-			Unit  string   `json:"unit"`
+			Value *json.Number `json:"value"`
+			Unit  string       `json:"unit"`
 		}
 		if json.Unmarshal(raw, &v) == nil && v.Value != nil && v.Unit == "W" {
-			return *v.Value, true
+			return number(v.Value.String())
 		}
 	}
 	return 0, false
@@ -300,8 +309,8 @@ func (p *powermetrics) Read(ctx context.Context, _ <-chan time.Time, emit func(i
 			return nil // powermetrics writes headers and other samplers' lines between readings
 		}
 		mw, cut := strings.CutSuffix(strings.TrimSpace(rest), "mW")
-		w, err := strconv.ParseFloat(strings.TrimSpace(mw), 64)
-		if !cut || err != nil || w < 0 {
+		w, ok := number(strings.TrimSpace(mw))
+		if !cut || !ok {
 			return fmt.Errorf("powermetrics wrote %q where a GPU power in mW belongs", line)
 		}
 		emit(0, w/1000)
