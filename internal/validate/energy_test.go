@@ -7,6 +7,7 @@ import (
 	"testing/fstest"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/power"
 )
 
 // TestValidatorDerivesTheEnergyAgain: the committed baseline measured
@@ -25,12 +26,15 @@ func TestValidatorDerivesTheEnergyAgain(t *testing.T) {
 			re := regexp.MustCompile(`"joules": ([0-9])`)
 			f[contract.ResultsFile].Data = re.ReplaceAll(f[contract.ResultsFile].Data, []byte(`"joules": 1${1}`))
 		}, "/extensions/energy/requests", "does not follow from power.csv"},
-		{"a reading raised in power.csv", func(f fstest.MapFS) {
-			lines := strings.Split(string(f[contract.PowerFile].Data), "\n")
-			for i := 1; i < len(lines)-1; i++ {
-				lines[i] += "0"
+		{"the readings raised in power.csv", func(f fstest.MapFS) {
+			rs, err := power.ParseCSV(f[contract.PowerFile].Data)
+			if err != nil {
+				t.Fatal(err)
 			}
-			f[contract.PowerFile].Data = []byte(strings.Join(lines, "\n"))
+			for i := range rs {
+				rs[i].W *= 10
+			}
+			f[contract.PowerFile].Data = power.FormatCSV(rs)
 		}, "/extensions/energy/", "does not follow from power.csv"},
 		{"a reading dropped", func(f fstest.MapFS) {
 			data := string(f[contract.PowerFile].Data)
