@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/strata-bench/strata/internal/contract"
 )
 
 // Reading is a sample on the run's clock: seconds from the warm-up's
@@ -90,6 +93,69 @@ func ParseCSV(data []byte) ([]Reading, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// Kept says which of the sampler's bounds the readings break, with the
+// line of the samples artifact ("" when none): a reading of a GPU that
+// was not sampled, or more than MaxReadings of one GPU.
+func Kept(rs []Reading, gpus []int) string {
+	n := map[int]int{}
+	for i, r := range rs {
+		if !slices.Contains(gpus, r.GPU) {
+			return fmt.Sprintf("line %d: GPU %d is not one of the sampled GPUs %v", i+2, r.GPU, gpus)
+		}
+		if n[r.GPU]++; n[r.GPU] > MaxReadings {
+			return fmt.Sprintf("line %d: GPU %d has more than the %d readings a trace keeps", i+2, r.GPU, MaxReadings)
+		}
+	}
+	return ""
+}
+
+// CheckDropped holds a trace's dropped counts to the sampler's rules and
+// its readings: each reason one of DropReasons, in their order and once,
+// counting at least one, and DropCap only beside a GPU that holds
+// MaxReadings. It returns the index of the first count that breaks them
+// and why (-1, "" when none).
+func CheckDropped(dropped []contract.DroppedReadings, rs []Reading) (int, string) {
+	reasons := DropReasons()
+	last := -1
+	for i, d := range dropped {
+		k := slices.Index(reasons, d.Reason)
+		switch {
+		case k < 0:
+			return i, fmt.Sprintf("%q is not a reason the sampler drops a reading for (%s)", d.Reason, strings.Join(reasons, "; "))
+		case k <= last:
+			return i, fmt.Sprintf("%q is not after %q: the counts go in the sampler's order, each reason once", d.Reason, reasons[last])
+		case d.Count < 1:
+			return i, fmt.Sprintf("counts %d readings; a reason is listed only for readings it dropped", d.Count)
+		case d.Reason == DropCap && !atCap(rs):
+			return i, fmt.Sprintf("says readings were dropped past the cap, but no GPU holds %d readings", MaxReadings)
+		}
+		last = k
+	}
+	return -1, ""
+}
+
+// atCap says a GPU holds MaxReadings readings.
+func atCap(rs []Reading) bool {
+	n := map[int]int{}
+	for _, r := range rs {
+		if n[r.GPU]++; n[r.GPU] == MaxReadings {
+			return true
+		}
+	}
+	return false
+}
+
+// maxLineBytes bounds a line of the samples artifact: the longest time
+// (23 characters, "-1.2345678901234567e-05"), a three-digit GPU index and
+// the longest draw (22), with two commas and the line end, are 51.
+const maxLineBytes = 64
+
+// MaxCSVBytes is the largest samples artifact of gpus GPUs the sampler
+// can fill: each at MaxReadings.
+func MaxCSVBytes(gpus int) int64 {
+	return int64(len(CSVHeader)+1) + int64(gpus)*MaxReadings*maxLineBytes
 }
 
 // parseReading reads "t_s,gpu,w".

@@ -141,3 +141,17 @@ func TestReadingsAreInCanonicalOrder(t *testing.T) {
 		t.Errorf("the artifact strata writes is refused: %v", err)
 	}
 }
+
+// TestMaxCSVBytesHoldsTheLongestLine: the longest line strata can write
+// (the longest time and draw in shortest form, a three-digit GPU) fits
+// the bound the validator reads power.csv under.
+func TestMaxCSVBytesHoldsTheLongestLine(t *testing.T) {
+	t.Parallel()
+	longest := FormatCSV([]Reading{{-1.2345678901234567e-05, 999, 1.2345678901234567e-05}})
+	if line := len(longest) - len(CSVHeader) - 1; line > maxLineBytes {
+		t.Errorf("a line of %d bytes, over the bound of %d", line, maxLineBytes)
+	}
+	if got, want := MaxCSVBytes(2), int64(len(CSVHeader)+1+2*MaxReadings*maxLineBytes); got != want {
+		t.Errorf("MaxCSVBytes(2) = %d, want %d", got, want)
+	}
+}

@@ -399,3 +399,35 @@ func TestSamplerCapsTheReadings(t *testing.T) {
 		t.Errorf("dropped %+v, want %+v", tr.Dropped, want)
 	}
 }
+
+// TestSourcesNameWhatChooseChooses: every source Choose picks is among the
+// names a result's energy source is held to, for the GPUs' probe source
+// and for a folder that does not name one.
+func TestSourcesNameWhatChooseChooses(t *testing.T) {
+	t.Parallel()
+	lib := func() (NVML, error) { return &fakeNVML{}, nil }
+	amdAnswer := map[string]string{"amd-smi metric --power --json": `[{"gpu": 0, "power": {"socket_power": 5}}]`}
+	for _, c := range []struct {
+		gpuSource string
+		in        Inputs
+	}{
+		{"nvidia-smi --query-gpu", Inputs{NVML: lib}},
+		{"nvidia-smi --query-gpu", Inputs{Runner: &tool{}}},
+		{"rocm-smi --json", Inputs{Runner: &tool{answers: amdAnswer}}},
+		{"sysctl (Apple silicon)", Inputs{Runner: &tool{answers: map[string]string{"sudo -n powermetrics --samplers gpu_power -i 250 -n 1": ""}}}},
+	} {
+		c.in.GPUs, c.in.GPUSource, c.in.Interval = []int{0}, c.gpuSource, 250*time.Millisecond
+		src, why := Choose(context.Background(), c.in)
+		if src == nil {
+			t.Fatalf("%s: %s", c.gpuSource, why)
+		}
+		for _, gs := range []string{c.gpuSource, ""} {
+			if names := Sources(gs, 250*time.Millisecond); !slices.Contains(names, src.Name()) {
+				t.Errorf("%q is not among the sources for %q: %v", src.Name(), gs, names)
+			}
+		}
+	}
+	if names := Sources("the Windows display driver key", time.Second); len(names) != 0 {
+		t.Errorf("GPUs no source reads have sources %v", names)
+	}
+}

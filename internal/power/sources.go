@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,15 +47,45 @@ func Choose(ctx context.Context, in Inputs) (Source, string) {
 	if len(in.GPUs) == 0 {
 		return nil, "no GPU was probed, so there is no GPU power to sample"
 	}
-	switch {
-	case strings.HasPrefix(in.GPUSource, "nvidia-smi"):
+	switch vendor(in.GPUSource) {
+	case "nvidia":
 		return nvidia(in)
-	case strings.HasPrefix(in.GPUSource, "amd-smi"), strings.HasPrefix(in.GPUSource, "rocm-smi"):
+	case "amd":
 		return amd(ctx, in)
-	case strings.HasPrefix(in.GPUSource, "sysctl"):
+	case "apple":
 		return apple(ctx, in)
 	}
 	return nil, fmt.Sprintf("no power source reads the GPUs found by %s", in.GPUSource)
+}
+
+// vendor is whose GPUs the probe's source found ("" for none a power
+// source reads).
+func vendor(gpuSource string) string {
+	switch {
+	case strings.HasPrefix(gpuSource, "nvidia-smi"):
+		return "nvidia"
+	case strings.HasPrefix(gpuSource, "amd-smi"), strings.HasPrefix(gpuSource, "rocm-smi"):
+		return "amd"
+	case strings.HasPrefix(gpuSource, "sysctl"):
+		return "apple"
+	}
+	return ""
+}
+
+// Sources are the names of the sources Choose may pick, sampling every
+// interval, for the GPUs gpuSource found (every source strata has when
+// gpuSource is "", as a folder that does not say where its GPUs came
+// from): what a result's energy source may be.
+func Sources(gpuSource string, interval time.Duration) []string {
+	by := map[string][]string{
+		"nvidia": {nvmlSource{}.Name(), (&smiStream{interval: interval}).Name()},
+		"amd":    {amdSMI{}.Name()},
+		"apple":  {(&powermetrics{interval: interval}).Name()},
+	}
+	if v := vendor(gpuSource); gpuSource != "" {
+		return by[v]
+	}
+	return slices.Concat(by["nvidia"], by["amd"], by["apple"])
 }
 
 func nvidia(in Inputs) (Source, string) {
