@@ -21,6 +21,13 @@ import (
 // DefaultInterval is how often the GPUs are sampled: nvidia-smi's -lms 100.
 const DefaultInterval = 100 * time.Millisecond
 
+// LinesPerTick is how many lines of a streaming tool are read per tick
+// at most: an interval's lines several times over (nvidia-smi writes one
+// per GPU, powermetrics a dozen a sample). Past them the reader waits for
+// the next tick, and a tool that writes faster waits on its full pipe: a
+// flood costs no core spent reading it.
+const LinesPerTick = 64
+
 // MaxW is the most one device is taken to draw: ten kilowatts, several
 // times any accelerator's board power. A reading above it is no draw.
 const MaxW = 10_000
@@ -58,7 +65,7 @@ type Source interface {
 	Name() string
 	// Read delivers readings through emit until ctx ends (nil) or the
 	// source fails (the error says why). A polled source reads once per
-	// tick; a streaming one ignores tick.
+	// tick; a streaming one reads LinesPerTick lines per tick at most.
 	Read(ctx context.Context, tick <-chan time.Time, emit func(gpu int, w float64)) error
 }
 

@@ -431,3 +431,64 @@ func TestSourcesNameWhatChooseChooses(t *testing.T) {
 		t.Errorf("GPUs no source reads have sources %v", names)
 	}
 }
+
+// lineByLine is a streaming tool that writes "0, 61.2" without end, one
+// line per read, until it is stopped, and closes overrun once it has
+// written past limit lines.
+type lineByLine struct {
+	mu      sync.Mutex
+	ctx     context.Context
+	n       int
+	limit   int
+	overrun chan struct{}
+}
+
+func (l *lineByLine) Run(context.Context, string, ...string) ([]byte, error) {
+	return nil, errors.New("not run")
+}
+
+func (l *lineByLine) Stream(ctx context.Context, _ string, _ ...string) (io.ReadCloser, error) {
+	l.mu.Lock()
+	l.ctx = ctx
+	l.mu.Unlock()
+	return io.NopCloser(l), nil
+}
+
+func (l *lineByLine) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ctx.Err() != nil {
+		return 0, io.EOF
+	}
+	if l.n++; l.n == l.limit+1 {
+		close(l.overrun)
+	}
+	return copy(p, "0, 61.2\n"), nil
+}
+
+// TestStreamReadsABoundedNumberOfLinesPerTick: a tool that writes without
+// pause is read at most LinesPerTick lines per tick, then waits for the
+// next (it blocks on its full pipe), so a flood costs no core spent
+// reading it.
+func TestStreamReadsABoundedNumberOfLinesPerTick(t *testing.T) {
+	t.Parallel()
+	tl := &lineByLine{limit: LinesPerTick + 10, overrun: make(chan struct{})}
+	src, why := Choose(context.Background(), Inputs{GPUs: []int{0}, GPUSource: "nvidia-smi --query-gpu", Runner: tl})
+	if src == nil {
+		t.Fatal(why)
+	}
+	tick := make(chan time.Time)
+	s := Start(context.Background(), src, []int{0}, DefaultInterval, (&fakeClock{}).now, func(time.Duration) (<-chan time.Time, func()) { return tick, func() {} })
+	select {
+	case <-tl.overrun:
+		t.Fatalf("read %d lines without a tick", tl.limit+1)
+	case tick <- time.Time{}:
+	}
+	s.Stop()
+	// One tick: the lines before it and the ones of that tick, no more.
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if tl.n > 2*LinesPerTick+1 {
+		t.Errorf("read %d lines on one tick, want at most %d", tl.n, 2*LinesPerTick+1)
+	}
+}

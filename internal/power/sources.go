@@ -156,8 +156,8 @@ func (s *smiStream) args() []string {
 
 func (s *smiStream) Name() string { return "nvidia-smi " + strings.Join(s.args(), " ") }
 
-func (s *smiStream) Read(ctx context.Context, _ <-chan time.Time, emit func(int, float64)) error {
-	return streamLines(ctx, s.st, "nvidia-smi", s.args(), func(line string) error {
+func (s *smiStream) Read(ctx context.Context, tick <-chan time.Time, emit func(int, float64)) error {
+	return streamLines(ctx, s.st, "nvidia-smi", s.args(), tick, func(line string) error {
 		if line == "" {
 			return nil
 		}
@@ -169,17 +169,26 @@ func (s *smiStream) Read(ctx context.Context, _ <-chan time.Time, emit func(int,
 	})
 }
 
-// streamLines runs a streaming tool and hands each trimmed line to line
-// until ctx ends (nil), line fails, or the tool stops on its own (a
-// sampler that stops is an error: the run is not over).
-func streamLines(ctx context.Context, st probe.Streamer, name string, args []string, line func(string) error) error {
+// streamLines runs a streaming tool and hands each trimmed line to line,
+// LinesPerTick per tick at most, until ctx ends (nil), line fails, or the
+// tool stops on its own (a sampler that stops is an error: the run is not
+// over).
+func streamLines(ctx context.Context, st probe.Streamer, name string, args []string, tick <-chan time.Time, line func(string) error) error {
 	out, err := st.Stream(ctx, name, args...)
 	if err != nil {
 		return err
 	}
 	defer out.Close()
 	sc := bufio.NewScanner(out)
-	for sc.Scan() {
+	for n := 1; sc.Scan(); n++ {
+		if n > LinesPerTick {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tick:
+				n = 1
+			}
+		}
 		if err := line(strings.TrimSpace(sc.Text())); err != nil {
 			return err
 		}
@@ -333,8 +342,8 @@ func apple(ctx context.Context, in Inputs) (Source, string) {
 
 // Read takes each "GPU Power: 1234 mW" line as GPU 0's draw (Apple silicon
 // has one GPU).
-func (p *powermetrics) Read(ctx context.Context, _ <-chan time.Time, emit func(int, float64)) error {
-	return streamLines(ctx, p.st, "sudo", p.args(), func(line string) error {
+func (p *powermetrics) Read(ctx context.Context, tick <-chan time.Time, emit func(int, float64)) error {
+	return streamLines(ctx, p.st, "sudo", p.args(), tick, func(line string) error {
 		rest, ok := strings.CutPrefix(line, "GPU Power:")
 		if !ok {
 			return nil // powermetrics writes headers and other samplers' lines between readings
