@@ -2,6 +2,8 @@ package contract
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/strata-bench/strata/internal/dialect"
 )
@@ -331,6 +333,24 @@ type Energy struct {
 type DroppedReadings struct {
 	Reason string `json:"reason"`
 	Count  int    `json:"count"`
+}
+
+// DroppedText says how many readings were dropped and why ("" for none):
+// "7 power readings dropped (5 not a finite number; 2 a negative draw)".
+func DroppedText(dropped []DroppedReadings) string {
+	total, parts := 0, make([]string, 0, len(dropped))
+	for _, d := range dropped {
+		total += d.Count
+		parts = append(parts, fmt.Sprintf("%d %s", d.Count, d.Reason))
+	}
+	if total == 0 {
+		return ""
+	}
+	noun := "readings"
+	if total == 1 {
+		noun = "reading"
+	}
+	return fmt.Sprintf("%d power %s dropped (%s)", total, noun, strings.Join(parts, "; "))
 }
 
 // EnergyRequest is one dispatched request's energy (concurrency requests

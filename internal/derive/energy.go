@@ -37,6 +37,9 @@ func Energy(head contract.Energy, readings []power.Reading, res *contract.Result
 		notMeasured = "not measured: " + e.NotMeasured
 	case len(readings) == 0:
 		notMeasured = "not measured: the power source gave no reading"
+		if d := contract.DroppedText(e.Dropped); d != "" {
+			notMeasured += " the sampler kept: " + d
+		}
 		if e.Stopped != "" {
 			notMeasured += " (" + e.Stopped + ")"
 		}
