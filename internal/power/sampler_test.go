@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -397,6 +398,10 @@ func TestSamplerCapsTheReadings(t *testing.T) {
 	}
 	if want := []contract.DroppedReadings{{Reason: DropCap, Count: 3}}; !slices.Equal(tr.Dropped, want) {
 		t.Errorf("dropped %+v, want %+v", tr.Dropped, want)
+	}
+	// The reasons name the bounds they are dropped for.
+	if !strings.Contains(DropCap, fmt.Sprint(MaxReadings)) || !strings.Contains(DropAboveMax, fmt.Sprint(MaxW)) {
+		t.Errorf("%q and %q do not name %d readings and %d W", DropCap, DropAboveMax, MaxReadings, MaxW)
 	}
 }
 
