@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/power"
 )
 
@@ -12,6 +13,7 @@ type powerRun struct {
 	s        *power.Sampler
 	interval time.Duration
 	none     power.Trace
+	out      Printer
 }
 
 // startPower starts sampling the run's GPUs and waits for the idle
@@ -38,15 +40,19 @@ func (b *bench) startPower(ctx context.Context) *powerRun {
 	// Thirty intervals (3 s at the default) for ten readings: a source that
 	// stalls delays the warm-up no longer.
 	s.WaitBaseline(ctx, power.BaselineReadings, 3*power.BaselineReadings*interval)
-	return &powerRun{s: s, interval: interval}
+	return &powerRun{s: s, interval: interval, out: p.out}
 }
 
 // stop ends sampling once a reading follows the run's end (bounded by ten
-// intervals, for a source that stalls) and returns the trace.
+// intervals, for a source that stalls), says how many readings were
+// dropped and why, and returns the trace.
 func (r *powerRun) stop(ctx context.Context, end time.Time) *power.Trace {
 	if r.s == nil {
 		return &r.none
 	}
 	tr := r.s.StopAfter(ctx, end, 10*r.interval)
+	if said := contract.DroppedText(tr.Dropped); said != "" {
+		r.out.Line("energy: %s", said)
+	}
 	return &tr
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/power"
+	"github.com/strata-bench/strata/internal/probe"
 	"github.com/strata-bench/strata/internal/probe/probetest"
 )
 
@@ -172,4 +175,134 @@ func TestRunWithoutAPowerSourceRecordsWhy(t *testing.T) {
 	if rep.code != 0 || !strings.Contains(rep.stdout, "valid: ") || !strings.Contains(rep.stdout, "not measured: no GPU was probed") {
 		t.Fatalf("report: exit %d\n%s\n%s", rep.code, rep.stdout, rep.stderr)
 	}
+}
+
+// energyRunOn runs the protocol on machine at a tenth of real time,
+// sampling every millisecond, and returns its working folder, its result
+// folder, its results and what it said.
+func energyRunOn(t *testing.T, machine probe.Runner) (work, dir string, res *contract.Results, said string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("a simulated run at a tenth of real time")
+	}
+	work = t.TempDir()
+	env := testEnv(t, work, strings.NewReader(""), nil, nil)
+	env.Probe, env.SimulatorSpeed, env.PowerInterval = machine, 10, time.Millisecond
+	dir, res, said = energyRun(t, env)
+	return work, dir, res, said
+}
+
+// droppedSaid is the dropped counts of a run as its folder records them,
+// and whether the run's output said how many readings it dropped.
+func droppedSaid(t *testing.T, e *contract.Energy, said string) map[string]int {
+	t.Helper()
+	n, total := map[string]int{}, 0
+	for _, d := range e.Dropped {
+		n[d.Reason] += d.Count
+		total += d.Count
+	}
+	if total == 0 || !strings.Contains(said, "energy: "+contract.DroppedText(e.Dropped)+"\n") {
+		t.Errorf("the run dropped %d readings (%v) and said:\n%s", total, e.Dropped, said)
+	}
+	return n
+}
+
+// reportValid runs report on dir and fails unless it validates.
+func reportValid(t *testing.T, work, dir string) {
+	t.Helper()
+	if rep := runIn(t, work, "", "bench", "report", dir); rep.code != 0 || !strings.Contains(rep.stdout, "valid: ") {
+		t.Fatalf("report: exit %d\n%s\n%s", rep.code, rep.stdout, rep.stderr)
+	}
+}
+
+// TestRunKeepsItsResultThroughANaNReading: one "nan" in nvidia-smi's
+// readings once lost the whole result ("results.json: json: unsupported
+// value: NaN" after every request); it is dropped, counted in the folder
+// and said, and report validates the folder.
+func TestRunKeepsItsResultThroughANaNReading(t *testing.T) {
+	t.Parallel()
+	m := powerMachine(t)
+	m.Streams = map[string]string{"nvidia-smi --query-gpu=index,power.draw": "nvidia-smi-power-nan.txt"}
+	work, dir, res, said := energyRunOn(t, m)
+	if n := droppedSaid(t, res.Extensions.Energy, said); n[power.DropNotFinite] == 0 {
+		t.Errorf("dropped %v, want the NaN readings counted as %q", res.Extensions.Energy.Dropped, power.DropNotFinite)
+	}
+	reportValid(t, work, dir)
+	readme, _ := os.ReadFile(filepath.Join(dir, contract.ReadmeFile))
+	if want := contract.DroppedText(res.Extensions.Energy.Dropped) + "."; !strings.Contains(string(readme), want) {
+		t.Errorf("the README does not say %q", want)
+	}
+}
+
+// flood is an nvidia-smi that writes without pause, every value that is
+// no draw among its readings, until it is stopped.
+type flood struct{ probetest.Recorded }
+
+func (flood) Stream(ctx context.Context, _ string, _ ...string) (io.ReadCloser, error) {
+	return io.NopCloser(&floodReader{ctx: ctx}), nil
+}
+
+type floodReader struct {
+	ctx  context.Context
+	rest []byte
+}
+
+func (f *floodReader) Read(p []byte) (int, error) {
+	if f.ctx.Err() != nil {
+		return 0, io.EOF
+	}
+	if len(f.rest) == 0 {
+		f.rest = []byte("0, nan\n1, inf\n0, 1e308\n1, -5\n0, 2e308\n" + strings.Repeat("0, 61.20\n1, 35.10\n", 64))
+	}
+	n := copy(p, f.rest)
+	f.rest = f.rest[n:]
+	return n, nil
+}
+
+// TestRunWithAFloodingPowerTool: an nvidia-smi that writes without pause
+// (one drove strata to 4.4 GB and a power.csv report refused) and writes
+// NaN, Inf, 1e308, 2e308 and negative draws among its readings: the run
+// keeps a bounded rate of good readings, counts the rest by reason in the
+// folder and says so, and report validates the folder.
+func TestRunWithAFloodingPowerTool(t *testing.T) {
+	t.Parallel()
+	work, dir, res, said := energyRunOn(t, flood{powerMachine(t)})
+	e := res.Extensions.Energy
+	n := droppedSaid(t, e, said)
+	for _, why := range []string{power.DropNotFinite, power.DropNegative, power.DropAboveMax, power.DropRate} {
+		if n[why] == 0 {
+			t.Errorf("no reading dropped as %q: %v", why, e.Dropped)
+		}
+	}
+	reportValid(t, work, dir)
+	// Each GPU kept two readings per interval at most, besides the burst.
+	data, _ := os.ReadFile(filepath.Join(dir, contract.PowerFile))
+	rs, err := power.ParseCSV(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g, gs := range power.ByGPU(rs) {
+		span := gs[len(gs)-1].T - gs[0].T
+		if most := power.BurstReadings + 1 + int(2*span / *e.IntervalS); len(gs) > most {
+			t.Errorf("GPU %d kept %d readings over %.3f s, more than the %d the rate allows", g, len(gs), span, most)
+		}
+	}
+}
+
+// TestRunWithNegativeAMDPower: amd-smi reporting a negative socket power
+// once gave negative joules in a folder strata's own report refused; the
+// readings are dropped, counted and said, and the folder validates.
+func TestRunWithNegativeAMDPower(t *testing.T) {
+	t.Parallel()
+	work, dir, res, said := energyRunOn(t, probetest.Recorded{Dir: filepath.Join(repoRoot(t), "internal", "probe", "testdata"),
+		Answers: map[string]string{"amd-smi list": "amd-smi-list.json", "amd-smi static": "amd-smi-static-asic.json",
+			"amd-smi metric --power": "amd-smi-metric-power-negative.json"}})
+	e := res.Extensions.Energy
+	if e.Source != "amd-smi metric --power --json" || e.SampleCount != 0 {
+		t.Errorf("source %q, %d readings kept", e.Source, e.SampleCount)
+	}
+	if n := droppedSaid(t, e, said); n[power.DropNegative] == 0 {
+		t.Errorf("dropped %v, want the negative readings counted", e.Dropped)
+	}
+	reportValid(t, work, dir)
 }

@@ -2,6 +2,8 @@ package contract
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/strata-bench/strata/internal/dialect"
 )
@@ -315,12 +317,40 @@ type Energy struct {
 	SampleCount int    `json:"sample_count"`
 	// Stopped says why the source ended before the run did.
 	Stopped string `json:"stopped,omitempty"`
+	// Dropped counts the readings the sampler left out, by reason (absent
+	// when it kept every reading): power.csv holds only the ones kept.
+	Dropped []DroppedReadings `json:"dropped,omitempty"`
 	// IdleW is the GPUs' mean draw before the warm-up, summed: recorded
 	// beside the joules, not subtracted from them.
 	IdleW     *float64        `json:"idle_w"`
 	Requests  []EnergyRequest `json:"requests"`
 	Summaries []Summary       `json:"summaries"`
 	Rounds    []EnergyRound   `json:"rounds"`
+}
+
+// DroppedReadings is how many readings the sampler left out for one
+// reason (a value that is no draw, or more readings than it keeps).
+type DroppedReadings struct {
+	Reason string `json:"reason"`
+	Count  int    `json:"count"`
+}
+
+// DroppedText says how many readings were dropped and why ("" for none):
+// "7 power readings dropped (5 not a finite number; 2 a negative draw)".
+func DroppedText(dropped []DroppedReadings) string {
+	total, parts := 0, make([]string, 0, len(dropped))
+	for _, d := range dropped {
+		total += d.Count
+		parts = append(parts, fmt.Sprintf("%d %s", d.Count, d.Reason))
+	}
+	if total == 0 {
+		return ""
+	}
+	noun := "readings"
+	if total == 1 {
+		noun = "reading"
+	}
+	return fmt.Sprintf("%d power %s dropped (%s)", total, noun, strings.Join(parts, "; "))
 }
 
 // EnergyRequest is one dispatched request's energy (concurrency requests

@@ -1,6 +1,9 @@
 package derive
 
 import (
+	"fmt"
+	"math"
+
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/power"
@@ -34,6 +37,9 @@ func Energy(head contract.Energy, readings []power.Reading, res *contract.Result
 		notMeasured = "not measured: " + e.NotMeasured
 	case len(readings) == 0:
 		notMeasured = "not measured: the power source gave no reading"
+		if d := contract.DroppedText(e.Dropped); d != "" {
+			notMeasured += " the sampler kept: " + d
+		}
 		if e.Stopped != "" {
 			notMeasured += " (" + e.Stopped + ")"
 		}
@@ -111,10 +117,8 @@ func energyRequests(e *contract.Energy, res *contract.Results, outs map[string]c
 			miss(i, "joules", jWhy)
 		case q.Tokens.DecodeTokens == nil:
 			tWhy = "the engine's decode_tokens is null"
-		case *er.Joules <= 0:
-			tWhy = "the window's energy is 0 J"
 		default:
-			er.DecodeTokensPerJoule = ptr(float64(*q.Tokens.DecodeTokens) / *er.Joules)
+			er.DecodeTokensPerJoule, tWhy = tokensPerJoule(*q.Tokens.DecodeTokens, *er.Joules, "the window's")
 		}
 		if tWhy != "" {
 			miss(i, "decode_tokens_per_joule", tWhy)
@@ -147,14 +151,29 @@ func energyRounds(res *contract.Results, outs map[string]contract.Output, window
 			miss(i, "output_tokens_per_joule", "joules is null: "+why)
 		case rd.OutputTokens == nil:
 			miss(i, "output_tokens_per_joule", "the round's output_tokens is null")
-		case *er.Joules <= 0:
-			miss(i, "output_tokens_per_joule", "the round's energy is 0 J")
 		default:
-			er.OutputTokensPerJoule = ptr(float64(*rd.OutputTokens) / *er.Joules)
+			var why string
+			if er.OutputTokensPerJoule, why = tokensPerJoule(*rd.OutputTokens, *er.Joules, "the round's"); why != "" {
+				miss(i, "output_tokens_per_joule", why)
+			}
 		}
 		out = append(out, er)
 	}
 	return out
+}
+
+// tokensPerJoule is tokens per joule of whose energy, or nil with why: none
+// for no energy, and none for energy so near zero that the quotient is
+// beyond any number results.json can hold.
+func tokensPerJoule(tokens int64, joules float64, whose string) (*float64, string) {
+	if joules <= 0 {
+		return nil, whose + " energy is 0 J"
+	}
+	q := float64(tokens) / joules
+	if math.IsInf(q, 0) {
+		return nil, fmt.Sprintf("%s energy, %g J, is too small to divide by", whose, joules)
+	}
+	return &q, ""
 }
 
 // roundSpan is a round's first dispatch and last end on the run's clock;

@@ -1,6 +1,7 @@
 package derive
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -95,3 +96,25 @@ func TestEnergyNotMeasured(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// TestEnergyRatesStayFinite: a draw within range but so small that the
+// window's joules are near zero (1e-320 W) gives no tokens per joule, with
+// the reason, instead of an infinity that no results.json can hold.
+func TestEnergyRatesStayFinite(t *testing.T) {
+	t.Parallel()
+	res, outs, rs := energyRecords()
+	for i := range rs {
+		rs[i].W = 1e-320
+	}
+	head := contract.Energy{Source: "nvidia-smi", IntervalS: f64(0.1), GPUs: []int{0}, Samples: contract.PowerFile, SampleCount: len(rs)}
+	e, missing := Energy(head, rs, res, outs, nil)
+	if _, err := json.Marshal(e); err != nil {
+		t.Fatalf("the energy block cannot be written: %v", err)
+	}
+	if r := e.Requests[0]; r.Joules == nil || r.DecodeTokensPerJoule != nil || !strings.Contains(missing["/extensions/energy/requests/0/decode_tokens_per_joule"], "too small") {
+		t.Errorf("request: %+v, reason %q", r, missing["/extensions/energy/requests/0/decode_tokens_per_joule"])
+	}
+	if r := e.Rounds[0]; r.OutputTokensPerJoule != nil || !strings.Contains(missing["/extensions/energy/rounds/0/output_tokens_per_joule"], "too small") {
+		t.Errorf("round: %+v, reason %q", r, missing["/extensions/energy/rounds/0/output_tokens_per_joule"])
+	}
+}

@@ -2,8 +2,10 @@ package power
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func approx(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
@@ -90,5 +92,66 @@ func TestCSVRoundTrip(t *testing.T) {
 		if _, err := ParseCSV([]byte(bad)); err == nil {
 			t.Errorf("%q was read", bad)
 		}
+	}
+}
+
+// TestParseCSVReadsOnlyTheCanonicalForm: the samples artifact is read only
+// in the exact bytes FormatCSV writes: rows in time order (a GPU's before
+// a higher one's at the same instant), each once, each number in its
+// shortest form, "\n" line ends. Every other spelling of the same
+// readings is refused, naming its line.
+func TestParseCSVReadsOnlyTheCanonicalForm(t *testing.T) {
+	t.Parallel()
+	canonical := FormatCSV([]Reading{{-0.5, 0, 61.2}, {-0.5, 1, 30}, {0.25, 0, 100}, {0.25, 1, 35.5}, {1, 0, 0}})
+	if _, err := ParseCSV(canonical); err != nil {
+		t.Fatalf("the canonical form: %v", err)
+	}
+	for _, c := range []struct{ name, data, line string }{
+		{"rows reordered", "t_s,gpu,w\n-0.5,0,61.2\n0.25,0,100\n-0.5,1,30\n0.25,1,35.5\n1,0,0\n", "line 4"},
+		{"GPUs of one instant reordered", "t_s,gpu,w\n-0.5,1,30\n-0.5,0,61.2\n0.25,0,100\n0.25,1,35.5\n1,0,0\n", "line 3"},
+		{"a row duplicated", "t_s,gpu,w\n-0.5,0,61.2\n-0.5,1,30\n-0.5,1,30\n0.25,0,100\n0.25,1,35.5\n1,0,0\n", "line 4"},
+		{"a draw with a trailing zero", "t_s,gpu,w\n-0.5,0,61.20\n-0.5,1,30\n0.25,0,100\n0.25,1,35.5\n1,0,0\n", "line 2"},
+		{"a draw with an exponent", "t_s,gpu,w\n-0.5,0,61.2\n-0.5,1,3e1\n0.25,0,100\n0.25,1,35.5\n1,0,0\n", "line 3"},
+		{"a time with a plus sign", "t_s,gpu,w\n-0.5,0,61.2\n-0.5,1,30\n+0.25,0,100\n0.25,1,35.5\n1,0,0\n", "line 4"},
+		{"a GPU with a leading zero", "t_s,gpu,w\n-0.5,0,61.2\n-0.5,01,30\n0.25,0,100\n0.25,1,35.5\n1,0,0\n", "line 3"},
+		{"CRLF line ends", strings.ReplaceAll(string(canonical), "\n", "\r\n"), "line 1"},
+		{"no final line end", strings.TrimSuffix(string(canonical), "\n"), "line 6"},
+		{"a blank line at the end", string(canonical) + "\n", "line 7"},
+		{"a draw above MaxW", "t_s,gpu,w\n-0.5,0,61.2\n-0.5,1,10000.5\n", "line 3"},
+	} {
+		_, err := ParseCSV([]byte(c.data))
+		if err == nil || !strings.HasPrefix(err.Error(), c.line+":") {
+			t.Errorf("%s: %v, want an error at %s", c.name, err, c.line)
+		}
+	}
+}
+
+// TestReadingsAreInCanonicalOrder: readings of two GPUs stamped at the
+// same instant are written the lower GPU first, so the artifact strata
+// writes is always the one form the validator reads.
+func TestReadingsAreInCanonicalOrder(t *testing.T) {
+	t.Parallel()
+	origin := time.Unix(1000, 0)
+	tr := Trace{Samples: []Sample{{origin, 1, 30}, {origin, 0, 60}, {origin.Add(time.Millisecond), 1, 31}}}
+	got := Readings(tr, origin)
+	if want := []Reading{{0, 0, 60}, {0, 1, 30}, {0.001, 1, 31}}; !slices.Equal(got, want) {
+		t.Errorf("readings %v, want %v", got, want)
+	}
+	if _, err := ParseCSV(FormatCSV(got)); err != nil {
+		t.Errorf("the artifact strata writes is refused: %v", err)
+	}
+}
+
+// TestMaxCSVBytesHoldsTheLongestLine: the longest line strata can write
+// (the longest time and draw in shortest form, a three-digit GPU) fits
+// the bound the validator reads power.csv under.
+func TestMaxCSVBytesHoldsTheLongestLine(t *testing.T) {
+	t.Parallel()
+	longest := FormatCSV([]Reading{{-1.2345678901234567e-05, 999, 1.2345678901234567e-05}})
+	if line := len(longest) - len(CSVHeader) - 1; line > maxLineBytes {
+		t.Errorf("a line of %d bytes, over the bound of %d", line, maxLineBytes)
+	}
+	if got, want := MaxCSVBytes(2), int64(len(CSVHeader)+1+2*MaxReadings*maxLineBytes); got != want {
+		t.Errorf("MaxCSVBytes(2) = %d, want %d", got, want)
 	}
 }

@@ -10,14 +10,46 @@ package power
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
 	"github.com/strata-bench/strata/internal/clock"
+	"github.com/strata-bench/strata/internal/contract"
 )
 
 // DefaultInterval is how often the GPUs are sampled: nvidia-smi's -lms 100.
 const DefaultInterval = 100 * time.Millisecond
+
+// LinesPerTick is how many lines of a streaming tool are read per tick
+// at most: an interval's lines several times over (nvidia-smi writes one
+// per GPU, powermetrics a dozen a sample). Past them the reader waits for
+// the next tick, and a tool that writes faster waits on its full pipe: a
+// flood costs no core spent reading it.
+const LinesPerTick = 64
+
+// MaxW is the most one device is taken to draw: ten kilowatts, several
+// times any accelerator's board power. A reading above it is no draw.
+const MaxW = 10_000
+
+// MaxReadings is how many readings of one GPU a trace keeps: 14.5 hours
+// at the default interval, past the longest run the protocol allows (22
+// requests and 3 concurrency rounds of at most 1,800 s each, 12.5 hours).
+const MaxReadings = 1 << 19
+
+// BurstReadings is how many readings of a GPU may arrive at once (a
+// reader held up for a moment finds them waiting); past them, a GPU keeps
+// two readings per interval on average.
+const BurstReadings = 20
+
+// Why a reading is dropped rather than kept.
+const (
+	DropNotFinite = "not a finite number"
+	DropNegative  = "a negative draw"
+	DropAboveMax  = "above 10000 W, more than any one device draws"
+	DropRate      = "faster than two readings of a GPU per sampling interval"
+	DropCap       = "past 524288 readings of a GPU"
+)
 
 // Sample is one GPU's draw, stamped with the clock when it arrived.
 type Sample struct {
@@ -33,7 +65,7 @@ type Source interface {
 	Name() string
 	// Read delivers readings through emit until ctx ends (nil) or the
 	// source fails (the error says why). A polled source reads once per
-	// tick; a streaming one ignores tick.
+	// tick; a streaming one reads LinesPerTick lines per tick at most.
 	Read(ctx context.Context, tick <-chan time.Time, emit func(gpu int, w float64)) error
 }
 
@@ -56,6 +88,9 @@ type Trace struct {
 	// Stopped says why the source ended before it was stopped ("" when it
 	// ran to the end).
 	Stopped string
+	// Dropped counts the readings left out, by reason, in DropReasons'
+	// order (none: every reading was kept).
+	Dropped []contract.DroppedReadings
 	// NotMeasured says why there is no source at all ("" when there is).
 	NotMeasured string
 }
@@ -68,44 +103,43 @@ type Sampler struct {
 	gpus     []int
 	cancel   context.CancelFunc
 	done     chan struct{}
-	// arrived is signalled (without blocking) on every reading.
+	// arrived is signalled (without blocking) on every reading kept.
 	arrived chan struct{}
 
 	mu      sync.Mutex
 	samples []Sample
+	per     map[int]*gpuState
+	dropped map[string]int
 	stopped string
 }
 
+// gpuState is what the sampler keeps of one GPU to bound its readings.
+type gpuState struct {
+	n    int       // readings kept
+	last time.Time // the last kept reading's stamp
+	// tokens is how many readings may arrive now (BurstReadings at most,
+	// two more each interval), as of refilled.
+	tokens   float64
+	refilled time.Time
+}
+
 // Start begins sampling src every interval on the GPUs gpus (a reading of
-// another device is dropped). tick nil: the runtime's ticker.
+// another device is ignored). tick nil: the runtime's ticker.
 func Start(ctx context.Context, src Source, gpus []int, interval time.Duration, now clock.Func, tick Ticker) *Sampler {
 	if tick == nil {
 		tick = RealTicker
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Sampler{src: src, now: clock.Or(now), interval: interval, gpus: gpus, cancel: cancel,
-		done: make(chan struct{}), arrived: make(chan struct{}, 1)}
-	want := map[int]bool{}
+		done: make(chan struct{}), arrived: make(chan struct{}, 1), per: map[int]*gpuState{}, dropped: map[string]int{}}
 	for _, g := range gpus {
-		want[g] = true
+		s.per[g] = &gpuState{}
 	}
 	go func() {
 		defer close(s.done)
 		c, stop := tick(interval)
 		defer stop()
-		err := src.Read(ctx, c, func(gpu int, w float64) {
-			if !want[gpu] {
-				return
-			}
-			at := s.now()
-			s.mu.Lock()
-			s.samples = append(s.samples, Sample{At: at, GPU: gpu, W: w})
-			s.mu.Unlock()
-			select {
-			case s.arrived <- struct{}{}:
-			default:
-			}
-		})
+		err := src.Read(ctx, c, s.take)
 		if err != nil && ctx.Err() == nil {
 			s.mu.Lock()
 			s.stopped = err.Error()
@@ -113,6 +147,80 @@ func Start(ctx context.Context, src Source, gpus []int, interval time.Duration, 
 		}
 	}()
 	return s
+}
+
+// take keeps one reading of gpu, or counts why it is dropped: a value
+// that is no draw, one that comes faster than the rate, or one past the
+// GPU's MaxReadings (a tool that floods cannot grow the trace without
+// bound).
+func (s *Sampler) take(gpu int, w float64) {
+	g, ok := s.per[gpu]
+	if !ok {
+		return
+	}
+	if why := Check(w); why != "" {
+		s.mu.Lock()
+		s.dropped[why]++
+		s.mu.Unlock()
+		return
+	}
+	at := s.now()
+	s.mu.Lock()
+	why := s.admit(g, at)
+	if why != "" {
+		s.dropped[why]++
+	} else {
+		s.samples = append(s.samples, Sample{At: at, GPU: gpu, W: w})
+	}
+	s.mu.Unlock()
+	if why == "" {
+		select {
+		case s.arrived <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// admit takes a token of g's bucket for a reading at at ("") or says why
+// the reading is dropped. A reading not after the GPU's last one is too
+// fast however full the bucket: a GPU has one reading an instant.
+func (s *Sampler) admit(g *gpuState, at time.Time) string {
+	if g.n == 0 {
+		g.tokens = BurstReadings
+	} else {
+		g.tokens = min(BurstReadings, g.tokens+2*float64(at.Sub(g.refilled))/float64(max(s.interval, time.Nanosecond)))
+	}
+	g.refilled = at
+	switch {
+	case g.n > 0 && !at.After(g.last), g.tokens < 1:
+		return DropRate
+	case g.n >= MaxReadings:
+		return DropCap
+	}
+	g.tokens--
+	g.n++
+	g.last = at
+	return ""
+}
+
+// Check is the rule for a reading's value: "" when w is a draw (a finite
+// number of watts within [0, MaxW]), else why it is dropped.
+func Check(w float64) string {
+	switch {
+	case math.IsNaN(w), math.IsInf(w, 0):
+		return DropNotFinite
+	case w < 0:
+		return DropNegative
+	case w > MaxW:
+		return DropAboveMax
+	}
+	return ""
+}
+
+// DropReasons are the reasons a reading is dropped, in the order a trace
+// counts them.
+func DropReasons() []string {
+	return []string{DropNotFinite, DropNegative, DropAboveMax, DropRate, DropCap}
 }
 
 // BaselineReadings is how many readings of each GPU the idle baseline
@@ -145,14 +253,10 @@ func (s *Sampler) WaitBaseline(ctx context.Context, n int, bound time.Duration) 
 func (s *Sampler) readingsEach() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	per := map[int]int{}
-	for _, x := range s.samples {
-		per[x.GPU]++
-	}
 	least := -1
 	for _, g := range s.gpus {
-		if least < 0 || per[g] < least {
-			least = per[g]
+		if n := s.per[g].n; least < 0 || n < least {
+			least = n
 		}
 	}
 	return least
@@ -182,14 +286,8 @@ func (s *Sampler) StopAfter(ctx context.Context, t time.Time, bound time.Duratio
 func (s *Sampler) coveredAfter(t time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	last := map[int]bool{}
-	for _, x := range s.samples {
-		if !x.At.Before(t) {
-			last[x.GPU] = true
-		}
-	}
 	for _, g := range s.gpus {
-		if !last[g] {
+		if st := s.per[g]; st.n == 0 || st.last.Before(t) {
 			return false
 		}
 	}
@@ -202,5 +300,11 @@ func (s *Sampler) Stop() Trace {
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Trace{Source: s.src.Name(), Interval: s.interval, GPUs: s.gpus, Samples: s.samples, Stopped: s.stopped}
+	var dropped []contract.DroppedReadings
+	for _, why := range DropReasons() {
+		if n := s.dropped[why]; n > 0 {
+			dropped = append(dropped, contract.DroppedReadings{Reason: why, Count: n})
+		}
+	}
+	return Trace{Source: s.src.Name(), Interval: s.interval, GPUs: s.gpus, Samples: s.samples, Stopped: s.stopped, Dropped: dropped}
 }

@@ -1,25 +1,31 @@
 package power
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/strata-bench/strata/internal/contract"
 )
 
-// fakeClock advances one millisecond per reading.
+// fakeClock advances step (one millisecond when zero) per reading.
 type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu   sync.Mutex
+	t    time.Time
+	step time.Duration
 }
 
 func (c *fakeClock) now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.t = c.t.Add(time.Millisecond)
+	c.t = c.t.Add(cmp.Or(c.step, time.Millisecond))
 	return c.t
 }
 
@@ -242,5 +248,252 @@ func TestWaitBaselineIsBounded(t *testing.T) {
 	s.WaitBaseline(context.Background(), BaselineReadings, time.Millisecond)
 	if tr := s.Stop(); len(tr.Samples) != 0 || tr.Stopped != "" {
 		t.Errorf("trace %+v", tr)
+	}
+}
+
+// TestNvidiaSmiReadingsOutOfRangeAreDropped: a draw that is no finite
+// number within [0, MaxW] is left out and counted by reason, and sampling
+// goes on (one NaN among the readings once made results.json unwritable).
+func TestNvidiaSmiReadingsOutOfRangeAreDropped(t *testing.T) {
+	t.Parallel()
+	pr, pw := io.Pipe()
+	src, why := Choose(context.Background(), Inputs{GPUs: []int{0}, GPUSource: "nvidia-smi --query-gpu", Runner: &tool{pr: pr}})
+	if src == nil {
+		t.Fatal(why)
+	}
+	s := Start(context.Background(), src, []int{0}, DefaultInterval, (&fakeClock{t: time.Unix(0, 0)}).now, nil)
+	go io.WriteString(pw, "0, 61.20\n0, nan\n0, NaN\n0, inf\n0, -Inf\n0, 2e308\n0, -5\n0, 1e308\n0, 10000.5\n0, 10000\n0, 0\n0, [N/A]\n")
+	<-s.done
+	tr := s.Stop()
+	var got []float64
+	for _, x := range tr.Samples {
+		got = append(got, x.W)
+	}
+	if want := []float64{61.2, 10000, 0}; !slices.Equal(got, want) {
+		t.Errorf("kept %v, want %v", got, want)
+	}
+	want := []contract.DroppedReadings{{Reason: DropNotFinite, Count: 5}, {Reason: DropNegative, Count: 1}, {Reason: DropAboveMax, Count: 2}}
+	if !slices.Equal(tr.Dropped, want) {
+		t.Errorf("dropped %+v, want %+v", tr.Dropped, want)
+	}
+	if !strings.Contains(tr.Stopped, `"0, [N/A]"`) {
+		t.Errorf("stopped %q, want the [N/A] line that is no reading", tr.Stopped)
+	}
+}
+
+// answerOnce answers amd-smi twice (the choice's check and the first
+// poll), then hangs until ctx ends.
+type answerOnce struct {
+	answer string
+	mu     sync.Mutex
+	n      int
+}
+
+func (a *answerOnce) Run(ctx context.Context, _ string, _ ...string) ([]byte, error) {
+	a.mu.Lock()
+	a.n++
+	n := a.n
+	a.mu.Unlock()
+	if n <= 2 {
+		return []byte(a.answer), nil
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestAMDSMIReadingsOutOfRangeAreDropped: amd-smi's negative socket power
+// (which made negative joules that report then refused) and one beyond
+// any device are dropped and counted; the GPU reading a draw is kept.
+func TestAMDSMIReadingsOutOfRangeAreDropped(t *testing.T) {
+	t.Parallel()
+	tl := &answerOnce{answer: `[{"gpu": 0, "power": {"socket_power": -12}}, {"gpu": 1, "power": {"socket_power": {"value": 1e308, "unit": "W"}}},
+	{"gpu": 2, "power": {"socket_power": 1e309}}, {"gpu": 3, "power": {"socket_power": 212}}]`}
+	src, why := Choose(context.Background(), Inputs{GPUs: []int{0, 1, 2, 3}, GPUSource: "amd-smi list", Runner: tl})
+	if src == nil {
+		t.Fatal(why)
+	}
+	never := func(time.Duration) (<-chan time.Time, func()) { return nil, func() {} }
+	s := Start(context.Background(), src, []int{0, 1, 2, 3}, time.Second, (&fakeClock{}).now, never)
+	<-s.arrived // GPU 3's reading, the last of the poll
+	tr := s.Stop()
+	if len(tr.Samples) != 1 || tr.Samples[0].GPU != 3 || tr.Samples[0].W != 212 || tr.Stopped != "" {
+		t.Errorf("trace %+v", tr)
+	}
+	want := []contract.DroppedReadings{{Reason: DropNotFinite, Count: 1}, {Reason: DropNegative, Count: 1}, {Reason: DropAboveMax, Count: 1}}
+	if !slices.Equal(tr.Dropped, want) {
+		t.Errorf("dropped %+v, want %+v", tr.Dropped, want)
+	}
+}
+
+// burst is a source that emits n readings of GPU 0 as fast as it can, then
+// stops.
+type burst struct{ n int }
+
+func (burst) Name() string { return "burst" }
+func (b burst) Read(_ context.Context, _ <-chan time.Time, emit func(int, float64)) error {
+	for range b.n {
+		emit(0, 50)
+	}
+	return errors.New("done")
+}
+
+// TestSamplerBoundsTheRate: a tool that writes without pause (one once
+// drove strata to 4.4 GB) keeps no more than the rate allows; the rest is
+// counted as dropped for the rate.
+func TestSamplerBoundsTheRate(t *testing.T) {
+	t.Parallel()
+	const n = 1000
+	clk := &fakeClock{}
+	s := Start(context.Background(), burst{n}, []int{0}, DefaultInterval, clk.now, nil)
+	<-s.done
+	tr := s.Stop()
+	// n readings over n ms: the burst allowance, then two per interval.
+	if most := BurstReadings + 2*n/int(DefaultInterval/time.Millisecond); len(tr.Samples) > most || len(tr.Samples) < BurstReadings {
+		t.Errorf("kept %d of %d readings, want between %d and %d", len(tr.Samples), n, BurstReadings, most)
+	}
+	want := []contract.DroppedReadings{{Reason: DropRate, Count: n - len(tr.Samples)}}
+	if !slices.Equal(tr.Dropped, want) {
+		t.Errorf("dropped %+v, want %+v", tr.Dropped, want)
+	}
+}
+
+// TestSamplerDropsAReadingAtTheSameInstant: a GPU's readings are each
+// after the one before (power.csv holds one row per GPU and instant); a
+// second reading of the GPU at the same instant is dropped for the rate,
+// another GPU's is kept.
+func TestSamplerDropsAReadingAtTheSameInstant(t *testing.T) {
+	t.Parallel()
+	at := time.Unix(100, 0)
+	src := emits(func(emit func(int, float64)) { emit(0, 10); emit(0, 11); emit(1, 12) })
+	s := Start(context.Background(), src, []int{0, 1}, DefaultInterval, func() time.Time { return at }, nil)
+	<-s.done
+	tr := s.Stop()
+	if len(tr.Samples) != 2 || tr.Samples[0].W != 10 || tr.Samples[1].W != 12 {
+		t.Errorf("kept %+v, want GPU 0's first reading and GPU 1's", tr.Samples)
+	}
+	if want := []contract.DroppedReadings{{Reason: DropRate, Count: 1}}; !slices.Equal(tr.Dropped, want) {
+		t.Errorf("dropped %+v, want %+v", tr.Dropped, want)
+	}
+}
+
+// emits is a source that makes its readings once and stops.
+type emits func(emit func(int, float64))
+
+func (emits) Name() string { return "emits" }
+func (e emits) Read(_ context.Context, _ <-chan time.Time, emit func(int, float64)) error {
+	e(emit)
+	return errors.New("done")
+}
+
+// TestSamplerCapsTheReadings: however long a run, a GPU's trace holds at
+// most MaxReadings; the readings past it are counted as dropped.
+func TestSamplerCapsTheReadings(t *testing.T) {
+	t.Parallel()
+	clk := &fakeClock{step: DefaultInterval}
+	s := Start(context.Background(), burst{MaxReadings + 3}, []int{0}, DefaultInterval, clk.now, nil)
+	<-s.done
+	tr := s.Stop()
+	if len(tr.Samples) != MaxReadings {
+		t.Errorf("kept %d readings, want %d", len(tr.Samples), MaxReadings)
+	}
+	if want := []contract.DroppedReadings{{Reason: DropCap, Count: 3}}; !slices.Equal(tr.Dropped, want) {
+		t.Errorf("dropped %+v, want %+v", tr.Dropped, want)
+	}
+	// The reasons name the bounds they are dropped for.
+	if !strings.Contains(DropCap, fmt.Sprint(MaxReadings)) || !strings.Contains(DropAboveMax, fmt.Sprint(MaxW)) {
+		t.Errorf("%q and %q do not name %d readings and %d W", DropCap, DropAboveMax, MaxReadings, MaxW)
+	}
+}
+
+// TestSourcesNameWhatChooseChooses: every source Choose picks is among the
+// names a result's energy source is held to, for the GPUs' probe source
+// and for a folder that does not name one.
+func TestSourcesNameWhatChooseChooses(t *testing.T) {
+	t.Parallel()
+	lib := func() (NVML, error) { return &fakeNVML{}, nil }
+	amdAnswer := map[string]string{"amd-smi metric --power --json": `[{"gpu": 0, "power": {"socket_power": 5}}]`}
+	for _, c := range []struct {
+		gpuSource string
+		in        Inputs
+	}{
+		{"nvidia-smi --query-gpu", Inputs{NVML: lib}},
+		{"nvidia-smi --query-gpu", Inputs{Runner: &tool{}}},
+		{"rocm-smi --json", Inputs{Runner: &tool{answers: amdAnswer}}},
+		{"sysctl (Apple silicon)", Inputs{Runner: &tool{answers: map[string]string{"sudo -n powermetrics --samplers gpu_power -i 250 -n 1": ""}}}},
+	} {
+		c.in.GPUs, c.in.GPUSource, c.in.Interval = []int{0}, c.gpuSource, 250*time.Millisecond
+		src, why := Choose(context.Background(), c.in)
+		if src == nil {
+			t.Fatalf("%s: %s", c.gpuSource, why)
+		}
+		for _, gs := range []string{c.gpuSource, ""} {
+			if names := Sources(gs, 250*time.Millisecond); !slices.Contains(names, src.Name()) {
+				t.Errorf("%q is not among the sources for %q: %v", src.Name(), gs, names)
+			}
+		}
+	}
+	if names := Sources("the Windows display driver key", time.Second); len(names) != 0 {
+		t.Errorf("GPUs no source reads have sources %v", names)
+	}
+}
+
+// lineByLine is a streaming tool that writes "0, 61.2" without end, one
+// line per read, until it is stopped, and closes overrun once it has
+// written past limit lines.
+type lineByLine struct {
+	mu      sync.Mutex
+	ctx     context.Context
+	n       int
+	limit   int
+	overrun chan struct{}
+}
+
+func (l *lineByLine) Run(context.Context, string, ...string) ([]byte, error) {
+	return nil, errors.New("not run")
+}
+
+func (l *lineByLine) Stream(ctx context.Context, _ string, _ ...string) (io.ReadCloser, error) {
+	l.mu.Lock()
+	l.ctx = ctx
+	l.mu.Unlock()
+	return io.NopCloser(l), nil
+}
+
+func (l *lineByLine) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ctx.Err() != nil {
+		return 0, io.EOF
+	}
+	if l.n++; l.n == l.limit+1 {
+		close(l.overrun)
+	}
+	return copy(p, "0, 61.2\n"), nil
+}
+
+// TestStreamReadsABoundedNumberOfLinesPerTick: a tool that writes without
+// pause is read at most LinesPerTick lines per tick, then waits for the
+// next (it blocks on its full pipe), so a flood costs no core spent
+// reading it.
+func TestStreamReadsABoundedNumberOfLinesPerTick(t *testing.T) {
+	t.Parallel()
+	tl := &lineByLine{limit: LinesPerTick + 10, overrun: make(chan struct{})}
+	src, why := Choose(context.Background(), Inputs{GPUs: []int{0}, GPUSource: "nvidia-smi --query-gpu", Runner: tl})
+	if src == nil {
+		t.Fatal(why)
+	}
+	tick := make(chan time.Time)
+	s := Start(context.Background(), src, []int{0}, DefaultInterval, (&fakeClock{}).now, func(time.Duration) (<-chan time.Time, func()) { return tick, func() {} })
+	select {
+	case <-tl.overrun:
+		t.Fatalf("read %d lines without a tick", tl.limit+1)
+	case tick <- time.Time{}:
+	}
+	s.Stop()
+	// One tick: the lines before it and the ones of that tick, no more.
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if tl.n > 2*LinesPerTick+1 {
+		t.Errorf("read %d lines on one tick, want at most %d", tl.n, 2*LinesPerTick+1)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,15 +47,45 @@ func Choose(ctx context.Context, in Inputs) (Source, string) {
 	if len(in.GPUs) == 0 {
 		return nil, "no GPU was probed, so there is no GPU power to sample"
 	}
-	switch {
-	case strings.HasPrefix(in.GPUSource, "nvidia-smi"):
+	switch vendor(in.GPUSource) {
+	case "nvidia":
 		return nvidia(in)
-	case strings.HasPrefix(in.GPUSource, "amd-smi"), strings.HasPrefix(in.GPUSource, "rocm-smi"):
+	case "amd":
 		return amd(ctx, in)
-	case strings.HasPrefix(in.GPUSource, "sysctl"):
+	case "apple":
 		return apple(ctx, in)
 	}
 	return nil, fmt.Sprintf("no power source reads the GPUs found by %s", in.GPUSource)
+}
+
+// vendor is whose GPUs the probe's source found ("" for none a power
+// source reads).
+func vendor(gpuSource string) string {
+	switch {
+	case strings.HasPrefix(gpuSource, "nvidia-smi"):
+		return "nvidia"
+	case strings.HasPrefix(gpuSource, "amd-smi"), strings.HasPrefix(gpuSource, "rocm-smi"):
+		return "amd"
+	case strings.HasPrefix(gpuSource, "sysctl"):
+		return "apple"
+	}
+	return ""
+}
+
+// Sources are the names of the sources Choose may pick, sampling every
+// interval, for the GPUs gpuSource found (every source strata has when
+// gpuSource is "", as a folder that does not say where its GPUs came
+// from): what a result's energy source may be.
+func Sources(gpuSource string, interval time.Duration) []string {
+	by := map[string][]string{
+		"nvidia": {nvmlSource{}.Name(), (&smiStream{interval: interval}).Name()},
+		"amd":    {amdSMI{}.Name()},
+		"apple":  {(&powermetrics{interval: interval}).Name()},
+	}
+	if v := vendor(gpuSource); gpuSource != "" {
+		return by[v]
+	}
+	return slices.Concat(by["nvidia"], by["amd"], by["apple"])
 }
 
 func nvidia(in Inputs) (Source, string) {
@@ -124,8 +156,8 @@ func (s *smiStream) args() []string {
 
 func (s *smiStream) Name() string { return "nvidia-smi " + strings.Join(s.args(), " ") }
 
-func (s *smiStream) Read(ctx context.Context, _ <-chan time.Time, emit func(int, float64)) error {
-	return streamLines(ctx, s.st, "nvidia-smi", s.args(), func(line string) error {
+func (s *smiStream) Read(ctx context.Context, tick <-chan time.Time, emit func(int, float64)) error {
+	return streamLines(ctx, s.st, "nvidia-smi", s.args(), tick, func(line string) error {
 		if line == "" {
 			return nil
 		}
@@ -137,17 +169,26 @@ func (s *smiStream) Read(ctx context.Context, _ <-chan time.Time, emit func(int,
 	})
 }
 
-// streamLines runs a streaming tool and hands each trimmed line to line
-// until ctx ends (nil), line fails, or the tool stops on its own (a
-// sampler that stops is an error: the run is not over).
-func streamLines(ctx context.Context, st probe.Streamer, name string, args []string, line func(string) error) error {
+// streamLines runs a streaming tool and hands each trimmed line to line,
+// LinesPerTick per tick at most, until ctx ends (nil), line fails, or the
+// tool stops on its own (a sampler that stops is an error: the run is not
+// over).
+func streamLines(ctx context.Context, st probe.Streamer, name string, args []string, tick <-chan time.Time, line func(string) error) error {
 	out, err := st.Stream(ctx, name, args...)
 	if err != nil {
 		return err
 	}
 	defer out.Close()
 	sc := bufio.NewScanner(out)
-	for sc.Scan() {
+	for n := 1; sc.Scan(); n++ {
+		if n > LinesPerTick {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tick:
+				n = 1
+			}
+		}
 		if err := line(strings.TrimSpace(sc.Text())); err != nil {
 			return err
 		}
@@ -163,14 +204,22 @@ func streamLines(ctx context.Context, st probe.Streamer, name string, args []str
 
 // smiLine reads "0, 61.20". A line that says otherwise ([N/A], [Not
 // Supported]) stops the source: a reading it cannot take is no reading.
+// A number that is no draw (nan, -5, 1e999) is the sampler's to drop.
 func smiLine(line string) (int, float64, error) {
 	idx, draw, ok := strings.Cut(line, ",")
 	gpu, err1 := strconv.Atoi(strings.TrimSpace(idx))
-	w, err2 := strconv.ParseFloat(strings.TrimSpace(draw), 64)
-	if !ok || err1 != nil || err2 != nil || w < 0 {
+	w, ok2 := number(strings.TrimSpace(draw))
+	if !ok || err1 != nil || !ok2 {
 		return 0, 0, fmt.Errorf("nvidia-smi wrote %q where an index and a power.draw in watts belong", line)
 	}
 	return gpu, w, nil
+}
+
+// number reads a tool's number; one beyond float64 is ±Inf (the sampler
+// drops it, counted, rather than the source stopping).
+func number(s string) (float64, bool) {
+	w, err := strconv.ParseFloat(s, 64)
+	return w, err == nil || errors.Is(err, strconv.ErrRange)
 }
 
 // --- AMD -------------------------------------------------------------------
@@ -245,16 +294,16 @@ func socketPower(p map[string]json.RawMessage) (float64, bool) {
 		if !ok {
 			continue
 		}
-		var n float64
+		var n json.Number
 		if json.Unmarshal(raw, &n) == nil {
-			return n, true
+			return number(n.String())
 		}
 		var v struct {
-			Value *float64 `json:"value"`
-			Unit  string   `json:"unit"`
+			Value *json.Number `json:"value"`
+			Unit  string       `json:"unit"`
 		}
 		if json.Unmarshal(raw, &v) == nil && v.Value != nil && v.Unit == "W" {
-			return *v.Value, true
+			return number(v.Value.String())
 		}
 	}
 	return 0, false
@@ -293,15 +342,15 @@ func apple(ctx context.Context, in Inputs) (Source, string) {
 
 // Read takes each "GPU Power: 1234 mW" line as GPU 0's draw (Apple silicon
 // has one GPU).
-func (p *powermetrics) Read(ctx context.Context, _ <-chan time.Time, emit func(int, float64)) error {
-	return streamLines(ctx, p.st, "sudo", p.args(), func(line string) error {
+func (p *powermetrics) Read(ctx context.Context, tick <-chan time.Time, emit func(int, float64)) error {
+	return streamLines(ctx, p.st, "sudo", p.args(), tick, func(line string) error {
 		rest, ok := strings.CutPrefix(line, "GPU Power:")
 		if !ok {
 			return nil // powermetrics writes headers and other samplers' lines between readings
 		}
 		mw, cut := strings.CutSuffix(strings.TrimSpace(rest), "mW")
-		w, err := strconv.ParseFloat(strings.TrimSpace(mw), 64)
-		if !cut || err != nil || w < 0 {
+		w, ok := number(strings.TrimSpace(mw))
+		if !cut || !ok {
 			return fmt.Errorf("powermetrics wrote %q where a GPU power in mW belongs", line)
 		}
 		emit(0, w/1000)

@@ -194,6 +194,9 @@ func writeEnergy(p printer, r *contract.Results) {
 	if e.Stopped != "" {
 		p(" The source stopped early: %s.", mdEscape(e.Stopped))
 	}
+	if said := contract.DroppedText(e.Dropped); said != "" {
+		p(" %s.", mdEscape(said))
+	}
 	p("\n\n| Case | Joules | Decode tok/J |\n| --- | --- | --- |\n")
 	for _, c := range protocol.PerformanceCases() {
 		p("| %s | %s | %s |\n", c, e.Summary(c, contract.MetricJoules).Cell(1), e.Summary(c, contract.MetricDecodeTokensPerJoule).Cell(3))

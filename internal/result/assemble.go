@@ -421,6 +421,7 @@ func (as *assembler) energy() *contract.Energy {
 		}
 		readings = power.Readings(*tr, origin)
 		head.Source, head.IntervalS, head.Stopped, head.SampleCount = tr.Source, ptr(tr.Interval.Seconds()), tr.Stopped, len(readings)
+		head.Dropped = tr.Dropped
 		if len(readings) > 0 {
 			head.Samples = contract.PowerFile
 			as.a.Power = power.FormatCSV(readings)

@@ -48,7 +48,7 @@ type Options struct {
 	DecodeTPS float64
 	Optional  bool
 	// PowerW, when set, records a power trace of GPU 0 drawing about that
-	// many watts (a synthetic nvidia-smi stream sampled every 0.2 ms), so
+	// many watts (a synthetic trace sampled every 0.2 ms, named as NVML is), so
 	// the folder has measured energy.
 	PowerW float64
 }
@@ -69,7 +69,7 @@ func powerTrace(rec *record.Run, w float64) *power.Trace {
 		}
 	}
 	const every = 200 * time.Microsecond
-	tr := &power.Trace{Source: "a synthetic trace (internal/resulttest)", Interval: every, GPUs: []int{0}}
+	tr := &power.Trace{Source: "NVML nvmlDeviceGetPowerUsage", Interval: every, GPUs: []int{0}}
 	for i, at := 0, first.Add(-5*time.Millisecond); !at.After(last.Add(time.Millisecond)); i, at = i+1, at.Add(every) {
 		tr.Samples = append(tr.Samples, power.Sample{At: at, GPU: 0, W: math.Round((w+w/4*math.Sin(float64(i)/7))*100) / 100})
 	}

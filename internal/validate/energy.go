@@ -2,7 +2,10 @@ package validate
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/derive"
@@ -25,6 +28,7 @@ func (c *checker) checkEnergy() {
 	if (e.Source == "") == (e.NotMeasured == "") {
 		c.add(at, "names a source %q and a reason it measured nothing %q: exactly one belongs", e.Source, e.NotMeasured)
 	}
+	c.checkEnergySource(e)
 	var gpus []int
 	for _, g := range c.res.Hardware.GPUs {
 		gpus = append(gpus, g.DeviceIndex)
@@ -41,7 +45,7 @@ func (c *checker) checkEnergy() {
 		if !listed {
 			c.add(at+"/samples", "%s is not a provenance artifact of the folder", e.Samples)
 		}
-		data, err := strictjson.ReadFile(c.fsys, e.Samples, MaxArtifactBytes)
+		data, err := strictjson.ReadFile(c.fsys, e.Samples, c.samplesLimit())
 		if err == nil {
 			readings, err = power.ParseCSV(data)
 		}
@@ -49,9 +53,15 @@ func (c *checker) checkEnergy() {
 			c.add(at+"/samples", "%s: %v", e.Samples, err)
 			return
 		}
+		if why := power.Kept(readings, e.GPUs); why != "" {
+			c.add(at+"/samples", "%s: %s", e.Samples, why)
+		}
 	}
 	if e.SampleCount != len(readings) {
 		c.add(at+"/sample_count", "is %d; the samples hold %d readings", e.SampleCount, len(readings))
+	}
+	if i, why := power.CheckDropped(e.Dropped, readings); why != "" {
+		c.add(contract.Pointer("extensions", "energy", "dropped", i), "%s", why)
 	}
 	head := *e
 	want, _ := derive.Energy(head, readings, c.res, c.outs, c.derive().Reuse)
@@ -70,6 +80,29 @@ func (c *checker) checkEnergy() {
 			c.add(part.ptr, "does not follow from %s and the request records: derived %s", orNone(e.Samples), clip(w))
 		}
 	}
+}
+
+// checkEnergySource holds the source to the ones strata samples with at
+// the recorded interval, for the GPUs the probe found (any of them when
+// the folder does not say where its GPUs came from).
+func (c *checker) checkEnergySource(e *contract.Energy) {
+	if e.Source == "" {
+		return
+	}
+	var interval time.Duration
+	if e.IntervalS != nil {
+		interval = time.Duration(math.Round(*e.IntervalS * float64(time.Second)))
+	}
+	gpuSource := c.res.Extensions.MachineSources["gpus"]
+	if names := power.Sources(gpuSource, interval); !slices.Contains(names, e.Source) {
+		c.add("/extensions/energy/source", "%q is not a source strata samples with every %s for the GPUs found by %q (%s)",
+			e.Source, interval, gpuSource, strings.Join(names, "; "))
+	}
+}
+
+// samplesLimit is the largest power.csv the folder's GPUs can fill.
+func (c *checker) samplesLimit() int64 {
+	return max(MaxArtifactBytes, power.MaxCSVBytes(len(c.res.Hardware.GPUs)))
 }
 
 func orNone(samples string) string {

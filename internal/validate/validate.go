@@ -780,10 +780,14 @@ func (c *checker) checkArtifacts() {
 		p := contract.Pointer("artifacts", i)
 		kinds[a.Kind]++
 		listed[a.Path] = true
-		data, err := strictjson.ReadFile(c.fsys, a.Path, MaxArtifactBytes)
-		if a.Kind == contract.ArtifactOutputs {
-			data, err = strictjson.ReadFile(c.fsys, a.Path, MaxOutputsBytes)
+		limit := int64(MaxArtifactBytes)
+		switch {
+		case a.Kind == contract.ArtifactOutputs:
+			limit = MaxOutputsBytes
+		case a.Path == contract.PowerFile:
+			limit = c.samplesLimit()
 		}
+		data, err := strictjson.ReadFile(c.fsys, a.Path, limit)
 		if err != nil {
 			c.add(p, "%s cannot be read: %v", a.Path, err)
 			continue
