@@ -1,6 +1,9 @@
 package redact
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // Keyring holds the secrets a command learns while it runs (the API key a
 // run reads from its variable), so that everything the command prints can
@@ -61,6 +64,9 @@ func secretForms(s string, note func(kind, what, match string)) string {
 	}
 	s = providerKeys(s, note)
 	low = asciiLower(s)
+	if strings.Contains(low, "-----end") {
+		s = bodiesAfterEmptyBlocks(s, note)
+	}
 	for _, ru := range secretRules {
 		if ru.applies(low) {
 			s = ru.replace(s, note)
