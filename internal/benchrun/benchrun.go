@@ -105,7 +105,7 @@ func Run(ctx context.Context, st procstate.State, o Options) (*Outcome, error) {
 	if err := b.prepare(); err != nil {
 		return nil, err
 	}
-	if b.t, err = connect(ctx, p, o.Target, b.prof, b.hashes); err != nil {
+	if b.t, err = connect(ctx, p, o.Target, b.prof, b.bundle, b.hashes); err != nil {
 		return nil, err
 	}
 	defer b.t.stop()
@@ -187,7 +187,7 @@ func (b *bench) prepare() error {
 func (b *bench) beforeWarmup(ctx context.Context) error {
 	p, t := b.p, b.t
 	b.srv = runner.ProbeServer(ctx, t.client)
-	if err := t.checkKey(b.srv); err != nil {
+	if err := t.checkKey(b.srv, b.bundle); err != nil {
 		return err
 	}
 	view, lp := t.engineView(p)

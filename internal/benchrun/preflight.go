@@ -37,13 +37,13 @@ func Check(ctx context.Context, st procstate.State, o Target) error {
 	if err != nil {
 		return fmt.Errorf("refusing to check: %w", err)
 	}
-	t, err := connect(ctx, p, o, prof, nil)
+	t, err := connect(ctx, p, o, prof, bundle, nil)
 	if err != nil {
 		return err
 	}
 	defer t.stop()
 	srv := runner.ProbeServer(ctx, t.client)
-	if err := t.checkKey(srv); err != nil {
+	if err := t.checkKey(srv, bundle); err != nil {
 		return err
 	}
 	w.Line("preflight of %s (%s) against the bundle of %s", t.baseURL, srv.Dialect.Name(), protocolLine(bundle))
