@@ -24,6 +24,7 @@ import (
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/localproc"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
 )
@@ -165,6 +166,16 @@ func connect(ctx context.Context, p session, o Target, prof *engine.Profile, bun
 		return nil, err
 	}
 	return t, nil
+}
+
+// redactor is the redactor of what the command writes of this target's
+// run: the machine's private data and the key in use.
+func (t *target) redactor(p session, bundle *fixtures.Bundle) *redact.Redactor {
+	m := p.Private()
+	if t.apiKey != "" {
+		m.Secrets = append(append([]string(nil), m.Secrets...), t.apiKey)
+	}
+	return result.Redactor(m, bundle)
 }
 
 // stop ends the engine this command started (once).
