@@ -28,6 +28,10 @@ func CheckKey(key string, texts ...string) error {
 	if n := len(key); n < MinSecretLen {
 		return fmt.Errorf("the API key has %d characters; strata needs at least %d to redact it from the result without damaging evidence", n, MinSecretLen)
 	}
+	view := string(echoView(key))
+	if n := len(view); n < MinSecretLen {
+		return fmt.Errorf("the API key has %d characters once its spaces, invisible characters and escapes are read; strata needs at least %d to redact it from the result without damaging evidence", n, MinSecretLen)
+	}
 	const use = "; use a random key (for example the output of openssl rand -hex 16)"
 	if oneClass(key) {
 		return errors.New("the API key is letters of one case alone, or digits alone: a word or a number, which honest evidence (an answer, a log, a count) holds too, and redacting the key would take it out there" + use)
@@ -38,7 +42,7 @@ func CheckKey(key string, texts ...string) error {
 	}
 	vocab := Vocabulary(texts...)
 	isWord := func(w string) bool { return vocab[w] }
-	if low := asciiLower(key); madeOfWords(low, isWord, haystack) || madeOfWords(reverse(low), isWord, haystack) {
+	if low := asciiLower(key); madeOfWords(low, isWord, haystack) || madeOfWords(reverse(low), isWord, haystack) || madeOfWords(view, isWord, haystack) {
 		return errors.New("the API key is a word, part of one, or made of words that results hold (strata's own text, the benchmark's fixtures, common English), and redacting the key would take them out of the evidence" + use)
 	}
 	return nil

@@ -3,6 +3,8 @@ package redact
 import (
 	"strings"
 	"testing"
+
+	"github.com/strata-bench/strata/internal/redact/plant"
 )
 
 // TestWordKeysAreRefused (issue 46, item 4): a key the redactor cannot
@@ -21,6 +23,8 @@ func TestWordKeysAreRefused(t *testing.T) {
 		{"elephants", "letters of one case alone"},
 		{"my-api-key", "letters of one case alone"},
 		{"12345678", "digits alone"},
+		{"%41%42%43%44 7", "has 5 characters once its spaces, invisible characters and escapes are read"},
+		{"Reason\u200bing", "a word, part of one, or made of words"},
 		{"2026-12-03", "digits alone"},
 		{"Performance", "a word, part of one, or made of words"},
 		{"Completed", "a word, part of one, or made of words"},
@@ -137,5 +141,29 @@ func TestManyEchoes(t *testing.T) {
 	got := r.String("x " + strings.Repeat("s 3 c r 3 t - p r o f i l e - k e y; ", 20000) + "y")
 	if want := "x " + strings.Repeat("<secret>; ", 20000) + "y"; got != want {
 		t.Errorf("got %.80q…", got)
+	}
+}
+
+// TestKeyBlocksTogether: the planted key blocks and bodies, one after
+// another in one text (as an engine log holds them), are each replaced:
+// no rule reads one block on into the next.
+func TestKeyBlocksTogether(t *testing.T) {
+	t.Parallel()
+	var in strings.Builder
+	var private []string
+	for _, f := range plant.Forms {
+		if strings.Contains(f.Text, "PRIVATE KEY") || strings.Contains(f.Text, "Lh+pclU9MvN9oH4u") {
+			in.WriteString(f.Text + "\n")
+			private = append(private, f.Private)
+		}
+	}
+	got := New(machine, Vocabulary()).String(in.String())
+	for _, p := range private {
+		if strings.Contains(got, p) {
+			t.Errorf("%q survives in %q", p, got)
+		}
+	}
+	if strings.Count(got, "next line") != strings.Count(in.String(), "next line") {
+		t.Errorf("a line after a block was taken with it: %q", got)
 	}
 }

@@ -53,9 +53,16 @@ func SecretsOnly(s string) string {
 }
 
 // secretForms replaces the secret forms of the rules, in their order:
-// pairs gitleaks would break apart, then gitleaks' rules, then strata's.
+// empty key blocks and the bodies after them and pairs gitleaks would
+// break apart, then gitleaks' rules, then strata's.
 func secretForms(s string, note func(kind, what, match string)) string {
 	low := asciiLower(s)
+	if strings.Contains(low, "-----end") {
+		// Before gitleaks' rule of key blocks, which reads an empty block
+		// on to the next line ending in "KEY-----".
+		s = bodiesAfterEmptyBlocks(s, note)
+		low = asciiLower(s)
+	}
 	for _, ru := range pairedRules {
 		if ru.applies(low) {
 			s = ru.replace(s, note)
@@ -64,9 +71,6 @@ func secretForms(s string, note func(kind, what, match string)) string {
 	}
 	s = providerKeys(s, note)
 	low = asciiLower(s)
-	if strings.Contains(low, "-----end") {
-		s = bodiesAfterEmptyBlocks(s, note)
-	}
 	for _, ru := range secretRules {
 		if ru.applies(low) {
 			s = ru.replace(s, note)

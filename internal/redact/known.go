@@ -3,6 +3,7 @@ package redact
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,6 +66,11 @@ func newKnownSet(secrets []string) *knownSet {
 			continue
 		}
 		forms := []string{asciiLower(s), asciiLower(reverse(s)), hex.EncodeToString([]byte(s))}
+		if !isASCII(s) {
+			// Other scripts' letters in the other case (the walk folds
+			// ASCII only).
+			forms = append(forms, asciiLower(strings.ToUpper(s)), asciiLower(strings.ToLower(s)))
+		}
 		for n := echoPrefixLen; n < len(s); n++ {
 			if p := asciiLower(s[:n]); !oneClass(p) && !madeOfWords(p, isStrataWord, strataWords) {
 				forms = append(forms, p)
@@ -72,6 +78,11 @@ func newKnownSet(secrets []string) *knownSet {
 		}
 		for _, f := range forms {
 			folded, k.foldedForms = append(folded, f), append(k.foldedForms, knownForm{secret: s})
+			// A key with spaces, escapes or invisible characters of its own
+			// is found in the view as the view reads it.
+			if v := string(echoView(f)); v != f && len(v) >= MinSecretLen {
+				folded, k.foldedForms = append(folded, v), append(k.foldedForms, knownForm{secret: s})
+			}
 		}
 		for off := 0; off < 3; off++ {
 			buf := append(make([]byte, off), s...)
@@ -92,11 +103,16 @@ func newKnownSet(secrets []string) *knownSet {
 	return k
 }
 
+// reverse is s backwards, character by character (byte by byte where it
+// is no UTF-8).
 func reverse(s string) string {
-	b := []byte(s)
-	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
-		b[i], b[j] = b[j], b[i]
+	if utf8.ValidString(s) {
+		r := []rune(s)
+		slices.Reverse(r)
+		return string(r)
 	}
+	b := []byte(s)
+	slices.Reverse(b)
 	return string(b)
 }
 
@@ -205,7 +221,7 @@ func b64Around(s string, from, lo, hi int) knownSpan {
 func mayHideEcho(s string) bool {
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
-		case ' ', '\t', '\n', '\r', '\v', '\f', '%', '\\', '&', 0xC2, 0xE2, 0xEF:
+		case ' ', '\t', '\n', '\r', '\v', '\f', '%', '\\', '&', '+', 0xC2, 0xE2, 0xEF:
 			return true
 		}
 	}
@@ -214,8 +230,9 @@ func mayHideEcho(s string) bool {
 
 // echoView is s as a key echoed in it is read: in ASCII lower case, with
 // its escapes decoded (%XX, \uXXXX, \xXX, HTML's character references)
-// and its spaces and invisible characters (zero-width spaces and joiners,
-// the word joiner, the byte order mark, the soft hyphen) taken out, so a
+// and its spaces (also a URL query's +) and invisible characters
+// (zero-width spaces and joiners, the word joiner, the byte order mark,
+// the soft hyphen) taken out, so a
 // key echoed URL-encoded, escaped, split by spaces or zero-width
 // characters is the key there.
 func echoView(s string) []byte {
@@ -227,22 +244,30 @@ func echoView(s string) []byte {
 			i++
 			continue
 		}
-		r, size := echoUnit(s, i)
-		switch {
-		case r < 0:
-		case r < utf8.RuneSelf:
-			view = append(view, byte(r))
-		default:
-			view = append(view, buf[:utf8.EncodeRune(buf[:], r)]...)
-		}
+		r, size, isByte := echoUnit(s, i)
+		view = append(view, unitBytes(&buf, r, isByte)...)
 		i += size
 	}
 	return view
 }
 
+// unitBytes is what a unit of echoUnit adds to the view: nothing, the
+// byte an escape names (%D0 is one byte of UTF-8), or the character's
+// UTF-8.
+func unitBytes(buf *[utf8.UTFMax]byte, r rune, isByte bool) []byte {
+	switch {
+	case r < 0:
+		return nil
+	case isByte || r < utf8.RuneSelf:
+		buf[0] = byte(r)
+		return buf[:1]
+	}
+	return buf[:utf8.EncodeRune(buf[:], r)]
+}
+
 // plainEchoByte is true for a byte that stands for itself in echoView.
 func plainEchoByte(c byte) bool {
-	return c > ' ' && c < utf8.RuneSelf && !('A' <= c && c <= 'Z') && c != '%' && c != '\\' && c != '&'
+	return c > ' ' && c < utf8.RuneSelf && !('A' <= c && c <= 'Z') && c != '%' && c != '\\' && c != '&' && c != '+'
 }
 
 // echoSpans maps spans of echoView(s) (in order of their ends) to the
@@ -263,16 +288,8 @@ func echoSpans(s string, in [][2]int) []knownSpan {
 	var buf [utf8.UTFMax]byte
 	pos, starts, ends := 0, 0, 0 // view bytes read; spans started, ended
 	for i := 0; i < len(s) && ends < len(in); {
-		r, size := echoUnit(s, i)
-		n := 0
-		switch {
-		case r < 0:
-		case r < utf8.RuneSelf:
-			n = 1
-		default:
-			n = utf8.EncodeRune(buf[:], r)
-		}
-		pos += n
+		r, size, isByte := echoUnit(s, i)
+		pos += len(unitBytes(&buf, r, isByte))
 		for ; starts < len(in) && in[byStart[starts]][0] < pos; starts++ {
 			out[byStart[starts]].lo = i
 		}
@@ -285,29 +302,33 @@ func echoSpans(s string, in [][2]int) []knownSpan {
 }
 
 // echoUnit reads the unit of s at i: the character it stands for (ASCII
-// in lower case; -1 for what the view leaves out) and its size in s.
-func echoUnit(s string, i int) (rune, int) {
+// in lower case; -1 for what the view leaves out), its size in s, and
+// whether it is a byte an escape names (%XX, \xXX) rather than a
+// character.
+func echoUnit(s string, i int) (r rune, size int, isByte bool) {
 	c := s[i]
-	r, size := rune(c), 1
+	r, size = rune(c), 1
 	switch {
+	case c == '+':
+		return -1, 1, false // a space in a URL's query (a + escaped as %2B stays)
 	case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
-		r, size = rune(unhex(s[i+1])<<4|unhex(s[i+2])), 3
+		r, size, isByte = rune(unhex(s[i+1])<<4|unhex(s[i+2])), 3, true
 	case c == '\\' && i+5 < len(s) && (s[i+1] == 'u' || s[i+1] == 'U') && allHex(s[i+2:i+6]):
 		r, size = hexRune(s[i+2:i+6]), 6
 	case c == '\\' && i+3 < len(s) && s[i+1] == 'x' && allHex(s[i+2:i+4]):
-		r, size = hexRune(s[i+2:i+4]), 4
+		r, size, isByte = hexRune(s[i+2:i+4]), 4, true
 	case c == '&':
 		r, size = charRef(s[i:])
 	case c >= utf8.RuneSelf:
 		r, size = utf8.DecodeRuneInString(s[i:])
 	}
 	switch {
-	case r == ' ' || '\t' <= r && r <= '\r' || r == 0xA0 || r == 0xAD || r == 0x200B || r == 0x200C || r == 0x200D || r == 0x2060 || r == 0xFEFF:
-		return -1, size
+	case r == ' ' || '\t' <= r && r <= '\r' || !isByte && (r == 0xA0 || r == 0xAD || r == 0x200B || r == 0x200C || r == 0x200D || r == 0x2060 || r == 0xFEFF):
+		return -1, size, false
 	case 'A' <= r && r <= 'Z':
-		return r + 'a' - 'A', size
+		return r + 'a' - 'A', size, isByte
 	}
-	return r, size
+	return r, size, isByte
 }
 
 // charRef reads an HTML character reference at the start of s (&#115;,
