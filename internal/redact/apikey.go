@@ -88,7 +88,7 @@ func oneClass(s string) bool {
 // of several runs that are no such words all ("my-server-key-42") does
 // not stand in evidence by chance.
 func madeOfWords(low string, isWord func(string) bool, haystack string) bool {
-	runs := strings.FieldsFunc(low, func(r rune) bool { return !(r == '_' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9') })
+	runs := strings.FieldsFunc(low, notRunRune)
 	switch len(runs) {
 	case 0:
 		return false
@@ -102,6 +102,10 @@ func madeOfWords(low string, isWord func(string) bool, haystack string) bool {
 	}
 	return true
 }
+
+// notRunRune is true for what separates runs of letters and digits in a
+// key (in ASCII lower case).
+func notRunRune(r rune) bool { return !(r == '_' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9') }
 
 // isStrataWord reports whether w is a word of strata's own text.
 func isStrataWord(w string) bool {

@@ -71,11 +71,7 @@ func newKnownSet(secrets []string) *knownSet {
 			// ASCII only).
 			forms = append(forms, asciiLower(strings.ToUpper(s)), asciiLower(strings.ToLower(s)))
 		}
-		for n := echoPrefixLen; n < len(s); n++ {
-			if p := asciiLower(s[:n]); !oneClass(p) && !madeOfWords(p, isStrataWord, strataWords) {
-				forms = append(forms, p)
-			}
-		}
+		forms = append(forms, echoStarts(s)...)
 		for _, f := range forms {
 			folded, k.foldedForms = append(folded, f), append(k.foldedForms, knownForm{secret: s})
 			// A key with spaces, escapes or invisible characters of its own
@@ -101,6 +97,30 @@ func newKnownSet(secrets []string) *knownSet {
 		k.folded = ahocorasick.NewTrieBuilder().AddStrings(folded).Build()
 	}
 	return k
+}
+
+// echoStarts are the starts of s, from echoPrefixLen characters on, in
+// ASCII lower case, that are no words (see CheckKey). A start of one run
+// of letters and digits that is part of no word makes every longer start
+// of one run part of none, so the words are looked through once.
+func echoStarts(s string) []string {
+	var out []string
+	inWord := true
+	for n := echoPrefixLen; n < len(s); n++ {
+		p := asciiLower(s[:n])
+		switch {
+		case oneClass(p):
+			continue
+		case strings.IndexFunc(p, notRunRune) < 0:
+			if inWord = inWord && madeOfWords(p, isStrataWord, strataWords); inWord {
+				continue
+			}
+		case madeOfWords(p, isStrataWord, strataWords):
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // reverse is s backwards, character by character (byte by byte where it
