@@ -18,6 +18,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
+	github.com/trustelem/zxcvbn v1.0.1
 	golang.org/x/term v0.48.0
 	golang.org/x/text v0.44.0
 )

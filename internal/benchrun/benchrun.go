@@ -105,7 +105,7 @@ func Run(ctx context.Context, st procstate.State, o Options) (*Outcome, error) {
 	if err := b.prepare(); err != nil {
 		return nil, err
 	}
-	if b.t, err = connect(ctx, p, o.Target, b.prof, b.hashes); err != nil {
+	if b.t, err = connect(ctx, p, o.Target, b.prof, b.bundle, b.hashes); err != nil {
 		return nil, err
 	}
 	defer b.t.stop()
@@ -187,7 +187,7 @@ func (b *bench) prepare() error {
 func (b *bench) beforeWarmup(ctx context.Context) error {
 	p, t := b.p, b.t
 	b.srv = runner.ProbeServer(ctx, t.client)
-	if err := t.checkKey(b.srv); err != nil {
+	if err := t.checkKey(b.srv, b.bundle); err != nil {
 		return err
 	}
 	view, lp := t.engineView(p)
@@ -208,7 +208,7 @@ func (b *bench) beforeWarmup(ctx context.Context) error {
 		p.out.Note("the reasoning budget is not verifiable: %s", budget.Detail)
 	}
 	// Preflight: the engine's own template and tokenizer against the bundle.
-	pf, err := preflightCheck(ctx, t.client, b.srv, b.bundle, nil)
+	pf, err := preflightCheck(ctx, t.client, b.srv, b.bundle, t.redactor(p, b.bundle), nil)
 	if err != nil {
 		return err
 	}
@@ -232,11 +232,7 @@ func (b *bench) beforeWarmup(ctx context.Context) error {
 // recoverable), stops the engine and writes the result folder.
 func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 	p, t := b.p, b.t
-	m := p.Private()
-	if t.apiKey != "" {
-		m.Secrets = append(append([]string(nil), m.Secrets...), t.apiKey)
-	}
-	red := result.Redactor(m, b.bundle)
+	red := t.redactor(p, b.bundle)
 	// One reading starts the run: its wall time names the run and the
 	// folder, and the runner takes every dispatch's wall time from it.
 	origin := p.Clock()

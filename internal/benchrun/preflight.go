@@ -13,6 +13,7 @@ import (
 	"github.com/strata-bench/strata/internal/preflight"
 	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/record"
+	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/runner"
 )
 
@@ -37,17 +38,17 @@ func Check(ctx context.Context, st procstate.State, o Target) error {
 	if err != nil {
 		return fmt.Errorf("refusing to check: %w", err)
 	}
-	t, err := connect(ctx, p, o, prof, nil)
+	t, err := connect(ctx, p, o, prof, bundle, nil)
 	if err != nil {
 		return err
 	}
 	defer t.stop()
 	srv := runner.ProbeServer(ctx, t.client)
-	if err := t.checkKey(srv); err != nil {
+	if err := t.checkKey(srv, bundle); err != nil {
 		return err
 	}
 	w.Line("preflight of %s (%s) against the bundle of %s", t.baseURL, srv.Dialect.Name(), protocolLine(bundle))
-	pf, err := preflightCheck(ctx, t.client, srv, bundle, func(line string) { w.Line("%s", line) })
+	pf, err := preflightCheck(ctx, t.client, srv, bundle, t.redactor(p, bundle), func(line string) { w.Line("%s", line) })
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func Check(ctx context.Context, st procstate.State, o Target) error {
 }
 
 // preflightCheck runs the preflight. progress, when set, gets each line.
-func preflightCheck(ctx context.Context, c *client.Client, srv record.Server, bundle *fixtures.Bundle, progress func(string)) (*contract.Preflight, error) {
+func preflightCheck(ctx context.Context, c *client.Client, srv record.Server, bundle *fixtures.Bundle, red *redact.Redactor, progress func(string)) (*contract.Preflight, error) {
 	src, sum, err := prompts.Template(bundle)
 	if err != nil {
 		return nil, fmt.Errorf("refusing to run: %w", err)
@@ -82,7 +83,7 @@ func preflightCheck(ctx context.Context, c *client.Client, srv record.Server, bu
 		return nil, fmt.Errorf("the bundle's chat template: %w", err)
 	}
 	in := preflight.Input{Client: c, Dialect: srv.Dialect, Bundle: bundle, Template: tmpl, TemplateSHA256: sum, EngineTemplate: srv.Template,
-		ContextTokens: srv.ContextSize}
+		ContextTokens: srv.ContextSize, Redact: red.String}
 	if progress != nil {
 		in.Progress = func(_, _ int, f contract.PreflightFixture) { progress(f.Line()) }
 	}

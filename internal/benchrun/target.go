@@ -25,6 +25,7 @@ import (
 	"github.com/strata-bench/strata/internal/localproc"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/redact"
+	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
 )
 
@@ -133,7 +134,7 @@ type target struct {
 // serving is used and left running; otherwise the profile's engine is
 // started (unless NoStart), and hashes, when set, hashes the model files
 // while it loads.
-func connect(ctx context.Context, p session, o Target, prof *engine.Profile, hashes *prehash) (*target, error) {
+func connect(ctx context.Context, p session, o Target, prof *engine.Profile, bundle *fixtures.Bundle, hashes *prehash) (*target, error) {
 	t := &target{baseURL: o.URL, prof: prof, p: p, environ: p.Environment()}
 	keyEnv, from := o.APIKeyEnv, "--api-key-env"
 	if prof != nil {
@@ -147,11 +148,11 @@ func connect(ctx context.Context, p session, o Target, prof *engine.Profile, has
 			return nil, exitcode.Usagef("api key variable %s is empty or unset", keyEnv)
 		}
 		// The key is redacted from everything the run writes, in every form
-		// it may be echoed in; a shorter one would be found in honest
-		// evidence too. Refused before anything is sent.
-		if n := len(t.apiKey); n < redact.MinSecretLen {
-			return nil, exitcode.Usagef("%s %s: the API key has %d characters; strata needs at least %d to redact it from the result without damaging evidence",
-				from, keyEnv, n, redact.MinSecretLen)
+		// it may be echoed in; a key that is short, a word or made of the
+		// words every result holds would be found in honest evidence too.
+		// Refused before anything is sent.
+		if err := result.CheckKey(t.apiKey, bundle, nil); err != nil {
+			return nil, exitcode.Usagef("%s %s: %v", from, keyEnv, err)
 		}
 		if p.Keys != nil {
 			p.Keys.Add(t.apiKey)
@@ -165,6 +166,16 @@ func connect(ctx context.Context, p session, o Target, prof *engine.Profile, has
 		return nil, err
 	}
 	return t, nil
+}
+
+// redactor is the redactor of what the command writes of this target's
+// run: the machine's private data and the key in use.
+func (t *target) redactor(p session, bundle *fixtures.Bundle) *redact.Redactor {
+	m := p.Private()
+	if t.apiKey != "" {
+		m.Secrets = append(append([]string(nil), m.Secrets...), t.apiKey)
+	}
+	return result.Redactor(m, bundle)
 }
 
 // stop ends the engine this command started (once).
@@ -403,8 +414,17 @@ func displayLine(s string) string { return escape.Line(s) }
 // server refused them for want of an API key (or refused the key sent):
 // the run would otherwise go on as "an unknown engine" and fail every
 // request. The key itself is never printed.
-func (t *target) checkKey(srv record.Server) error {
-	return t.keyError(srv.Refused)
+func (t *target) checkKey(srv record.Server, bundle *fixtures.Bundle) error {
+	if err := t.keyError(srv.Refused); err != nil {
+		return err
+	}
+	if t.apiKey == "" {
+		return nil
+	}
+	if err := result.CheckKey(t.apiKey, bundle, &srv); err != nil {
+		return exitcode.Usagef("%s: %v", t.keyFrom, err)
+	}
+	return nil
 }
 
 // keyError is the error for probes a server refused (nil when none was).

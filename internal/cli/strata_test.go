@@ -69,8 +69,8 @@ func TestStrataServerRun(t *testing.T) {
 	if dirs, _ := filepath.Glob(filepath.Join(work, "bench-results", "*")); len(dirs) != 0 {
 		t.Fatalf("a refused run left %v", dirs)
 	}
-	if r := runWithKey(t, work, "not-the-servers-key", "bench", "run", "--profile", "strata", "--api-key-env", "STRATA_TEST_KEY"); r.code != ExitUsage ||
-		!strings.Contains(r.stderr, "refused the API key from --api-key-env STRATA_TEST_KEY") || strings.Contains(r.stderr, "not-the-servers-key") {
+	if r := runWithKey(t, work, "n0t-the-servers-k3y", "bench", "run", "--profile", "strata", "--api-key-env", "STRATA_TEST_KEY"); r.code != ExitUsage ||
+		!strings.Contains(r.stderr, "refused the API key from --api-key-env STRATA_TEST_KEY") || strings.Contains(r.stderr, "n0t-the-servers-k3y") {
 		t.Fatalf("a wrong key: exit %d\n%s", r.code, r.stderr)
 	}
 

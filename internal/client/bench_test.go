@@ -22,7 +22,7 @@ func BenchmarkReadStream(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		o := &record.Outcome{}
-		if err := readStream(bytes.NewReader(body), o, func() float64 { return 0 }, nil); err != nil || o.Error != nil {
+		if err := readStream(bytes.NewReader(body), o, func() float64 { return 0 }, nil, nil); err != nil || o.Error != nil {
 			b.Fatal(err, o.Error)
 		}
 	}

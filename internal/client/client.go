@@ -23,12 +23,16 @@ import (
 	"github.com/strata-bench/strata/internal/clock"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/record"
+	"github.com/strata-bench/strata/internal/redact"
 )
 
 // Client sends chat completions and small GETs to one server.
 type Client struct {
 	base   string
 	apiKey string
+	// keys redacts what the client cuts short of a server's text (the key
+	// and the secret forms the redactor knows) before it is cut.
+	keys *redact.Keyring
 	// timeout is the per-request limit from dispatch. The CLI always uses
 	// protocol.RequestTimeout; tests shorten it through Options.
 	timeout time.Duration
@@ -65,9 +69,12 @@ func New(o Options) *Client {
 		DisableCompression: true, // no gzip layer between the stream and the clock
 		ForceAttemptHTTP2:  false,
 	}
+	keys := &redact.Keyring{}
+	keys.Add(o.APIKey)
 	return &Client{
 		base:    strings.TrimRight(o.BaseURL, "/"),
 		apiKey:  o.APIKey,
+		keys:    keys,
 		timeout: timeout,
 		now:     clock.Or(o.Now),
 		// A redirect is never followed: the body and the key go only to
@@ -136,7 +143,7 @@ func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string
 		data, rerr := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		o.ErrorBody = evidence(data)
 		msg := fmt.Sprintf("HTTP %d", resp.StatusCode)
-		if m := errorMessage(bytes.TrimSpace(data)); m != "" && len(data) > 0 {
+		if m := errorMessage(bytes.TrimSpace(data), c.keys.Redact); m != "" && len(data) > 0 {
 			msg += ": " + m
 		}
 		if rerr != nil && reqCtx.Err() != nil {
@@ -156,7 +163,7 @@ func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string
 		o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
 		return o, start, c.now()
 	}
-	readErr := readStream(resp.Body, o, since, onEvent)
+	readErr := readStream(resp.Body, o, since, onEvent, c.keys.Redact)
 	if readErr != nil {
 		// A timeout or a cancel is the cause of whatever the stream showed;
 		// otherwise an error event the server sent before the cut says more.

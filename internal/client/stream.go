@@ -14,6 +14,7 @@ import (
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/record"
+	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/sse"
 )
 
@@ -41,10 +42,14 @@ const (
 
 const clipLen = 1024
 
-func clip(b []byte) string {
-	s := string(b)
-	if len(s) > clipLen {
-		s = s[:clipLen] + "…"
+// clip is the start of b, redacted by red (the API key in use and the
+// secret forms the redactor knows) before it is cut: a secret cut short is
+// no longer one the rules know. The redacted window reaches past the cut
+// by the longest secret (a private key block).
+func clip(b []byte, red func(string) string) string {
+	s := red(string(b[:min(len(b), clipLen+4096)]))
+	if len(s) > clipLen || len(b) > clipLen+4096 {
+		s = s[:min(len(s), clipLen)] + "…"
 	}
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
@@ -72,9 +77,10 @@ type streamState struct {
 	dec      *jsontext.Decoder
 	rd       bytes.Reader
 	onEvent  func(string)
-	text     int  // answer, reasoning and tool-call bytes so far
-	events   int  // SSE events read so far
-	stop     bool // a bound was reached: read no further
+	red      func(string) string // redacts what is clipped (see clip)
+	text     int                 // answer, reasoning and tool-call bytes so far
+	events   int                 // SSE events read so far
+	stop     bool                // a bound was reached: read no further
 }
 
 func (s *streamState) add(kind string) float64 {
@@ -113,8 +119,11 @@ func (s *streamState) limit(msg string) {
 // readStream consumes an SSE body. since returns seconds since dispatch on
 // the monotonic clock. It returns when the stream ends; a read error (the
 // timeout or a cancel closing the body) is returned for the caller to name.
-func readStream(body io.Reader, o *record.Outcome, since func() float64, onEvent func(string)) error {
-	s := &streamState{o: o, since: since, tools: map[int]*toolBuild{}, onEvent: onEvent}
+func readStream(body io.Reader, o *record.Outcome, since func() float64, onEvent func(string), red func(string) string) error {
+	if red == nil {
+		red = redact.SecretsOnly
+	}
+	s := &streamState{o: o, since: since, tools: map[int]*toolBuild{}, onEvent: onEvent, red: red}
 	s.dec = jsontext.NewDecoder(&s.rd)
 	r := sse.NewReader(body, sse.MaxLine)
 	var readErr error
@@ -182,7 +191,7 @@ func readStream(body io.Reader, o *record.Outcome, since func() float64, onEvent
 func (s *streamState) handle(data []byte) {
 	if s.doneSeen {
 		s.add(record.EvMalformed)
-		s.malformed(clip(data))
+		s.malformed(clip(data, s.red))
 		s.fail(record.ErrAfterDone, "data arrived after data: [DONE]")
 		return
 	}
@@ -194,14 +203,14 @@ func (s *streamState) handle(data []byte) {
 	c, err := s.parseChunk(data)
 	if err != nil {
 		s.add(record.EvMalformed)
-		s.malformed(clip(data))
+		s.malformed(clip(data, s.red))
 		s.fail(record.ErrMalformed, "a stream line is not a valid chunk: "+err.Error())
 		return
 	}
 	if c.errorValue != nil {
 		s.add(record.EvError)
 		s.o.ErrorBody = evidence(c.errorValue)
-		s.fail(record.ErrStreamError, errorMessage(c.errorValue))
+		s.fail(record.ErrStreamError, errorMessage(c.errorValue, s.red))
 		return
 	}
 	t := s.trace(&c)
@@ -326,8 +335,8 @@ func evidence(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD")
 
 // errorMessage extracts the message of an error object ({"message", "code",
 // "type"}), also wrapped as an HTTP error body ({"error": {...}}), or the
-// raw text.
-func errorMessage(v []byte) string {
+// raw text (clipped, see clip).
+func errorMessage(v []byte, red func(string) string) string {
 	var e struct {
 		Message string `json:"message"`
 		Code    any    `json:"code"`
@@ -345,7 +354,7 @@ func errorMessage(v []byte) string {
 		}
 		return e.Message
 	}
-	return clip(v)
+	return clip(v, red)
 }
 
 type toolDelta struct {

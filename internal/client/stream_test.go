@@ -34,7 +34,7 @@ func capture(t *testing.T, name string) *captures.Capture {
 
 func replay(t *testing.T, body []byte) (*record.Outcome, error) {
 	o := &record.Outcome{}
-	err := readStream(bytes.NewReader(body), o, fakeClock(), nil)
+	err := readStream(bytes.NewReader(body), o, fakeClock(), nil, nil)
 	return o, err
 }
 
@@ -331,5 +331,38 @@ func TestStreamBoundsAreExact(t *testing.T) {
 				t.Errorf("kept %d bytes in %d tool calls past the bound", kept, len(o.ToolCalls))
 			}
 		})
+	}
+}
+
+// TestClippedTextIsRedactedFirst (issue 46, item 8): a malformed line and
+// an error message are cut to 1 KiB after they are redacted, so neither
+// the key in use nor a token survives cut short where the cut falls
+// inside it.
+func TestClippedTextIsRedactedFirst(t *testing.T) {
+	t.Parallel()
+	const key, token = "k3y-Zq7vX2mW4pL9k8c", "ghp_R8m2kQv7Xz4Lp9Tw3Nb6Yc1Hd5Fg0Ja8Se2U"
+	pad := strings.Repeat("x", clipLen-12)
+	for _, secret := range []string{key, token} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.Contains(r.URL.RawQuery, "plain") {
+				w.WriteHeader(500)
+				fmt.Fprint(w, pad+" "+secret+" and more")
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "data: {%s %s\n\n", pad, secret)
+		}))
+		for _, path := range []string{"", "?plain"} {
+			c := New(Options{BaseURL: srv.URL + path, APIKey: key})
+			o, _, _ := c.Chat(context.Background(), []byte(`{}`), nil)
+			got := strings.Join(o.Malformed, " ")
+			if o.Error != nil {
+				got += " " + o.Error.Message
+			}
+			if strings.Contains(got, secret[:8]) || !strings.Contains(got, "<secret>") {
+				t.Errorf("%s%s: %q", secret[:8], path, got[max(0, len(got)-60):])
+			}
+		}
+		srv.Close()
 	}
 }

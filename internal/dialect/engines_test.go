@@ -175,3 +175,16 @@ func TestBudgetRows(t *testing.T) {
 		t.Errorf("llama.cpp of unknown build with a server budget: %+v", chk)
 	}
 }
+
+// TestRefusalQuotesRedactedFirst (issue 46, item 8): the warm-up answer a
+// refusal quotes is cut to 240 characters after the secret forms are
+// replaced, so a token the cut falls inside does not survive.
+func TestRefusalQuotesRedactedFirst(t *testing.T) {
+	t.Parallel()
+	msg := strings.Repeat("x", 225) + " ghp_R8m2kQv7Xz4Lp9Tw3Nb6Yc1Hd5Fg0Ja8Se2U reasoning_effort input should be low, not 'xhigh'"
+	body, _ := json.Marshal(map[string]any{"message": msg})
+	ref := Dialect{Engine: SGLang}.RefusedIn(400, string(body))
+	if ref == nil || strings.Contains(ref.By, "ghp_") || !strings.Contains(ref.By, "<secret>") {
+		t.Errorf("refusal %+v", ref)
+	}
+}

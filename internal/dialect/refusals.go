@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/redact"
 )
 
 // A setting an engine version is known to refuse (or to drop) would make
@@ -192,8 +193,11 @@ func errorMessage(body string) string {
 	return body
 }
 
+// clipRunes is the start of s, n runes at the most, with the secret forms
+// the redactor knows replaced before it is cut (a secret cut short is no
+// longer one the rules know).
 func clipRunes(s string, n int) string {
-	r := []rune(s)
+	r := []rune(redact.SecretsOnly(s))
 	if len(r) <= n {
 		return s
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/redact"
 )
 
 // Source names (the raw field each value comes from).
@@ -109,13 +110,15 @@ func count(m map[string]json.RawMessage, key string) (v int64, ok bool, bad stri
 }
 
 // shown is a raw value as a reason quotes it: whole when short, else its
-// start (the value itself stays in outputs.jsonl).
+// start (the value itself stays in outputs.jsonl), with the secret forms
+// the redactor knows replaced before it is cut.
 func shown(raw []byte) string {
 	const max = 40
-	if len(raw) <= max {
-		return string(raw)
+	s := redact.SecretsOnly(string(raw))
+	if len(s) <= max {
+		return s
 	}
-	return strings.ToValidUTF8(string(raw[:max]), "") + "…"
+	return strings.ToValidUTF8(s[:max], "") + "…"
 }
 
 // number reads a finite nonnegative float field.

@@ -238,6 +238,9 @@ func TestEngineNumberRules(t *testing.T) {
 		{name: "a count sent as a string", usage: `{"completion_tokens":"999999","prompt_tokens":30}`, timings: `{` + timings + `}`,
 			null: map[string]string{"/tokens/output_tokens": `invalid evidence: usage.completion_tokens ("999999") is not a nonnegative JSON integer`},
 			kept: []string{"/tokens/input_tokens", "/tokens/decode_tokens", "/metrics/decode_tps"}},
+		// Issue 46, item 8: the value quoted is redacted before it is cut.
+		{name: "a token as a count", usage: `{"completion_tokens":"token ghp_R8m2kQv7Xz4Lp9Tw3Nb6Yc1Hd5Fg0Ja8Se2U","prompt_tokens":30}`, timings: `{` + timings + `}`,
+			null: map[string]string{"/tokens/output_tokens": `usage.completion_tokens ("token <secret>") is not a nonnegative JSON integer`}},
 		{name: "a count with a fraction", usage: `{"completion_tokens":3.0,"prompt_tokens":30}`, timings: `{` + timings + `}`,
 			null: map[string]string{"/tokens/output_tokens": "usage.completion_tokens (3.0) is not a nonnegative JSON integer"}},
 		{name: "a count with an exponent", usage: `{"completion_tokens":3,"prompt_tokens":3e1}`, timings: `{` + timings + `}`,

@@ -33,6 +33,7 @@ import (
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/strictjson"
 )
 
@@ -80,6 +81,18 @@ type Input struct {
 	// Timeout bounds each request of the check (0: RouteTimeout) and
 	// Deadline the whole check (0: Deadline).
 	Timeout, Deadline time.Duration
+	// Redact is the redactor of what the check quotes of the engine (nil:
+	// redact.SecretsOnly): an excerpt is redacted before it is cut, as a
+	// secret cut short is no longer one the rules know.
+	Redact func(string) string
+}
+
+// redact redacts text the check is about to quote.
+func (in Input) redact(s string) string {
+	if in.Redact == nil {
+		return redact.SecretsOnly(s)
+	}
+	return in.Redact(s)
 }
 
 // The preflight's bounds: rendering or counting one fixture takes an
@@ -234,7 +247,14 @@ func checkOne(ctx context.Context, in Input, pf dialect.Preflight, f *fixtures.F
 	if !out.RenderingAgrees {
 		at := firstDifference(engine, want)
 		out.FirstDifference = &at
-		out.EngineText, out.StrataText = around(engine, at), around(want, at)
+		// The excerpts are cut from the redacted renderings, around where
+		// those differ (the same place, unless private data moved it).
+		e, w := in.redact(engine), in.redact(want)
+		cut := at
+		if e != engine || w != want {
+			cut = firstDifference(e, w)
+		}
+		out.EngineText, out.StrataText = around(e, cut), around(w, cut)
 	}
 	req, _ := json.Marshal(map[string]any{"content": engine, "add_special": true, "parse_special": true})
 	tok, p := post[struct {
@@ -356,7 +376,7 @@ func post[T any](ctx context.Context, in Input, path string, body []byte) (T, pr
 	case status == 404 || status == 405 || status == 501:
 		return v, problem{text: fmt.Sprintf("the engine has no POST %s (HTTP %d)", path, status), fatal: true, status: status}
 	case status != 200:
-		return v, problem{text: fmt.Sprintf("POST %s answered HTTP %d: %s", path, status, clip(string(data))), status: status}
+		return v, problem{text: fmt.Sprintf("POST %s answered HTTP %d: %s", path, status, clip(in.redact(string(data)))), status: status}
 	}
 	if err := json.Unmarshal(data, &v); err != nil {
 		return v, problem{text: fmt.Sprintf("POST %s did not answer the expected JSON: %v", path, err)}

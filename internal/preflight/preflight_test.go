@@ -324,3 +324,44 @@ func TestTokenCount(t *testing.T) {
 		}
 	}
 }
+
+// TestExcerptsAreRedactedBeforeTheyAreCut (issue 46, item 8): the excerpt
+// of the engine's rendering around the first difference is cut from the
+// redacted rendering, so a token the cut would leave too short for the
+// rules to know is gone, and so is one in an error body cut to 200 bytes.
+func TestExcerptsAreRedactedBeforeTheyAreCut(t *testing.T) {
+	t.Parallel()
+	b, _ := prompts.Bundle()
+	src, _, _ := prompts.Template(b)
+	const token = "ghp_R8m2kQv7Xz4Lp9Tw3Nb6Yc1Hd5Fg0Ja8Se2U"
+	other := strings.Replace(string(src), "# Tools", "# "+token+" Tools", 1)
+	quoted, _ := json.Marshal(other)
+	in, _ := setup(t, &simengine.Scenario{Props: map[string]json.RawMessage{"chat_template": quoted}})
+	r := Check(context.Background(), in)
+	if r.Differ != 4 {
+		t.Fatalf("differ %d, want the 4 tool cases", r.Differ)
+	}
+	for _, f := range r.Fixtures {
+		if f.Agree {
+			continue
+		}
+		if strings.Contains(f.EngineText, "ghp_") || strings.Contains(f.Line(), "R8m2kQv7") || !strings.Contains(f.EngineText, "<secret>") {
+			t.Errorf("%s: engine text %q", f.RequestID, f.EngineText)
+		}
+		if !strings.Contains(f.StrataText, "Tools") {
+			t.Errorf("%s: strata text %q", f.RequestID, f.StrataText)
+		}
+	}
+
+	body := strings.Repeat("x", 186) + " token " + token
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(500)
+		fmt.Fprint(w, body)
+	}))
+	defer srv.Close()
+	in.Client = client.New(client.Options{BaseURL: srv.URL})
+	r = Check(context.Background(), in)
+	if len(r.Fixtures) == 0 || strings.Contains(r.Fixtures[0].Problem, "ghp_") || !strings.Contains(r.Fixtures[0].Problem, "HTTP 500") {
+		t.Errorf("first fixture %+v", r.Fixtures[:min(1, len(r.Fixtures))])
+	}
+}

@@ -1,6 +1,9 @@
 package redact
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // Keyring holds the secrets a command learns while it runs (the API key a
 // run reads from its variable), so that everything the command prints can
@@ -50,9 +53,16 @@ func SecretsOnly(s string) string {
 }
 
 // secretForms replaces the secret forms of the rules, in their order:
-// pairs gitleaks would break apart, then gitleaks' rules, then strata's.
+// empty key blocks and the bodies after them and pairs gitleaks would
+// break apart, then gitleaks' rules, then strata's.
 func secretForms(s string, note func(kind, what, match string)) string {
 	low := asciiLower(s)
+	if strings.Contains(low, "-----end") {
+		// Before gitleaks' rule of key blocks, which reads an empty block
+		// on to the next line ending in "KEY-----".
+		s = bodiesAfterEmptyBlocks(s, note)
+		low = asciiLower(s)
+	}
 	for _, ru := range pairedRules {
 		if ru.applies(low) {
 			s = ru.replace(s, note)

@@ -101,17 +101,30 @@ type Redactor struct {
 	// homeLows are the home folders in ASCII lower case, when every one is
 	// ASCII: an ASCII text holding none of them cannot match homes.
 	homeLows []string
-	words    []string        // user and host names in ASCII, lower case, longest first
-	names    *regexp.Regexp  // the other user and host names, whole words, any case
-	kinds    map[string]rule // lower-case name -> its placeholder and words
-	vocab    map[string]bool // words that are strata's or the protocol's own
+	words    []string            // user and host names in ASCII, lower case, longest first
+	names    *regexp.Regexp      // the other user and host names, whole words, any case
+	kinds    map[string]nameKind // lower-case name -> its placeholder and words
+	vocab    map[string]bool     // words that are strata's or the protocol's own
+}
+
+// nameKind is what a machine's name is: its placeholder, what it is in
+// plain words, and whether it is also a word (see New), replaced only
+// where it stands as a name.
+type nameKind struct {
+	to, what string
+	word     bool
 }
 
 // New returns a redactor for m. protect lists the words that are strata's
 // own or the protocol's (see Vocabulary): a name among them is only
-// replaced in a path.
+// replaced in a path, and a user name only where it stands as a user's
+// name (userContext). So is a user name that is a common English word
+// ("hit", "normal", "browser") or shorter than three letters ("pc"): the
+// engine's log says "expert cache 99.0% hit", and replacing that word
+// would damage evidence that is not private, while a user called so is
+// still replaced in /home/hit, hit@box and USER=hit.
 func New(m Machine, protect map[string]bool) *Redactor {
-	r := &Redactor{kinds: map[string]rule{}, vocab: protect, secrets: newKnownSet(m.Secrets)}
+	r := &Redactor{kinds: map[string]nameKind{}, vocab: protect, secrets: newKnownSet(m.Secrets)}
 	var homes, lows []string
 	for _, h := range m.HomeDirs {
 		h = strings.TrimRight(h, `/\`)
@@ -136,7 +149,8 @@ func New(m Machine, protect map[string]bool) *Redactor {
 		if _, dup := r.kinds[low]; dup {
 			return
 		}
-		r.kinds[low] = rule{to: to, what: what}
+		word := protect[low] || to == User && (isCommonWord(low) || utf8.RuneCountInString(low) < 3)
+		r.kinds[low] = nameKind{to: to, what: what, word: word}
 		if isASCII(low) {
 			r.words = append(r.words, low)
 		} else {
@@ -271,12 +285,12 @@ func (r *Redactor) mayHoldHome(s, low string) bool {
 // ASCII lower case, which is many times faster than one regexp over
 // megabytes; names in other scripts take the regexp.
 func (r *Redactor) replaceNames(s string, note func(kind, what, match string)) string {
-	replace := func(m string) string {
-		low := strings.ToLower(m)
-		if r.vocab[low] {
-			return m // a word of strata's own text, not the name
+	replace := func(at, end int) string {
+		m := s[at:end]
+		k := r.kinds[strings.ToLower(m)]
+		if k.word && (k.to != User || !userContext(s, at, end)) {
+			return m // a word (of strata's text, the fixtures, English), not the name
 		}
-		k := r.kinds[low]
 		note(k.to, k.what, m)
 		return k.to
 	}
@@ -312,7 +326,7 @@ func (r *Redactor) replaceNames(s string, note func(kind, what, match string)) s
 					continue
 				}
 				b.WriteString(s[last:sp[0]])
-				b.WriteString(replace(s[sp[0]:sp[1]]))
+				b.WriteString(replace(sp[0], sp[1]))
 				last = sp[1]
 			}
 			b.WriteString(s[last:])
@@ -335,7 +349,7 @@ func (r *Redactor) replaceNames(s string, note func(kind, what, match string)) s
 				continue
 			}
 			b.WriteString(s[last:at])
-			b.WriteString(replace(s[at:end]))
+			b.WriteString(replace(at, end))
 			last, pos = end, end
 		}
 		if last > 0 {
@@ -344,6 +358,28 @@ func (r *Redactor) replaceNames(s string, note func(kind, what, match string)) s
 		}
 	}
 	return s
+}
+
+// userSetting is the end of a setting whose value is a user's name:
+// USER=, LOGNAME=, user_name=, --user, "owner": "…".
+var userSetting = lazy(`(?i)(?:\b(?:user|user_?name|logname|login|owner)=|--(?:user|user-?name|login|owner)[= ]|"(?:user|user_?name|logname|login|owner)"\s*:\s*")$`)
+
+// userContext reports whether s[at:end], a user's name that is also a
+// word, stands there as the name: before an @ (hit@box), after a ~
+// (~hit), as the value of a user setting (userSetting), or in id's
+// output (uid=1000(hit)). Home folders are the path rules' (/home/hit).
+func userContext(s string, at, end int) bool {
+	if end < len(s) && s[end] == '@' || at > 0 && s[at-1] == '~' {
+		return true
+	}
+	before := s[max(0, at-32):at]
+	if strings.HasSuffix(before, "(") && end < len(s) && s[end] == ')' {
+		id := strings.TrimRightFunc(before[:len(before)-1], unicode.IsDigit)
+		if len(id) < len(before)-1 && (strings.HasSuffix(id, "=") || strings.HasSuffix(id, ",")) {
+			return true
+		}
+	}
+	return userSetting().MatchString(before)
 }
 
 func isWordRune(c rune) bool { return c == '_' || unicode.IsLetter(c) || unicode.IsDigit(c) }

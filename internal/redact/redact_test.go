@@ -639,13 +639,13 @@ func TestEveryPatternCompiles(t *testing.T) {
 			n++
 		}
 	}
-	for _, p := range []pattern{settingMember, tokenMember, wholeToken, vocabularyToken, absDir, absWinDir} {
+	for _, p := range []pattern{settingMember, tokenMember, wholeToken, vocabularyToken, absDir, absWinDir, emptyKeyBlock, userSetting} {
 		if p() == nil {
 			t.Error("a pattern compiled to nil")
 		}
 		n++
 	}
-	if n < 39 { // 33 rules and 6 patterns today
+	if n < 41 { // 33 rules and 8 patterns today
 		t.Errorf("only %d patterns compiled", n)
 	}
 }

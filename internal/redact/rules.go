@@ -200,6 +200,99 @@ const (
 	b64End = `(?:` + nl + `|\z|[^A-Za-z0-9+/=\s\\]|\\")`
 )
 
+// pemLabel is what a PEM line holds between BEGIN or END and "PRIVATE
+// KEY" ("RSA ", "OPENSSH "): no two dashes in a row, so that a line's
+// label never runs on into the dashes of the line after it ("-----BEGIN
+// RSA PRIVATE KEY----------END RSA PRIVATE KEY-----" is two lines).
+const pemLabel = `(?:[ A-Z0-9_]|-[ A-Z0-9_]){0,100}`
+
+// emptyKeyBlock is a private key block with nothing between its lines.
+var emptyKeyBlock = lazy(`-----BEGIN` + pemLabel + `PRIVATE KEY(?: BLOCK)?-----(?:\s|\\r|\\n)*-----END` + pemLabel + `PRIVATE KEY(?: BLOCK)?-----`)
+
+// bodiesAfterEmptyBlocks replaces a private key block with nothing between
+// its lines together with the base64 right after it: the key's body,
+// written after the block (a log that wrote the lines and the body apart),
+// which the rules of bodies before an END line or in lines of 64 do not
+// see when it is one long line or two.
+func bodiesAfterEmptyBlocks(s string, note func(kind, what, match string)) string {
+	idx := emptyKeyBlock().FindAllStringIndex(s, -1)
+	if idx == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range idx {
+		if m[0] < last {
+			continue
+		}
+		end := bodyAfter(s, m[1])
+		note(Secret, "a private key block with its body after it", s[m[0]:end])
+		b.WriteString(s[last:m[0]])
+		b.WriteString(Secret)
+		last = end
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// bodyAfter is where the base64 after s[:at] ends (at when there is
+// none): past spaces and line ends (also escaped, as in JSON text), a run
+// of at least 16 base64 characters, and each line after it that is base64
+// alone (ended by a line end, the text's end or a quote: "next line" is
+// no line of a key).
+func bodyAfter(s string, at int) int {
+	p := at
+	for p < len(s) {
+		if n := lineEndAt(s, p); n > 0 {
+			p += n
+		} else if s[p] == ' ' || s[p] == '\t' {
+			p++
+		} else {
+			break
+		}
+	}
+	n := b64RunAt(s, p)
+	if n < 16 {
+		return at
+	}
+	end := p + n
+	for {
+		nl := lineEndAt(s, end)
+		n := b64RunAt(s, end+nl)
+		if nl == 0 || n == 0 {
+			return end
+		}
+		next := end + nl + n
+		if next < len(s) && lineEndAt(s, next) == 0 && s[next] != '"' && s[next] != '\'' && !strings.HasPrefix(s[next:], `\"`) {
+			return end
+		}
+		end = next
+	}
+}
+
+// lineEndAt is the length of the line end at s[i:] (\n, \r\n, \r, or
+// one escaped as in JSON text), 0 when there is none.
+func lineEndAt(s string, i int) int {
+	for _, e := range []string{"\r\n", "\n", "\r", `\r\n`, `\n`, `\r`} {
+		if strings.HasPrefix(s[i:], e) {
+			return len(e)
+		}
+	}
+	return 0
+}
+
+// b64RunAt is the length of the base64 (and its padding) at s[i:].
+func b64RunAt(s string, i int) int {
+	j := i
+	for j < len(s) && isB64(s[j]) {
+		j++
+	}
+	for j < len(s) && j > i && s[j] == '=' {
+		j++
+	}
+	return j - i
+}
+
 // isB64 is true for the characters of standard base64 (without padding).
 func isB64(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '/'
@@ -282,11 +375,11 @@ var pairedRules = []rule{
 // for.
 var secretRules = []rule{
 	// A private key block, also one cut short (a log cut at its limit).
-	{re: lazy(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|\z)`),
+	{re: lazy(`-----BEGIN` + pemLabel + `PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END` + pemLabel + `PRIVATE KEY(?: BLOCK)?-----|\z)`),
 		to: Secret, what: "a private key block", need: []string{"-----begin"}},
 	// A private key's body without its BEGIN line (a log that kept the
 	// block's end): the base64 lines right before the END line.
-	{re: lazy(`(?m)` + b64Start + `((?:[A-Za-z0-9+/]{40,76}` + nl + `)*[A-Za-z0-9+/=]{1,76}` + nl + `-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----)`),
+	{re: lazy(`(?m)` + b64Start + `((?:[A-Za-z0-9+/]{40,76}` + nl + `)*[A-Za-z0-9+/=]{1,76}` + nl + `-----END` + pemLabel + `PRIVATE KEY(?: BLOCK)?-----)`),
 		to: Secret, what: "a private key's body (its BEGIN line missing)", group: 1, need: []string{"-----end"}},
 	// A private key's body without either line: three or more full lines of
 	// base64 (and the short last one). Hexadecimal digests are lines of 64

@@ -110,7 +110,36 @@ var Forms = []Form{
 	{"b64 czNjcjN0LXByb2ZpbGUta2V5 end", "czNjcjN0LXByb2ZpbGUta2V5", "b64 <secret> end"},
 	{`body {"b":"eyJrZXkiOiJzM2NyM3QtcHJvZmlsZS1rZXkifQ=="}`, "eyJrZXkiOiJzM2NyM3Qt", `{"b":"<secret>"}`},
 	{"auth Basic Ym9iOnMzY3IzdC1wcm9maWxlLWtleQ==", "Ym9iOnMzY3IzdC1wcm9maWxlLWtleQ", "auth Basic <secret>"},
+	// Issue 46, item 10: the key in use echoed hex-, URL-, \u- or
+	// HTML-entity-encoded, split by spaces or zero-width characters, or
+	// as its first characters.
+	{"bad key 7333637233742d70726f66696c652d6b6579 rejected", "7333637233742d70726f66", "bad key <secret> rejected"},
+	{"bad key 7333637233742D70726F66696C652D6B6579 rejected", "7333637233742D70726F66", "bad key <secret> rejected"},
+	{"bad key %73%33%63%72%33%74%2D%70%72%6F%66%69%6C%65%2D%6B%65%79 rejected", "%73%33%63%72", "bad key <secret> rejected"},
+	{"GET /v1/models?key=s3cr3t%2Dprofile%2Dkey HTTP/1.1", "s3cr3t%2D", "?key=<secret> HTTP/1.1"},
+	{`bad key \u0073\u0033\u0063\u0072\u0033\u0074\u002d\u0070\u0072\u006f\u0066\u0069\u006c\u0065\u002d\u006b\u0065\u0079 rejected`, `\u0073\u0033`, "bad key <secret> rejected"},
+	{"bad key &#115;&#51;&#99;&#114;&#51;&#116;&#45;&#112;&#114;&#111;&#102;&#105;&#108;&#101;&#45;&#107;&#101;&#121; rejected", "&#115;&#51;&#99;", "bad key <secret> rejected"},
+	{"bad key &#x73;&#x33;&#x63;&#x72;&#x33;&#x74;&#x2d;&#x70;&#x72;&#x6f;&#x66;&#x69;&#x6c;&#x65;&#x2d;&#x6b;&#x65;&#x79; rejected", "&#x73;&#x33;", "bad key <secret> rejected"},
+	{"bad key s3cr3t&#45;profile&#x2D;key rejected", "s3cr3t&#45;", "bad key <secret> rejected"},
+	{"bad key s 3 c r 3 t - p r o f i l e - k e y rejected", "s 3 c r 3 t", "bad key <secret> rejected"},
+	{"bad key s3cr3t-pro file-key rejected", "s3cr3t-pro", "bad key <secret> rejected"},
+	{"bad key s3cr3t\u200b-profile\u200b-key rejected", "s3cr3t\u200b", "bad key <secret> rejected"},
+	{"bad key s\u200c3\u200dc\u2060r\ufeff3\u00adt-profile-key rejected", "s\u200c3", "bad key <secret> rejected"},
+	{"bad key s3cr3t-pro... rejected", "s3cr3t-pro", "bad key <secret>... rejected"},
+	{"bad key S3CR3T-PROF\u2026 rejected", "S3CR3T-PROF", "bad key <secret>\u2026 rejected"},
+	// Issue 46, item 9: a private key's body after an empty BEGIN … END
+	// block, on one line or on lines too few for the rule of bare lines.
+	{"-----BEGIN PRIVATE KEY-----\n-----END PRIVATE KEY-----\n" + oneLineBody + "\nnext line", "MIIEvAIBADAN", "<secret>\nnext line"},
+	{"-----BEGIN RSA PRIVATE KEY----------END RSA PRIVATE KEY-----\n" + keyBody[:65+65] + "Gem0M5ZC\nnext line", "N7dMQwFX", "<secret>\nnext line"},
+	{"-----BEGIN EC PRIVATE KEY-----\r\n-----END EC PRIVATE KEY-----\r\n\r\n" + oneLineBody + " next", "MIIEvAIBADAN", "<secret> next"},
+	{`{"log":"-----BEGIN PRIVATE KEY-----\n-----END PRIVATE KEY-----\n` + oneLineBody + `\nnext line"}`, "MIIEvAIBADAN", `<secret>\nnext line`},
 }
+
+// oneLineBody is a private key's body on one line (PEM without its line
+// breaks, as a log that joins lines writes it).
+const oneLineBody = "MIIEvAIBADANBgkqhkiG9w0BAQEFAASCBKYwggSiAgEAAoIBAQC7VJTUt9Us8cKj" +
+	"MzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu" +
+	"NMoSfm76oqFvAp8Gy0iz5sxjZmSnXyCdPEovGhLa0VzMaQ8s+CLOyS56YyCFGeJZ"
 
 // keyBody is the body of a private key block (random base64 in PEM's
 // lines of 64).
