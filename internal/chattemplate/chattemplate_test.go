@@ -2,6 +2,7 @@ package chattemplate
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -42,7 +43,7 @@ func vectorInput(t *testing.T, v templateVector) Input {
 
 func TestVectors(t *testing.T) {
 	t.Parallel()
-	tmpl, err := Load(sharedpath.Path(t, "tokenizer", "qwen3", "chat_template.jinja"))
+	tmpl, err := Load(context.Background(), sharedpath.Path(t, "tokenizer", "qwen3", "chat_template.jinja"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,9 @@ func TestSyntaxError(t *testing.T) {
 	}
 }
 
-func TestRewriteToJSON(t *testing.T) {
+// TestRewrite: `tojson` is renamed in code only, a guard follows every
+// loop and macro tag, and a raw block is left as it is.
+func TestRewrite(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ in, want string }{
 		{`{{ x | tojson }}`, `{{ x | strata_tojson }}`},
@@ -109,10 +112,13 @@ func TestRewriteToJSON(t *testing.T) {
 		{`{% set y = x | tojson %}tojson | tojson`, `{% set y = x | strata_tojson %}tojson | tojson`},
 		{`{{ '| tojson' ~ x | tojsonish }}`, `{{ '| tojson' ~ x | tojsonish }}`},
 		{`{# x | tojson #}{{ tojson }}`, `{# x | tojson #}{{ tojson }}`},
+		{"{%- for m in x -%}\n{%- endfor %}", "{%- for m in x -%}{{ strata_loop_guard() }}\n{%- endfor %}"},
+		{`{% macro f(a) %}{{ a }}{% endmacro %}{% set format = 1 %}`, `{% macro f(a) %}{{ strata_macro_guard() }}{{ a }}{% endmacro %}{% set format = 1 %}`},
+		{`{% raw %}{{ x | tojson }}{% for m in x %}{% endraw %}{% for m in x %}`, `{% raw %}{{ x | tojson }}{% for m in x %}{% endraw %}{% for m in x %}{{ strata_loop_guard() }}`},
 	}
 	for _, c := range cases {
-		if got := rewriteToJSON(c.in); got != c.want {
-			t.Errorf("rewriteToJSON(%q) = %q, want %q", c.in, got, c.want)
+		if got, err := rewrite(c.in); err != nil || got != c.want {
+			t.Errorf("rewrite(%q) = %q, %v; want %q", c.in, got, err, c.want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,7 +67,7 @@ the bundle is written to a temporary folder and renamed into place.`,
 			if err != nil {
 				return usagef("--protocol: %v", err)
 			}
-			in, err := buildInputs(env, tokPath, tmplPath)
+			in, err := buildInputs(cmd.Context(), env, tokPath, tmplPath)
 			if err != nil {
 				return err
 			}
@@ -102,14 +103,14 @@ the bundle is written to a temporary folder and renamed into place.`,
 	return cmd
 }
 
-func buildInputs(env Env, tokPath, tmplPath string) (corpus.Inputs, error) {
+func buildInputs(ctx context.Context, env Env, tokPath, tmplPath string) (corpus.Inputs, error) {
 	// A template of its own is checked first: it is a few kilobytes and
 	// fails in a millisecond, the tokenizer is 150,000 tokens to read. A
 	// GGUF that holds both is a tokenizer first.
 	var tmpl *chattemplate.Template
 	var err error
 	if tmplPath != tokPath {
-		if tmpl, err = env.Template(tmplPath); err != nil {
+		if tmpl, err = env.Template(ctx, tmplPath); err != nil {
 			return corpus.Inputs{}, err
 		}
 	}
@@ -118,7 +119,7 @@ func buildInputs(env Env, tokPath, tmplPath string) (corpus.Inputs, error) {
 		return corpus.Inputs{}, err
 	}
 	if tmpl == nil {
-		if tmpl, err = env.Template(tmplPath); err != nil {
+		if tmpl, err = env.Template(ctx, tmplPath); err != nil {
 			return corpus.Inputs{}, err
 		}
 	}

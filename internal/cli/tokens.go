@@ -127,11 +127,11 @@ func promptText(ctx context.Context, env Env, msgPath, toolsPath, tmplPath, kwar
 	if err != nil {
 		return "", err
 	}
-	tmpl, err := env.Template(tmplPath)
+	tmpl, err := env.Template(ctx, tmplPath)
 	if err != nil {
 		return "", err
 	}
-	text, err := tmpl.Render(in)
+	text, err := tmpl.RenderContext(ctx, in)
 	if err != nil {
 		return "", fmt.Errorf("chat template %s: %w", tmplPath, err)
 	}

@@ -172,3 +172,24 @@ func TestTokensStopsOnASignal(t *testing.T) {
 		t.Fatal("tokens did not stop on SIGTERM")
 	}
 }
+
+// TestTokensRefusesAHostileTemplate: a macro that calls itself without end
+// and a template of 4 MB each end tokens with exit 1 and a message naming
+// the template, not with a crash or minutes of parsing.
+func TestTokensRefusesAHostileTemplate(t *testing.T) {
+	t.Parallel()
+	tokPath, _ := qwenPaths(t)
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "m.json"), `[{"role":"user","content":"hi"}]`)
+	mustWrite(t, filepath.Join(dir, "recursive.jinja"), `{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}`)
+	mustWrite(t, filepath.Join(dir, "huge.jinja"), strings.Repeat("{{ messages[0].content }}\n", 4<<20/26))
+	for _, c := range []struct{ file, want string }{
+		{"recursive.jinja", "macro calls nest too deeply"},
+		{"huge.jinja", "huge.jinja: the template exceeds strata's bounds: the template is 4194294 bytes"},
+	} {
+		r := runIn(t, dir, "", "tokens", "--tokenizer", tokPath, "--template", c.file, "--messages", "m.json")
+		if r.code != ExitFailed || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 1 saying %q", c.file, r.code, r.stderr, c.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package corpus
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -33,7 +34,7 @@ func qwenInputs(t testing.TB) Inputs {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl, err := chattemplate.Load(tmplPath)
+	tmpl, err := chattemplate.Load(context.Background(), tmplPath)
 	if err != nil {
 		t.Fatal(err)
 	}

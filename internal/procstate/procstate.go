@@ -9,6 +9,7 @@
 package procstate
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -19,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/strata-bench/strata/internal/abandon"
 	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/ggufread"
@@ -120,17 +122,17 @@ func (s State) Tokenizer(path string) (*tokenizer.Tokenizer, error) {
 // Template reads and compiles the chat template at path (resolved against
 // the working folder): a GGUF model file's tokenizer.chat_template (its
 // metadata read without the tokenizer's lists), or the file
-// chattemplate.Load reads.
-func (s State) Template(path string) (*chattemplate.Template, error) {
+// chattemplate.Load reads. It ends when ctx does.
+func (s State) Template(ctx context.Context, path string) (*chattemplate.Template, error) {
 	p := s.Path(path)
 	if !gguf.Named(p) {
-		return chattemplate.Load(p)
+		return chattemplate.Load(ctx, p)
 	}
-	f, err := ggufread.OpenWithoutLists(p)
+	f, err := abandon.Do(ctx, func() (*ggufread.File, error) { return ggufread.OpenWithoutLists(p) })
 	if err != nil {
 		return nil, fmt.Errorf("chat template: %w", err)
 	}
-	return chattemplate.FromGGUF(p, f)
+	return chattemplate.FromGGUF(ctx, p, f)
 }
 
 // Clock reads the wall clock.
