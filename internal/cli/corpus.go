@@ -72,7 +72,7 @@ the bundle is written to a temporary folder and renamed into place.`,
 				return err
 			}
 			in.ProtocolID, in.BundleName = def.ID, def.BundleName
-			b, err := corpus.Build(in)
+			b, err := corpus.Build(cmd.Context(), in)
 			if err != nil {
 				return fmt.Errorf("build the bundle: %w", err)
 			}
@@ -129,13 +129,13 @@ func buildInputs(ctx context.Context, env Env, tokPath, tmplPath string) (corpus
 	}
 	in := corpus.Inputs{Tokenizer: tok, Template: tmpl}
 	for _, p := range files {
-		s, err := corpus.SourceOf(p)
+		s, err := corpus.SourceOf(ctx, p)
 		if err != nil {
 			return corpus.Inputs{}, fmt.Errorf("tokenizer %s: %w", p, err)
 		}
 		in.TokenizerSources = append(in.TokenizerSources, s)
 	}
-	if in.TemplateSource, err = corpus.SourceOf(tmplPath); err != nil {
+	if in.TemplateSource, err = corpus.SourceOf(ctx, tmplPath); err != nil {
 		return corpus.Inputs{}, fmt.Errorf("chat template %s: %w", tmplPath, err)
 	}
 	return in, nil
