@@ -301,9 +301,14 @@ func (t *Tokenizer) encodeSegment(e *encoding, out []int, seg string) ([]int, er
 func (t *Tokenizer) encodeRegexp(e *encoding, out []int, runes []rune) ([]int, error) {
 	re := t.res.Get().(*regexp2.Regexp)
 	defer t.res.Put(re)
-	// Each match may take the time the tokenization has left. regexp2's
-	// only error is that timeout, and its message holds the whole text.
+	// Each match may take the time the tokenization has left, and the
+	// context is checked before each (one match may scan the whole text).
+	// regexp2's only error is that timeout, and its message holds the
+	// whole text.
 	next := func(m *regexp2.Match) (*regexp2.Match, error) {
+		if e.ctx.Err() != nil {
+			return nil, context.Cause(e.ctx)
+		}
 		left := e.left()
 		if left <= 0 {
 			return nil, e.tooSlow()
