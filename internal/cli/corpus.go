@@ -114,7 +114,7 @@ func buildInputs(ctx context.Context, env Env, tokPath, tmplPath string) (corpus
 			return corpus.Inputs{}, err
 		}
 	}
-	tok, err := env.Tokenizer(tokPath)
+	tok, err := env.Tokenizer(ctx, tokPath)
 	if err != nil {
 		return corpus.Inputs{}, err
 	}

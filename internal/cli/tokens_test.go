@@ -65,7 +65,7 @@ func TestTokensAgreesWithVectors(t *testing.T) {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
 		var out bytes.Buffer
-		if err := writeTokens(&out, tok, text, true); err != nil {
+		if err := writeTokens(context.Background(), &out, tok, text, true); err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
 		var got tokenCount
@@ -97,7 +97,7 @@ func TestTokensAgreesWithVectors(t *testing.T) {
 			t.Fatalf("%s: %v", v.Name, err)
 		}
 		var out bytes.Buffer
-		if err := writeTokens(&out, tok, text, true); err != nil {
+		if err := writeTokens(context.Background(), &out, tok, text, true); err != nil {
 			t.Fatal(err)
 		}
 		var got tokenCount

@@ -106,17 +106,21 @@ func (s State) Path(p string) string {
 
 // Tokenizer reads the tokenizer at path (resolved against the working
 // folder): a GGUF model file's from its metadata, any other once per
-// version of its files when the state keeps them.
-func (s State) Tokenizer(path string) (*tokenizer.Tokenizer, error) {
+// version of its files when the state keeps them. It ends when ctx does:
+// the JSON decoders and the GGUF reader take no context, and a hostile
+// file takes them seconds.
+func (s State) Tokenizer(ctx context.Context, path string) (*tokenizer.Tokenizer, error) {
 	p := s.Path(path)
-	if !gguf.Named(p) {
-		return s.Tokenizers.Load(p)
-	}
-	f, err := ggufread.Open(p)
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %w", err)
-	}
-	return tokenizer.FromGGUF(p, f)
+	return abandon.Do(ctx, func() (*tokenizer.Tokenizer, error) {
+		if !gguf.Named(p) {
+			return s.Tokenizers.Load(p)
+		}
+		f, err := ggufread.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("tokenizer: %w", err)
+		}
+		return tokenizer.FromGGUF(p, f)
+	})
 }
 
 // Template reads and compiles the chat template at path (resolved against
