@@ -46,7 +46,7 @@ const (
 	// hundred levels.
 	maxFrames = 10_000
 	// maxHeapGrowth bounds the heap a render may add.
-	maxHeapGrowth = 512 << 20
+	maxHeapGrowth = 256 << 20
 	// rangeBudget is how many numbers range() may make in one render.
 	rangeBudget = 1 << 20
 	// timeout bounds one parse's and one render's wall time.
@@ -121,7 +121,7 @@ func (g *guard) loop(_ []jinja.Value, _ map[string]jinja.Value) (jinja.Value, er
 		return jinja.Undefined(), context.Cause(g.ctx)
 	}
 	if grown := g.heapBytes() - g.heap0; grown > g.limits.heap {
-		return jinja.Undefined(), fmt.Errorf("%w: the render took %d MiB of memory, past the %d MiB one render may", ErrTooBig, grown>>20, g.limits.heap>>20)
+		return jinja.Undefined(), fmt.Errorf("%w: the memory in use grew by %d MiB during the render, past the %d MiB one render may add", ErrTooBig, grown>>20, g.limits.heap>>20)
 	}
 	return jinja.NewString(""), nil
 }
