@@ -449,7 +449,7 @@ func eachLine(path string, data []byte, fn func(n int, line string) error) error
 			data = nil
 		}
 		if len(line) > maxMergeLine {
-			return fmt.Errorf("tokenizer %s:%d: a line of %d bytes (%s); a merge is two tokens of at most %d bytes each", path, n, len(line), quoted(string(line[:64])), maxTokenBytes)
+			return fmt.Errorf("tokenizer %s:%d: a line of %d bytes (%s); a merge is two tokens of at most %d bytes each", path, n, len(line), quotedStart(string(line[:quoteBytes+1])), maxTokenBytes)
 		}
 		if err := fn(n, string(line)); err != nil {
 			return err

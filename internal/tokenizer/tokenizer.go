@@ -442,15 +442,24 @@ func checkToken(tok string) error {
 }
 
 // quoted is s quoted for a message, at most its first 32 bytes (cut at a
-// character) and its length: a file's string may be megabytes.
+// character) and then its length: a file's string may be megabytes.
 func quoted(s string) string {
-	const most = 32
-	if len(s) <= most {
+	if len(s) <= quoteBytes {
 		return fmt.Sprintf("%q", s)
 	}
-	cut := most
+	return fmt.Sprintf("%s (%d bytes)", quotedStart(s), len(s))
+}
+
+const quoteBytes = 32
+
+// quotedStart is the first 32 bytes of s quoted, and "…" if s is longer.
+func quotedStart(s string) string {
+	if len(s) <= quoteBytes {
+		return fmt.Sprintf("%q", s)
+	}
+	cut := quoteBytes
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
+	return fmt.Sprintf("%q…", s[:cut])
 }
