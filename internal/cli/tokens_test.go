@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/sharedpath"
 )
 
@@ -174,18 +175,24 @@ func TestTokensStopsOnASignal(t *testing.T) {
 }
 
 // TestTokensRefusesAHostileTemplate: a macro that calls itself without end
-// and a template of 4 MB each end tokens with exit 1 and a message naming
-// the template, not with a crash or minutes of parsing.
+// and a template of 4 MB, in a file or a GGUF's metadata, each end tokens
+// with exit 1 and a message naming the template, not with a crash or
+// minutes of parsing.
 func TestTokensRefusesAHostileTemplate(t *testing.T) {
 	t.Parallel()
 	tokPath, _ := qwenPaths(t)
 	dir := t.TempDir()
 	mustWrite(t, filepath.Join(dir, "m.json"), `[{"role":"user","content":"hi"}]`)
 	mustWrite(t, filepath.Join(dir, "recursive.jinja"), `{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}`)
-	mustWrite(t, filepath.Join(dir, "huge.jinja"), strings.Repeat("{{ messages[0].content }}\n", 4<<20/26))
+	huge := strings.Repeat("{{ messages[0].content }}\n", 4<<20/26)
+	mustWrite(t, filepath.Join(dir, "huge.jinja"), huge)
+	if err := gguf.Write(filepath.Join(dir, "huge.gguf"), []gguf.KV{{Key: "general.architecture", Value: "qwen3"}, {Key: "tokenizer.chat_template", Value: huge}}); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ file, want string }{
 		{"recursive.jinja", "macro calls nest too deeply"},
 		{"huge.jinja", "huge.jinja: the template exceeds strata's bounds: the template is 4194294 bytes"},
+		{"huge.gguf", "huge.gguf: the template exceeds strata's bounds: the template is 41942"},
 	} {
 		r := runIn(t, dir, "", "tokens", "--tokenizer", tokPath, "--template", c.file, "--messages", "m.json")
 		if r.code != ExitFailed || !strings.Contains(r.stderr, c.want) {
