@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/metrics"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/ardanlabs/jinja"
 
@@ -54,10 +52,17 @@ const (
 	// maxOutput is the longest rendering accepted (a 16K-token prompt is
 	// about 60 KB).
 	maxOutput = 64 << 20
-	// loopGuard and macroGuard are the functions the rewrite calls at the
-	// start of every loop body and macro body.
+	// maxItems bounds the items a value set or passed to a macro holds,
+	// counted as the library prints them (a list holding one list twice
+	// counts it twice).
+	maxItems = 1 << 20
+	// The functions the rewrite calls: at the start of every loop body and
+	// macro body, on every value set, and in every call of a method that
+	// changes a list or a dict.
 	loopGuard  = "strata_loop_guard"
 	macroGuard = "strata_macro_guard"
+	setGuard   = "strata_set"
+	unsafeCall = "strata_unsafe"
 )
 
 // ErrTooBig is returned for a template, or a rendering, beyond strata's
@@ -93,6 +98,8 @@ func (t *Template) renderBounded(ctx context.Context, vars map[string]jinja.Valu
 	vars["range"] = jinja.NewCallable("range", boundedRange(&budget))
 	vars[loopGuard] = jinja.NewCallable(loopGuard, g.loop)
 	vars[macroGuard] = jinja.NewCallable(macroGuard, g.macro)
+	vars[setGuard] = jinja.NewCallable(setGuard, checkSet)
+	vars[unsafeCall] = jinja.NewCallable(unsafeCall, unsafe)
 	out, err := abandon.Do(ctx, func() (out string, err error) {
 		defer engineFailed(&err)
 		return t.tmpl.RenderValues(vars)
@@ -126,13 +133,109 @@ func (g *guard) loop(_ []jinja.Value, _ map[string]jinja.Value) (jinja.Value, er
 	return jinja.NewString(""), nil
 }
 
-// macro checks the stack as well. Counting this goroutine's frames costs
-// the frames counted, at most pcs: cheap until the stack is deep.
-func (g *guard) macro(args []jinja.Value, kwargs map[string]jinja.Value) (jinja.Value, error) {
+// macro checks the stack as well, and the macro's arguments (see
+// checkValue). Counting this goroutine's frames costs the frames counted,
+// at most pcs: cheap until the stack is deep.
+func (g *guard) macro(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
 	if runtime.Callers(0, g.pcs) == len(g.pcs) {
 		return jinja.Undefined(), fmt.Errorf("%w: macro calls nest too deeply (past %d stack frames; a macro that calls itself without end?)", ErrTooBig, g.limits.frames)
 	}
-	return g.loop(args, kwargs)
+	for _, a := range args {
+		if err := checkValue(a, nil); err != nil {
+			return jinja.Undefined(), fmt.Errorf("a macro's argument: %w", err)
+		}
+	}
+	return g.loop(nil, nil)
+}
+
+// checkSet is the value of every {% set %} (see rewrite), checked; into is
+// the namespace of {% set ns.attr = value %}.
+func checkSet(args []jinja.Value, kwargs map[string]jinja.Value) (jinja.Value, error) {
+	if len(args) != 1 {
+		return jinja.Undefined(), fmt.Errorf("set: expected one value, got %d", len(args))
+	}
+	var into any
+	if ns, ok := kwargs["into"]; ok {
+		into = container(ns)
+	}
+	if err := checkValue(args[0], into); err != nil {
+		return jinja.Undefined(), fmt.Errorf("set: %w", err)
+	}
+	return args[0], nil
+}
+
+// checkValue refuses a value that holds into (set into it, it would hold
+// itself: the library prints that without end, to Go's stack overflow),
+// nests deeper than maxJSONDepth, or holds more than maxItems items as
+// printed (a list of the same list twice, 60 times over, is 2^60 items
+// to print in one step no guard sees). Each list and dict is walked once.
+func checkValue(v jinja.Value, into any) error {
+	w := walk{into: into, items: map[any]int{}}
+	_, err := w.count(v, 0)
+	return err
+}
+
+type walk struct {
+	into  any
+	items map[any]int // by list or dict: its items as printed
+}
+
+func (w *walk) count(v jinja.Value, depth int) (int, error) {
+	c := container(v)
+	switch {
+	case c == nil:
+		return 1, nil
+	case c == w.into:
+		return 0, fmt.Errorf("%w: the value holds the namespace it is set into (it would hold itself)", ErrTooBig)
+	case depth > maxJSONDepth:
+		return 0, fmt.Errorf("%w: the value nests deeper than %d levels", ErrTooBig, maxJSONDepth)
+	}
+	if n, ok := w.items[c]; ok {
+		return n, nil
+	}
+	var kids []jinja.Value
+	if v.IsList() {
+		kids = v.AsList().Items
+	} else {
+		d := v.AsDict()
+		for _, k := range d.Keys {
+			kids = append(kids, d.Data[k])
+		}
+	}
+	n := 1
+	for _, k := range kids {
+		m, err := w.count(k, depth+1)
+		if err != nil {
+			return 0, err
+		}
+		if n += m; n > maxItems {
+			return 0, fmt.Errorf("%w: the value holds more than %d items as printed", ErrTooBig, maxItems)
+		}
+	}
+	w.items[c] = n
+	return n, nil
+}
+
+// container is the list or dict v holds (nil for any other value): its
+// identity.
+func container(v jinja.Value) any {
+	switch {
+	case v.IsList():
+		return v.AsList()
+	case v.IsDict():
+		return v.AsDict()
+	}
+	return nil
+}
+
+// unsafe is the first argument the rewrite gives every call of a method
+// that changes a list or a dict.
+func unsafe(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
+	name := "the method"
+	if len(args) == 1 && args[0].IsString() {
+		name = args[0].AsString() + "()"
+	}
+	return jinja.Undefined(), fmt.Errorf("%s changes a list or a dict in place, which transformers' sandbox (Jinja's ImmutableSandboxedEnvironment) refuses", name)
 }
 
 // heapBytes is the process's heap in objects, live or not yet swept: a
@@ -188,140 +291,3 @@ func boundedRange(budget *int64) func([]jinja.Value, map[string]jinja.Value) (ji
 		return jinja.NewList(items), nil
 	}
 }
-
-// rewrite checks src against the source bounds and returns the code given
-// to the library: the filter `tojson` renamed to toJSONFilter inside the
-// template's {{ }} and {% %} code (text, comments and string literals
-// untouched), and a call of a guard after every {% for %} and {% macro %}
-// tag. A guard prints nothing and, being an expression without trim
-// markers, leaves the whitespace control of the tags around it as it was.
-// A {% raw %} block is copied as it is.
-func rewrite(src string) (string, error) {
-	if len(src) > MaxSourceBytes {
-		return "", fmt.Errorf("%w: the template is %d bytes; strata reads chat templates of at most %d (those in use are tens of kilobytes)", ErrTooBig, len(src), MaxSourceBytes)
-	}
-	var b strings.Builder
-	b.Grow(len(src) + 64)
-	tags, raw := 0, false
-	for i := 0; i < len(src); {
-		open := strings.Index(src[i:], "{")
-		if open < 0 || i+open+1 >= len(src) {
-			b.WriteString(src[i:])
-			break
-		}
-		open += i
-		kind := src[open+1]
-		if kind != '{' && kind != '%' && kind != '#' {
-			b.WriteString(src[i : open+1])
-			i = open + 1
-			continue
-		}
-		if tags++; tags > maxTags {
-			return "", fmt.Errorf("%w: the template has more than %d tags; strata reads chat templates of at most %d (those in use have a few hundred)", ErrTooBig, maxTags, maxTags)
-		}
-		b.WriteString(src[i : open+2])
-		i = open + 2
-		if kind == '#' {
-			end := strings.Index(src[i:], "#}")
-			if end < 0 {
-				b.WriteString(src[i:])
-				break
-			}
-			b.WriteString(src[i : i+end+2])
-			i += end + 2
-			continue
-		}
-		closer := "}}"
-		if kind == '%' {
-			closer = "%}"
-		}
-		start := i
-		var code int
-		i, code = rewriteCode(&b, src, i, closer, !raw)
-		if code > maxTagCode {
-			return "", fmt.Errorf("%w: line %d: a tag with %d bytes of code (strings aside); strata reads tags of at most %d", ErrTooBig, strings.Count(src[:open], "\n")+1, code, maxTagCode)
-		}
-		if kind != '%' {
-			continue
-		}
-		switch kw := keyword(src[start:i]); {
-		case raw:
-			raw = kw != "endraw"
-		case kw == "raw":
-			raw = true
-		case kw == "for":
-			b.WriteString("{{ " + loopGuard + "() }}")
-		case kw == "macro":
-			b.WriteString("{{ " + macroGuard + "() }}")
-		}
-	}
-	return b.String(), nil
-}
-
-// keyword is a statement's keyword, as the library reads it: the letters
-// and underscores after the trim marker and the spaces.
-func keyword(stmt string) string {
-	s := strings.TrimLeftFunc(strings.TrimPrefix(stmt, "-"), unicode.IsSpace)
-	if end := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '_' }); end >= 0 {
-		return s[:end]
-	}
-	return s
-}
-
-// rewriteCode copies template code from src[i:] up to and including closer,
-// renaming `| tojson` when rename is set, and returns the index after
-// closer and the bytes of code outside string literals.
-func rewriteCode(b *strings.Builder, src string, i int, closer string, rename bool) (int, int) {
-	afterPipe := false
-	code := 0
-	for i < len(src) {
-		c := src[i]
-		switch {
-		case strings.HasPrefix(src[i:], closer):
-			b.WriteString(closer)
-			return i + len(closer), code
-		case c == '\'' || c == '"':
-			j := i + 1
-			for j < len(src) && src[j] != c {
-				if src[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			j = min(j+1, len(src))
-			b.WriteString(src[i:j])
-			i = j
-			afterPipe = false
-			continue
-		case c == '|':
-			b.WriteByte(c)
-			i++
-			afterPipe = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			b.WriteByte(c)
-			i++
-		case isIdentStart(c):
-			j := i
-			for j < len(src) && isIdent(src[j]) {
-				j++
-			}
-			if rename && afterPipe && src[i:j] == "tojson" {
-				b.WriteString(toJSONFilter)
-			} else {
-				b.WriteString(src[i:j])
-			}
-			code += j - i - 1
-			i = j
-			afterPipe = false
-		default:
-			b.WriteByte(c)
-			i++
-			afterPipe = false
-		}
-		code++
-	}
-	return i, code
-}
-
-func isIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-func isIdent(c byte) bool      { return isIdentStart(c) || c >= '0' && c <= '9' }

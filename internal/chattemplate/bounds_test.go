@@ -75,6 +75,9 @@ func TestGuardLeavesOutputAlone(t *testing.T) {
 		"{% macro f(x) %}{% for i in [1, 2] %}{{ caller(i) }}{% endfor %}{% endmacro %}{% call(i) f(0) %}\n ({{ i }}){% endcall %}",
 		"{% raw %}{% for m in messages %}{{ m }}{% endfor %}{% macro x() %}{% endmacro %}{% endraw %}",
 		"{# {% for m in messages %} #}{{ '{% for m in x %}' }}{% for m in messages %}{% for k in m %}{{ k }};{% endfor %}{% endfor %}",
+		"{%- set ns = namespace(n=0, s='') -%}\n  {% for m in messages %}\n{%- set ns.n = ns.n + 1 %}\n {% set ns.s = ns.s ~ m.role -%}\n{% endfor %}{{ ns.n }}{{ ns.s }}",
+		"{% set x = messages | length if messages else 0 %}{% set y = [x, x] %}\n{{ y }}{% set z %}\n block {{ x }}{% endset %}{{ z }}",
+		"{% macro f(a, b=2) %}{{ a }}{{ b }}{% endmacro %}{{ f(1) }}{{ f(1, 3) }}{{ messages.pop()['role'] }}",
 	} {
 		lib, err := jinja.Compile(src)
 		if err != nil {
@@ -149,13 +152,11 @@ func TestContextEndsRender(t *testing.T) {
 	}
 }
 
-// TestToJSONBounds: tojson of a list that holds itself, or with an indent
-// of a terabyte, is an error (json.dumps says "Circular reference"), not a
-// stack overflow or an allocation that takes the machine.
+// TestToJSONBounds: tojson with an indent of a terabyte is an error, not
+// an allocation that takes the machine.
 func TestToJSONBounds(t *testing.T) {
 	t.Parallel()
 	for _, src := range []string{
-		`{% set a = [] %}{{ a.append(a) }}{{ a | tojson }}`,
 		`{{ messages | tojson(indent=1099511627776) }}`,
 	} {
 		tmpl, err := Parse(src)
@@ -164,6 +165,35 @@ func TestToJSONBounds(t *testing.T) {
 		}
 		if out, err := tmpl.Render(hi); err == nil {
 			t.Errorf("%s: rendered %d bytes, want an error", src, len(out))
+		}
+	}
+}
+
+// TestValuesThatHoldThemselves: no template makes a value the library
+// prints without end (Go's stack overflow) or as 2^60 items: a list's
+// append, insert and a dict's update are refused as transformers' sandbox
+// refuses them, a namespace set to hold itself is refused, and so is a
+// value past a million items or a thousand levels, built by set or by a
+// macro's arguments.
+func TestValuesThatHoldThemselves(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ src, want string }{
+		{`{% set a = [] %}{{ a.append(a) }}{{ a }}`, "append() changes a list or a dict in place"},
+		{`{% set a = [] %}{{ a.insert(0, a) }}{{ a }}`, "insert() changes a list or a dict in place"},
+		{`{% set d = {} %}{{ d.update({'d': d}) }}{{ d }}`, "update() changes a list or a dict in place"},
+		{`{% set ns = namespace(x=1) %}{% set ns.x = ns %}{{ ns }}`, "holds the namespace it is set into"},
+		{`{% set a = namespace(x=1) %}{% set b = namespace(y=a) %}{% set a.x = [b] %}{{ a }}`, "holds the namespace it is set into"},
+		{`{% set loop = namespace() %}{% for m in messages %}{% set loop.x = loop %}{% endfor %}`, "holds the namespace it is set into"},
+		{`{% set ns = namespace(x=1) %}{% for i in range(64) %}{% set ns.x = [ns.x, ns.x] %}{% endfor %}{{ ns.x }}`, "more than 1048576 items"},
+		{`{% set ns = namespace(x=1) %}{% for i in range(2000) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x }}`, "deeper than 1000 levels"},
+		{`{% macro f(x, n) %}{% if n < 64 %}{{ f([x, x], n + 1) }}{% else %}{{ x }}{% endif %}{% endmacro %}{{ f(1, 0) }}`, "more than 1048576 items"},
+	} {
+		tmpl, err := Parse(c.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := tmpl.Render(hi); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: rendered %d bytes, %v; want an error saying %q", c.src, len(out), err, c.want)
 		}
 	}
 }

@@ -79,6 +79,9 @@ func (e *pyEncoder) encode(b *strings.Builder, v jinja.Value, level int) error {
 	if level > maxJSONDepth {
 		return fmt.Errorf("tojson: the value nests deeper than %d levels (a list or dict that holds itself?)", maxJSONDepth)
 	}
+	if b.Len() > maxOutput {
+		return fmt.Errorf("%w: tojson would write more than %d bytes", ErrTooBig, maxOutput)
+	}
 	switch {
 	case v.IsUndefined(), v.IsNone():
 		b.WriteString("null")
