@@ -14,23 +14,27 @@
 //   - a plain map[string]any loses key order, so the context is built from a
 //     JSON token walk into the library's ordered dicts (see fromJSON).
 //
+// The library bounds nothing a template can do; strata bounds the source it
+// hands it and the render (see rewrite and guard).
+//
 // It prints floats and None in {{ }} Go's way; the fixtures never print one,
 // and a test in internal/corpus fails if one ever reaches a fixture.
 package chattemplate
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/ardanlabs/jinja"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/strata-bench/strata/internal/abandon"
 	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/inputfile"
 )
@@ -39,15 +43,33 @@ import (
 type Template struct {
 	source string
 	tmpl   *jinja.Template
+	limits limits
 }
 
 // Parse compiles a chat template.
 func Parse(source string) (*Template, error) {
-	tmpl, err := jinja.Compile(rewriteToJSON(source))
+	return ParseContext(context.Background(), source)
+}
+
+// ParseContext is Parse, ending when ctx does with its cause.
+func ParseContext(ctx context.Context, source string) (*Template, error) {
+	code, err := rewrite(source)
 	if err != nil {
-		return nil, fmt.Errorf("template syntax: %w", err)
+		return nil, err
 	}
-	return &Template{source: source, tmpl: tmpl}, nil
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("%w: the parse did not finish within %s", ErrTooBig, timeout))
+	defer cancel()
+	tmpl, err := abandon.Do(ctx, func() (tmpl *jinja.Template, err error) {
+		defer engineFailed(&err)
+		if tmpl, err = jinja.Compile(code); err != nil {
+			return nil, fmt.Errorf("template syntax: %w", err)
+		}
+		return tmpl, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Template{source: source, tmpl: tmpl, limits: defaultLimits()}, nil
 }
 
 // MaxFileBytes bounds a template file (or the tokenizer_config.json that
@@ -57,17 +79,17 @@ const MaxFileBytes = 16 << 20
 // Load reads and compiles a template file: a .jinja file or a
 // tokenizer_config.json whose chat_template is a string. A GGUF model
 // file's tokenizer.chat_template is read from its metadata (FromGGUF).
-func Load(path string) (*Template, error) {
+func Load(ctx context.Context, path string) (*Template, error) {
 	src, err := ReadSource(path)
 	if err != nil {
 		return nil, err
 	}
-	return parseFile(path, src)
+	return parseFile(ctx, path, src)
 }
 
 // parseFile compiles src, the template read from the file at path.
-func parseFile(path, src string) (*Template, error) {
-	t, err := Parse(src)
+func parseFile(ctx context.Context, path, src string) (*Template, error) {
+	t, err := ParseContext(ctx, src)
 	if err != nil {
 		return nil, fmt.Errorf("chat template %s: %w", path, err)
 	}
@@ -82,12 +104,12 @@ type GGUF interface {
 
 // FromGGUF compiles the tokenizer.chat_template of the GGUF model file at
 // path, whose metadata is f.
-func FromGGUF(path string, f GGUF) (*Template, error) {
+func FromGGUF(ctx context.Context, path string, f GGUF) (*Template, error) {
 	src, ok := f.String("tokenizer.chat_template")
 	if !ok {
 		return nil, fmt.Errorf("chat template %s: the GGUF has no tokenizer.chat_template", path)
 	}
-	return parseFile(path, src)
+	return parseFile(ctx, path, src)
 }
 
 // ReadSource returns the template text stored at path (see Load).
@@ -137,6 +159,24 @@ const toJSONFilter = "strata_tojson"
 
 // Render renders the template.
 func (t *Template) Render(in Input) (string, error) {
+	return t.RenderContext(context.Background(), in)
+}
+
+// RenderContext is Render, ending when ctx does with its cause.
+func (t *Template) RenderContext(ctx context.Context, in Input) (string, error) {
+	vars, err := renderVars(in)
+	if err != nil {
+		return "", err
+	}
+	out, err := t.renderBounded(ctx, vars)
+	if err != nil {
+		return "", fmt.Errorf("render template: %w", err)
+	}
+	return out, nil
+}
+
+// renderVars are the template's variables for in.
+func renderVars(in Input) (map[string]jinja.Value, error) {
 	vars := map[string]jinja.Value{
 		"add_generation_prompt": jinja.NewBool(in.AddGenerationPrompt),
 		toJSONFilter:            jinja.NewCallable(toJSONFilter, pyToJSON),
@@ -144,124 +184,27 @@ func (t *Template) Render(in Input) (string, error) {
 	for k, raw := range in.Kwargs {
 		v, err := fromJSON(raw)
 		if err != nil {
-			return "", fmt.Errorf("kwarg %s: %w", k, err)
+			return nil, fmt.Errorf("kwarg %s: %w", k, err)
 		}
 		vars[k] = v
 	}
 	msgs, err := fromJSON(in.Messages)
 	if err != nil {
-		return "", fmt.Errorf("messages: %w", err)
+		return nil, fmt.Errorf("messages: %w", err)
 	}
 	if !msgs.IsList() {
-		return "", errors.New("messages: expected a JSON array")
+		return nil, errors.New("messages: expected a JSON array")
 	}
 	vars["messages"] = msgs
 	vars["tools"] = jinja.None()
 	if len(in.Tools) > 0 {
 		tools, err := fromJSON(in.Tools)
 		if err != nil {
-			return "", fmt.Errorf("tools: %w", err)
+			return nil, fmt.Errorf("tools: %w", err)
 		}
 		vars["tools"] = tools
 	}
-	budget := int64(rangeBudget)
-	vars["range"] = jinja.NewCallable("range", boundedRange(&budget))
-	out, err := renderBounded(t.tmpl, vars, renderTimeout)
-	if err != nil {
-		return "", fmt.Errorf("render template: %w", err)
-	}
-	return out, nil
-}
-
-// Rendering a template strata did not write is bounded: a chat template
-// renders a few messages, and one that loops a hundred thousand times in
-// a hundred thousand times, or never stops, fails with a clear error
-// instead of taking the machine's memory.
-const (
-	// rangeBudget is how many numbers range() may make in one render.
-	rangeBudget = 1 << 20
-	// renderTimeout bounds one render's wall time.
-	renderTimeout = 10 * time.Second
-	// maxOutput is the longest rendering accepted (a 16K-token prompt is
-	// about 60 KB).
-	maxOutput = 64 << 20
-)
-
-// ErrTooBig is returned for a template whose rendering exceeds its bounds.
-var ErrTooBig = errors.New("the template's rendering exceeds strata's bounds")
-
-// boundedRange is Jinja's range() with a budget shared by every call of
-// one render (the library's own has none).
-func boundedRange(budget *int64) func([]jinja.Value, map[string]jinja.Value) (jinja.Value, error) {
-	return func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
-		var start, stop, step int64 = 0, 0, 1
-		ints := make([]int64, len(args))
-		for i, a := range args {
-			if !a.IsInt() {
-				return jinja.Undefined(), fmt.Errorf("range: argument %d is not an integer", i+1)
-			}
-			ints[i] = a.AsInt()
-		}
-		switch len(ints) {
-		case 1:
-			stop = ints[0]
-		case 2:
-			start, stop = ints[0], ints[1]
-		case 3:
-			start, stop, step = ints[0], ints[1], ints[2]
-		default:
-			return jinja.Undefined(), fmt.Errorf("range: expected 1-3 arguments, got %d", len(args))
-		}
-		if step == 0 {
-			return jinja.Undefined(), errors.New("range: step must not be zero")
-		}
-		n := int64(0)
-		if step > 0 && stop > start {
-			n = (stop - start + step - 1) / step
-		} else if step < 0 && stop < start {
-			n = (start - stop - step - 1) / -step
-		}
-		if n > *budget {
-			return jinja.Undefined(), fmt.Errorf("%w: range() would make %d numbers, beyond the %d one render may make", ErrTooBig, n, rangeBudget)
-		}
-		*budget -= n
-		items := make([]jinja.Value, 0, n)
-		for i, v := int64(0), start; i < n; i, v = i+1, v+step {
-			items = append(items, jinja.NewInt(v))
-		}
-		return jinja.NewList(items), nil
-	}
-}
-
-// renderBounded renders in its own goroutine so a render that does not end
-// in time is abandoned with an error (the library takes no context), and a
-// panic inside the library is an error, not a crash.
-func renderBounded(t *jinja.Template, vars map[string]jinja.Value, timeout time.Duration) (string, error) {
-	type result struct {
-		out string
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- result{err: fmt.Errorf("%w: the template engine failed (%v)", ErrTooBig, r)}
-			}
-		}()
-		out, err := t.RenderValues(vars)
-		done <- result{out, err}
-	}()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	select {
-	case r := <-done:
-		if r.err == nil && len(r.out) > maxOutput {
-			return "", fmt.Errorf("%w: the rendering is %d bytes, beyond %d", ErrTooBig, len(r.out), maxOutput)
-		}
-		return r.out, r.err
-	case <-timer.C:
-		return "", fmt.Errorf("%w: the render did not finish within %s", ErrTooBig, timeout)
-	}
+	return vars, nil
 }
 
 // fromJSON decodes one JSON value into template values, keeping object key
@@ -352,97 +295,3 @@ func numberValue(n json.Number) (jinja.Value, error) {
 	}
 	return jinja.NewFloat(f), nil
 }
-
-// rewriteToJSON renames the filter `tojson` to toJSONFilter inside the
-// template's {{ }} and {% %} code, leaving text, comments and string
-// literals untouched.
-func rewriteToJSON(src string) string {
-	var b strings.Builder
-	b.Grow(len(src) + 64)
-	i := 0
-	for i < len(src) {
-		open := strings.Index(src[i:], "{")
-		if open < 0 || i+open+1 >= len(src) {
-			b.WriteString(src[i:])
-			break
-		}
-		open += i
-		kind := src[open+1]
-		if kind != '{' && kind != '%' && kind != '#' {
-			b.WriteString(src[i : open+1])
-			i = open + 1
-			continue
-		}
-		b.WriteString(src[i : open+2])
-		i = open + 2
-		if kind == '#' {
-			end := strings.Index(src[i:], "#}")
-			if end < 0 {
-				b.WriteString(src[i:])
-				return b.String()
-			}
-			b.WriteString(src[i : i+end+2])
-			i += end + 2
-			continue
-		}
-		closer := "}}"
-		if kind == '%' {
-			closer = "%}"
-		}
-		i = rewriteCode(&b, src, i, closer)
-	}
-	return b.String()
-}
-
-// rewriteCode copies template code from src[i:] up to and including closer,
-// renaming `| tojson`, and returns the index after closer.
-func rewriteCode(b *strings.Builder, src string, i int, closer string) int {
-	afterPipe := false
-	for i < len(src) {
-		c := src[i]
-		switch {
-		case strings.HasPrefix(src[i:], closer):
-			b.WriteString(closer)
-			return i + len(closer)
-		case c == '\'' || c == '"':
-			j := i + 1
-			for j < len(src) && src[j] != c {
-				if src[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			j = min(j+1, len(src))
-			b.WriteString(src[i:j])
-			i = j
-			afterPipe = false
-		case c == '|':
-			b.WriteByte(c)
-			i++
-			afterPipe = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			b.WriteByte(c)
-			i++
-		case isIdentStart(c):
-			j := i
-			for j < len(src) && isIdent(src[j]) {
-				j++
-			}
-			if afterPipe && src[i:j] == "tojson" {
-				b.WriteString(toJSONFilter)
-			} else {
-				b.WriteString(src[i:j])
-			}
-			i = j
-			afterPipe = false
-		default:
-			b.WriteByte(c)
-			i++
-			afterPipe = false
-		}
-	}
-	return i
-}
-
-func isIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-func isIdent(c byte) bool      { return isIdentStart(c) || c >= '0' && c <= '9' }

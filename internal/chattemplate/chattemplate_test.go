@@ -2,6 +2,7 @@ package chattemplate
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -42,7 +43,7 @@ func vectorInput(t *testing.T, v templateVector) Input {
 
 func TestVectors(t *testing.T) {
 	t.Parallel()
-	tmpl, err := Load(sharedpath.Path(t, "tokenizer", "qwen3", "chat_template.jinja"))
+	tmpl, err := Load(context.Background(), sharedpath.Path(t, "tokenizer", "qwen3", "chat_template.jinja"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,18 +102,31 @@ func TestSyntaxError(t *testing.T) {
 	}
 }
 
-func TestRewriteToJSON(t *testing.T) {
+// TestRewrite: `tojson` is renamed in code only, a guard follows every
+// loop and macro tag (given the macro's parameters), every set value goes
+// through strata_set (with the namespace it is set into), every mutator
+// call gets strata_unsafe first, and a raw block is left as it is.
+func TestRewrite(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ in, want string }{
 		{`{{ x | tojson }}`, `{{ x | strata_tojson }}`},
 		{`{{ x|tojson(indent=2) }}`, `{{ x|strata_tojson(indent=2) }}`},
-		{`{% set y = x | tojson %}tojson | tojson`, `{% set y = x | strata_tojson %}tojson | tojson`},
+		{`{% if y | tojson %}tojson | tojson{% endif %}`, `{% if y | strata_tojson %}tojson | tojson{% endif %}`},
 		{`{{ '| tojson' ~ x | tojsonish }}`, `{{ '| tojson' ~ x | tojsonish }}`},
 		{`{# x | tojson #}{{ tojson }}`, `{# x | tojson #}{{ tojson }}`},
+		{"{%- for m in x -%}\n{%- endfor %}", "{%- for m in x -%}{{ strata_loop_guard() }}\n{%- endfor %}"},
+		{`{% macro f(a, b=[1,2], none) -%}{{ a }}{% endmacro %}`, `{% macro f(a, b=[1,2], none) -%}{{ strata_macro_guard(a, b) }}{{ a }}{% endmacro %}`},
+		{`{% set y = x | tojson %}`, `{% set y = strata_set( x | strata_tojson ) %}`},
+		{`{%- set ns.a = ns.a + [1] -%}`, `{%- set ns.a = strata_set( ns.a + [1] , into=ns) -%}`},
+		{`{% set body %}x{% endset %}`, `{% set body %}x{% endset %}`},
+		{`{{ l.append(1) }}{{ d . update ({}) }}{{ l.pop() }}{{ "x.append(" }}`,
+			`{{ l.append(strata_unsafe("append"), 1) }}{{ d . update (strata_unsafe("update"), {}) }}{{ l.pop() }}{{ "x.append(" }}`},
+		{`{% raw %}{{ x | tojson }}{% for m in x %}{% set a = 1 %}{% endraw %}{% for m in x %}`,
+			`{% raw %}{{ x | tojson }}{% for m in x %}{% set a = 1 %}{% endraw %}{% for m in x %}{{ strata_loop_guard() }}`},
 	}
 	for _, c := range cases {
-		if got := rewriteToJSON(c.in); got != c.want {
-			t.Errorf("rewriteToJSON(%q) = %q, want %q", c.in, got, c.want)
+		if got, err := rewrite(c.in); err != nil || got != c.want {
+			t.Errorf("rewrite(%q) = %q, %v; want %q", c.in, got, err, c.want)
 		}
 	}
 }

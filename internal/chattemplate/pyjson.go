@@ -23,6 +23,8 @@ func pyToJSON(args []jinja.Value, kwargs map[string]jinja.Value) (jinja.Value, e
 	e := pyEncoder{itemSep: ", ", keySep: ": "}
 	if v, ok := kwargs["indent"]; ok && !v.IsNone() && !v.IsUndefined() {
 		switch {
+		case v.IsInt() && v.AsInt() > maxIndent:
+			return jinja.Undefined(), fmt.Errorf("tojson: indent %d is beyond the %d strata allows", v.AsInt(), maxIndent)
 		case v.IsInt():
 			e.indent = strings.Repeat(" ", int(max(v.AsInt(), 0)))
 		case v.IsString():
@@ -49,6 +51,14 @@ func pyToJSON(args []jinja.Value, kwargs map[string]jinja.Value) (jinja.Value, e
 	return jinja.NewString(b.String()), nil
 }
 
+// Bounds on what tojson writes: Python's json.dumps stops at its recursion
+// limit (and names a list that holds itself a circular reference) where Go
+// would overflow its stack, and an indent of a terabyte is not a format.
+const (
+	maxIndent    = 1024
+	maxJSONDepth = 1000
+)
+
 type pyEncoder struct {
 	itemSep, keySep string
 	indent          string
@@ -66,6 +76,12 @@ func (e *pyEncoder) newline(b *strings.Builder, level int) {
 }
 
 func (e *pyEncoder) encode(b *strings.Builder, v jinja.Value, level int) error {
+	if level > maxJSONDepth {
+		return fmt.Errorf("tojson: the value nests deeper than %d levels (a list or dict that holds itself?)", maxJSONDepth)
+	}
+	if b.Len() > maxOutput {
+		return fmt.Errorf("%w: tojson would write more than %d bytes", ErrTooBig, maxOutput)
+	}
 	switch {
 	case v.IsUndefined(), v.IsNone():
 		b.WriteString("null")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,12 +67,12 @@ the bundle is written to a temporary folder and renamed into place.`,
 			if err != nil {
 				return usagef("--protocol: %v", err)
 			}
-			in, err := buildInputs(env, tokPath, tmplPath)
+			in, err := buildInputs(cmd.Context(), env, tokPath, tmplPath)
 			if err != nil {
 				return err
 			}
 			in.ProtocolID, in.BundleName = def.ID, def.BundleName
-			b, err := corpus.Build(in)
+			b, err := corpus.Build(cmd.Context(), in)
 			if err != nil {
 				return fmt.Errorf("build the bundle: %w", err)
 			}
@@ -102,23 +103,23 @@ the bundle is written to a temporary folder and renamed into place.`,
 	return cmd
 }
 
-func buildInputs(env Env, tokPath, tmplPath string) (corpus.Inputs, error) {
+func buildInputs(ctx context.Context, env Env, tokPath, tmplPath string) (corpus.Inputs, error) {
 	// A template of its own is checked first: it is a few kilobytes and
 	// fails in a millisecond, the tokenizer is 150,000 tokens to read. A
 	// GGUF that holds both is a tokenizer first.
 	var tmpl *chattemplate.Template
 	var err error
 	if tmplPath != tokPath {
-		if tmpl, err = env.Template(tmplPath); err != nil {
+		if tmpl, err = env.Template(ctx, tmplPath); err != nil {
 			return corpus.Inputs{}, err
 		}
 	}
-	tok, err := env.Tokenizer(tokPath)
+	tok, err := env.Tokenizer(ctx, tokPath)
 	if err != nil {
 		return corpus.Inputs{}, err
 	}
 	if tmpl == nil {
-		if tmpl, err = env.Template(tmplPath); err != nil {
+		if tmpl, err = env.Template(ctx, tmplPath); err != nil {
 			return corpus.Inputs{}, err
 		}
 	}
@@ -128,13 +129,13 @@ func buildInputs(env Env, tokPath, tmplPath string) (corpus.Inputs, error) {
 	}
 	in := corpus.Inputs{Tokenizer: tok, Template: tmpl}
 	for _, p := range files {
-		s, err := corpus.SourceOf(p)
+		s, err := corpus.SourceOf(ctx, p)
 		if err != nil {
 			return corpus.Inputs{}, fmt.Errorf("tokenizer %s: %w", p, err)
 		}
 		in.TokenizerSources = append(in.TokenizerSources, s)
 	}
-	if in.TemplateSource, err = corpus.SourceOf(tmplPath); err != nil {
+	if in.TemplateSource, err = corpus.SourceOf(ctx, tmplPath); err != nil {
 		return corpus.Inputs{}, fmt.Errorf("chat template %s: %w", tmplPath, err)
 	}
 	return in, nil

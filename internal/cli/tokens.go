@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"github.com/strata-bench/strata/internal/abandon"
 	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/corpus"
 	"github.com/strata-bench/strata/internal/gguf"
@@ -62,7 +63,7 @@ variables instead (add_generation_prompt is false when they omit it).`,
 					return err
 				}
 			}
-			tok, err := env.Tokenizer(tokPath)
+			tok, err := env.Tokenizer(cmd.Context(), tokPath)
 			if err != nil {
 				return err
 			}
@@ -71,7 +72,7 @@ variables instead (add_generation_prompt is false when they omit it).`,
 					return err
 				}
 			}
-			return writeTokens(cmd.OutOrStdout(), tok, text, asJSON)
+			return writeTokens(cmd.Context(), cmd.OutOrStdout(), tok, text, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -90,24 +91,14 @@ const maxStdin = 256 << 20
 // readAll reads r to its end, at most limit bytes; a signal (ctx) ends the
 // wait at once, even while nothing arrives on a terminal.
 func readAll(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
-	type result struct {
-		data []byte
-		err  error
+	data, err := abandon.Do(ctx, func() ([]byte, error) { return io.ReadAll(io.LimitReader(r, limit+1)) })
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("stopped (%w)", context.Cause(ctx))
 	}
-	done := make(chan result, 1)
-	go func() {
-		data, err := io.ReadAll(io.LimitReader(r, limit+1))
-		done <- result{data, err}
-	}()
-	select {
-	case res := <-done:
-		if res.err == nil && int64(len(res.data)) > limit {
-			return nil, fmt.Errorf("more than %d MiB", limit>>20)
-		}
-		return res.data, res.err
-	case <-ctx.Done():
-		return nil, fmt.Errorf("stopped (%v)", context.Cause(ctx))
+	if err == nil && int64(len(data)) > limit {
+		return nil, fmt.Errorf("more than %d MiB", limit>>20)
 	}
+	return data, err
 }
 
 // promptText is the text to tokenize: stdin byte for byte, or the chat in
@@ -127,20 +118,21 @@ func promptText(ctx context.Context, env Env, msgPath, toolsPath, tmplPath, kwar
 	if err != nil {
 		return "", err
 	}
-	tmpl, err := env.Template(tmplPath)
+	tmpl, err := env.Template(ctx, tmplPath)
 	if err != nil {
 		return "", err
 	}
-	text, err := tmpl.Render(in)
+	text, err := tmpl.RenderContext(ctx, in)
 	if err != nil {
 		return "", fmt.Errorf("chat template %s: %w", tmplPath, err)
 	}
 	return text, nil
 }
 
-// writeTokens prints the IDs of text and their count.
-func writeTokens(w io.Writer, tok *tokenizer.Tokenizer, text string, asJSON bool) error {
-	ids, err := tok.Encode(text)
+// writeTokens prints the IDs of text and their count. The tokenization
+// ends when ctx does, even in the middle of one regex match.
+func writeTokens(ctx context.Context, w io.Writer, tok *tokenizer.Tokenizer, text string, asJSON bool) error {
+	ids, err := abandon.Do(ctx, func() ([]int, error) { return tok.EncodeContext(ctx, text) })
 	if err != nil {
 		return err
 	}

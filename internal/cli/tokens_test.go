@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/sharedpath"
 )
 
@@ -65,7 +66,7 @@ func TestTokensAgreesWithVectors(t *testing.T) {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
 		var out bytes.Buffer
-		if err := writeTokens(&out, tok, text, true); err != nil {
+		if err := writeTokens(context.Background(), &out, tok, text, true); err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
 		var got tokenCount
@@ -97,7 +98,7 @@ func TestTokensAgreesWithVectors(t *testing.T) {
 			t.Fatalf("%s: %v", v.Name, err)
 		}
 		var out bytes.Buffer
-		if err := writeTokens(&out, tok, text, true); err != nil {
+		if err := writeTokens(context.Background(), &out, tok, text, true); err != nil {
 			t.Fatal(err)
 		}
 		var got tokenCount
@@ -170,5 +171,32 @@ func TestTokensStopsOnASignal(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("tokens did not stop on SIGTERM")
+	}
+}
+
+// TestTokensRefusesAHostileTemplate: a macro that calls itself without end
+// and a template of 4 MB, in a file or a GGUF's metadata, each end tokens
+// with exit 1 and a message naming the template, not with a crash or
+// minutes of parsing.
+func TestTokensRefusesAHostileTemplate(t *testing.T) {
+	t.Parallel()
+	tokPath, _ := qwenPaths(t)
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "m.json"), `[{"role":"user","content":"hi"}]`)
+	mustWrite(t, filepath.Join(dir, "recursive.jinja"), `{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}`)
+	huge := strings.Repeat("{{ messages[0].content }}\n", 4<<20/26)
+	mustWrite(t, filepath.Join(dir, "huge.jinja"), huge)
+	if err := gguf.Write(filepath.Join(dir, "huge.gguf"), []gguf.KV{{Key: "general.architecture", Value: "qwen3"}, {Key: "tokenizer.chat_template", Value: huge}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ file, want string }{
+		{"recursive.jinja", "macro calls nest too deeply"},
+		{"huge.jinja", "huge.jinja: the template exceeds strata's bounds: the template is 4194294 bytes"},
+		{"huge.gguf", "huge.gguf: the template exceeds strata's bounds: the template is 41942"},
+	} {
+		r := runIn(t, dir, "", "tokens", "--tokenizer", tokPath, "--template", c.file, "--messages", "m.json")
+		if r.code != ExitFailed || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 1 saying %q", c.file, r.code, r.stderr, c.want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ package corpus
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -96,13 +97,14 @@ func jsonLiteral(v any) json.RawMessage {
 
 // builder carries one build's inputs and the token counts it has measured.
 type builder struct {
+	ctx     context.Context
 	in      Inputs
 	records map[protocol.Size]int
 }
 
-// Build builds the bundle in memory.
-func Build(in Inputs) (*Bundle, error) {
-	b := &builder{in: in, records: map[protocol.Size]int{}}
+// Build builds the bundle in memory, ending when ctx does.
+func Build(ctx context.Context, in Inputs) (*Bundle, error) {
+	b := &builder{ctx: ctx, in: in, records: map[protocol.Size]int{}}
 	out := &Bundle{Files: map[string][]byte{}, Records: map[protocol.Size]LengthChoice{}}
 	for _, size := range []protocol.Size{protocol.Size4K, protocol.Size16K} {
 		choice, err := b.chooseRecords(size)
@@ -324,6 +326,11 @@ func (b *builder) fixture(req protocol.Request) (*fixtures.Fixture, error) {
 
 // Render renders a fixture's prompt with the template.
 func Render(t *chattemplate.Template, f *fixtures.Fixture) (string, error) {
+	return render(context.Background(), t, f)
+}
+
+// render is Render, ending when ctx does.
+func render(ctx context.Context, t *chattemplate.Template, f *fixtures.Fixture) (string, error) {
 	msgs, err := json.Marshal(f.Messages)
 	if err != nil {
 		return "", err
@@ -335,7 +342,7 @@ func Render(t *chattemplate.Template, f *fixtures.Fixture) (string, error) {
 			return "", fmt.Errorf("tools: %w", err)
 		}
 	}
-	return t.Render(PromptInput(msgs, tools))
+	return t.RenderContext(ctx, PromptInput(msgs, tools))
 }
 
 // noFloatOrNull rejects a float literal or a null anywhere in v: the
@@ -364,11 +371,11 @@ func noFloatOrNull(v json.RawMessage) error {
 }
 
 func (b *builder) tokens(f *fixtures.Fixture) ([]int, error) {
-	text, err := Render(b.in.Template, f)
+	text, err := render(b.ctx, b.in.Template, f)
 	if err != nil {
 		return nil, err
 	}
-	return b.in.Tokenizer.Encode(text)
+	return b.in.Tokenizer.EncodeContext(b.ctx, text)
 }
 
 // count is the rendered token count of the size's performance r1 request

@@ -3,7 +3,9 @@ package corpus
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,12 +35,12 @@ func qwenInputs(t testing.TB) Inputs {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl, err := chattemplate.Load(tmplPath)
+	tmpl, err := chattemplate.Load(context.Background(), tmplPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, _ := SourceOf(tokPath)
-	ms, _ := SourceOf(tmplPath)
+	ts, _ := SourceOf(context.Background(), tokPath)
+	ms, _ := SourceOf(context.Background(), tmplPath)
 	return Inputs{ProtocolID: protocol.StandInID, BundleName: protocol.StandInBundleName, Tokenizer: tok, Template: tmpl, TokenizerSources: []Source{ts}, TemplateSource: ms}
 }
 
@@ -47,7 +49,7 @@ func bundle(t testing.TB) *Bundle {
 	sharedpath.Path(t, "tokenizer", "qwen3") // each test fails on its own without the shared folder
 	buildOnce.Do(func() {
 		builtIn = qwenInputs(t)
-		built, buildErr = Build(builtIn)
+		built, buildErr = Build(context.Background(), builtIn)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
@@ -243,7 +245,7 @@ func BenchmarkBuild(b *testing.B) {
 	in := qwenInputs(b)
 	b.ResetTimer()
 	for range b.N {
-		if _, err := Build(in); err != nil {
+		if _, err := Build(context.Background(), in); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -253,8 +255,24 @@ func BenchmarkBuild(b *testing.B) {
 // command does.
 func BenchmarkBuildCold(b *testing.B) {
 	for range b.N {
-		if _, err := Build(qwenInputs(b)); err != nil {
+		if _, err := Build(context.Background(), qwenInputs(b)); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestBuildEndsWithContext: a build, and the hash of a source, end when
+// their context does (the first SIGTERM), with its cause.
+func TestBuildEndsWithContext(t *testing.T) {
+	t.Parallel()
+	bundle(t)
+	stop := errors.New("SIGTERM")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(stop)
+	if _, err := Build(ctx, builtIn); !errors.Is(err, stop) {
+		t.Errorf("Build: got %v, want the context's cause", err)
+	}
+	if _, err := SourceOf(ctx, sharedpath.Path(t, "tokenizer", "qwen3", "tokenizer.json")); !errors.Is(err, context.Canceled) {
+		t.Errorf("SourceOf: got %v, want the context's error", err)
 	}
 }

@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -10,7 +11,7 @@ import (
 	"sort"
 
 	"github.com/strata-bench/strata/internal/fixtures"
-	"github.com/strata-bench/strata/internal/inputfile"
+	"github.com/strata-bench/strata/internal/modelfiles"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
@@ -88,15 +89,14 @@ func sha256Hex(data []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// SourceOf names an input file by base name and SHA-256.
-func SourceOf(path string) (Source, error) {
-	// The builder's inputs were read already; this bound only keeps a
-	// swapped-in device from being read forever.
-	data, err := inputfile.Read(path, 1<<30)
+// SourceOf names an input file by base name and SHA-256, read until ctx
+// ends (a GGUF model file is gigabytes).
+func SourceOf(ctx context.Context, path string) (Source, error) {
+	sum, err := modelfiles.SHA256(ctx, path)
 	if err != nil {
 		return Source{}, err
 	}
-	return Source{Name: filepath.Base(path), SHA256: sha256Hex(data)}, nil
+	return Source{Name: filepath.Base(path), SHA256: sum}, nil
 }
 
 // ErrExists is returned when the output folder already exists.

@@ -315,6 +315,12 @@ func checkMagic(path string) error {
 	return nil
 }
 
+// SHA256 is the hex SHA-256 of the regular file at path, read in 1 MiB
+// chunks until ctx ends.
+func SHA256(ctx context.Context, path string) (string, error) {
+	return hashFile(ctx, path, make([]byte, 1<<20), new(atomic.Int64))
+}
+
 func hashFile(ctx context.Context, path string, buf []byte, done *atomic.Int64) (string, error) {
 	f, _, err := inputfile.Open(path)
 	if err != nil {

@@ -9,6 +9,7 @@
 package procstate
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -19,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/strata-bench/strata/internal/abandon"
 	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/ggufread"
@@ -104,33 +106,37 @@ func (s State) Path(p string) string {
 
 // Tokenizer reads the tokenizer at path (resolved against the working
 // folder): a GGUF model file's from its metadata, any other once per
-// version of its files when the state keeps them.
-func (s State) Tokenizer(path string) (*tokenizer.Tokenizer, error) {
+// version of its files when the state keeps them. It ends when ctx does:
+// the JSON decoders and the GGUF reader take no context, and a hostile
+// file takes them seconds.
+func (s State) Tokenizer(ctx context.Context, path string) (*tokenizer.Tokenizer, error) {
 	p := s.Path(path)
-	if !gguf.Named(p) {
-		return s.Tokenizers.Load(p)
-	}
-	f, err := ggufread.Open(p)
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %w", err)
-	}
-	return tokenizer.FromGGUF(p, f)
+	return abandon.Do(ctx, func() (*tokenizer.Tokenizer, error) {
+		if !gguf.Named(p) {
+			return s.Tokenizers.Load(p)
+		}
+		f, err := ggufread.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("tokenizer: %w", err)
+		}
+		return tokenizer.FromGGUF(p, f)
+	})
 }
 
 // Template reads and compiles the chat template at path (resolved against
 // the working folder): a GGUF model file's tokenizer.chat_template (its
 // metadata read without the tokenizer's lists), or the file
-// chattemplate.Load reads.
-func (s State) Template(path string) (*chattemplate.Template, error) {
+// chattemplate.Load reads. It ends when ctx does.
+func (s State) Template(ctx context.Context, path string) (*chattemplate.Template, error) {
 	p := s.Path(path)
 	if !gguf.Named(p) {
-		return chattemplate.Load(p)
+		return chattemplate.Load(ctx, p)
 	}
-	f, err := ggufread.OpenWithoutLists(p)
+	f, err := abandon.Do(ctx, func() (*ggufread.File, error) { return ggufread.OpenWithoutLists(p) })
 	if err != nil {
 		return nil, fmt.Errorf("chat template: %w", err)
 	}
-	return chattemplate.FromGGUF(p, f)
+	return chattemplate.FromGGUF(ctx, p, f)
 }
 
 // Clock reads the wall clock.

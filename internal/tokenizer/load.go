@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -158,16 +157,16 @@ func LoadJSON(path string) (*Tokenizer, error) {
 		return fmt.Errorf("tokenizer %s: %s", path, fmt.Sprintf(format, a...))
 	}
 	if f.Model.Type != "BPE" {
-		return nil, fail("model.type is %q; only byte-level \"BPE\" tokenizers are supported", f.Model.Type)
+		return nil, fail("model.type is %s; only byte-level \"BPE\" tokenizers are supported", quoted(f.Model.Type))
 	}
 	if f.Model.ByteFallback {
 		return nil, fail("model.byte_fallback is true; only byte-level BPE is supported")
 	}
 	if p := f.Model.ContinuingSubwordPrefix; p != nil && *p != "" {
-		return nil, fail("model.continuing_subword_prefix %q is not supported", *p)
+		return nil, fail("model.continuing_subword_prefix %s is not supported", quoted(*p))
 	}
 	if p := f.Model.EndOfWordSuffix; p != nil && *p != "" {
-		return nil, fail("model.end_of_word_suffix %q is not supported", *p)
+		return nil, fail("model.end_of_word_suffix %s is not supported", quoted(*p))
 	}
 	if d := f.Model.Dropout; d != nil && *d != 0 {
 		return nil, fail("model.dropout %v is not supported (encoding would not be deterministic)", *d)
@@ -187,7 +186,7 @@ func LoadJSON(path string) (*Tokenizer, error) {
 	var added []AddedToken
 	for _, a := range f.AddedTokens {
 		if a.SingleWord || a.LStrip || a.RStrip {
-			return nil, fail("added token %q uses single_word/lstrip/rstrip, which is not supported", a.Content)
+			return nil, fail("added token %s uses single_word/lstrip/rstrip, which is not supported", quoted(a.Content))
 		}
 		added = append(added, AddedToken{ID: a.ID, Content: a.Content, Special: a.Special})
 	}
@@ -219,16 +218,16 @@ func (v *vocabJSON) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			return err
 		}
 		if id.Kind() != '0' {
-			return fmt.Errorf("token %q: the id is not a number", key)
+			return fmt.Errorf("token %s: the id is not a number", quoted(key))
 		}
 		n, err := id.Int()
 		if err != nil || n < 0 || n > 1<<31 {
-			return fmt.Errorf("token %q: id %s is not a token id", key, id.String())
+			return fmt.Errorf("token %s: id %s is not a token id", quoted(key), quoted(id.String()))
 		}
 		before := len(m)
 		m[key] = int(n) // one map operation, not a look-up and a write
 		if len(m) == before {
-			return fmt.Errorf("token %q is in the vocabulary twice", key)
+			return fmt.Errorf("token %s is in the vocabulary twice", quoted(key))
 		}
 	}
 	if _, err := dec.ReadToken(); err != nil {
@@ -255,7 +254,7 @@ func (ms *mergesJSON) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		case '"':
 			a, b, ok := strings.Cut(tok.String(), " ")
 			if !ok {
-				return fmt.Errorf("entry %d %q is not \"a b\"", i, tok.String())
+				return fmt.Errorf("entry %d %s is not \"a b\"", i, quoted(tok.String()))
 			}
 			out = append(out, [2]string{a, b})
 		case '[':
@@ -300,7 +299,7 @@ func normalizerNFC(n *hfNormalizer) (bool, error) {
 		}
 		return nfc, nil
 	}
-	return false, fmt.Errorf("type %q is not supported (only NFC)", n.Type)
+	return false, fmt.Errorf("type %s is not supported (only NFC)", quoted(n.Type))
 }
 
 func preTokenizerPattern(p *hfPreTokenizer) (string, error) {
@@ -322,7 +321,7 @@ func preTokenizerPattern(p *hfPreTokenizer) (string, error) {
 					return "", errors.New("more than one Split is not supported")
 				}
 				if c.Behavior != "Isolated" || c.Invert {
-					return "", fmt.Errorf("Split behavior %q (invert %v) is not supported; need Isolated", c.Behavior, c.Invert)
+					return "", fmt.Errorf("Split behavior %s (invert %v) is not supported; need Isolated", quoted(c.Behavior), c.Invert)
 				}
 				switch {
 				case c.Pattern != nil && c.Pattern.Regex != nil:
@@ -341,7 +340,7 @@ func preTokenizerPattern(p *hfPreTokenizer) (string, error) {
 					pattern = gpt2Pattern
 				}
 			default:
-				return "", fmt.Errorf("pre-tokenizer %q is not supported", c.Type)
+				return "", fmt.Errorf("pre-tokenizer %s is not supported", quoted(c.Type))
 			}
 		}
 		if !byteLevel {
@@ -352,7 +351,7 @@ func preTokenizerPattern(p *hfPreTokenizer) (string, error) {
 		}
 		return pattern, nil
 	}
-	return "", fmt.Errorf("type %q is not supported", p.Type)
+	return "", fmt.Errorf("type %s is not supported", quoted(p.Type))
 }
 
 func regexpQuote(s string) string {
@@ -385,21 +384,20 @@ func LoadVocabMerges(vocabPath, mergesPath string) (*Tokenizer, error) {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
 	var merges [][2]string
-	sc := bufio.NewScanner(bytes.NewReader(mf))
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
+	err = eachLine(mergesPath, mf, func(n int, line string) error {
+		line = strings.TrimSuffix(line, "\r") // as bufio.ScanLines reads a line
 		if n == 1 && strings.HasPrefix(line, "#version") || line == "" {
-			continue
+			return nil
 		}
 		a, b, ok := strings.Cut(line, " ")
 		if !ok {
-			return nil, fmt.Errorf("tokenizer %s:%d: expected \"a b\", got %q", mergesPath, n, line)
+			return fmt.Errorf("tokenizer %s:%d: expected \"a b\", got %s", mergesPath, n, quoted(line))
 		}
 		merges = append(merges, [2]string{a, b})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("tokenizer %s: %w", mergesPath, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	added, err := addedFromConfig(filepath.Join(filepath.Dir(vocabPath), "tokenizer_config.json"))
 	if err != nil {
@@ -430,12 +428,34 @@ func addedFromConfig(path string) ([]AddedToken, error) {
 	for k, a := range cfg.AddedTokensDecoder {
 		id, err := strconv.Atoi(k)
 		if err != nil {
-			return nil, fmt.Errorf("tokenizer %s: added_tokens_decoder key %q is not an id", path, k)
+			return nil, fmt.Errorf("tokenizer %s: added_tokens_decoder key %s is not an id", path, quoted(k))
 		}
 		out = append(out, AddedToken{ID: id, Content: a.Content, Special: a.Special})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// eachLine calls fn with each line of the merges file at path, numbered
+// from 1 and without its "\n" (a final newline ends the last line, it
+// starts none), after checking its length: a line of megabytes is no
+// merge, and is quoted by its first bytes only.
+func eachLine(path string, data []byte, fn func(n int, line string) error) error {
+	for n := 1; len(data) > 0; n++ {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if len(line) > maxMergeLine {
+			return fmt.Errorf("tokenizer %s:%d: a line of %d bytes (%s); a merge is two tokens of at most %d bytes each", path, n, len(line), quotedStart(string(line[:quoteBytes+1])), maxTokenBytes)
+		}
+		if err := fn(n, string(line)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // GGUF token types (llama.cpp's llama_token_type).
@@ -466,11 +486,11 @@ func FromGGUF(path string, f GGUF) (*Tokenizer, error) {
 		return nil, fail("no tokenizer metadata (tokenizer.ggml.model is missing)")
 	}
 	if model != "gpt2" {
-		return nil, fail("tokenizer.ggml.model is %q; only byte-level BPE (\"gpt2\") is supported", model)
+		return nil, fail("tokenizer.ggml.model is %s; only byte-level BPE (\"gpt2\") is supported", quoted(model))
 	}
 	pre, _ := f.String("tokenizer.ggml.pre")
 	if pre != "qwen2" {
-		return nil, fail("tokenizer.ggml.pre is %q; only \"qwen2\" is supported", pre)
+		return nil, fail("tokenizer.ggml.pre is %s; only \"qwen2\" is supported", quoted(pre))
 	}
 	tokens, ok := f.Strings("tokenizer.ggml.tokens")
 	if !ok {
@@ -498,7 +518,7 @@ func FromGGUF(path string, f GGUF) (*Tokenizer, error) {
 	for i, m := range rawMerges {
 		a, b, ok := strings.Cut(m, " ")
 		if !ok {
-			return nil, fail("tokenizer.ggml.merges[%d] %q is not \"a b\"", i, m)
+			return nil, fail("tokenizer.ggml.merges[%d] %s is not \"a b\"", i, quoted(m))
 		}
 		merges = append(merges, [2]string{a, b})
 	}

@@ -116,7 +116,7 @@ func LoadPack(dir string) (*Tokenizer, error) {
 	if cfg != nil {
 		switch {
 		case cfg.Model != "gpt2":
-			return nil, fail(PackConfig, "model is %q; only byte-level BPE (\"gpt2\") is supported", cfg.Model)
+			return nil, fail(PackConfig, "model is %s; only byte-level BPE (\"gpt2\") is supported", quoted(cfg.Model))
 		case cfg.AddBOSToken:
 			return nil, fail(PackConfig, "add_bos_token is true; the protocol's counts add no BOS, and strata does not add one")
 		case cfg.VocabSize != nil && *cfg.VocabSize != len(tokens):
@@ -178,8 +178,11 @@ func readPackVocab(dir string) ([]string, map[string]int, error) {
 	tokens := make([]string, len(vocab))
 	seen := make([]bool, len(vocab))
 	for tok, id := range vocab {
+		if err := checkToken(tok); err != nil {
+			return nil, nil, fmt.Errorf("tokenizer %s: %w", path, err)
+		}
 		if id < 0 || id >= len(vocab) || seen[id] {
-			return nil, nil, fmt.Errorf("tokenizer %s: token %q has id %d; the ids must be exactly 0..%d, once each", path, tok, id, len(vocab)-1)
+			return nil, nil, fmt.Errorf("tokenizer %s: token %s has id %d; the ids must be exactly 0..%d, once each", path, quoted(tok), id, len(vocab)-1)
 		}
 		tokens[id], seen[id] = tok, true
 	}
@@ -210,22 +213,28 @@ func readPackMerges(dir string, vocab map[string]int) ([][2]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
-	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	merges := make([][2]string, 0, len(lines))
-	for i, line := range lines {
-		if i == 0 && strings.HasPrefix(line, "#version") {
-			continue
+	if len(data) == 0 {
+		return nil, fmt.Errorf("tokenizer %s:1: expected \"a b\", got \"\"", path)
+	}
+	merges := make([][2]string, 0, bytes.Count(data, []byte{'\n'})+1)
+	err = eachLine(path, data, func(n int, line string) error {
+		if n == 1 && strings.HasPrefix(line, "#version") {
+			return nil
 		}
 		a, b, ok := strings.Cut(line, " ")
 		if !ok || a == "" || b == "" || strings.Contains(b, " ") {
-			return nil, fmt.Errorf("tokenizer %s:%d: expected \"a b\", got %q", path, i+1, line)
+			return fmt.Errorf("tokenizer %s:%d: expected \"a b\", got %s", path, n, quoted(line))
 		}
 		for _, part := range []string{a, b, a + b} {
 			if _, ok := vocab[part]; !ok {
-				return nil, fmt.Errorf("tokenizer %s:%d: the merge %q %q names %q, which is not in %s", path, i+1, a, b, part, PackVocab)
+				return fmt.Errorf("tokenizer %s:%d: the merge %s %s names %s, which is not in %s", path, n, quoted(a), quoted(b), quoted(part), PackVocab)
 			}
 		}
 		merges = append(merges, [2]string{a, b})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return merges, nil
 }
