@@ -24,7 +24,7 @@ var layers = []struct {
 }{
 	{"foundation: no strata import", []string{
 		"internal/protocol", "internal/strictjson", "internal/jsonfmt", "internal/atomicfile",
-		"internal/inputfile", "internal/clock", "internal/sse", "internal/escape", "internal/exitcode",
+		"internal/inputfile", "internal/abandon", "internal/clock", "internal/sse", "internal/escape", "internal/exitcode",
 		"internal/version", "internal/redact", "internal/redact/vocabgen", "internal/redact/plant", "internal/liveline", "internal/localproc", "internal/captures",
 	}},
 	{"the protocol's data and types", []string{
