@@ -52,7 +52,7 @@ func Check(ctx context.Context, st procstate.State, o Target) error {
 	if err != nil {
 		return err
 	}
-	for _, l := range pf.Summary() {
+	for _, l := range preflight.Summary(pf) {
 		w.Line("%s", l)
 	}
 	for _, l := range pf.LengthProblems() {
@@ -85,7 +85,7 @@ func preflightCheck(ctx context.Context, c *client.Client, srv record.Server, bu
 	in := preflight.Input{Client: c, Dialect: srv.Dialect, Bundle: bundle, Template: tmpl, TemplateSHA256: sum, EngineTemplate: srv.Template,
 		ContextTokens: srv.ContextSize, Redact: red.String}
 	if progress != nil {
-		in.Progress = func(_, _ int, f contract.PreflightFixture) { progress(f.Line()) }
+		in.Progress = func(_, _ int, f contract.PreflightFixture) { progress(preflight.FixtureLine(f)) }
 	}
 	return preflight.Check(ctx, in), nil
 }
@@ -113,10 +113,10 @@ func reportPreflight(w Printer, pf *contract.Preflight, verbose bool) {
 	w.Line("%s", "preflight: the engine's own template and tokenizer DIFFER from the bundle:")
 	for _, f := range pf.Fixtures {
 		if !f.Agree {
-			w.Line("  %s", f.Line())
+			w.Line("  %s", preflight.FixtureLine(f))
 		}
 	}
-	for _, l := range pf.Summary() {
+	for _, l := range preflight.Summary(pf) {
 		w.Line("  %s", l)
 	}
 	for _, l := range pf.LengthProblems() {

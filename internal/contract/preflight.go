@@ -2,9 +2,7 @@ package contract
 
 import (
 	"fmt"
-	"strings"
 
-	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
@@ -77,56 +75,16 @@ type ContextFit struct {
 	MayFill []string `json:"prompt_plus_cap_exceeds_context"`
 }
 
-// Line is one fixture's line for the terminal.
-func (f PreflightFixture) Line() string {
-	var parts []string
-	switch {
-	case f.Problem != "" && f.EngineTokens == nil && !f.RenderingAgrees && f.FirstDifference == nil:
-		return fmt.Sprintf("%-28s not checked: %s", f.RequestID, escape.Line(f.Problem))
-	case f.RenderingAgrees:
-		parts = append(parts, "rendering agrees")
-	case f.RenderingUnchecked:
-		parts = append(parts, "rendering not shown by the engine")
-	default:
-		parts = append(parts, fmt.Sprintf("rendering differs at byte %d (engine %q, strata %q)", *f.FirstDifference, f.EngineText, f.StrataText))
-	}
-	switch {
-	case f.EngineTokens == nil:
-		parts = append(parts, "tokens not checked: "+escape.Line(f.Problem))
-	case *f.EngineTokens == f.FrozenTokens:
-		parts = append(parts, fmt.Sprintf("%d tokens", f.FrozenTokens))
-	default:
-		parts = append(parts, fmt.Sprintf("%d tokens, frozen %d (%+d)", *f.EngineTokens, f.FrozenTokens, *f.EngineTokens-f.FrozenTokens))
-	}
-	if f.LengthRule != "" {
-		parts = append(parts, f.LengthRule)
-	}
-	verdict := "agree"
-	if !f.Agree {
-		verdict = "DIFFER"
-	}
-	return fmt.Sprintf("%-28s %-6s %s", f.RequestID, verdict, strings.Join(parts, "; "))
-}
-
-// Summary is the closing lines for the terminal.
-func (r *Preflight) Summary() []string {
-	if !r.Verifiable {
-		return []string{"preflight not verifiable: " + escape.Line(r.Reason)}
-	}
-	var out []string
+// TemplateLine says whether the engine's chat template is the bundle's,
+// for people.
+func (r *Preflight) TemplateLine() string {
 	switch {
 	case r.EngineTemplateSHA256 == "":
-		out = append(out, "template: "+r.TemplateNote)
+		return "template: " + r.TemplateNote
 	case r.TemplateAgrees:
-		out = append(out, fmt.Sprintf("template: the engine's chat template is the bundle's (SHA-256 %s)", r.EngineTemplateSHA256))
-	default:
-		out = append(out, fmt.Sprintf("template: DIFFERS: the engine's chat template hashes to %s, the bundle was built with %s", r.EngineTemplateSHA256, r.BundleTemplateSHA256))
+		return fmt.Sprintf("template: the engine's chat template is the bundle's (SHA-256 %s)", r.EngineTemplateSHA256)
 	}
-	out = append(out, fmt.Sprintf("%d fixtures: %d agree, %d differ", len(r.Fixtures), r.Agree, r.Differ))
-	if r.Stopped != "" {
-		out = append(out, escape.Line(r.Stopped))
-	}
-	return out
+	return fmt.Sprintf("template: DIFFERS: the engine's chat template hashes to %s, the bundle was built with %s", r.EngineTemplateSHA256, r.BundleTemplateSHA256)
 }
 
 // LengthProblems lists the fixtures the engine counts outside the 2 % rule.

@@ -444,7 +444,7 @@ func templateOf(pf *contract.Preflight) Template {
 	case !pf.Verifiable:
 		t.State, t.Detail = TemplateNotVerifiable, pf.Reason
 	case pf.Differ > 0 || (pf.EngineTemplateSHA256 != "" && !pf.TemplateAgrees):
-		t.State, t.Detail = TemplateDiffers, checked+"; "+pf.Summary()[0]
+		t.State, t.Detail = TemplateDiffers, checked+"; "+pf.TemplateLine()
 	case pf.CountOnly():
 		t.State, t.Detail = TemplateCountsOnly, checked+" by count; the engine shows no rendering, so the template itself is not checked"
 	case !pf.OK() || !t.ToolCasesAgree:

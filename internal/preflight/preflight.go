@@ -30,6 +30,7 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/corpus"
 	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/protocol"
@@ -60,6 +61,49 @@ func Warnings(c *contract.ContextFit) []string {
 	}
 	if len(c.MayFill) > 0 {
 		out = append(out, fmt.Sprintf("%s stop before their cap because prompt plus cap exceed the per-slot context of %d tokens: %s", humanize.Count(len(c.MayFill), "request may", "requests may"), c.Tokens, strings.Join(c.MayFill, ", ")))
+	}
+	return out
+}
+
+// FixtureLine is one fixture's line for the terminal.
+func FixtureLine(f contract.PreflightFixture) string {
+	var parts []string
+	switch {
+	case f.Problem != "" && f.EngineTokens == nil && !f.RenderingAgrees && f.FirstDifference == nil:
+		return fmt.Sprintf("%-28s not checked: %s", f.RequestID, escape.Line(f.Problem))
+	case f.RenderingAgrees:
+		parts = append(parts, "rendering agrees")
+	case f.RenderingUnchecked:
+		parts = append(parts, "rendering not shown by the engine")
+	default:
+		parts = append(parts, fmt.Sprintf("rendering differs at byte %d (engine %q, strata %q)", *f.FirstDifference, f.EngineText, f.StrataText))
+	}
+	switch {
+	case f.EngineTokens == nil:
+		parts = append(parts, "tokens not checked: "+escape.Line(f.Problem))
+	case *f.EngineTokens == f.FrozenTokens:
+		parts = append(parts, fmt.Sprintf("%d tokens", f.FrozenTokens))
+	default:
+		parts = append(parts, fmt.Sprintf("%d tokens, frozen %d (%+d)", *f.EngineTokens, f.FrozenTokens, *f.EngineTokens-f.FrozenTokens))
+	}
+	if f.LengthRule != "" {
+		parts = append(parts, f.LengthRule)
+	}
+	verdict := "agree"
+	if !f.Agree {
+		verdict = "DIFFER"
+	}
+	return fmt.Sprintf("%-28s %-6s %s", f.RequestID, verdict, strings.Join(parts, "; "))
+}
+
+// Summary is a preflight's closing lines for the terminal.
+func Summary(r *contract.Preflight) []string {
+	if !r.Verifiable {
+		return []string{"preflight not verifiable: " + escape.Line(r.Reason)}
+	}
+	out := []string{r.TemplateLine(), fmt.Sprintf("%d fixtures: %d agree, %d differ", len(r.Fixtures), r.Agree, r.Differ)}
+	if r.Stopped != "" {
+		out = append(out, escape.Line(r.Stopped))
 	}
 	return out
 }

@@ -54,7 +54,7 @@ func TestAgrees(t *testing.T) {
 	t.Parallel()
 	in, _ := setup(t, nil)
 	var lines []string
-	in.Progress = func(done, total int, f contract.PreflightFixture) { lines = append(lines, f.Line()) }
+	in.Progress = func(done, total int, f contract.PreflightFixture) { lines = append(lines, FixtureLine(f)) }
 	r := Check(context.Background(), in)
 	if !r.OK() || r.Agree != 34 || r.Differ != 0 || !r.TemplateAgrees || len(lines) != 34 {
 		t.Fatalf("%+v", r)
@@ -62,7 +62,7 @@ func TestAgrees(t *testing.T) {
 	if lines[0] != "warmup                       agree  rendering agrees; 30 tokens" {
 		t.Errorf("line %q", lines[0])
 	}
-	if s := r.Summary(); !strings.Contains(s[1], "34 fixtures: 34 agree, 0 differ") {
+	if s := Summary(r); !strings.Contains(s[1], "34 fixtures: 34 agree, 0 differ") {
 		t.Errorf("summary %v", s)
 	}
 }
@@ -83,11 +83,11 @@ func TestTemplateDiffers(t *testing.T) {
 	}
 	for _, f := range r.Fixtures {
 		isTool := strings.HasPrefix(f.RequestID, "sanity-T")
-		if isTool == f.Agree || isTool && (f.FirstDifference == nil || !strings.Contains(f.Line(), "rendering differs at byte")) {
-			t.Errorf("%s", f.Line())
+		if isTool == f.Agree || isTool && (f.FirstDifference == nil || !strings.Contains(FixtureLine(f), "rendering differs at byte")) {
+			t.Errorf("%s", FixtureLine(f))
 		}
 	}
-	if s := r.Summary(); !strings.Contains(s[0], "DIFFERS") {
+	if s := Summary(r); !strings.Contains(s[0], "DIFFERS") {
 		t.Errorf("summary %v", s)
 	}
 }
@@ -99,15 +99,15 @@ func TestCountDiffers(t *testing.T) {
 	in, _ := setup(t, &simengine.Scenario{TokenizeSkew: map[string]int{"performance-prompt-4k-r2": 200, "sanity-I1": -1}})
 	r := Check(context.Background(), in)
 	if r.OK() || r.Differ != 2 {
-		t.Fatalf("%+v", r.Summary())
+		t.Fatalf("%+v", Summary(r))
 	}
 	probs := r.LengthProblems()
 	if len(probs) != 1 || !strings.Contains(probs[0], "performance-prompt-4k-r2: the engine counts 4289 tokens, not within 2% of 4096") {
 		t.Errorf("length problems %v", probs)
 	}
 	for _, f := range r.Fixtures {
-		if f.RequestID == "sanity-I1" && !strings.Contains(f.Line(), "frozen") {
-			t.Errorf("%s", f.Line())
+		if f.RequestID == "sanity-I1" && !strings.Contains(FixtureLine(f), "frozen") {
+			t.Errorf("%s", FixtureLine(f))
 		}
 	}
 }
@@ -193,10 +193,10 @@ func TestOtherEngines(t *testing.T) {
 				return
 			}
 			if !strings.Contains(r.Source, c.source) || !strings.Contains(r.Source, "compared") {
-				t.Fatalf("%+v", r.Summary())
+				t.Fatalf("%+v", Summary(r))
 			}
 			if c.toolDelta == 0 && (!r.OK() || r.Agree != 34) {
-				t.Fatalf("%+v", r.Summary())
+				t.Fatalf("%+v", Summary(r))
 			}
 			if c.toolDelta != 0 {
 				var counted []string
@@ -208,7 +208,7 @@ func TestOtherEngines(t *testing.T) {
 				d := c.toolDelta
 				if want := fmt.Sprintf("[sanity-T1 %d sanity-T2 %d sanity-T3 %d sanity-T4 %d]", d, d, d, d); fmt.Sprint(counted) != want ||
 					len(r.Differing()) != 0 || !r.CountsAloneDiffer() {
-					t.Fatalf("counted otherwise %v, want %s; differing %v; %+v", counted, want, r.Differing(), r.Summary())
+					t.Fatalf("counted otherwise %v, want %s; differing %v; %+v", counted, want, r.Differing(), Summary(r))
 				}
 			}
 			// /tokenize leaves out reasoning_effort, which the Qwen3
@@ -216,7 +216,7 @@ func TestOtherEngines(t *testing.T) {
 			if r.OffChatPath {
 				t.Error("off_chat_path with a template that does not read reasoning_effort")
 			}
-			if l := r.Fixtures[0].Line(); !strings.Contains(l, "rendering not shown by the engine; 30 tokens") {
+			if l := FixtureLine(r.Fixtures[0]); !strings.Contains(l, "rendering not shown by the engine; 30 tokens") {
 				t.Errorf("line %q", l)
 			}
 		})
@@ -292,7 +292,7 @@ func TestRenderSamplingOtherwise(t *testing.T) {
 	r := Check(context.Background(), Input{Client: client.New(client.Options{BaseURL: srv.URL}), Dialect: dialect.Dialect{Engine: dialect.VLLM},
 		Bundle: b, Template: tmpl, TemplateSHA256: sum})
 	if r.OK() || r.Differ != 34 || !strings.Contains(r.Fixtures[0].Problem, "temperature 0.6, sent 1.0") {
-		t.Fatalf("%v; first %+v", r.Summary(), r.Fixtures[0])
+		t.Fatalf("%v; first %+v", Summary(r), r.Fixtures[0])
 	}
 }
 
@@ -345,7 +345,7 @@ func TestExcerptsAreRedactedBeforeTheyAreCut(t *testing.T) {
 		if f.Agree {
 			continue
 		}
-		if strings.Contains(f.EngineText, "ghp_") || strings.Contains(f.Line(), "R8m2kQv7") || !strings.Contains(f.EngineText, "<secret>") {
+		if strings.Contains(f.EngineText, "ghp_") || strings.Contains(FixtureLine(f), "R8m2kQv7") || !strings.Contains(f.EngineText, "<secret>") {
 			t.Errorf("%s: engine text %q", f.RequestID, f.EngineText)
 		}
 		if !strings.Contains(f.StrataText, "Tools") {
