@@ -23,6 +23,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/derive"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/engine"
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/fixtures"
@@ -191,15 +192,15 @@ func (b *bench) beforeWarmup(ctx context.Context) error {
 		return err
 	}
 	view, lp := t.engineView(p)
-	p.out.Line("engine: %s (%s)", b.srv.Dialect.Name(), displayLine(b.srv.Dialect.IdentifiedBy))
-	if ref := b.srv.Dialect.Refuses(); ref != nil {
+	p.out.Line("engine: %s (%s)", dialect.Of(b.srv.Dialect).Name(), displayLine(b.srv.Dialect.IdentifiedBy))
+	if ref := dialect.Of(b.srv.Dialect).Refuses(); ref != nil {
 		return fmt.Errorf("refusing to run, before the warm-up: %s; upgrade the engine", displayLine(ref.Text()))
 	}
 	b.facts = gatherFacts(ctx, p, t, b.srv, view, lp, b.hashes, b.inst)
 	b.facts.Protocol = b.bundle.Protocol
 	b.facts.Engine = view
-	budget := b.srv.Dialect.CheckBudget(view)
-	for _, r := range derive.BeforeRun(result.Preview(b.srv, b.facts), b.srv.Evidence(), b.srv.Dialect.NotTakenIn(b.srv.Evidence()), budget.Nonconforming) {
+	budget := dialect.Of(b.srv.Dialect).CheckBudget(view)
+	for _, r := range derive.BeforeRun(result.Preview(b.srv, b.facts), b.srv.Evidence(), dialect.Of(b.srv.Dialect).NotTakenIn(b.srv.Evidence()), budget.Nonconforming) {
 		if r.Kind != contract.NoCommit { // said on the run's first lines
 			p.out.Warn(r)
 		}
@@ -267,8 +268,8 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 	if err := jw.Remove(); err != nil {
 		p.out.Line("warning: the pending folder %s was not removed: %v", jw.Dir(), err)
 	}
-	if ref := rec.Refusal; ref != nil {
-		return &Outcome{Dir: dir, Results: res}, fmt.Errorf("the run stopped after the warm-up: %s (the result in %s records it)", displayLine(ref.Text()), dir)
+	if ref := rec.Refusal; ref != "" {
+		return &Outcome{Dir: dir, Results: res}, fmt.Errorf("the run stopped after the warm-up: %s (the result in %s records it)", displayLine(ref), dir)
 	}
 	return &Outcome{Dir: dir, Results: res}, nil
 }

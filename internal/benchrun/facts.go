@@ -122,7 +122,7 @@ func (h *prehash) wait() bool {
 // Relative model paths resolve against the engine's own working folder: the
 // profile's workdir for an engine the runner started, the local process's
 // for one it found listening on the port.
-func gatherFacts(ctx context.Context, p session, t *target, srv record.Server, view dialect.EngineView, lp *localproc.Process, h *prehash,
+func gatherFacts(ctx context.Context, p session, t *target, srv record.Server, view record.EngineView, lp *localproc.Process, h *prehash,
 	inst install.Info) record.Facts {
 	in := provenance.Inputs{Install: inst, Runner: p.Probe,
 		Root: p.Root, GOOS: runtime.GOOS, ModelDir: p.Dir, EngineDir: p.Dir, Rehash: h.rehash, Cache: h.cache,
@@ -151,9 +151,9 @@ func gatherFacts(ctx context.Context, p session, t *target, srv record.Server, v
 	}
 	// Strata's server names its model files and engine flags in its
 	// config file, not on its command line.
-	var strataFile *dialect.StrataFile
+	var strataFile *record.StrataFile
 	var strataErr error
-	if srv.Dialect.ConfigFrom() == dialect.ConfigStrataFile {
+	if dialect.Of(srv.Dialect).ConfigFrom() == dialect.ConfigStrataFile {
 		var dir string
 		if strataFile, dir, strataErr = readStrataFile(view, in.EngineDir); strataErr == nil {
 			// /props model_path is the --native value as written, relative
@@ -222,7 +222,7 @@ func (h *prehash) finish(p session, mh *contract.ModelHashing, overlapped bool) 
 // names (--config, relative to the server's working folder dir) and
 // returns it with the folder its engine's relative paths resolve against
 // (the file's cwd, itself relative to dir).
-func readStrataFile(view dialect.EngineView, dir string) (*dialect.StrataFile, string, error) {
+func readStrataFile(view record.EngineView, dir string) (*record.StrataFile, string, error) {
 	if view.Args == nil {
 		return nil, "", fmt.Errorf("the runner could not see the server's command line (it neither started the server nor found it listening on a local port), so the config file that holds the engine's flags is unknown")
 	}

@@ -6,13 +6,14 @@ import (
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/power"
+	"github.com/strata-bench/strata/internal/record"
 )
 
 // powerRun is the GPUs' power sampler of one run, or why there is none.
 type powerRun struct {
 	s        *power.Sampler
 	interval time.Duration
-	none     power.Trace
+	none     record.PowerTrace
 	out      Printer
 }
 
@@ -33,7 +34,7 @@ func (b *bench) startPower(ctx context.Context) *powerRun {
 		Runner: p.Probe, NVML: p.NVML, Interval: interval})
 	if src == nil {
 		p.out.Line("energy: not measured (%s)", why)
-		return &powerRun{none: power.Trace{GPUs: gpus, Interval: interval, NotMeasured: why}}
+		return &powerRun{none: record.PowerTrace{GPUs: gpus, Interval: interval, NotMeasured: why}}
 	}
 	p.out.Line("energy: sampling %s; idle baseline first", src.Name())
 	s := power.Start(ctx, src, gpus, interval, p.Clock, nil)
@@ -46,7 +47,7 @@ func (b *bench) startPower(ctx context.Context) *powerRun {
 // stop ends sampling once a reading follows the run's end (bounded by ten
 // intervals, for a source that stalls), says how many readings were
 // dropped and why, and returns the trace.
-func (r *powerRun) stop(ctx context.Context, end time.Time) *power.Trace {
+func (r *powerRun) stop(ctx context.Context, end time.Time) *record.PowerTrace {
 	if r.s == nil {
 		return &r.none
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/preflight"
@@ -47,7 +48,7 @@ func Check(ctx context.Context, st procstate.State, o Target) error {
 	if err := t.checkKey(srv, bundle); err != nil {
 		return err
 	}
-	w.Line("preflight of %s (%s) against the bundle of %s", t.baseURL, srv.Dialect.Name(), protocolLine(bundle))
+	w.Line("preflight of %s (%s) against the bundle of %s", t.baseURL, dialect.Of(srv.Dialect).Name(), protocolLine(bundle))
 	pf, err := preflightCheck(ctx, t.client, srv, bundle, t.redactor(p, bundle), func(line string) { w.Line("%s", line) })
 	if err != nil {
 		return err
@@ -82,7 +83,7 @@ func preflightCheck(ctx context.Context, c *client.Client, srv record.Server, bu
 	if err != nil {
 		return nil, fmt.Errorf("the bundle's chat template: %w", err)
 	}
-	in := preflight.Input{Client: c, Dialect: srv.Dialect, Bundle: bundle, Template: tmpl, TemplateSHA256: sum, EngineTemplate: srv.Template,
+	in := preflight.Input{Client: c, Dialect: dialect.Of(srv.Dialect), Bundle: bundle, Template: tmpl, TemplateSHA256: sum, EngineTemplate: srv.Template,
 		ContextTokens: srv.ContextSize, Redact: red.String}
 	if progress != nil {
 		in.Progress = func(_, _ int, f contract.PreflightFixture) { progress(preflight.FixtureLine(f)) }

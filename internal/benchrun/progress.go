@@ -87,7 +87,7 @@ func ratio(a, b float64) float64 {
 
 func newProgress(scr *liveline.Screen, now func() time.Time, maxShared map[string]int, srv record.Server) *progress {
 	slots := srv.Slots
-	p := &progress{scr: scr, now: now, maxShared: maxShared, dialect: srv.Dialect, start: now(), index: map[string]int{}, active: map[string]*inFlight{}}
+	p := &progress{scr: scr, now: now, maxShared: maxShared, dialect: dialect.Of(srv.Dialect), start: now(), index: map[string]int{}, active: map[string]*inFlight{}}
 	if slots != nil && *slots > 0 {
 		p.slots = int(*slots)
 	}

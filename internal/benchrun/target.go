@@ -199,18 +199,18 @@ func (t *target) group() int {
 // engineView is what the runner can see of the engine process: the command
 // and environment it started, or the local process listening on the URL's
 // port (Linux /proc), or nothing.
-func (t *target) engineView(p session) (dialect.EngineView, *localproc.Process) {
+func (t *target) engineView(p session) (record.EngineView, *localproc.Process) {
 	if t.proc != nil {
 		environ := append([]string{}, t.environ...)
 		for k, v := range t.prof.Env {
 			environ = append(environ, k+"="+v)
 		}
-		return dialect.EngineView{Args: append([]string{}, t.prof.Command[1:]...), Env: environ,
+		return record.EngineView{Args: append([]string{}, t.prof.Command[1:]...), Env: environ,
 			Where: "the command line and environment of the engine the runner started"}, nil
 	}
 	u, err := url.Parse(t.baseURL)
 	if err != nil || !protocol.IsLoopback(u.Hostname()) || p.Root == nil {
-		return dialect.EngineView{}, nil
+		return record.EngineView{}, nil
 	}
 	port, err := strconv.Atoi(u.Port())
 	if err != nil {
@@ -221,9 +221,9 @@ func (t *target) engineView(p session) (dialect.EngineView, *localproc.Process) 
 	}
 	lp, err := localproc.Listening(p.Root, port)
 	if err != nil {
-		return dialect.EngineView{}, nil
+		return record.EngineView{}, nil
 	}
-	v := dialect.EngineView{Args: lp.Args, Env: lp.Env,
+	v := record.EngineView{Args: lp.Args, Env: lp.Env,
 		Where: fmt.Sprintf("the command line and environment of process %d, which listens on port %d (/proc)", lp.PID, port)}
 	if lp.EnvErr != nil {
 		v.EnvUnreadable = lp.EnvErr.Error()
@@ -232,7 +232,7 @@ func (t *target) engineView(p session) (dialect.EngineView, *localproc.Process) 
 }
 
 // engineInfo is extensions.engine: where the engine is and who started it.
-func engineInfo(t *target, prof *engine.Profile, view dialect.EngineView, lp *localproc.Process) *contract.Engine {
+func engineInfo(t *target, prof *engine.Profile, view record.EngineView, lp *localproc.Process) *contract.Engine {
 	info := &contract.Engine{URL: "loopback", StartedByRunner: t.proc != nil, ServedBeforeRun: t.served}
 	if prof != nil {
 		info.Profile = prof.Name

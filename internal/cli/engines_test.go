@@ -55,7 +55,7 @@ func TestOllamaWithoutHealth(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	res, _ := readResults(t, work)
-	if ed := res.Extensions.EngineDialect; ed == nil || ed.Dialect.Engine != dialect.Ollama || ed.Dialect.Version != "0.32.15" {
+	if ed := res.Extensions.EngineDialect; ed == nil || ed.Dialect.Engine != string(dialect.Ollama) || ed.Dialect.Version != "0.32.15" {
 		t.Errorf("dialect %+v", res.Extensions.EngineDialect)
 	}
 	if chats.Load() != 22 {

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/strata-bench/strata/internal/dialect"
 )
 
 // Extensions is results.json's extensions: what strata records beyond the
@@ -112,9 +110,9 @@ type FixturesInfo struct {
 // EngineDialect is the identified engine and how the reasoning budget was
 // said to it.
 type EngineDialect struct {
-	Dialect         dialect.Dialect     `json:"dialect"`
-	ReasoningBudget dialect.Budget      `json:"reasoning_budget"`
-	BudgetCheck     dialect.BudgetCheck `json:"budget_check"`
+	Dialect         Dialect     `json:"dialect"`
+	ReasoningBudget Budget      `json:"reasoning_budget"`
+	BudgetCheck     BudgetCheck `json:"budget_check"`
 	// SettingNames maps a protocol setting to the engine's own name for it.
 	SettingNames map[string]string `json:"setting_names"`
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
@@ -120,13 +119,13 @@ func folder(t *testing.T, name string) (*contract.Results, map[string]contract.O
 }
 
 // server reads what a committed folder's server served about itself.
-func server(t *testing.T, name string) dialect.Evidence {
+func server(t *testing.T, name string) contract.ServerEvidence {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "results", name, contract.ConfigFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := dialect.ReadEvidence(data)
+	ev, err := contract.ReadServerEvidence(data)
 	if err != nil {
 		t.Fatal(err)
 	}

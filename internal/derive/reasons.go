@@ -69,14 +69,14 @@ func Remote(base string) *Reason {
 // (the simulator, settings it cannot take) and the identity (commit, model
 // hashes, template, budget). The runner says them before the warm-up, with
 // the words the result will use.
-func BeforeRun(res *contract.Results, server dialect.Evidence, notTaken []string, budget string) []Reason {
+func BeforeRun(res *contract.Results, server contract.ServerEvidence, notTaken []string, budget string) []Reason {
 	return append(engineReasons(res, server, notTaken), identityReasons(res, budget)...)
 }
 
 // simulated is the reason a run of strata's simulator is nonconforming,
 // naming every trace it left (dialect.SimulatorTraces of the server's
 // evidence and the result), or nil when there is none.
-func simulated(res *contract.Results, server dialect.Evidence) *Reason {
+func simulated(res *contract.Results, server contract.ServerEvidence) *Reason {
 	ext := res.Extensions
 	ev := dialect.SimulatorEvidence{Server: server, GGUFName: ext.GGUF.String("name")}
 	if d := ext.EngineDialect; d != nil {
@@ -105,7 +105,7 @@ func simulated(res *contract.Results, server dialect.Evidence) *Reason {
 		strings.Join(traces, "; ") + ")"}
 }
 
-func engineReasons(res *contract.Results, server dialect.Evidence, notTaken []string) []Reason {
+func engineReasons(res *contract.Results, server contract.ServerEvidence, notTaken []string) []Reason {
 	var out []Reason
 	if r := simulated(res, server); r != nil {
 		out = append(out, *r)
@@ -249,7 +249,7 @@ type Evidence struct {
 	// take (dialect.NotTaken of the recorded dialect), each with its source.
 	NotTaken []string
 	// Server is what the server served about itself (config.json).
-	Server dialect.Evidence
+	Server contract.ServerEvidence
 }
 
 // Reasons are every reason the evidence shows, in the order the result

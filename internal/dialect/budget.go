@@ -4,21 +4,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-)
 
-// EngineView is what the runner can see of the engine process: its
-// arguments and environment, and where they were read. A nil Args means the
-// runner cannot see the command line at all.
-type EngineView struct {
-	Args []string
-	Env  []string
-	// EnvUnreadable says why the environment could not be read ("" when it
-	// was, or when Args is nil too).
-	EnvUnreadable string
-	// Where names the source: "the profile's command line and environment",
-	// "/proc/<pid>/cmdline of the process listening on port 8080".
-	Where string
-}
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/record"
+)
 
 // Server-level reasoning budget settings of llama-server (common/arg.cpp:
 // "--reasoning-budget N", env LLAMA_ARG_THINK_BUDGET; -1 is unrestricted and
@@ -33,7 +22,7 @@ const (
 // default, unrestricted). withEnv is false for an engine that reads no
 // LLAMA_ARG_THINK_BUDGET (ik_llama.cpp: gpt_params_parse_from_env,
 // common/common.cpp @8337e4c l.797–824, reads no such variable).
-func serverBudget(v EngineView, withEnv bool) (value string, where string, ok bool) {
+func serverBudget(v record.EngineView, withEnv bool) (value string, where string, ok bool) {
 	for i, a := range v.Args {
 		if a == llamaBudgetFlag && i+1 < len(v.Args) {
 			value, where, ok = v.Args[i+1], llamaBudgetFlag+" "+v.Args[i+1], true
@@ -52,23 +41,9 @@ func serverBudget(v EngineView, withEnv bool) (value string, where string, ok bo
 	return value, where, ok
 }
 
-// BudgetCheck is the verdict on the reasoning budget of a run.
-type BudgetCheck struct {
-	// State is "sent per request", "overridden per request", "none by
-	// default", "unlimited", "limited" or "not verifiable".
-	State string `json:"state"`
-	// Server is the server-level budget strata saw ("" when not set or not
-	// visible) and where it was set.
-	Server string `json:"server_budget,omitempty"`
-	Detail string `json:"detail"`
-	// Nonconforming is set when a budget strata can see but not override
-	// would cut thinking short.
-	Nonconforming string `json:"nonconforming,omitempty"`
-}
-
 // CheckBudget decides whether thinking runs without a custom budget on this
 // engine, from what the runner can see of the engine process.
-func (d Dialect) CheckBudget(v EngineView) BudgetCheck {
+func (d Dialect) CheckBudget(v record.EngineView) contract.BudgetCheck {
 	b := d.ReasoningBudget()
 	value, where, set := "", "", false
 	if v.Args != nil {
@@ -80,19 +55,19 @@ func (d Dialect) CheckBudget(v EngineView) BudgetCheck {
 	}
 	switch {
 	case !b.Known:
-		return BudgetCheck{State: "not verifiable", Server: seen,
+		return contract.BudgetCheck{State: "not verifiable", Server: seen,
 			Detail: "the engine is not identified, so what reasoning_budget_tokens 0 means there, and whether the server sets its own budget, cannot be verified"}
 	case b.ByDefault:
-		return BudgetCheck{State: "none by default", Detail: b.Meaning}
+		return contract.BudgetCheck{State: "none by default", Detail: b.Meaning}
 	case d.Engine == StrataServer:
-		return BudgetCheck{State: "sent per request", Server: seen,
+		return contract.BudgetCheck{State: "sent per request", Server: seen,
 			Detail: "reasoning_budget_tokens 0 (no custom budget, in Strata's own words) is sent with every request"}
 	case b.PerRequest:
 		detail := fmt.Sprintf("every request carries reasoning_budget_tokens %d, which %s reads per request; it overrides any server budget and no cap reaches it", b.Value, d.Name())
 		if set {
 			detail += "; the server's own " + where + " is overridden"
 		}
-		return BudgetCheck{State: "overridden per request", Server: seen, Detail: detail}
+		return contract.BudgetCheck{State: "overridden per request", Server: seen, Detail: detail}
 	}
 	// An engine that ignores the per-request field: only the server's budget
 	// applies, and strata can only check it.
@@ -104,23 +79,23 @@ func (d Dialect) CheckBudget(v EngineView) BudgetCheck {
 		ignores = d.Name() + " may ignore reasoning_budget_tokens (its build number cannot tell)"
 	}
 	if v.Args == nil {
-		return BudgetCheck{State: "not verifiable",
+		return contract.BudgetCheck{State: "not verifiable",
 			Detail: fmt.Sprintf("%s, so only the server's %s applies, and the runner cannot see the server's command line: run with --profile, or on this machine, so the budget can be checked", ignores, setBy)}
 	}
 	if !set && d.Engine == IKLlamaCpp {
-		return BudgetCheck{State: "unlimited",
+		return contract.BudgetCheck{State: "unlimited",
 			Detail: fmt.Sprintf("%s; the server sets no %s (%s), so its default, unrestricted (-1), applies", ignores, llamaBudgetFlag, v.Where)}
 	}
 	if !set && v.EnvUnreadable != "" {
-		return BudgetCheck{State: "not verifiable",
+		return contract.BudgetCheck{State: "not verifiable",
 			Detail: fmt.Sprintf("%s, so only the server's %s or %s applies; the command line (%s) sets no %s, but the environment cannot be read (%s)", ignores, llamaBudgetFlag, llamaBudgetEnv, v.Where, llamaBudgetFlag, v.EnvUnreadable)}
 	}
 	if !set {
-		return BudgetCheck{State: "unlimited",
+		return contract.BudgetCheck{State: "unlimited",
 			Detail: fmt.Sprintf("%s; the server sets no %s and no %s (%s), so its default, unrestricted (-1), applies", ignores, llamaBudgetFlag, llamaBudgetEnv, v.Where)}
 	}
 	if n, err := strconv.Atoi(strings.TrimSpace(value)); err == nil && n == -1 {
-		return BudgetCheck{State: "unlimited", Server: seen,
+		return contract.BudgetCheck{State: "unlimited", Server: seen,
 			Detail: fmt.Sprintf("%s; the server's %s is unrestricted", ignores, where)}
 	}
 	perRequest := d.Name() + " ignores the per-request reasoning_budget_tokens"
@@ -128,5 +103,5 @@ func (d Dialect) CheckBudget(v EngineView) BudgetCheck {
 		perRequest = ignores
 	}
 	reason := fmt.Sprintf("the server sets a reasoning budget, %s (%s), and %s, so thinking may be cut short: the spec requires custom reasoning budgets to be disabled", where, v.Where, perRequest)
-	return BudgetCheck{State: "limited", Server: seen, Detail: reason, Nonconforming: reason}
+	return contract.BudgetCheck{State: "limited", Server: seen, Detail: reason, Nonconforming: reason}
 }

@@ -11,11 +11,12 @@
 package dialect
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
+
+	"github.com/strata-bench/strata/internal/contract"
 )
 
 // Engine names an engine family.
@@ -50,65 +51,29 @@ const LlamaPerRequestBudgetBuild = 9982
 // cannot see.
 const LlamaNoBudget = 2147483647
 
-// Dialect is an identified engine.
+// Dialect is an identified engine: its entry in the engine table.
+// Record is what a result keeps of it, and Of turns that back into it.
 type Dialect struct {
-	Engine Engine `json:"engine"`
+	Engine Engine
 	// Version is the engine's own version string ("" when it names none).
-	Version string `json:"version,omitempty"`
+	Version string
 	// Build is llama.cpp's build number (0 for other engines).
-	Build int `json:"build,omitempty"`
+	Build int
 	// IdentifiedBy is the evidence the identification rests on.
-	IdentifiedBy string `json:"identified_by"`
+	IdentifiedBy string
 	// Simulated is set when the server is strata's simulator speaking as
 	// this engine (its /props says strata_simulator).
-	Simulated bool `json:"simulated"`
+	Simulated bool
 }
 
-// Evidence is what a server serves about itself before the run: each a raw
-// body (nil when the route did not answer 200 with JSON), and the Server
-// and X-Strata-Simulator headers of its /health answer. config.json keeps
-// it under these names, so a saved result is identified again from the
-// same evidence (ReadEvidence).
-type Evidence struct {
-	// Health is GET /health's JSON answer: Strata's server names itself
-	// there, and it is the one route it answers without its API key.
-	Health json.RawMessage `json:"health,omitempty"`
-	Props  json.RawMessage `json:"props"`     // GET /props
-	Status json.RawMessage `json:"v1_status"` // GET /v1/status (Strata's server)
-	Models json.RawMessage `json:"models"`    // GET /v1/models
-	// Version is GET /version (vLLM: {"version": "0.11.2"}; ik_llama.cpp:
-	// {"version": 4, "features": {...}}).
-	Version json.RawMessage `json:"version"`
-	// OllamaVersion is GET /api/version, ServerInfo SGLang's GET
-	// /server_info (or the deprecated /get_server_info) and LMStudioModels
-	// LM Studio's GET /api/v1/models (or /api/v0/models).
-	OllamaVersion  json.RawMessage `json:"api_version"`
-	ServerInfo     json.RawMessage `json:"server_info"`
-	LMStudioModels json.RawMessage `json:"lmstudio_models"`
-	// ServiceInfo is GET /.well-known/serviceinfo (TabbyAPI names itself
-	// there without an API key) and SamplingOverrides TabbyAPI's GET
-	// /v1/sampling/overrides, whose forced values replace a request's.
-	ServiceInfo       json.RawMessage `json:"serviceinfo,omitempty"`
-	SamplingOverrides json.RawMessage `json:"sampling_overrides,omitempty"`
-	ServerHeader      string          `json:"server_header"`
-	// SimulatorHeader is the X-Strata-Simulator header strata's simulator
-	// sends with every answer, whatever engine it speaks as.
-	SimulatorHeader string `json:"simulator_header"`
+// Record is the dialect as a result records it.
+func (d Dialect) Record() contract.Dialect {
+	return contract.Dialect{Engine: string(d.Engine), Version: d.Version, Build: d.Build, IdentifiedBy: d.IdentifiedBy, Simulated: d.Simulated}
 }
 
-// ReadEvidence reads the server's evidence from a saved config.json (a
-// route recorded as null did not answer).
-func ReadEvidence(config []byte) (Evidence, error) {
-	var ev Evidence
-	if err := json.Unmarshal(config, &ev); err != nil {
-		return Evidence{}, fmt.Errorf("the server's evidence in config.json: %w", err)
-	}
-	for _, raw := range []*json.RawMessage{&ev.Health, &ev.Props, &ev.Status, &ev.Models, &ev.Version, &ev.OllamaVersion, &ev.ServerInfo, &ev.LMStudioModels, &ev.ServiceInfo, &ev.SamplingOverrides} {
-		if string(bytes.TrimSpace(*raw)) == "null" {
-			*raw = nil
-		}
-	}
-	return ev, nil
+// Of is the dialect a result recorded (Record's inverse).
+func Of(r contract.Dialect) Dialect {
+	return Dialect{Engine: Engine(r.Engine), Version: r.Version, Build: r.Build, IdentifiedBy: r.IdentifiedBy, Simulated: r.Simulated}
 }
 
 // llamaBuild is llama.cpp's build_info form, b<build>-<commit>.
@@ -138,7 +103,7 @@ func ownedBy(models json.RawMessage) string {
 // its Server header or its /version (an integer with features), vLLM by a
 // /version whose version is a string or by owned_by, and the others by
 // their own routes and owned_by values.
-func Identify(ev Evidence) Dialect {
+func Identify(ev contract.ServerEvidence) Dialect {
 	var props struct {
 		BuildInfo string `json:"build_info"`
 	}
@@ -150,7 +115,7 @@ func Identify(ev Evidence) Dialect {
 	return d
 }
 
-func identify(ev Evidence, buildInfo string) Dialect {
+func identify(ev contract.ServerEvidence, buildInfo string) Dialect {
 	if by := strataIdentifiedBy(ev, buildInfo); by != "" {
 		v, _ := strataVersion(ev, buildInfo)
 		return Dialect{Engine: StrataServer, Version: v, IdentifiedBy: by}
@@ -246,42 +211,26 @@ func (d Dialect) Name() string {
 	return string(d.Engine)
 }
 
-// Budget is how "no custom reasoning budget" is said to an engine.
-type Budget struct {
-	// Field is the request field strata sends ("" when it sends none).
-	Field string `json:"field"`
-	Value int    `json:"value"`
-	// PerRequest is false when the engine ignores the field, so only a
-	// server-level budget applies.
-	PerRequest bool `json:"per_request"`
-	// Known is false when strata cannot tell what the value means there.
-	Known bool `json:"known"`
-	// ByDefault is set for an engine that applies a budget only when a
-	// request asks for one: sending nothing is "no custom budget".
-	ByDefault bool   `json:"by_default,omitempty"`
-	Meaning   string `json:"meaning"`
-}
-
 // ReasoningBudget returns the field and value strata sends.
-func (d Dialect) ReasoningBudget() Budget {
+func (d Dialect) ReasoningBudget() contract.Budget {
 	const field = "reasoning_budget_tokens"
 	switch {
 	case d.Engine == StrataServer:
-		return Budget{Field: field, Value: 0, PerRequest: true, Known: true,
+		return contract.Budget{Field: field, Value: 0, PerRequest: true, Known: true,
 			Meaning: "0 is \"no custom budget\" on Strata's server (the spec's own words)"}
 	case d.Engine == LlamaCpp && d.Build >= LlamaPerRequestBudgetBuild:
-		return Budget{Field: field, Value: LlamaNoBudget, PerRequest: true, Known: true,
+		return contract.Budget{Field: field, Value: LlamaNoBudget, PerRequest: true, Known: true,
 			Meaning: fmt.Sprintf("llama.cpp from b%d reads the field per request: 0 ends thinking at once and -1 defers to the server's --reasoning-budget, so strata sends %d, which overrides any server budget and which no cap can reach", LlamaPerRequestBudgetBuild, LlamaNoBudget)}
 	case d.Engine == LlamaCpp && d.Build == 0:
 		// build_info b0-unknown (no git) or b0-<commit>: the build number
 		// says nothing of what the server reads, so the unreachable value
 		// is sent and the server's budget checked as for an old build.
-		return Budget{Field: field, Value: LlamaNoBudget, PerRequest: false, Known: true,
+		return contract.Budget{Field: field, Value: LlamaNoBudget, PerRequest: false, Known: true,
 			Meaning: fmt.Sprintf("the build number of this llama.cpp is unknown (%s: built without git, cmake/build-info.cmake @34af94cd9), so whether it reads reasoning_budget_tokens per request (from b%d) cannot be told: strata sends %d, which no cap reaches where it is read, and checks the server's --reasoning-budget (LLAMA_ARG_THINK_BUDGET) as for a build that ignores it", d.Version, LlamaPerRequestBudgetBuild, LlamaNoBudget)}
 	case d.Engine == LlamaCpp:
 		// Ignored before b9982; the unreachable value is still the safe one
 		// should the build number be misread.
-		return Budget{Field: field, Value: LlamaNoBudget, PerRequest: false, Known: true,
+		return contract.Budget{Field: field, Value: LlamaNoBudget, PerRequest: false, Known: true,
 			Meaning: fmt.Sprintf("llama.cpp before b%d ignores the field on the chat endpoint: only the server's --reasoning-budget (LLAMA_ARG_THINK_BUDGET) applies", LlamaPerRequestBudgetBuild)}
 	case d.Engine == IKLlamaCpp:
 		// examples/server/server-common.cpp @8337e4c l.894–907 (since
@@ -289,19 +238,19 @@ func (d Dialect) ReasoningBudget() Budget {
 		// server's budget is -1, and reasoning_budget_tokens never takes
 		// effect on the chat endpoint; --reasoning-budget N > 0 is a token
 		// budget (common/common.cpp l.2678, l.3221).
-		return Budget{PerRequest: false, Known: true,
+		return contract.Budget{PerRequest: false, Known: true,
 			Meaning: "ik_llama.cpp reads thinking_budget_tokens from a chat request only when the server's --reasoning-budget is -1 (examples/server/server-common.cpp @8337e4c, since e0596bf61), so a server budget cannot be overridden per request; with -1 sending none is no budget. strata sends none and checks the server's --reasoning-budget (0 ends thinking at once, N > 0 is a token budget: common/common.cpp @8337e4c)"}
 	case d.Engine == VLLM:
-		return Budget{Known: true, ByDefault: true,
+		return contract.Budget{Known: true, ByDefault: true,
 			Meaning: "vLLM limits thinking only when a request sets thinking_token_budget (-1 or absent is unlimited: vllm/sampling_params.py @00388f6 validate_thinking_token_budget); strata sets none, which is no custom budget"}
 	case d.Engine == SGLang:
-		return Budget{Known: true, ByDefault: true,
+		return contract.Budget{Known: true, ByDefault: true,
 			Meaning: "SGLang's chat request has no budget field (python/sglang/srt/entrypoints/openai/protocol.py @004c82e ChatCompletionRequest: a budget needs a custom logit processor the request would have to name); strata names none, which is no custom budget"}
 	case d.Engine == Ollama:
-		return Budget{Known: true, ByDefault: true,
+		return contract.Budget{Known: true, ByDefault: true,
 			Meaning: "Ollama has no reasoning budget at all, on either endpoint (think is a bool or a level: api/types.go @fb30760 ThinkValue; the budget of PR #17566 is not merged); sending none is no custom budget"}
 	case d.Engine == LMStudio:
-		return Budget{Known: true, ByDefault: true,
+		return contract.Budget{Known: true, ByDefault: true,
 			Meaning: "LM Studio documents no reasoning budget; sending none is no custom budget"}
 	case d.Engine == TabbyAPI:
 		// endpoints/OAI/utils/chat_completion.py @e632af4
@@ -312,10 +261,10 @@ func (d Dialect) ReasoningBudget() Budget {
 		// which no route shows; 0 ends reasoning; N >= 0 replaces it, with no
 		// upper bound. An older build ignores the field (pydantic's extra
 		// "ignore") and has no budget at all.
-		return Budget{Field: field, Value: LlamaNoBudget, PerRequest: true, Known: true,
+		return contract.Budget{Field: field, Value: LlamaNoBudget, PerRequest: true, Known: true,
 			Meaning: fmt.Sprintf("TabbyAPI from f1f2c85 (2026-08-12) reads reasoning_budget_tokens per request: absent or negative defers to the server's model.reasoning_budget_tokens, which no route shows, and 0 ends reasoning, so strata sends %d, which replaces any server budget and which no cap reaches; an older build ignores the field and has no budget", LlamaNoBudget)}
 	}
-	return Budget{Field: field, Value: 0, PerRequest: true, Known: false,
+	return contract.Budget{Field: field, Value: 0, PerRequest: true, Known: false,
 		Meaning: "the engine is not identified: strata sends the spec's literal 0, whose meaning on this engine is unknown (on some engines 0 ends thinking at once)"}
 }
 

@@ -2,10 +2,13 @@ package dialect
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/record"
 )
 
 func TestIdentify(t *testing.T) {
@@ -34,7 +37,7 @@ func TestIdentify(t *testing.T) {
 		{"status that is not an object", `{"build_info":"b10470-34af94cd9"}`, `[1]`, LlamaCpp, 10470, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d := Identify(Evidence{Props: raw(c.props), Status: raw(c.status)})
+			d := Identify(contract.ServerEvidence{Props: raw(c.props), Status: raw(c.status)})
 			if d.Engine != c.engine || d.Build != c.build || d.Simulated != c.sim || d.IdentifiedBy == "" {
 				t.Errorf("got %+v", d)
 			}
@@ -61,6 +64,26 @@ func tool() *fixtures.Fixture {
 // unknown engine get the spec's words; llama.cpp gets its own name for the
 // penalty and, from b9982, a budget no cap reaches instead of 0 (which ends
 // thinking there).
+// TestRecordKeepsEveryField: a dialect recorded into the result's type
+// and read back is the same dialect, and the two types have the same
+// fields (one added to a side alone fails here).
+func TestRecordKeepsEveryField(t *testing.T) {
+	t.Parallel()
+	d := Dialect{Engine: LlamaCpp, Version: "b10470-34af94cd9", Build: 10470, IdentifiedBy: "/props build_info", Simulated: true}
+	if got := Of(d.Record()); got != d {
+		t.Errorf("Of(Record()) = %+v, want %+v", got, d)
+	}
+	own, recorded := reflect.TypeFor[Dialect](), reflect.TypeFor[contract.Dialect]()
+	if own.NumField() != recorded.NumField() {
+		t.Fatalf("dialect.Dialect has %d fields, contract.Dialect %d", own.NumField(), recorded.NumField())
+	}
+	for i := range own.NumField() {
+		if got, want := recorded.Field(i).Name, own.Field(i).Name; got != want {
+			t.Errorf("field %d: contract.Dialect has %s, dialect.Dialect %s", i, got, want)
+		}
+	}
+}
+
 func TestBody(t *testing.T) {
 	t.Parallel()
 	const head = `{"messages": [{"role":"user","content":"[case sanity-T1]\nUse lookup_record to look up record A-17."}], "stream": true, "stream_options": {"include_usage": true}, "temperature": 1.0, "top_p": 0.95, "top_k": 20, "min_p": 0.0, "presence_penalty": 0.0, "repetition_penalty": 1.0, `
@@ -137,13 +160,13 @@ func TestCheckBudget(t *testing.T) {
 	t.Parallel()
 	old := Dialect{Engine: LlamaCpp, Build: 9928}
 	cur := Dialect{Engine: LlamaCpp, Build: 10470}
-	profile := func(args []string, env ...string) EngineView {
-		return EngineView{Args: args, Env: env, Where: "the profile's command line and environment"}
+	profile := func(args []string, env ...string) record.EngineView {
+		return record.EngineView{Args: args, Env: env, Where: "the profile's command line and environment"}
 	}
 	for _, c := range []struct {
 		name  string
 		d     Dialect
-		view  EngineView
+		view  record.EngineView
 		state string
 		nonc  bool
 		says  string
@@ -153,11 +176,11 @@ func TestCheckBudget(t *testing.T) {
 		{"old build, budget in the environment", old, profile([]string{"-m", "x"}, "LLAMA_ARG_THINK_BUDGET=32"), "limited", true, "LLAMA_ARG_THINK_BUDGET=32"},
 		{"old build, the argument wins over the environment", old, profile([]string{"--reasoning-budget", "-1"}, "LLAMA_ARG_THINK_BUDGET=32"), "unlimited", false, "unrestricted"},
 		{"old build, no budget set", old, profile([]string{"-m", "x"}), "unlimited", false, "default"},
-		{"old build, command line not visible", old, EngineView{}, "not verifiable", false, "cannot see"},
-		{"old build, environment not readable", old, EngineView{Args: []string{"-m", "x"}, EnvUnreadable: "permission denied", Where: "/proc"}, "not verifiable", false, "permission denied"},
+		{"old build, command line not visible", old, record.EngineView{}, "not verifiable", false, "cannot see"},
+		{"old build, environment not readable", old, record.EngineView{Args: []string{"-m", "x"}, EnvUnreadable: "permission denied", Where: "/proc"}, "not verifiable", false, "permission denied"},
 		{"current build overrides the server", cur, profile([]string{"--reasoning-budget", "0"}), "overridden per request", false, "overridden"},
-		{"current build, nothing visible", cur, EngineView{}, "overridden per request", false, "2147483647"},
-		{"strata server", Dialect{Engine: StrataServer}, EngineView{}, "sent per request", false, "no custom budget"},
+		{"current build, nothing visible", cur, record.EngineView{}, "overridden per request", false, "2147483647"},
+		{"strata server", Dialect{Engine: StrataServer}, record.EngineView{}, "sent per request", false, "no custom budget"},
 		{"unknown engine", Dialect{Engine: Unknown}, profile(nil), "not verifiable", false, "not identified"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -206,36 +229,36 @@ func TestIdentifyEngines(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name    string
-		ev      Evidence
+		ev      contract.ServerEvidence
 		engine  Engine
 		version string
 	}{
-		{"vLLM by owned_by", Evidence{Models: models("vllm"), Version: raw(`{"version":"0.11.2"}`)}, VLLM, "0.11.2"},
-		{"vLLM by a string /version alone", Evidence{Version: raw(`{"version":"0.11.2"}`)}, VLLM, "0.11.2"},
-		{"ik_llama.cpp by header", Evidence{ServerHeader: "ik_llama.cpp", Props: raw(`{"model_name":"m"}`), Models: models("llamacpp")}, IKLlamaCpp, ""},
-		{"ik_llama.cpp by /version", Evidence{Version: raw(`{"version":4,"features":{"sql":false}}`), Props: raw(`{"n_ctx":4096}`)}, IKLlamaCpp, "4"},
-		{"ik_llama.cpp before a build_info", Evidence{Version: raw(`{"version":4,"features":{}}`), Props: raw(`{"build_info":"b10470-34af94cd9"}`)}, IKLlamaCpp, "4"},
-		{"SGLang by owned_by", Evidence{Models: models("sglang")}, SGLang, ""},
-		{"SGLang by /get_server_info", Evidence{ServerInfo: raw(`{"version":"0.5.6","tp_size":1}`)}, SGLang, "0.5.6"},
-		{"Ollama", Evidence{OllamaVersion: raw(`{"version":"0.12.6"}`), Models: models("library")}, Ollama, "0.12.6"},
-		{"TabbyAPI", Evidence{Models: models("tabbyAPI")}, TabbyAPI, ""},
+		{"vLLM by owned_by", contract.ServerEvidence{Models: models("vllm"), Version: raw(`{"version":"0.11.2"}`)}, VLLM, "0.11.2"},
+		{"vLLM by a string /version alone", contract.ServerEvidence{Version: raw(`{"version":"0.11.2"}`)}, VLLM, "0.11.2"},
+		{"ik_llama.cpp by header", contract.ServerEvidence{ServerHeader: "ik_llama.cpp", Props: raw(`{"model_name":"m"}`), Models: models("llamacpp")}, IKLlamaCpp, ""},
+		{"ik_llama.cpp by /version", contract.ServerEvidence{Version: raw(`{"version":4,"features":{"sql":false}}`), Props: raw(`{"n_ctx":4096}`)}, IKLlamaCpp, "4"},
+		{"ik_llama.cpp before a build_info", contract.ServerEvidence{Version: raw(`{"version":4,"features":{}}`), Props: raw(`{"build_info":"b10470-34af94cd9"}`)}, IKLlamaCpp, "4"},
+		{"SGLang by owned_by", contract.ServerEvidence{Models: models("sglang")}, SGLang, ""},
+		{"SGLang by /get_server_info", contract.ServerEvidence{ServerInfo: raw(`{"version":"0.5.6","tp_size":1}`)}, SGLang, "0.5.6"},
+		{"Ollama", contract.ServerEvidence{OllamaVersion: raw(`{"version":"0.12.6"}`), Models: models("library")}, Ollama, "0.12.6"},
+		{"TabbyAPI", contract.ServerEvidence{Models: models("tabbyAPI")}, TabbyAPI, ""},
 		// endpoints/core/router.py @e632af4 l.72–98: served without the API
 		// key that /v1/models needs (auth is on by default).
-		{"TabbyAPI by /.well-known/serviceinfo", Evidence{ServiceInfo: raw(`{"version":0.1,"software":{"name":"TabbyAPI"}}`)}, TabbyAPI, ""},
-		{"SGLang by /server_info", Evidence{ServerInfo: raw(`{"version":"0.5.9","tp_size":1}`)}, SGLang, "0.5.9"},
+		{"TabbyAPI by /.well-known/serviceinfo", contract.ServerEvidence{ServiceInfo: raw(`{"version":0.1,"software":{"name":"TabbyAPI"}}`)}, TabbyAPI, ""},
+		{"SGLang by /server_info", contract.ServerEvidence{ServerInfo: raw(`{"version":"0.5.9","tp_size":1}`)}, SGLang, "0.5.9"},
 		// vllm/entrypoints/serve/dev/server_info @09cb327 (dev mode only).
-		{"vLLM's dev-mode /server_info is not SGLang's", Evidence{ServerInfo: raw(`{"vllm_config":"x","vllm_env":{}}`), Version: raw(`{"version":"0.11.2"}`)}, VLLM, "0.11.2"},
+		{"vLLM's dev-mode /server_info is not SGLang's", contract.ServerEvidence{ServerInfo: raw(`{"vllm_config":"x","vllm_env":{}}`), Version: raw(`{"version":"0.11.2"}`)}, VLLM, "0.11.2"},
 		// cmake/build-info.cmake: no git gives b0-unknown.
-		{"llama.cpp built without git", Evidence{Props: raw(`{"build_info":"b0-unknown"}`)}, LlamaCpp, "b0-unknown"},
-		{"LM Studio", Evidence{LMStudioModels: raw(`{"object":"list","data":[]}`), Models: models("organization_owner")}, LMStudio, ""},
-		{"llama.cpp's owned_by is not enough", Evidence{Models: models("llamacpp")}, Unknown, ""},
-		{"nothing at all", Evidence{}, Unknown, ""},
+		{"llama.cpp built without git", contract.ServerEvidence{Props: raw(`{"build_info":"b0-unknown"}`)}, LlamaCpp, "b0-unknown"},
+		{"LM Studio", contract.ServerEvidence{LMStudioModels: raw(`{"object":"list","data":[]}`), Models: models("organization_owner")}, LMStudio, ""},
+		{"llama.cpp's owned_by is not enough", contract.ServerEvidence{Models: models("llamacpp")}, Unknown, ""},
+		{"nothing at all", contract.ServerEvidence{}, Unknown, ""},
 		// Spoofs and overlaps: a route only one engine serves wins over
 		// owned_by, which Ollama fills with a model's namespace.
-		{"Ollama with a model under vllm/", Evidence{OllamaVersion: raw(`{"version":"0.12.6"}`), Models: models("vllm")}, Ollama, "0.12.6"},
-		{"SGLang whose /v1/models did not answer", Evidence{ServerInfo: raw(`{"version":"0.5.6"}`), Version: raw(`{"version":"0.5.6"}`)}, SGLang, "0.5.6"},
-		{"a /v1/status of null is not Strata's server", Evidence{Status: raw(`null`), Props: raw(`{"build_info":"b10470-34af94cd9"}`)}, LlamaCpp, "b10470-34af94cd9"},
-		{"a /version that is an array", Evidence{Version: raw(`[1]`)}, Unknown, ""},
+		{"Ollama with a model under vllm/", contract.ServerEvidence{OllamaVersion: raw(`{"version":"0.12.6"}`), Models: models("vllm")}, Ollama, "0.12.6"},
+		{"SGLang whose /v1/models did not answer", contract.ServerEvidence{ServerInfo: raw(`{"version":"0.5.6"}`), Version: raw(`{"version":"0.5.6"}`)}, SGLang, "0.5.6"},
+		{"a /v1/status of null is not Strata's server", contract.ServerEvidence{Status: raw(`null`), Props: raw(`{"build_info":"b10470-34af94cd9"}`)}, LlamaCpp, "b10470-34af94cd9"},
+		{"a /version that is an array", contract.ServerEvidence{Version: raw(`[1]`)}, Unknown, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := Identify(c.ev)
@@ -244,7 +267,7 @@ func TestIdentifyEngines(t *testing.T) {
 			}
 		})
 	}
-	if d := Identify(Evidence{Models: models("vllm"), SimulatorHeader: "strata-simulator 1"}); !d.Simulated {
+	if d := Identify(contract.ServerEvidence{Models: models("vllm"), SimulatorHeader: "strata-simulator 1"}); !d.Simulated {
 		t.Error("the simulator's header does not mark the dialect simulated")
 	}
 }
@@ -303,7 +326,7 @@ func TestBodyPerEngine(t *testing.T) {
 				t.Errorf("budget %+v", bud)
 			}
 			if c.budgetDefault {
-				if chk := d.CheckBudget(EngineView{}); chk.State != "none by default" || chk.Nonconforming != "" {
+				if chk := d.CheckBudget(record.EngineView{}); chk.State != "none by default" || chk.Nonconforming != "" {
 					t.Errorf("budget check %+v", chk)
 				}
 			}

@@ -3,6 +3,8 @@ package dialect
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/strata-bench/strata/internal/contract"
 )
 
 // The engines beyond llama.cpp and Strata's server, and the table of what
@@ -289,7 +291,7 @@ type identityRoute struct {
 
 // identityRoutes are those routes in the order asked. A route whose
 // evidence an earlier one filled is not asked.
-func identityRoutes(ev *Evidence) []identityRoute {
+func identityRoutes(ev *contract.ServerEvidence) []identityRoute {
 	return []identityRoute{
 		// vLLM: {"version": "<string>"}
 		// (vllm/entrypoints/serve/instrumentator/basic.py @dcbf200);

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/record"
 )
 
 // TestAskReady: readiness is /health, and for an engine that serves none
@@ -132,13 +135,13 @@ func TestTabbyAPIForcedOverrides(t *testing.T) {
 		"top_k":{"override":0,"force":true},
 		"min_p":{"override":0.1,"force":false},
 		"repetition_penalty":{"override":1.1,"force":true}},"presets":[]}`)
-	got := Dialect{Engine: TabbyAPI}.NotTakenIn(Evidence{SamplingOverrides: ov})
+	got := Dialect{Engine: TabbyAPI}.NotTakenIn(contract.ServerEvidence{SamplingOverrides: ov})
 	joined := strings.Join(got, "\n")
 	if len(got) != 3 || !strings.HasPrefix(got[0], "seed: ") || !strings.Contains(joined, "temperature: TabbyAPI's /v1/sampling/overrides forces temperature to 0.6") ||
 		!strings.Contains(joined, "repetition_penalty: ") || strings.Contains(joined, "top_p") || strings.Contains(joined, "top_k") || strings.Contains(joined, "min_p") {
 		t.Errorf("not taken:\n%s", joined)
 	}
-	if got := (Dialect{Engine: VLLM}).NotTakenIn(Evidence{SamplingOverrides: ov}); len(got) != 0 {
+	if got := (Dialect{Engine: VLLM}).NotTakenIn(contract.ServerEvidence{SamplingOverrides: ov}); len(got) != 0 {
 		t.Errorf("vLLM read TabbyAPI's overrides: %q", got)
 	}
 }
@@ -154,12 +157,12 @@ func TestBudgetRows(t *testing.T) {
 	if tb.Field != "reasoning_budget_tokens" || tb.Value != LlamaNoBudget || !tb.PerRequest || tb.ByDefault {
 		t.Errorf("TabbyAPI budget %+v", tb)
 	}
-	if chk := (Dialect{Engine: TabbyAPI}).CheckBudget(EngineView{}); chk.State != "overridden per request" || !strings.Contains(chk.Detail, "2147483647") {
+	if chk := (Dialect{Engine: TabbyAPI}).CheckBudget(record.EngineView{}); chk.State != "overridden per request" || !strings.Contains(chk.Detail, "2147483647") {
 		t.Errorf("TabbyAPI check %+v", chk)
 	}
 	ik := Dialect{Engine: IKLlamaCpp, Version: "4"}
-	view := func(args []string, env ...string) EngineView {
-		return EngineView{Args: args, Env: env, Where: "the profile's command line and environment"}
+	view := func(args []string, env ...string) record.EngineView {
+		return record.EngineView{Args: args, Env: env, Where: "the profile's command line and environment"}
 	}
 	if chk := ik.CheckBudget(view([]string{"-m", "x"}, "LLAMA_ARG_THINK_BUDGET=32")); chk.State != "unlimited" || chk.Nonconforming != "" {
 		t.Errorf("ik with an environment variable it does not read: %+v", chk)

@@ -1,6 +1,10 @@
 package dialect
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/strata-bench/strata/internal/contract"
+)
 
 // The GET routes strata asks every server before the run (internal/runner
 // asks them; Identify reads the answers). The spec's own are /health,
@@ -44,7 +48,7 @@ func AskReady(get func(path string) (int, error)) (status int, route string, err
 // AskIdentityRoutes fills the evidence of the routes only some engines
 // serve; get asks one route and returns its JSON answer when it answered
 // 200, else nil.
-func (ev *Evidence) AskIdentityRoutes(get func(path string) json.RawMessage) {
+func AskIdentityRoutes(ev *contract.ServerEvidence, get func(path string) json.RawMessage) {
 	for _, r := range identityRoutes(ev) {
 		if *r.into == nil {
 			*r.into = get(r.path)
@@ -56,7 +60,7 @@ func (ev *Evidence) AskIdentityRoutes(get func(path string) json.RawMessage) {
 // engine (ik_llama.cpp's Server header) and strata's simulator; header
 // returns one by name. Any answer's headers are read, a 404 too: an engine
 // without /health (Ollama) still sends them.
-func (ev *Evidence) ReadHeaders(header func(name string) string) {
+func ReadHeaders(ev *contract.ServerEvidence, header func(name string) string) {
 	ev.ServerHeader, ev.SimulatorHeader = header("Server"), header(SimulatorHeaderName)
 }
 

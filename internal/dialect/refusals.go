@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/redact"
 )
@@ -220,7 +221,7 @@ type tabbyForced struct {
 // (common/sampling.py @e632af4 apply_forced_sampler_overrides, l.461ff),
 // but only when it is truthy (l.478: a forced 0, false or "" is never
 // applied); a forced value equal to the profile's changes nothing.
-func (d Dialect) NotTakenIn(ev Evidence) []string {
+func (d Dialect) NotTakenIn(ev contract.ServerEvidence) []string {
 	out := d.NotTaken()
 	if d.Engine != TabbyAPI || !isObject(ev.SamplingOverrides) {
 		return out

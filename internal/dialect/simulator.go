@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/strata-bench/strata/internal/contract"
 )
 
 // The traces strata's simulator (internal/simengine) leaves, whatever
@@ -56,7 +58,7 @@ type ModelFile struct {
 // the result's extensions (the recorded dialect, the engine's counters
 // before the run, the GGUF metadata).
 type SimulatorEvidence struct {
-	Server        Evidence
+	Server        contract.ServerEvidence
 	EngineVersion string
 	ModelFiles    []ModelFile
 	// What a result's extensions record: the dialect marked simulated, the

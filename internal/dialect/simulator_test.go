@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/strata-bench/strata/internal/contract"
 )
 
 // TestSimulatorTraces: each trace the simulator leaves is found alone,
 // named where it is; a real engine's evidence has none.
 func TestSimulatorTraces(t *testing.T) {
 	t.Parallel()
-	clean := Evidence{Props: raw(`{"build_info":"b10470-34af94cd9","model_path":"m.gguf"}`),
+	clean := contract.ServerEvidence{Props: raw(`{"build_info":"b10470-34af94cd9","model_path":"m.gguf"}`),
 		Models: raw(`{"object":"list","data":[{"id":"m.gguf","owned_by":"llamacpp"}]}`), ServerHeader: "llama.cpp"}
 	if got := SimulatorTraces(SimulatorEvidence{Server: clean, EngineVersion: "b10470-34af94cd9",
 		ModelFiles: []ModelFile{{Path: "model-00001-of-00002.gguf", SHA256: strings.Repeat("ab", 32)}},
@@ -62,7 +64,7 @@ func TestSimulatorTraces(t *testing.T) {
 		}
 	}
 	// Identification asks the same rule: any trace marks the dialect.
-	for _, ev := range []Evidence{
+	for _, ev := range []contract.ServerEvidence{
 		{Models: raw(`{"data":[{"owned_by":"strata-simulator"}]}`)},
 		{Props: raw(`{"build_info":"b10470-34af94cd9","strata_simulator_version":"x"}`)},
 		{ServerHeader: "strata-simulator"},

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/record"
 )
 
 // Strata's own server, as its source shows it: Niko1221/Strata
@@ -37,7 +40,7 @@ func serviceOf(raw json.RawMessage) string {
 
 // strataIdentifiedBy says which evidence names Strata's server ("" when
 // none does).
-func strataIdentifiedBy(ev Evidence, buildInfo string) string {
+func strataIdentifiedBy(ev contract.ServerEvidence, buildInfo string) string {
 	switch {
 	case serviceOf(ev.Status) == strataService:
 		return `GET /v1/status says service "strata" (Strata's server)`
@@ -53,7 +56,7 @@ func strataIdentifiedBy(ev Evidence, buildInfo string) string {
 // version in /props build_info, else /v1/status engine (a string, or null
 // for its mock engine), which answers while /props says 503 because the
 // engine is down (Handler._props, Service.v1_status).
-func strataVersion(ev Evidence, buildInfo string) (version, source string) {
+func strataVersion(ev contract.ServerEvidence, buildInfo string) (version, source string) {
 	if v := strings.TrimSpace(strings.TrimPrefix(buildInfo, strataBuildPrefix)); strings.HasPrefix(buildInfo, strataBuildPrefix) && v != "" {
 		return v, PropsRoute + " build_info"
 	}
@@ -72,7 +75,7 @@ func strataVersion(ev Evidence, buildInfo string) (version, source string) {
 // after "Strata ", and in /v1/status as engine — and, for an engine that
 // names it on a route of its own, that route. Both are "" when no source
 // names it.
-func EngineVersion(ev Evidence, d Dialect) (version, source string) {
+func EngineVersion(ev contract.ServerEvidence, d Dialect) (version, source string) {
 	var props struct {
 		BuildInfo string `json:"build_info"`
 	}
@@ -202,15 +205,6 @@ func AnthropicCount(chat []byte) ([]byte, error) {
 // StrataConfigFlag names the config file on the server's command line.
 const StrataConfigFlag = "--config"
 
-// StrataFile is what strata reads of a Strata config file.
-type StrataFile struct {
-	// Name is the file's base name (the result never holds a local path).
-	Name string
-	Exe  string   `json:"exe"`
-	Args []string `json:"args"`
-	Cwd  string   `json:"cwd"`
-}
-
 // ConfigFileOf is the config file a Strata server's command line names
 // ("" when none).
 func ConfigFileOf(args []string) string { return FlagValue(args, StrataConfigFlag) }
@@ -231,9 +225,9 @@ func FlagValue(args []string, name string) string {
 
 // ParseStrataFile reads a config file's JSON (a UTF-8 byte order mark is
 // allowed, as the server reads it with utf-8-sig).
-func ParseStrataFile(name string, data []byte) (*StrataFile, error) {
+func ParseStrataFile(name string, data []byte) (*record.StrataFile, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	var f StrataFile
+	var f record.StrataFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("Strata config file %s: not a JSON object with an args list of strings: %w", name, err)
 	}
@@ -247,7 +241,7 @@ func ParseStrataFile(name string, data []byte) (*StrataFile, error) {
 // StatusCapacity is the context and the slots Strata's /v1/status reports
 // (context.native, concurrency.serving; Service.v1_status), for when its
 // /props answers 503 while the engine is down (nil each when absent).
-func StatusCapacity(ev Evidence) (context, slots *int64) {
+func StatusCapacity(ev contract.ServerEvidence) (context, slots *int64) {
 	if serviceOf(ev.Status) != strataService {
 		return nil, nil
 	}

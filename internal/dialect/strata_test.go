@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/strata-bench/strata/internal/contract"
 )
 
 // TestStrataVersion: engine_version is the version in /props build_info
@@ -22,7 +24,7 @@ func TestStrataVersion(t *testing.T) {
 		{"key refused everywhere but /health", `{"status":"ok","api_key":true,"service":"strata"}`, "", "", "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ev := Evidence{Health: raw(c.health), Props: raw(c.props), Status: raw(c.status)}
+			ev := contract.ServerEvidence{Health: raw(c.health), Props: raw(c.props), Status: raw(c.status)}
 			d := Identify(ev)
 			if d.Engine != StrataServer {
 				t.Fatalf("identified as %+v", d)
@@ -34,7 +36,7 @@ func TestStrataVersion(t *testing.T) {
 		})
 	}
 	// llama.cpp's version stays its whole build_info.
-	ev := Evidence{Props: raw(`{"build_info":"b10470-34af94cd9"}`)}
+	ev := contract.ServerEvidence{Props: raw(`{"build_info":"b10470-34af94cd9"}`)}
 	if v, src := EngineVersion(ev, Identify(ev)); v != "b10470-34af94cd9" || src != "/props build_info" {
 		t.Errorf("llama.cpp: %q from %q", v, src)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/simengine"
 )
 
@@ -25,13 +26,13 @@ func TestDialects(t *testing.T) {
 			c.ReasoningTokens = 40
 		}
 	}
-	profile := func(args ...string) dialect.EngineView {
-		return dialect.EngineView{Args: args, Env: []string{}, Where: "the command line and environment of the engine the runner started"}
+	profile := func(args ...string) record.EngineView {
+		return record.EngineView{Args: args, Env: []string{}, Where: "the command line and environment of the engine the runner started"}
 	}
 	for _, c := range []struct {
 		name      string
 		sim       func(*simengine.Config)
-		view      dialect.EngineView
+		view      record.EngineView
 		engine    dialect.Engine
 		budget    int
 		state     string
@@ -41,17 +42,17 @@ func TestDialects(t *testing.T) {
 	}{
 		{"llama.cpp b10470 with a server budget of 0", as(simengine.DialectLlamaCpp, 10470, 0), profile("--reasoning-budget", "0"),
 			dialect.LlamaCpp, dialect.LlamaNoBudget, "overridden per request", 40, "", "reasoning arrived on all 22"},
-		{"llama.cpp b9982, the first build that reads the field", as(simengine.DialectLlamaCpp, 9982, -1), dialect.EngineView{},
+		{"llama.cpp b9982, the first build that reads the field", as(simengine.DialectLlamaCpp, 9982, -1), record.EngineView{},
 			dialect.LlamaCpp, dialect.LlamaNoBudget, "overridden per request", 40, "", "reasoning arrived on all 22"},
 		{"llama.cpp b9981 with a budget in its command line", as(simengine.DialectLlamaCpp, 9981, 8), profile("--reasoning-budget", "8"),
 			dialect.LlamaCpp, dialect.LlamaNoBudget, "limited", 8, "--reasoning-budget 8", "reasoning arrived on all 22"},
-		{"llama.cpp b9928 without a visible command line", as(simengine.DialectLlamaCpp, 9928, -1), dialect.EngineView{},
+		{"llama.cpp b9928 without a visible command line", as(simengine.DialectLlamaCpp, 9928, -1), record.EngineView{},
 			dialect.LlamaCpp, dialect.LlamaNoBudget, "not verifiable", 40, "", "reasoning arrived on all 22"},
 		// Speaking as these two, the simulator's own version string is what
 		// the engine reports, so the run is known to be simulated.
-		{"Strata's server", as(simengine.DialectStrata, 0, -1), dialect.EngineView{},
+		{"Strata's server", as(simengine.DialectStrata, 0, -1), record.EngineView{},
 			dialect.StrataServer, 0, "sent per request", 40, "simulated engine", "reasoning arrived on all 22"},
-		{"an engine strata cannot identify", as(simengine.DialectUnknown, 0, -1), dialect.EngineView{},
+		{"an engine strata cannot identify", as(simengine.DialectUnknown, 0, -1), record.EngineView{},
 			dialect.Unknown, 0, "not verifiable", 0, "simulated engine", "22 of 22 dispatched requests produced no reasoning"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -59,7 +60,7 @@ func TestDialects(t *testing.T) {
 			o := harness{scenario: &simengine.Scenario{Props: map[string]json.RawMessage{}}, sim: c.sim, view: c.view}.run(t)
 			o.mustBeValid(t)
 			ed := o.res.Extensions.EngineDialect
-			if ed == nil || ed.Dialect.Engine != c.engine || ed.BudgetCheck.State != c.state {
+			if ed == nil || ed.Dialect.Engine != string(c.engine) || ed.BudgetCheck.State != c.state {
 				t.Errorf("engine dialect %+v", ed)
 			}
 			for id, out := range o.outs {
@@ -160,7 +161,7 @@ func TestTabbyAPIServerBudget(t *testing.T) {
 	}}.run(t)
 	o.mustBeValid(t)
 	ed := o.res.Extensions.EngineDialect
-	if ed == nil || ed.Dialect.Engine != dialect.TabbyAPI || ed.BudgetCheck.State != "overridden per request" ||
+	if ed == nil || ed.Dialect.Engine != string(dialect.TabbyAPI) || ed.BudgetCheck.State != "overridden per request" ||
 		!strings.Contains(ed.Dialect.IdentifiedBy, ".well-known/serviceinfo") {
 		t.Fatalf("engine dialect %+v", ed)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/record"
@@ -50,7 +49,7 @@ type harness struct {
 	// sim adjusts the simulator's configuration (its dialect, say).
 	sim func(*simengine.Config)
 	// view is what the runner could see of the engine process.
-	view dialect.EngineView
+	view record.EngineView
 	// machine, when set, is the machine the redactor protects (instead of
 	// this one).
 	machine *redact.Machine

@@ -68,7 +68,7 @@ func TestEveryEngine(t *testing.T) {
 			}}.run(t)
 			o.mustBeValid(t)
 			ed := o.res.Extensions.EngineDialect
-			if ed == nil || ed.Dialect.Engine != c.engine || ed.Dialect.Simulated {
+			if ed == nil || ed.Dialect.Engine != string(c.engine) || ed.Dialect.Simulated {
 				t.Fatalf("engine dialect %+v, want %s", ed, c.engine)
 			}
 			reasons := o.reasons()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/record"
 )
 
 // Sources is what the runner learned.
@@ -26,7 +27,7 @@ type Sources struct {
 	Status json.RawMessage // GET /v1/status, when the server has it
 	// StrataFile is the config file a Strata server's command line names,
 	// as read (nil: not seen), and StrataFileErr why it could not be.
-	StrataFile    *dialect.StrataFile
+	StrataFile    *record.StrataFile
 	StrataFileErr string
 	// Args and Env are the engine's arguments and environment when the
 	// runner started it or could read them from the local process (nil

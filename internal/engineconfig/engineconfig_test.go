@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/sharedpath"
 )
 
@@ -68,7 +69,7 @@ func TestCapture(t *testing.T) {
 		// and --max-context left to model.files and context_tokens, an
 		// unknown flag kept under experimental_options.
 		{name: "Strata's config file",
-			src: Sources{Engine: dialect.ConfigStrataFile, StrataFile: &dialect.StrataFile{Name: "strata-iq3_xxs.json", Args: []string{
+			src: Sources{Engine: dialect.ConfigStrataFile, StrataFile: &record.StrataFile{Name: "strata-iq3_xxs.json", Args: []string{
 				"--pack", "packs/iq3_xxs", "--native", "model-00001-of-00002.gguf", "--ple-gguf", "model-00002-of-00002.gguf",
 				"--expert-profile", "data/expert-profile.bin", "--expert-cache", "auto", "--prefill", "auto", "--spec", "4", "--spec-min-p", "0.5",
 				"--mtp", "mtp/rt", "--max-context", "32768", "--kv", "q8_0", "--vram-reserve-mib", "512", "--batch", "2",

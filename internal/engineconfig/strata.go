@@ -9,7 +9,7 @@ import (
 )
 
 // Strata's engine flags, from the args of its config file
-// (dialect.StrataFile; Niko1221/Strata serve/server.py @452325a9 main,
+// (record.StrataFile; Niko1221/Strata serve/server.py @452325a9 main,
 // engine_args; setup.py @021ef858 step 7).
 
 // Flag values of the config's args that are read for what they are, not

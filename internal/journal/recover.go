@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/derive"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/protocol"
@@ -32,7 +33,7 @@ func (j *Journal) Record(b *fixtures.Bundle) *record.Run {
 	origin := h.StartedAt // any fixed instant: only offsets from it matter
 	rec := &record.Run{ID: h.RunID, StartedAt: h.StartedAt, Origin: origin, Optional: h.Optional, Server: h.Server,
 		Interrupted: true, Interruption: Stopped, Aborted: Stopped, BaseURL: h.BaseURL}
-	d := h.Server.Dialect
+	d := dialect.Of(h.Server.Dialect)
 	for _, req := range protocol.Schedule(h.Optional) {
 		f, err := b.Fixture(req.ID)
 		e := &record.Request{Req: req, Fixture: f}

@@ -27,9 +27,14 @@ var layers = []struct {
 		"internal/inputfile", "internal/abandon", "internal/clock", "internal/sse", "internal/escape", "internal/exitcode",
 		"internal/version", "internal/redact", "internal/redact/vocabgen", "internal/redact/plant", "internal/liveline", "internal/localproc", "internal/captures",
 	}},
-	{"the protocol's data and types", []string{
-		"bench/prompts", "schema", "internal/fixtures", "internal/dialect", "internal/contract", "internal/record",
-		"internal/humanize", "internal/gguf", "internal/ggufread", "internal/tokenizer", "internal/chattemplate",
+	{"the result format: results.json's types", []string{
+		"schema", "internal/contract",
+	}},
+	{"the run record and the bundle it ran", []string{
+		"internal/fixtures", "internal/record",
+	}},
+	{"the protocol's data, the engines and the readings", []string{
+		"bench/prompts", "internal/dialect", "internal/humanize", "internal/gguf", "internal/ggufread", "internal/tokenizer", "internal/chattemplate",
 		"internal/install", "internal/probe", "internal/power", "internal/power/nvml", "internal/modelfiles", "internal/corpus",
 	}},
 	{"the rules over records", []string{
@@ -172,6 +177,9 @@ func TestForbiddenImportsAreFound(t *testing.T) {
 		{"the result writer imports the runner", map[string][]string{"internal/result": {"internal/runner"}}, "from a floor above"},
 		{"the journal imports the client", map[string][]string{"internal/journal": {"internal/client"}}, "from a floor above"},
 		{"a foundation package imports a type", map[string][]string{"internal/sse": {"internal/contract"}}, "is foundation"},
+		{"the result format imports the engine table", map[string][]string{"internal/contract": {"internal/dialect"}}, "from a floor above"},
+		{"the result format imports the run record", map[string][]string{"internal/contract": {"internal/record"}}, "from a floor above"},
+		{"the run record imports the power sampler", map[string][]string{"internal/record": {"internal/power"}}, "from a floor above"},
 		{"shipped code imports test support", map[string][]string{"internal/cli": {"internal/resulttest"}}, "test support"},
 		{"an unplaced package", map[string][]string{"internal/newthing": nil}, "on no floor"},
 		{"an import of an unplaced package", map[string][]string{"internal/cli": {"internal/newthing"}}, "on no floor"},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/record"
 )
 
 // Reading is a sample on the run's clock: seconds from the warm-up's
@@ -26,7 +27,7 @@ type Reading struct {
 // warm-up's dispatch), in the samples artifact's order: by time, a lower
 // GPU first at one instant (the sampler keeps one reading of a GPU an
 // instant, so no two rows tie).
-func Readings(tr Trace, origin time.Time) []Reading {
+func Readings(tr record.PowerTrace, origin time.Time) []Reading {
 	out := make([]Reading, 0, len(tr.Samples))
 	for _, s := range tr.Samples {
 		out = append(out, Reading{T: s.At.Sub(origin).Seconds(), GPU: s.GPU, W: s.W})

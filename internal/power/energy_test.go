@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strata-bench/strata/internal/record"
 )
 
 func approx(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
@@ -132,7 +134,7 @@ func TestParseCSVReadsOnlyTheCanonicalForm(t *testing.T) {
 func TestReadingsAreInCanonicalOrder(t *testing.T) {
 	t.Parallel()
 	origin := time.Unix(1000, 0)
-	tr := Trace{Samples: []Sample{{origin, 1, 30}, {origin, 0, 60}, {origin.Add(time.Millisecond), 1, 31}}}
+	tr := record.PowerTrace{Samples: []record.PowerSample{{At: origin, GPU: 1, W: 30}, {At: origin, GPU: 0, W: 60}, {At: origin.Add(time.Millisecond), GPU: 1, W: 31}}}
 	got := Readings(tr, origin)
 	if want := []Reading{{0, 0, 60}, {0, 1, 30}, {0.001, 1, 31}}; !slices.Equal(got, want) {
 		t.Errorf("readings %v, want %v", got, want)

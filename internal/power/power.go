@@ -16,6 +16,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/clock"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/record"
 )
 
 // DefaultInterval is how often the GPUs are sampled: nvidia-smi's -lms 100.
@@ -51,13 +52,6 @@ const (
 	DropCap       = "past 524288 readings of a GPU"
 )
 
-// Sample is one GPU's draw, stamped with the clock when it arrived.
-type Sample struct {
-	At  time.Time
-	GPU int
-	W   float64
-}
-
 // Source is one way of reading the GPUs' draw.
 type Source interface {
 	// Name is the source as the result names it (the command line, or
@@ -79,22 +73,6 @@ func RealTicker(d time.Duration) (<-chan time.Time, func()) {
 	return t.C, t.Stop
 }
 
-// Trace is what a sampler gathered.
-type Trace struct {
-	Source   string
-	Interval time.Duration
-	GPUs     []int
-	Samples  []Sample
-	// Stopped says why the source ended before it was stopped ("" when it
-	// ran to the end).
-	Stopped string
-	// Dropped counts the readings left out, by reason, in DropReasons'
-	// order (none: every reading was kept).
-	Dropped []contract.DroppedReadings
-	// NotMeasured says why there is no source at all ("" when there is).
-	NotMeasured string
-}
-
 // Sampler runs a source in the background.
 type Sampler struct {
 	src      Source
@@ -107,7 +85,7 @@ type Sampler struct {
 	arrived chan struct{}
 
 	mu      sync.Mutex
-	samples []Sample
+	samples []record.PowerSample
 	per     map[int]*gpuState
 	dropped map[string]int
 	stopped string
@@ -170,7 +148,7 @@ func (s *Sampler) take(gpu int, w float64) {
 	if why != "" {
 		s.dropped[why]++
 	} else {
-		s.samples = append(s.samples, Sample{At: at, GPU: gpu, W: w})
+		s.samples = append(s.samples, record.PowerSample{At: at, GPU: gpu, W: w})
 	}
 	s.mu.Unlock()
 	if why == "" {
@@ -265,7 +243,7 @@ func (s *Sampler) readingsEach() int {
 // StopAfter waits until every GPU has a reading at or after t (so the
 // last window's end is covered), the source stopped, ctx ended or bound
 // passed, then stops sampling and returns the trace.
-func (s *Sampler) StopAfter(ctx context.Context, t time.Time, bound time.Duration) Trace {
+func (s *Sampler) StopAfter(ctx context.Context, t time.Time, bound time.Duration) record.PowerTrace {
 	timer := time.NewTimer(bound)
 	defer timer.Stop()
 	for !s.coveredAfter(t) {
@@ -295,7 +273,7 @@ func (s *Sampler) coveredAfter(t time.Time) bool {
 }
 
 // Stop ends sampling and returns the trace.
-func (s *Sampler) Stop() Trace {
+func (s *Sampler) Stop() record.PowerTrace {
 	s.cancel()
 	<-s.done
 	s.mu.Lock()
@@ -306,5 +284,5 @@ func (s *Sampler) Stop() Trace {
 			dropped = append(dropped, contract.DroppedReadings{Reason: why, Count: n})
 		}
 	}
-	return Trace{Source: s.src.Name(), Interval: s.interval, GPUs: s.gpus, Samples: s.samples, Stopped: s.stopped, Dropped: dropped}
+	return record.PowerTrace{Source: s.src.Name(), Interval: s.interval, GPUs: s.gpus, Samples: s.samples, Stopped: s.stopped, Dropped: dropped}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/record"
 )
 
 // visibility are the variables that hide GPUs from the engine's runtime,
@@ -29,7 +29,7 @@ var (
 // list before it; --device CUDA<n>/ROCm<n> is the n-th visible device and
 // -mg the n-th device used. What cannot be tied leaves device_indices null
 // with the reason returned.
-func SelectedDevices(v dialect.EngineView, gpus []contract.GPU) (*contract.SelectedDevices, string) {
+func SelectedDevices(v record.EngineView, gpus []contract.GPU) (*contract.SelectedDevices, string) {
 	sd := &contract.SelectedDevices{Settings: []contract.DeviceSetting{}, TiedBy: []string{}}
 	if v.Args == nil && v.Env == nil {
 		return sd, "the runner could not see the engine's command line or environment (it neither started the engine nor found it listening on a local port), so which GPUs it was given is unknown"
@@ -110,7 +110,7 @@ func SelectedDevices(v dialect.EngineView, gpus []contract.GPU) (*contract.Selec
 
 // engineSetting is a flag's value on the command line, else its
 // variable's, and where it was read.
-func engineSetting(v dialect.EngineView, flags []string, envName string) (value, where string, ok bool) {
+func engineSetting(v record.EngineView, flags []string, envName string) (value, where string, ok bool) {
 	for i, a := range v.Args {
 		for _, f := range flags {
 			if a == f && i+1 < len(v.Args) {

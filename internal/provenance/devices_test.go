@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/record"
 )
 
 func gpus(names ...string) []contract.GPU {
@@ -26,7 +26,7 @@ func TestSelectedDevicesAreTiedToTheGPUs(t *testing.T) {
 	four := gpus("NVIDIA RTX A4000", "NVIDIA RTX A4000", "NVIDIA RTX A4000", "NVIDIA RTX A4000")
 	for _, c := range []struct {
 		name      string
-		view      dialect.EngineView
+		view      record.EngineView
 		gpus      []contract.GPU
 		indices   string // fmt of DeviceIndices ("<nil>" when not tied)
 		main      int    // -1: none
@@ -34,24 +34,24 @@ func TestSelectedDevicesAreTiedToTheGPUs(t *testing.T) {
 		whyHolds  string
 		tiedHolds string
 	}{
-		{"nothing selected", dialect.EngineView{Args: []string{"-m", "x.gguf"}, Where: "p"}, four, "[0 1 2 3]", -1, nil, "", "every GPU"},
-		{"CUDA_VISIBLE_DEVICES", dialect.EngineView{Args: []string{}, Env: []string{"CUDA_VISIBLE_DEVICES=2,3"}, Where: "p"}, four, "[2 3]", -1,
+		{"nothing selected", record.EngineView{Args: []string{"-m", "x.gguf"}, Where: "p"}, four, "[0 1 2 3]", -1, nil, "", "every GPU"},
+		{"CUDA_VISIBLE_DEVICES", record.EngineView{Args: []string{}, Env: []string{"CUDA_VISIBLE_DEVICES=2,3"}, Where: "p"}, four, "[2 3]", -1,
 			[]string{"CUDA_VISIBLE_DEVICES=2,3"}, "", "keeps device_index 2, 3"},
-		{"visible, then --device and -mg", dialect.EngineView{Args: []string{"--device", "CUDA1,CUDA0", "-mg", "1"}, Env: []string{"CUDA_VISIBLE_DEVICES=1,3"}, Where: "p"}, four, "[3 1]", 1,
+		{"visible, then --device and -mg", record.EngineView{Args: []string{"--device", "CUDA1,CUDA0", "-mg", "1"}, Env: []string{"CUDA_VISIBLE_DEVICES=1,3"}, Where: "p"}, four, "[3 1]", 1,
 			[]string{"CUDA_VISIBLE_DEVICES=1,3", "--device=CUDA1,CUDA0", "--main-gpu=1"}, "", "--main-gpu 1 is device_index 1"},
-		{"LLAMA_ARG_* and ROCr", dialect.EngineView{Args: []string{}, Env: []string{"ROCR_VISIBLE_DEVICES=0,2", "HIP_VISIBLE_DEVICES=1", "LLAMA_ARG_MAIN_GPU=0"}, Where: "p"},
+		{"LLAMA_ARG_* and ROCr", record.EngineView{Args: []string{}, Env: []string{"ROCR_VISIBLE_DEVICES=0,2", "HIP_VISIBLE_DEVICES=1", "LLAMA_ARG_MAIN_GPU=0"}, Where: "p"},
 			gpus("AMD Radeon RX 7900 XTX", "AMD Radeon RX 7900 XTX", "AMD Radeon RX 7900 XTX"), "[2]", 2,
 			[]string{"ROCR_VISIBLE_DEVICES=0,2", "HIP_VISIBLE_DEVICES=1", "--main-gpu=0"}, "", "HIP_VISIBLE_DEVICES=1 keeps device_index 2"},
-		{"the command line wins", dialect.EngineView{Args: []string{"-dev=CUDA0"}, Env: []string{"LLAMA_ARG_DEVICE=CUDA1"}, Where: "p"}, four, "[0]", -1,
+		{"the command line wins", record.EngineView{Args: []string{"-dev=CUDA0"}, Env: []string{"LLAMA_ARG_DEVICE=CUDA1"}, Where: "p"}, four, "[0]", -1,
 			[]string{"--device=CUDA0"}, "", ""},
-		{"no offload", dialect.EngineView{Args: []string{"--device", "none"}, Where: "p"}, four, "[]", -1, []string{"--device=none"}, "", "uses device_index none"},
-		{"a UUID", dialect.EngineView{Args: []string{}, Env: []string{"CUDA_VISIBLE_DEVICES=GPU-8c2f"}, Where: "p"}, four, "<nil>", -1, nil, "is not an index", ""},
-		{"mixed cards, CUDA's order", dialect.EngineView{Args: []string{}, Env: []string{"CUDA_VISIBLE_DEVICES=1"}, Where: "p"}, gpus("NVIDIA GeForce RTX 3060", "NVIDIA RTX A4000"), "<nil>", -1, nil, "fastest first", ""},
-		{"mixed cards, PCI order", dialect.EngineView{Args: []string{}, Env: []string{"CUDA_VISIBLE_DEVICES=1", "CUDA_DEVICE_ORDER=PCI_BUS_ID"}, Where: "p"}, gpus("NVIDIA GeForce RTX 3060", "NVIDIA RTX A4000"), "[1]", -1, nil, "", ""},
-		{"Vulkan", dialect.EngineView{Args: []string{"--device", "Vulkan0"}, Where: "p"}, four, "<nil>", -1, nil, "CUDA<n> or ROCm<n>", ""},
-		{"an unreadable environment", dialect.EngineView{Args: []string{}, EnvUnreadable: "permission denied", Where: "p"}, four, "<nil>", -1, nil, "permission denied", ""},
-		{"no GPU", dialect.EngineView{Args: []string{}, Where: "p"}, nil, "<nil>", -1, nil, "no GPU was probed", ""},
-		{"not seen", dialect.EngineView{}, four, "<nil>", -1, nil, "could not see the engine's command line", ""},
+		{"no offload", record.EngineView{Args: []string{"--device", "none"}, Where: "p"}, four, "[]", -1, []string{"--device=none"}, "", "uses device_index none"},
+		{"a UUID", record.EngineView{Args: []string{}, Env: []string{"CUDA_VISIBLE_DEVICES=GPU-8c2f"}, Where: "p"}, four, "<nil>", -1, nil, "is not an index", ""},
+		{"mixed cards, CUDA's order", record.EngineView{Args: []string{}, Env: []string{"CUDA_VISIBLE_DEVICES=1"}, Where: "p"}, gpus("NVIDIA GeForce RTX 3060", "NVIDIA RTX A4000"), "<nil>", -1, nil, "fastest first", ""},
+		{"mixed cards, PCI order", record.EngineView{Args: []string{}, Env: []string{"CUDA_VISIBLE_DEVICES=1", "CUDA_DEVICE_ORDER=PCI_BUS_ID"}, Where: "p"}, gpus("NVIDIA GeForce RTX 3060", "NVIDIA RTX A4000"), "[1]", -1, nil, "", ""},
+		{"Vulkan", record.EngineView{Args: []string{"--device", "Vulkan0"}, Where: "p"}, four, "<nil>", -1, nil, "CUDA<n> or ROCm<n>", ""},
+		{"an unreadable environment", record.EngineView{Args: []string{}, EnvUnreadable: "permission denied", Where: "p"}, four, "<nil>", -1, nil, "permission denied", ""},
+		{"no GPU", record.EngineView{Args: []string{}, Where: "p"}, nil, "<nil>", -1, nil, "no GPU was probed", ""},
+		{"not seen", record.EngineView{}, four, "<nil>", -1, nil, "could not see the engine's command line", ""},
 	} {
 		sd, why := SelectedDevices(c.view, c.gpus)
 		var got []int = sd.DeviceIndices

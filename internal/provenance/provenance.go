@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/ggufread"
 	"github.com/strata-bench/strata/internal/install"
@@ -51,7 +50,7 @@ type Inputs struct {
 	ModelNamedFrom string
 	// Engine is what the runner could see of the engine process (its
 	// device selections are tied to the probed GPUs).
-	Engine   dialect.EngineView
+	Engine   record.EngineView
 	Cache    *modelfiles.Cache
 	Rehash   bool
 	Progress func(done, total int64)

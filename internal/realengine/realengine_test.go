@@ -267,7 +267,7 @@ func profileRun(t *testing.T, out string) {
 		t.Errorf("protocol %s, model check %+v", f.res.Protocol.ID, mc)
 	}
 	var d struct {
-		Check dialect.BudgetCheck `json:"budget_check"`
+		Check contract.BudgetCheck `json:"budget_check"`
 	}
 	json.Unmarshal(f.ext["engine_dialect"], &d)
 	if d.Check.State != "overridden per request" || !strings.Contains(d.Check.Server, "--reasoning-budget 0") {
@@ -549,8 +549,8 @@ func one(t *testing.T, srv *Server, id string) (contract.Request, contract.Outpu
 		t.Fatal(err)
 	}
 	c := client.New(client.Options{BaseURL: srv.URL})
-	info := runner.ProbeServer(context.Background(), c)
-	body, err := info.Dialect.Body(fx)
+	d := dialect.Of(runner.ProbeServer(context.Background(), c).Dialect)
+	body, err := d.Body(fx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -562,7 +562,7 @@ func one(t *testing.T, srv *Server, id string) (contract.Request, contract.Outpu
 	}
 	e := &record.Request{Req: req, Fixture: fx, Body: body}
 	e.Outcome, e.Start, e.End = c.Chat(context.Background(), body, nil)
-	rec, o, _ := result.RequestRecord(0, e, info.Dialect)
+	rec, o, _ := result.RequestRecord(0, e, d)
 	return rec, o
 }
 

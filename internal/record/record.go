@@ -5,9 +5,7 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/fixtures"
-	"github.com/strata-bench/strata/internal/power"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
@@ -54,14 +52,38 @@ type Run struct {
 	// Aborted says why the rest of the run was skipped, if it was.
 	Aborted string
 	// Refusal is set when the engine's answer to the warm-up refused a
-	// profile setting, which stopped the run there.
-	Refusal *dialect.Refusal
+	// profile setting, which stopped the run there: the refusal in the
+	// run's words (dialect.Refusal's Text).
+	Refusal string
 	Server  Server
 	// Power is the GPUs' power trace while the run went: readings from
 	// before the warm-up (the idle baseline) to the run's last end, or why
 	// there are none. nil: the run was not sampled (a recovered run: the
 	// readings lived in the runner's memory only).
-	Power *power.Trace
+	Power *PowerTrace
+}
+
+// PowerTrace is what the power sampler gathered.
+type PowerTrace struct {
+	Source   string
+	Interval time.Duration
+	GPUs     []int
+	Samples  []PowerSample
+	// Stopped says why the source ended before it was stopped ("" when it
+	// ran to the end).
+	Stopped string
+	// Dropped counts the readings left out, by reason, in
+	// power.DropReasons' order (none: every reading was kept).
+	Dropped []contract.DroppedReadings
+	// NotMeasured says why there is no source at all ("" when there is).
+	NotMeasured string
+}
+
+// PowerSample is one GPU's draw, stamped with the clock when it arrived.
+type PowerSample struct {
+	At  time.Time
+	GPU int
+	W   float64
 }
 
 // Wall is the UTC wall time of t, an instant on the run's monotonic clock:
@@ -89,8 +111,9 @@ type Server struct {
 	// BuildInfo is the engine's own version (dialect.EngineVersion), from
 	// VersionSource.
 	BuildInfo string
-	// Dialect is the identified engine.
-	Dialect dialect.Dialect
+	// Dialect is the identified engine (dialect.Of turns it into the
+	// engine table's entry).
+	Dialect contract.Dialect
 	// SimulatorVersion is the simulator's own version when the server is
 	// strata's simulator.
 	SimulatorVersion string
@@ -116,8 +139,8 @@ type Server struct {
 
 // Evidence is what the server served about itself, as the dialect reads
 // it (and config.json keeps it).
-func (s Server) Evidence() dialect.Evidence {
-	return dialect.Evidence{Health: s.HealthRaw, Props: s.Props, Status: s.StatusRaw, Models: s.Models, Version: s.VersionRaw,
+func (s Server) Evidence() contract.ServerEvidence {
+	return contract.ServerEvidence{Health: s.HealthRaw, Props: s.Props, Status: s.StatusRaw, Models: s.Models, Version: s.VersionRaw,
 		OllamaVersion: s.OllamaVersionRaw, ServerInfo: s.ServerInfoRaw, LMStudioModels: s.LMStudioRaw,
 		ServiceInfo: s.ServiceInfoRaw, SamplingOverrides: s.SamplingOverridesRaw,
 		ServerHeader: s.ServerHeader, SimulatorHeader: s.SimulatorHeader}
@@ -125,7 +148,7 @@ func (s Server) Evidence() dialect.Evidence {
 
 // SetEvidence keeps what the server served about itself (the inverse of
 // Evidence).
-func (s *Server) SetEvidence(ev dialect.Evidence) {
+func (s *Server) SetEvidence(ev contract.ServerEvidence) {
 	s.HealthRaw, s.Props, s.StatusRaw, s.Models, s.VersionRaw = ev.Health, ev.Props, ev.Status, ev.Models, ev.Version
 	s.OllamaVersionRaw, s.ServerInfoRaw, s.LMStudioRaw = ev.OllamaVersion, ev.ServerInfo, ev.LMStudioModels
 	s.ServiceInfoRaw, s.SamplingOverridesRaw = ev.ServiceInfo, ev.SamplingOverrides
@@ -165,13 +188,37 @@ type Facts struct {
 	// Engine is what the runner could see of the engine process: the
 	// arguments and environment of the command it started (or of the local
 	// process serving the port); nil Args when it could see nothing.
-	Engine dialect.EngineView
+	Engine EngineView
 	// StrataFile is the config file a Strata server's command line names,
 	// as read (nil: not read; StrataFileErr says why when it was looked
 	// for).
-	StrataFile    *dialect.StrataFile
+	StrataFile    *StrataFile
 	StrataFileErr string
 	EngineConfig  map[string]any
 	Extensions    contract.Extensions
 	Missing       map[string]string
+}
+
+// EngineView is what the runner can see of the engine process: its
+// arguments and environment, and where they were read. A nil Args means the
+// runner cannot see the command line at all.
+type EngineView struct {
+	Args []string
+	Env  []string
+	// EnvUnreadable says why the environment could not be read ("" when it
+	// was, or when Args is nil too).
+	EnvUnreadable string
+	// Where names the source: "the profile's command line and environment",
+	// "/proc/<pid>/cmdline of the process listening on port 8080".
+	Where string
+}
+
+// StrataFile is what strata reads of a Strata config file
+// (dialect.ParseStrataFile).
+type StrataFile struct {
+	// Name is the file's base name (the result never holds a local path).
+	Name string
+	Exe  string   `json:"exe"`
+	Args []string `json:"args"`
+	Cwd  string   `json:"cwd"`
 }

@@ -86,7 +86,7 @@ type assembler struct {
 	outs      []contract.Output
 	byID      map[string]contract.Output
 	derive    derive.Derived
-	budget    dialect.BudgetCheck
+	budget    contract.BudgetCheck
 	engineCfg *contract.EngineConfig
 	a         Assembled
 	// first is the warm-up's dispatch: the origin of offset_s and of the
@@ -134,7 +134,7 @@ func (as *assembler) requests() {
 	as.first = first
 	as.byID = map[string]contract.Output{}
 	for i, e := range rec.Requests {
-		r, o, m := RequestRecord(i, e, rec.Server.Dialect)
+		r, o, m := RequestRecord(i, e, dialect.Of(rec.Server.Dialect))
 		for k, v := range m {
 			as.missing.Add(k, v)
 		}
@@ -276,7 +276,7 @@ func (as *assembler) configuration() error {
 	}
 	view := as.facts.Engine
 	opts := engineconfig.Capture(engineconfig.Sources{Props: srv.Props, Slots: srv.SlotsRaw, Status: srv.StatusRaw,
-		Args: view.Args, Env: view.Env, EnvUnreadable: view.EnvUnreadable, ArgsFrom: view.Where, Engine: srv.Dialect.ConfigFrom(),
+		Args: view.Args, Env: view.Env, EnvUnreadable: view.EnvUnreadable, ArgsFrom: view.Where, Engine: dialect.Of(srv.Dialect).ConfigFrom(),
 		StrataFile: as.facts.StrataFile, StrataFileErr: as.facts.StrataFileErr})
 	for _, name := range contract.EngineOptionObjects() {
 		v := opts.Objects[name]
@@ -334,7 +334,7 @@ func (as *assembler) engineConfig(opts engineconfig.Options) {
 	}
 	if view.Args != nil {
 		g := &contract.EngineGiven{From: view.Where, CommandLine: strings.Join(view.Args, " ")}
-		if srv.Dialect.ConfigFrom() == dialect.ConfigLlamaArgs {
+		if dialect.Of(srv.Dialect).ConfigFrom() == dialect.ConfigLlamaArgs {
 			if view.EnvUnreadable != "" {
 				g.EnvNote = "the environment could not be read: " + view.EnvUnreadable
 			} else {
@@ -351,8 +351,8 @@ func (as *assembler) engineConfig(opts engineconfig.Options) {
 
 // configArtifact is config.json: what the runner learned of the engine's
 // configuration, and everything the server served about itself under
-// dialect.Evidence's names (the validator identifies the engine again from
-// it, and looks for the simulator's traces in it).
+// contract.ServerEvidence's names (the validator identifies the engine
+// again from it, and looks for the simulator's traces in it).
 func (as *assembler) configArtifact(source string) error {
 	srv := as.srv
 	cfg := map[string]any{"server_url": "loopback", "slots": json.RawMessage(orNull(srv.SlotsRaw)), "configuration_source": source}
@@ -383,16 +383,17 @@ func (as *assembler) configArtifact(source string) error {
 // metadata), as the validator reads the saved ones.
 func (as *assembler) extensions() {
 	srv := as.srv
+	d := dialect.Of(srv.Dialect)
 	// The reasoning budget: the spec's "no budget", said in the engine's
 	// words, and what the runner could see of a server-level one.
-	as.budget = srv.Dialect.CheckBudget(as.facts.Engine)
+	as.budget = d.CheckBudget(as.facts.Engine)
 	ext := as.facts.Extensions
 	ext.Fixtures = &contract.FixturesInfo{Bundle: as.facts.Protocol.BundleName, MaxSharedPrefixTokens: as.maxShared}
 	ext.EngineConfig = as.engineCfg
 	ext.Engine = as.engineLog(ext.Engine)
 	ext.Limitations = limitations(as.rec, as.budget, ext.Engine, as.missing)
-	ext.EngineDialect = &contract.EngineDialect{Dialect: srv.Dialect, ReasoningBudget: srv.Dialect.ReasoningBudget(), BudgetCheck: as.budget,
-		SettingNames: nonNilMap(srv.Dialect.SettingNames())}
+	ext.EngineDialect = &contract.EngineDialect{Dialect: srv.Dialect, ReasoningBudget: d.ReasoningBudget(), BudgetCheck: as.budget,
+		SettingNames: nonNilMap(d.SettingNames())}
 	ext.Thinking = thinkingEvidence(as.rec)
 	ext.CacheReuse = derive.ReuseList(as.derive.Reuse)
 	ext.SettingsCheck = settingsSummary(as.outs)
@@ -443,7 +444,7 @@ func (as *assembler) status() {
 		reasons = append(reasons, *r)
 	}
 	reasons = append(reasons, derive.Reasons(derive.Evidence{Results: &as.res, Outputs: as.byID, MaxShared: as.maxShared, Budget: as.budget.Nonconforming,
-		NotTaken: as.srv.Dialect.NotTakenIn(as.srv.Evidence()), Server: as.srv.Evidence()})...)
+		NotTaken: dialect.Of(as.srv.Dialect).NotTakenIn(as.srv.Evidence()), Server: as.srv.Evidence()})...)
 	if as.rec.Interrupted {
 		reasons = append(reasons, derive.Interruption(as.rec.Interruption))
 	}
@@ -700,13 +701,13 @@ const NoEngineLog = "the runner did not start the engine (a --url run against a 
 // protocol's own, then what a run against an engine the runner did not
 // start could not see, then the identified engine's, then the budget
 // check's.
-func limitations(rec *record.Run, budget dialect.BudgetCheck, e *contract.Engine, missing contract.Missing) []string {
+func limitations(rec *record.Run, budget contract.BudgetCheck, e *contract.Engine, missing contract.Missing) []string {
 	out := []string{
 		"The runner cannot see the server's repeat-stop and loop-recovery switches and does not claim to have disabled them.",
 		"The warmed expert cache stays enabled; these are not zero-cache or cold-model measurements. Shared template-prefix reuse is allowed and reported per request.",
 	}
 	out = append(out, unseen(e, missing)...)
-	out = append(out, rec.Server.Dialect.Limitations()...)
+	out = append(out, dialect.Of(rec.Server.Dialect).Limitations()...)
 	out = append(out, "Reasoning budget: "+budget.State+": "+budget.Detail+".")
 	return out
 }
@@ -780,12 +781,12 @@ func engineVersion(srv record.Server) (*string, string) {
 	case srv.Dialect.Simulated:
 		// The simulator's own name, so no reader takes it for the engine it
 		// speaks as.
-		return ptr(orElse(srv.SimulatorVersion, "strata-simulator") + " (speaking as " + srv.Dialect.Name() + ")"), ""
+		return ptr(orElse(srv.SimulatorVersion, "strata-simulator") + " (speaking as " + dialect.Of(srv.Dialect).Name() + ")"), ""
 	case srv.BuildInfo != "":
 		return ptr(srv.BuildInfo), ""
 	}
 	why := "neither /props build_info nor /v1/status names the engine's version: " + orElse(srv.PropsErr, "fields absent")
-	if srv.Dialect.OwnVersion() {
+	if dialect.Of(srv.Dialect).OwnVersion() {
 		why = fmt.Sprintf("%s names no version on any route strata reads (identified by %s)", srv.Dialect.Engine, srv.Dialect.IdentifiedBy)
 	}
 	return nil, why

@@ -62,7 +62,7 @@ func TestAssembleStatusAndValidity(t *testing.T) {
 	started := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	rec := &record.Run{ID: "20261201T100000Z-abcdef", StartedAt: started, Origin: started, BaseURL: "http://10.0.0.5:8080",
 		Interrupted: true, Interruption: "SIGHUP (the terminal or the SSH session closed)",
-		Server: record.Server{Dialect: dialect.Identify(dialect.Evidence{})}} // it never answered
+		Server: record.Server{Dialect: dialect.Identify(contract.ServerEvidence{}).Record()}} // it never answered
 	for _, req := range protocol.Schedule(false) {
 		f, _ := b.Fixture(req.ID)
 		rec.Requests = append(rec.Requests, &record.Request{Req: req, Fixture: f, SkipReason: "the run was interrupted"})
@@ -110,7 +110,7 @@ func TestPreciseReasonsStay(t *testing.T) {
 	}
 	started := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	rec := &record.Run{ID: "20261201T100000Z-abcdef", StartedAt: started, Origin: started, BaseURL: "http://127.0.0.1:8080",
-		Server: record.Server{Dialect: dialect.Identify(dialect.Evidence{})}}
+		Server: record.Server{Dialect: dialect.Identify(contract.ServerEvidence{}).Record()}}
 	for _, req := range protocol.Schedule(false) {
 		f, _ := b.Fixture(req.ID)
 		rec.Requests = append(rec.Requests, &record.Request{Req: req, Fixture: f, SkipReason: "not sent"})

@@ -14,7 +14,6 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
-	"github.com/strata-bench/strata/internal/power"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
@@ -55,7 +54,7 @@ type Options struct {
 
 // powerTrace is a synthetic trace of GPU 0 around w watts, every 0.2 ms
 // from 5 ms before the run's first dispatch to 1 ms after its last end.
-func powerTrace(rec *record.Run, w float64) *power.Trace {
+func powerTrace(rec *record.Run, w float64) *record.PowerTrace {
 	var first, last time.Time
 	for _, e := range rec.Requests {
 		if e.Outcome == nil {
@@ -69,9 +68,9 @@ func powerTrace(rec *record.Run, w float64) *power.Trace {
 		}
 	}
 	const every = 200 * time.Microsecond
-	tr := &power.Trace{Source: "NVML nvmlDeviceGetPowerUsage", Interval: every, GPUs: []int{0}}
+	tr := &record.PowerTrace{Source: "NVML nvmlDeviceGetPowerUsage", Interval: every, GPUs: []int{0}}
 	for i, at := 0, first.Add(-5*time.Millisecond); !at.After(last.Add(time.Millisecond)); i, at = i+1, at.Add(every) {
-		tr.Samples = append(tr.Samples, power.Sample{At: at, GPU: 0, W: math.Round((w+w/4*math.Sin(float64(i)/7))*100) / 100})
+		tr.Samples = append(tr.Samples, record.PowerSample{At: at, GPU: 0, W: math.Round((w+w/4*math.Sin(float64(i)/7))*100) / 100})
 	}
 	return tr
 }

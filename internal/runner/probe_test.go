@@ -84,7 +84,7 @@ func TestProbeStrata(t *testing.T) {
 			t.Parallel()
 			srv := strataServer(t, c.serverKey, c.propsDown)
 			s := ProbeServer(context.Background(), client.New(client.Options{BaseURL: srv.URL, APIKey: c.use}))
-			if s.Dialect.Engine != dialect.StrataServer {
+			if s.Dialect.Engine != string(dialect.StrataServer) {
 				t.Fatalf("identified as %+v", s.Dialect)
 			}
 			if s.BuildInfo != c.version || s.VersionSource != c.from {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/clock"
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/protocol"
@@ -118,7 +119,7 @@ func Execute(ctx context.Context, cfg Config) *record.Run {
 		}
 		rec.Requests = append(rec.Requests, e)
 	}
-	r := &run{cfg: cfg, rec: rec}
+	r := &run{cfg: cfg, rec: rec, dialect: dialect.Of(rec.Server.Dialect)}
 	if cfg.Progress != nil {
 		cfg.Progress.Planned(rec.Requests)
 	}
@@ -130,8 +131,11 @@ func Execute(ctx context.Context, cfg Config) *record.Run {
 }
 
 type run struct {
-	cfg     Config
-	rec     *record.Run
+	cfg Config
+	rec *record.Run
+	// dialect is the engine the record identifies, as the engine table
+	// knows it.
+	dialect dialect.Dialect
 	skipAll string // once set, every request not yet dispatched is skipped with it
 	mu      sync.Mutex
 }
@@ -165,9 +169,9 @@ func (r *run) stages(ctx context.Context) {
 				// An engine whose version could not tell that it refuses a
 				// profile setting says so in its answer: the run stops
 				// here, naming it, rather than sending 21 requests in vain.
-				if ref := r.rec.Server.Dialect.RefusedIn(e.Outcome.HTTPStatus, e.Outcome.ErrorBody); ref != nil {
-					r.rec.Refusal = ref
-					r.abort("the warm-up was refused: " + ref.Text() + "; every request after it is skipped")
+				if ref := r.dialect.RefusedIn(e.Outcome.HTTPStatus, e.Outcome.ErrorBody); ref != nil {
+					r.rec.Refusal = ref.Text()
+					r.abort("the warm-up was refused: " + r.rec.Refusal + "; every request after it is skipped")
 					continue
 				}
 				r.abort("the warm-up failed, so every request after it is skipped")
@@ -212,7 +216,7 @@ func (r *run) one(ctx context.Context, e *record.Request, i, n int) {
 		}
 		return
 	}
-	e.Settings = checkSettings(ctx, r.cfg.Client, r.rec.Server.Dialect.HiddenSettings(), []*record.Request{e})[0]
+	e.Settings = checkSettings(ctx, r.cfg.Client, r.dialect.HiddenSettings(), []*record.Request{e})[0]
 	if j := r.cfg.Journal; j != nil {
 		j.Done(r.rec, e)
 	}
@@ -238,7 +242,7 @@ func (r *run) afterFailure(ctx context.Context, id string) {
 }
 
 func (r *run) send(ctx context.Context, e *record.Request, i, n int) {
-	body, err := r.rec.Server.Dialect.Body(e.Fixture)
+	body, err := r.dialect.Body(e.Fixture)
 	if err != nil {
 		e.SkipReason = "could not build the request: " + err.Error()
 		return
@@ -323,7 +327,7 @@ func (r *run) concurrency(ctx context.Context, list []*record.Request) {
 				failed = e.Req.ID
 			}
 		}
-		checks := checkSettings(ctx, r.cfg.Client, r.rec.Server.Dialect.HiddenSettings(), sent)
+		checks := checkSettings(ctx, r.cfg.Client, r.dialect.HiddenSettings(), sent)
 		for i, e := range sent {
 			e.Settings = checks[i]
 			if j := r.cfg.Journal; j != nil {
@@ -344,7 +348,7 @@ func (r *run) concurrency(ctx context.Context, list []*record.Request) {
 // some engines serve), and identifies its dialect.
 func ProbeServer(ctx context.Context, c *client.Client) record.Server {
 	var s record.Server
-	var ev dialect.Evidence
+	var ev contract.ServerEvidence
 	// refused notes a route that asked for a key strata did not have (or
 	// did not accept the one it sent).
 	refused := func(path string, status int) {
@@ -354,7 +358,7 @@ func ProbeServer(ctx context.Context, c *client.Client) record.Server {
 	}
 	if status, h, body, err := c.GetHeader(ctx, dialect.HealthRoute, 10*time.Second); err == nil {
 		s.Health = status
-		ev.ReadHeaders(h.Get)
+		dialect.ReadHeaders(&ev, h.Get)
 		refused(dialect.HealthRoute, status)
 		if status == 200 && json.Valid(body) {
 			ev.Health = body
@@ -397,10 +401,11 @@ func ProbeServer(ctx context.Context, c *client.Client) record.Server {
 	}
 	s.SlotsRaw = json200(dialect.SlotsRoute)
 	ev.Status = json200(dialect.StatusRoute)
-	ev.AskIdentityRoutes(json200)
+	dialect.AskIdentityRoutes(&ev, json200)
 	s.SetEvidence(ev)
-	s.Dialect = dialect.Identify(ev)
-	s.BuildInfo, s.VersionSource = dialect.EngineVersion(ev, s.Dialect)
+	d := dialect.Identify(ev)
+	s.Dialect = d.Record()
+	s.BuildInfo, s.VersionSource = dialect.EngineVersion(ev, d)
 	if ctxSize, slots := dialect.StatusCapacity(ev); s.ContextSize == nil && s.Slots == nil {
 		s.ContextSize, s.Slots = ctxSize, slots
 	}

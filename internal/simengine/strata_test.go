@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
 )
 
@@ -564,7 +565,7 @@ func TestStrataKnownAsSimulated(t *testing.T) {
 		url := startAs(t, name, nil)
 		props := call(t, "GET", url+"/props", nil)
 		health := call(t, "GET", url+"/health", nil)
-		ev := dialect.Evidence{Props: props.body, Status: call(t, "GET", url+"/v1/status", nil).body,
+		ev := contract.ServerEvidence{Props: props.body, Status: call(t, "GET", url+"/v1/status", nil).body,
 			Models: call(t, "GET", url+"/v1/models", nil).body, ServerHeader: health.header.Get("Server"),
 			SimulatorHeader: health.header.Get(SimulatorHeader)}
 		var p map[string]any

@@ -28,7 +28,7 @@ func (c *checker) readServer() {
 		c.add(contract.ConfigFile, "is not strict JSON: %v", err)
 		return
 	}
-	ev, err := dialect.ReadEvidence(data)
+	ev, err := contract.ReadServerEvidence(data)
 	if err != nil {
 		c.add(contract.ConfigFile, "%v", err)
 		return

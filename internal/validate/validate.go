@@ -91,7 +91,7 @@ type checker struct {
 	// derived is what the records give (derive.Run), made once.
 	derived *derive.Derived
 	// server is what the server served about itself (config.json).
-	server dialect.Evidence
+	server contract.ServerEvidence
 	// outOrder is the request ID of each line of outputs.jsonl, in order.
 	outOrder []string
 }

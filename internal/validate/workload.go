@@ -52,7 +52,7 @@ func (c *checker) checkIdentity() {
 // recordedDialect is the dialect the result says its bodies were built for.
 func (c *checker) recordedDialect() (dialect.Dialect, bool) {
 	if d := c.res.Extensions.EngineDialect; d != nil {
-		return d.Dialect, true
+		return dialect.Of(d.Dialect), true
 	}
 	return dialect.Dialect{}, false
 }
