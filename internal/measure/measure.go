@@ -517,9 +517,8 @@ func LengthViolation(caseID string, input *int64) (bool, string) {
 	if !ok || input == nil {
 		return false, ""
 	}
-	if !protocol.WithinLengthRule(int(*input), target) {
-		return true, fmt.Sprintf("measured input_tokens %d of %s is not within %d%% of %d (a different tokenizer or template)",
-			*input, caseID, protocol.LengthTolerancePercent, target)
+	if v := protocol.LengthRule(int(*input), target); !v.Within {
+		return true, fmt.Sprintf("measured input_tokens %d of %s is %s (a different tokenizer or template)", *input, caseID, v.Why)
 	}
 	return false, ""
 }
