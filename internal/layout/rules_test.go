@@ -44,6 +44,19 @@ var rules = []rule{{
 	words:     regexp.MustCompile(`(^|[^\w.])2 ?%|not within`),
 	readers:   map[string]string{"internal/corpus.builder.buildInfo": "records the tolerance in build.json"},
 	deviation: true,
+}, {
+	name:   "cache reuse",
+	home:   []string{"internal/measure.CacheReuse"},
+	values: []string{"internal/protocol.CacheBoundaryAllowance"},
+	words:  regexp.MustCompile(`unexpected cache reuse`),
+	readers: map[string]string{
+		"internal/report.writePromptCache": "the folder's README describes the allowance beside the cache table",
+	},
+}, {
+	name:   "decode-count agreement",
+	home:   []string{"internal/measure.DecodeCount"},
+	values: []string{"internal/protocol.DecodeCountSlack", "internal/protocol.DecodeCountSlackPerSecond"},
+	words:  regexp.MustCompile(`x decode_s \+`),
 }}
 
 // ruleFile is one parsed Go file and the package folder it is in.
