@@ -2,7 +2,6 @@ package derive
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/strata-bench/strata/internal/contract"
@@ -54,15 +53,10 @@ func Split(rs []Reason) contract.StatusReasons {
 // Remote is the reason a server off loopback makes a run nonconforming
 // (standard latency is a loopback measurement), or nil on loopback.
 func Remote(base string) *Reason {
-	u, err := url.Parse(base)
-	if err != nil {
-		return &Reason{Kind: contract.RemoteServer, Text: "the server URL cannot be parsed: " + err.Error()}
+	if remote, why := protocol.Remote(base); remote {
+		return &Reason{Kind: contract.RemoteServer, Text: why}
 	}
-	host := u.Hostname()
-	if protocol.IsLoopback(host) {
-		return nil
-	}
-	return &Reason{Kind: contract.RemoteServer, Text: fmt.Sprintf("the server (%s) is not on loopback; standard latency is a loopback measurement", host)}
+	return nil
 }
 
 // BeforeRun are the reasons known before the first request: the engine

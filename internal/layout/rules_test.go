@@ -57,6 +57,25 @@ var rules = []rule{{
 	home:   []string{"internal/measure.DecodeCount"},
 	values: []string{"internal/protocol.DecodeCountSlack", "internal/protocol.DecodeCountSlackPerSecond"},
 	words:  regexp.MustCompile(`x decode_s \+`),
+}, {
+	name:   "remote servers (loopback)",
+	home:   []string{"internal/protocol.Remote"},
+	values: []string{"internal/protocol.IsLoopback"},
+	words:  regexp.MustCompile(`not on loopback|loopback measurement`),
+	readers: map[string]string{
+		"internal/benchrun.target.engineView": "looks for the engine's process on this machine only",
+		"internal/cli.simulateOptions.check":  "the simulator itself listens on loopback only",
+		"internal/cli.serveDir":               "the site's preview listens on loopback only",
+	},
+}, {
+	name:   "track names",
+	home:   []string{"internal/protocol.ValidTrack"},
+	values: []string{"internal/protocol.TrackDefault", "internal/protocol.TrackCustom"},
+	words:  regexp.MustCompile(`"default" or "custom"|"custom" or "default"`),
+	readers: map[string]string{
+		"internal/benchrun.Declared.merge": "--track defaults to custom",
+		"internal/cli.newRun":              "--track defaults to custom, and its help names the tracks",
+	},
 }}
 
 // ruleFile is one parsed Go file and the package folder it is in.
@@ -256,18 +275,23 @@ func TestEachRuleHasOneHome(t *testing.T) {
 	root := filepath.Join("..", "..")
 	fset := token.NewFileSet()
 	files := shippedFiles(t, fset, root, map[string]bool{"internal/simengine": true})
-	for _, r := range rules {
-		homes := map[string]bool{}
-		for _, f := range files {
-			for _, d := range f.file.Decls {
-				if fn, ok := d.(*ast.FuncDecl); ok {
-					homes[funcName(f.pkg, fn)] = true
-				}
+	homes := map[string]bool{}
+	for _, f := range files {
+		for _, d := range f.file.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok {
+				homes[funcName(f.pkg, fn)] = true
 			}
 		}
+	}
+	for _, r := range rules {
 		for _, h := range r.home {
 			if !homes[h] {
 				t.Errorf("%s: its home %s is not in the tree", r.name, h)
+			}
+		}
+		for reader := range r.readers {
+			if !homes[reader] {
+				t.Errorf("%s: its reader %s is not in the tree: drop it from rules", r.name, reader)
 			}
 		}
 		for _, f := range files {

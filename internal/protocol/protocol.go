@@ -9,6 +9,7 @@ package protocol
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"time"
 )
 
@@ -328,6 +329,22 @@ func IsLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// Remote is the remote-server rule: a server that is not on loopback gives
+// a nonconforming result, because standard latency is a loopback
+// measurement. It reports whether the server at base (its URL) is such a
+// server, and the sentence that says so.
+func Remote(base string) (bool, string) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return true, "the server URL cannot be parsed: " + err.Error()
+	}
+	host := u.Hostname()
+	if IsLoopback(host) {
+		return false, ""
+	}
+	return true, fmt.Sprintf("the server (%s) is not on loopback; standard latency is a loopback measurement", host)
+}
+
 // The configuration tracks: "default" for an unmodified release's
 // setup-generated settings, "custom" for anything else ("never merge these
 // tracks into one headline result").
@@ -336,5 +353,11 @@ const (
 	TrackCustom  = "custom"
 )
 
-// ValidTrack reports whether t is one of the tracks.
-func ValidTrack(t string) bool { return t == TrackDefault || t == TrackCustom }
+// ValidTrack reports whether t is one of the tracks, and when it is not,
+// the sentence that says which are.
+func ValidTrack(t string) (bool, string) {
+	if t == TrackDefault || t == TrackCustom {
+		return true, ""
+	}
+	return false, fmt.Sprintf("expected %q or %q", TrackDefault, TrackCustom)
+}

@@ -134,3 +134,33 @@ func TestSanityDefinitions(t *testing.T) {
 		t.Errorf("kwargs %+v", k)
 	}
 }
+
+// TestRemote: a server off loopback, or a URL that cannot be parsed, is
+// remote, with the one sentence a result records; loopback by name or
+// address is not.
+func TestRemote(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ base, why string }{
+		{"http://127.0.0.1:8080", ""}, {"http://localhost:1", ""}, {"http://[::1]:8080", ""},
+		{"http://10.0.0.5:8080", "the server (10.0.0.5) is not on loopback; standard latency is a loopback measurement"},
+		{"https://gpu.example.com", "the server (gpu.example.com) is not on loopback; standard latency is a loopback measurement"},
+		{"http://[::1", `the server URL cannot be parsed: parse "http://[::1": missing ']' in host`},
+	} {
+		if remote, why := Remote(c.base); remote != (c.why != "") || why != c.why {
+			t.Errorf("Remote(%s) = %v, %q; want %q", c.base, remote, why, c.why)
+		}
+	}
+}
+
+// TestValidTrack: the two tracks are valid; anything else is not, with
+// the sentence that names them.
+func TestValidTrack(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ track, why string }{
+		{"default", ""}, {"custom", ""}, {"Custom", `expected "default" or "custom"`}, {"", `expected "default" or "custom"`},
+	} {
+		if ok, why := ValidTrack(c.track); ok != (c.why == "") || why != c.why {
+			t.Errorf("ValidTrack(%q) = %v, %q; want %q", c.track, ok, why, c.why)
+		}
+	}
+}
