@@ -15,22 +15,6 @@ import (
 // kind, the request it is about and the sentence the result records).
 type Reason = contract.StatusReason
 
-// Status is the run status the reasons give, with the spec's precedence:
-// any nonconforming reason wins, then any partial one, else complete.
-func Status(rs []Reason) string {
-	partial := false
-	for _, r := range rs {
-		if !r.Kind.Partial() {
-			return contract.StatusNonconforming
-		}
-		partial = true
-	}
-	if partial {
-		return contract.StatusPartial
-	}
-	return contract.StatusComplete
-}
-
 // Split is the reasons as the result lists them, nonconforming and
 // partial, each in order and without repeated sentences.
 func Split(rs []Reason) contract.StatusReasons {

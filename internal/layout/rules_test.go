@@ -23,11 +23,15 @@ type rule struct {
 	// values are the names (in the package their home names first) that
 	// hold the rule's thresholds or predicate.
 	values []string
-	// words match the rule's sentence, or its threshold as text.
+	// words match the rule's sentence, or its threshold as text (nil:
+	// the rule has no sentence).
 	words *regexp.Regexp
 	// readers read a value without applying the rule (recording it in a
 	// file, or another rule that shares a predicate), each with why.
 	readers map[string]string
+	// verdicts are the names of the rule's outcomes: only the home
+	// returns or assigns one (others compare with them).
+	verdicts []string
 	// deviation: a prompt's deviation from its target (a difference
 	// scaled by 100) is computed only at home.
 	deviation bool
@@ -76,6 +80,10 @@ var rules = []rule{{
 		"internal/benchrun.Declared.merge": "--track defaults to custom",
 		"internal/cli.newRun":              "--track defaults to custom, and its help names the tracks",
 	},
+}, {
+	name:     "status precedence (nonconforming > partial > complete)",
+	home:     []string{"internal/measure.Status"},
+	verdicts: []string{"internal/contract.StatusNonconforming", "internal/contract.StatusPartial", "internal/contract.StatusComplete"},
 }}
 
 // ruleFile is one parsed Go file and the package folder it is in.
@@ -129,15 +137,27 @@ func ruleHits(fset *token.FileSet, f ruleFile, r rule) []string {
 	for reader := range r.readers {
 		at[reader+" (reader)"] = true
 	}
-	values := map[string]bool{}
+	values, verdicts := map[string]bool{}, map[string]bool{}
 	for _, v := range r.values {
 		values[v] = true
+	}
+	for _, v := range r.verdicts {
+		verdicts[v] = true
 	}
 	imports := f.imported()
 	declared := map[*ast.Ident]bool{}
 	var out []string
 	hit := func(where string, n ast.Node, what string) {
 		out = append(out, fset.Position(n.Pos()).String()+" ("+where+"): "+what)
+	}
+	// decided reports a value that is one of the rule's verdicts.
+	decided := func(e ast.Expr) bool {
+		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		x, ok := sel.X.(*ast.Ident)
+		return ok && imports[x.Name] != "" && verdicts[imports[x.Name]+"."+sel.Sel.Name]
 	}
 	var visit func(where string, root ast.Node)
 	diffs := map[string]bool{} // names assigned a difference, per place
@@ -149,7 +169,7 @@ func ruleHits(fset *token.FileSet, f ruleFile, r rule) []string {
 					declared[id] = true
 				}
 			case *ast.BasicLit:
-				if s, err := strconv.Unquote(x.Value); x.Kind == token.STRING && err == nil && r.words.MatchString(s) && !at[where] {
+				if s, err := strconv.Unquote(x.Value); x.Kind == token.STRING && err == nil && r.words != nil && r.words.MatchString(s) && !at[where] {
 					hit(where, x, "states the rule's words: "+x.Value)
 				}
 			case *ast.SelectorExpr:
@@ -168,7 +188,22 @@ func ruleHits(fset *token.FileSet, f ruleFile, r rule) []string {
 				if values[f.pkg+"."+x.Name] && !declared[x] && !at[where] && !at[where+" (reader)"] {
 					hit(where, x, "reads "+x.Name)
 				}
+			case *ast.ReturnStmt:
+				for _, e := range x.Results {
+					if decided(e) && !at[where] {
+						hit(where, e, "returns the rule's verdict")
+					}
+				}
+			case *ast.KeyValueExpr:
+				if decided(x.Value) && !at[where] {
+					hit(where, x.Value, "sets the rule's verdict")
+				}
 			case *ast.AssignStmt:
+				for _, e := range x.Rhs {
+					if decided(e) && !at[where] {
+						hit(where, e, "sets the rule's verdict")
+					}
+				}
 				for i, lhs := range x.Lhs {
 					if id, ok := lhs.(*ast.Ident); ok && len(x.Rhs) == len(x.Lhs) {
 						if d, ok := ast.Unparen(x.Rhs[i]).(*ast.BinaryExpr); ok && d.Op == token.SUB {
@@ -364,5 +399,21 @@ func f() int { return protocol.LengthTolerancePercent }`, 0},
 				t.Errorf("found %q, want %d", got, c.hits)
 			}
 		})
+	}
+}
+
+// TestVerdictHitsAreFound: the scan sees a run status returned, assigned
+// or set in a literal outside its home, and passes a comparison with one.
+func TestVerdictHitsAreFound(t *testing.T) {
+	t.Parallel()
+	status := rules[len(rules)-1]
+	fset, f := parseSnippet(t, `package p
+import c "github.com/strata-bench/strata/internal/contract"
+type run struct{ Status string }
+func decide(bad bool) string { if bad { return c.StatusNonconforming }; return (c.StatusComplete) }
+func set(r *run) run { r.Status = c.StatusPartial; return run{Status: c.StatusPartial} }
+func read(r run) bool { return r.Status == c.StatusComplete }`)
+	if got := ruleHits(fset, ruleFile{pkg: "internal/derive", file: f}, status); len(got) != 4 {
+		t.Errorf("found %q, want 4", got)
 	}
 }
