@@ -56,8 +56,8 @@ func (d Declared) merge(p *engine.Profile) (record.Identity, error) {
 	case pi.Track != nil:
 		id.Track = *pi.Track
 	}
-	if !protocol.ValidTrack(id.Track) {
-		return id, exitcode.Usagef(`--track must be "default" or "custom", got %q`, id.Track)
+	if ok, why := protocol.ValidTrack(id.Track); !ok {
+		return id, exitcode.Usagef("--track %q: %s", id.Track, why)
 	}
 	if d.Background == nil && pi.Background != nil {
 		id.Background = pi.Background

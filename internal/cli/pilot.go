@@ -9,10 +9,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/pilot"
+	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/validate"
 )
 
-// pilotHelp is the help text of the command pilot.
+// pilotHelp is the help text of the command pilot, with the 2 % rule's
+// threshold (%s) from its home.
 const pilotHelp = `Print the evidence of the spec's activation checklist ("The draft becomes
 final only after the measured pilot in the activation checklist") from result
 folders, as Markdown, or with --json in a stable shape (format
@@ -22,7 +24,7 @@ Each folder is validated first, exactly as strata bench report does. Per valid
 folder: the machine, the engine (and whether it is a real one or strata's
 simulator), the status with its reasons, the required and optional durations,
 per performance case the requests that reached the cap and the measured prompt
-lengths against the 2 % rule, the template check (the preflight: the engine's own
+lengths against the %s rule, the template check (the preflight: the engine's own
 rendering and counts of every fixture, the tool cases included), the sanity
 outcomes and the failed and skipped requests by kind. Across folders: the
 sanity outcomes per case and the failures by kind. Then the checklist, once per
@@ -45,7 +47,7 @@ func newPilot(env Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pilot DIR... [--json]",
 		Short: "Print the activation checklist's evidence from result folders",
-		Long:  pilotHelp,
+		Long:  fmt.Sprintf(pilotHelp, protocol.LengthTolerance()),
 		Example: `  strata bench pilot bench/results/*/
   strata bench pilot --json bench/results/RUN-A bench/results/RUN-B`,
 		Args: func(cmd *cobra.Command, args []string) error {

@@ -104,7 +104,7 @@ func newRun(env Env) *cobra.Command {
 	f.BoolVar(&o.optional, "optional-concurrency", false, "add the optional concurrency stage (3 rounds of 4 requests)")
 	f.StringVar(&o.apiKeyEnv, "api-key-env", "", "name of an environment variable holding the server's API key, of at least 8 characters (sent as a bearer token, never recorded)")
 	f.StringVar(&o.resultsDir, "results-dir", "", "folder to write the result folder into (default: bench/results or ./bench-results)")
-	f.StringVar(&o.track, "track", protocol.TrackCustom, `configuration track: "default" (an unmodified release's setup) or "custom"`)
+	f.StringVar(&o.track, "track", protocol.TrackCustom, fmt.Sprintf("configuration track: %q (an unmodified release's setup) or %q", protocol.TrackDefault, protocol.TrackCustom))
 	f.StringVar(&o.trackNotes, "track-notes", "", "setup choices (default track) or modifications (custom track)")
 	f.StringVar(&o.modelRev, "model-revision", "", "the quantization repository's immutable revision")
 	f.StringVar(&o.sourceRev, "source-revision", "", "the source model's revision")

@@ -461,9 +461,8 @@ func (b *builder) chooseRecords(size protocol.Size) (LengthChoice, error) {
 		return LengthChoice{}, err
 	}
 	tokens := memo[chosen]
-	if !protocol.WithinLengthRule(tokens, target) {
-		return LengthChoice{}, fmt.Errorf("%s: the closest record count (%d records, %d tokens) is not within %d%% of %d tokens",
-			caseID, chosen, tokens, protocol.LengthTolerancePercent, target)
+	if v := protocol.LengthRule(tokens, target); !v.Within {
+		return LengthChoice{}, fmt.Errorf("%s: the closest record count (%d records, %d tokens) is %s", caseID, chosen, tokens, v.Why)
 	}
 	return LengthChoice{Target: target, Records: chosen, Tokens: tokens,
 		Below: below, Above: above, Measure: protocol.PerformanceID(caseID, 1)}, nil
@@ -511,10 +510,10 @@ func checkLengths(fs []*fixtures.Fixture) error {
 			}
 			caseID = protocol.SizeCase(c.Size)
 		}
-		target, ok := protocol.TargetTokens(caseID)
-		if ok && !protocol.WithinLengthRule(f.InputTokens, target) {
-			errs = append(errs, fmt.Errorf("%s: %d tokens is not within %d%% of %d",
-				f.RequestID, f.InputTokens, protocol.LengthTolerancePercent, target))
+		if target, ok := protocol.TargetTokens(caseID); ok {
+			if v := protocol.LengthRule(f.InputTokens, target); !v.Within {
+				errs = append(errs, fmt.Errorf("%s: %d tokens is %s", f.RequestID, f.InputTokens, v.Why))
+			}
 		}
 	}
 	return errors.Join(errs...)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
@@ -50,8 +51,8 @@ func TestStatusPrecedence(t *testing.T) {
 		{[]Reason{skipped, Interruption("SIGHUP")}, contract.StatusPartial},
 		{[]Reason{skipped, remote}, contract.StatusNonconforming},
 	} {
-		if got := Status(c.rs); got != c.want {
-			t.Errorf("Status(%v) = %s, want %s", c.rs, got, c.want)
+		if got := measure.Status(c.rs); got != c.want {
+			t.Errorf("measure.Status(%v) = %s, want %s", c.rs, got, c.want)
 		}
 	}
 	sr := Split([]Reason{remote, skipped, remote})
@@ -164,7 +165,7 @@ func TestCommittedFoldersDeriveAgain(t *testing.T) {
 		if got, stored := Split(Reasons(ev)), res.Extensions.StatusReasons; !reflect.DeepEqual(got, stored) {
 			t.Errorf("%s: reasons %+v, stored %+v", name, got, stored)
 		}
-		if got := Status(Reasons(ev)); got != res.Run.Status {
+		if got := measure.Status(Reasons(ev)); got != res.Run.Status {
 			t.Errorf("%s: status %s, stored %s", name, got, res.Run.Status)
 		}
 	}
@@ -318,7 +319,7 @@ func TestPreflightDiffers(t *testing.T) {
 		switch {
 		case c.want == "" && r != nil:
 			t.Errorf("%s: a reason %q", c.name, r.Text)
-		case c.want != "" && (r == nil || r.Kind != contract.PreflightDiffers || !strings.Contains(r.Text, c.want) || Status([]Reason{*r}) != contract.StatusNonconforming):
+		case c.want != "" && (r == nil || r.Kind != contract.PreflightDiffers || !strings.Contains(r.Text, c.want) || measure.Status([]Reason{*r}) != contract.StatusNonconforming):
 			t.Errorf("%s: %+v, want a nonconforming reason saying %q", c.name, r, c.want)
 		}
 	}

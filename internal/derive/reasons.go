@@ -2,7 +2,6 @@ package derive
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/strata-bench/strata/internal/contract"
@@ -15,22 +14,6 @@ import (
 // Reason is one reason for a run's status (contract.StatusReason: its
 // kind, the request it is about and the sentence the result records).
 type Reason = contract.StatusReason
-
-// Status is the run status the reasons give, with the spec's precedence:
-// any nonconforming reason wins, then any partial one, else complete.
-func Status(rs []Reason) string {
-	partial := false
-	for _, r := range rs {
-		if !r.Kind.Partial() {
-			return contract.StatusNonconforming
-		}
-		partial = true
-	}
-	if partial {
-		return contract.StatusPartial
-	}
-	return contract.StatusComplete
-}
 
 // Split is the reasons as the result lists them, nonconforming and
 // partial, each in order and without repeated sentences.
@@ -54,15 +37,10 @@ func Split(rs []Reason) contract.StatusReasons {
 // Remote is the reason a server off loopback makes a run nonconforming
 // (standard latency is a loopback measurement), or nil on loopback.
 func Remote(base string) *Reason {
-	u, err := url.Parse(base)
-	if err != nil {
-		return &Reason{Kind: contract.RemoteServer, Text: "the server URL cannot be parsed: " + err.Error()}
+	if remote, why := protocol.Remote(base); remote {
+		return &Reason{Kind: contract.RemoteServer, Text: why}
 	}
-	host := u.Hostname()
-	if protocol.IsLoopback(host) {
-		return nil
-	}
-	return &Reason{Kind: contract.RemoteServer, Text: fmt.Sprintf("the server (%s) is not on loopback; standard latency is a loopback measurement", host)}
+	return nil
 }
 
 // BeforeRun are the reasons known before the first request: the engine

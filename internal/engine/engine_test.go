@@ -413,3 +413,25 @@ custom_pack = "step one\nstep two"
 		t.Errorf("prose or a one-line value was refused: %s", all)
 	}
 }
+
+// TestProfileRulesSayTheResultsWords: a profile off loopback, or with a
+// track that is not one of the protocol's, is refused with the sentence
+// of the protocol's rule, the one a result or the run's flags say.
+func TestProfileRulesSayTheResultsWords(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeProfile(t, dir, "remote", "url = \"http://10.0.0.5:8080\"\n[identity]\ntrack = \"fastest\"\n")
+	p, err := Load("remote", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := fmt.Sprint(p.Check())
+	for _, want := range []string{
+		`url "http://10.0.0.5:8080": the server (10.0.0.5) is not on loopback; standard latency is a loopback measurement`,
+		`identity.track "fastest": expected "default" or "custom"`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("check lacks %q: %s", want, all)
+		}
+	}
+}

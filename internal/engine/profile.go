@@ -167,9 +167,8 @@ func (p *Profile) Check() []error {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 		errs = append(errs, fmt.Errorf("url %q: expected http://HOST:PORT", p.URL))
 	default:
-		host := u.Hostname()
-		if !protocol.IsLoopback(host) {
-			errs = append(errs, fmt.Errorf("url %q is not on loopback: a standard run measures a loopback server", p.URL))
+		if remote, why := protocol.Remote(p.URL); remote {
+			errs = append(errs, fmt.Errorf("url %q: %s", p.URL, why))
 		}
 		if port, ok := commandPort(p.Command); ok && port != urlPort(u) {
 			errs = append(errs, fmt.Errorf("command listens on --port %s but url %q names port %s: strata would wait at a port the engine never opens", port, p.URL, urlPort(u)))
@@ -195,8 +194,10 @@ func (p *Profile) Check() []error {
 	if p.APIKeyEnv != "" && strings.ContainsAny(p.APIKeyEnv, " =") {
 		errs = append(errs, fmt.Errorf("api_key_env %q: name an environment variable, never the key itself", p.APIKeyEnv))
 	}
-	if t := p.Identity.Track; t != nil && !protocol.ValidTrack(*t) {
-		errs = append(errs, fmt.Errorf("identity.track %q: expected \"default\" or \"custom\"", *t))
+	if t := p.Identity.Track; t != nil {
+		if ok, why := protocol.ValidTrack(*t); !ok {
+			errs = append(errs, fmt.Errorf("identity.track %q: %s", *t, why))
+		}
 	}
 	id := p.Identity
 	for _, f := range []struct {

@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -120,37 +119,10 @@ func TestNoEngineSwitchOutsideDialect(t *testing.T) {
 	}
 	exempt := map[string]bool{"internal/dialect": true, "internal/simengine": true}
 	fset := token.NewFileSet()
-	scanned := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules" || exempt[rel]) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		scanned++
-		for _, hit := range engineSwitches(fset, f, consts, values) {
+	for _, f := range shippedFiles(t, fset, root, exempt) {
+		for _, hit := range engineSwitches(fset, f.file, consts, values) {
 			t.Errorf("%s decides by engine: ask internal/dialect for the fact instead", hit)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if scanned < 100 {
-		t.Fatalf("scanned %d Go files: the walk missed the tree", scanned)
 	}
 }
 
@@ -185,11 +157,7 @@ func f(e string) bool { return e == dialect.VLLM }`, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			fset := token.NewFileSet()
-			f, err := parser.ParseFile(fset, "p.go", c.src, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
+			fset, f := parseSnippet(t, c.src)
 			if got := engineSwitches(fset, f, consts, values); len(got) != c.hits {
 				t.Errorf("found %q, want %d", got, c.hits)
 			}

@@ -148,23 +148,32 @@ func impliedCount(rate, ms float64) (int64, bool) {
 	return int64(n), true
 }
 
-// aboveCompletion reports whether a decode count the engine's rate implies
-// exceeds the API's completion_tokens by more than the decode-count slack:
-// the engine cannot have decoded more accepted tokens than it returned, so
-// the rate contradicts the count and implies nothing.
-func aboveCompletion(implied int64, completion *int64, seconds float64) bool {
-	return completion != nil && float64(implied) > float64(*completion)+protocol.DecodeCountSlackPerSecond*seconds+protocol.DecodeCountSlack
+// DecodeCount is the protocol's decode-count agreement: an engine's decode
+// count agrees with expected, the count another of its figures gives for
+// seconds of decoding (its rate x its decode time), when they differ by at
+// most protocol.DecodeCountSlackPerSecond x decode_s +
+// protocol.DecodeCountSlack tokens. above is true when count exceeds
+// expected by more than that; slack is that bound in words ("0.05 x
+// decode_s + 1"), for the sentence the caller writes.
+func DecodeCount(count, expected, seconds float64) (agrees, above bool, slack string) {
+	agrees = math.Abs(count-expected) <= protocol.DecodeCountSlackPerSecond*seconds+protocol.DecodeCountSlack
+	above = count > expected+protocol.DecodeCountSlackPerSecond*seconds+protocol.DecodeCountSlack
+	return agrees, above, fmt.Sprintf("%g x decode_s + %d", protocol.DecodeCountSlackPerSecond, protocol.DecodeCountSlack)
 }
 
-func overCompletion(completion int64) string {
-	return fmt.Sprintf("exceeds the API's completion_tokens (%d) by more than %g x decode_s + %d; the raw timings are kept in outputs.jsonl",
-		completion, protocol.DecodeCountSlackPerSecond, protocol.DecodeCountSlack)
-}
-
-// DecodeAgrees is the protocol's check of predicted_n against the rate the
-// engine reports (protocol.DecodeCountSlack).
-func DecodeAgrees(n int64, rate, seconds float64) bool {
-	return math.Abs(float64(n)-rate*seconds) <= protocol.DecodeCountSlackPerSecond*seconds+protocol.DecodeCountSlack
+// overCompletion says that a decode count the engine's rate implies
+// exceeds the API's completion_tokens by more than the decode-count slack,
+// or "" when it does not: the engine cannot have decoded more accepted
+// tokens than it returned, so the rate contradicts the count and implies
+// nothing.
+func overCompletion(implied int64, completion *int64, seconds float64) string {
+	if completion == nil {
+		return ""
+	}
+	if _, above, slack := DecodeCount(float64(implied), float64(*completion), seconds); above {
+		return fmt.Sprintf("exceeds the API's completion_tokens (%d) by more than %s; the raw timings are kept in outputs.jsonl", *completion, slack)
+	}
+	return ""
 }
 
 // Rate is tokens per second from an engine's count and its own duration,
@@ -517,9 +526,8 @@ func LengthViolation(caseID string, input *int64) (bool, string) {
 	if !ok || input == nil {
 		return false, ""
 	}
-	if !protocol.WithinLengthRule(int(*input), target) {
-		return true, fmt.Sprintf("measured input_tokens %d of %s is not within %d%% of %d (a different tokenizer or template)",
-			*input, caseID, protocol.LengthTolerancePercent, target)
+	if v := protocol.LengthRule(int(*input), target); !v.Within {
+		return true, fmt.Sprintf("measured input_tokens %d of %s is %s (a different tokenizer or template)", *input, caseID, v.Why)
 	}
 	return false, ""
 }
@@ -588,27 +596,29 @@ func llamaDecode(a *Accounting, timings map[string]json.RawMessage, predMS float
 	miss func(ptr, reason string), absent func(string) string, notes []string) []string {
 	rate, rateOK, _ := number(timings, "predicted_per_second")
 	implied, impliedOK := impliedCount(rate, predMS)
+	agrees, _, slack := DecodeCount(float64(predN), rate*(predMS/1000), predMS/1000)
+	over := overCompletion(implied, a.Tokens.OutputTokens, predMS/1000)
 	switch {
-	case predNOK && rateOK && predOK && DecodeAgrees(predN, rate, predMS/1000):
+	case predNOK && rateOK && predOK && agrees:
 		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(predN), str(SrcPredictedN)
-	case predNOK && rateOK && predOK && impliedOK && aboveCompletion(implied, a.Tokens.OutputTokens, predMS/1000):
+	case predNOK && rateOK && predOK && impliedOK && over != "":
 		r := fmt.Sprintf("%stimings.predicted_n (%d) disagrees with predicted_per_second x predicted_ms/1000, and the count that implies (%d) %s",
-			Contradictory, predN, implied, overCompletion(*a.Tokens.OutputTokens))
+			Contradictory, predN, implied, over)
 		miss(contract.ReqTokensDecodeTokens, r)
 		miss(contract.ReqSourcesDecodeTokens, "no decode_tokens: "+r)
 	case predNOK && rateOK && predOK && impliedOK:
 		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(implied), str(SrcPredictedRate)
-		notes = append(notes, fmt.Sprintf("timings.predicted_n (%d) disagrees with predicted_per_second x predicted_ms/1000 (%.3f) beyond %g x decode_s + %d; decode_tokens is the count the rate implies (%d); the raw timings are kept in outputs.jsonl",
-			predN, rate*predMS/1000, protocol.DecodeCountSlackPerSecond, protocol.DecodeCountSlack, implied))
+		notes = append(notes, fmt.Sprintf("timings.predicted_n (%d) disagrees with predicted_per_second x predicted_ms/1000 (%.3f) beyond %s; decode_tokens is the count the rate implies (%d); the raw timings are kept in outputs.jsonl",
+			predN, rate*predMS/1000, slack, implied))
 	case predNOK && rateOK && predOK:
 		miss(contract.ReqTokensDecodeTokens, fmt.Sprintf("timings.predicted_n (%d) disagrees with predicted_per_second x predicted_ms/1000, and the count that implies is not a usable number", predN))
 		miss(contract.ReqSourcesDecodeTokens, "no decode_tokens: the engine's decode count and rate disagree and the rate implies no usable count")
 	case predNOK:
 		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(predN), str(SrcPredictedNoChk)
 		notes = append(notes, "decode_tokens is timings.predicted_n, not cross-checked because the engine reported no predicted_per_second")
-	case rateOK && predOK && impliedOK && aboveCompletion(implied, a.Tokens.OutputTokens, predMS/1000):
+	case rateOK && predOK && impliedOK && over != "":
 		r := fmt.Sprintf("%sthe count predicted_per_second x predicted_ms/1000 implies (%d) %s",
-			Contradictory, implied, overCompletion(*a.Tokens.OutputTokens))
+			Contradictory, implied, over)
 		miss(contract.ReqTokensDecodeTokens, r)
 		miss(contract.ReqSourcesDecodeTokens, "no decode_tokens: "+r)
 	case rateOK && predOK && impliedOK:

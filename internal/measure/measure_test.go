@@ -392,3 +392,21 @@ func TestEngineBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeCount: the decode-count agreement over 10 s of decoding
+// allows 0.05 x 10 + 1 = 1.5 tokens either way; above is only a count
+// beyond that over what was expected, and the slack is said in words.
+func TestDecodeCount(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		count, expected float64
+		agrees, above   bool
+	}{
+		{100, 98.5, true, false}, {100, 98.4, false, true}, {97, 98.5, true, false}, {96.9, 98.5, false, false},
+	} {
+		agrees, above, slack := DecodeCount(c.count, c.expected, 10)
+		if agrees != c.agrees || above != c.above || slack != "0.05 x decode_s + 1" {
+			t.Errorf("DecodeCount(%v, %v, 10) = %v, %v, %q; want %v, %v, \"0.05 x decode_s + 1\"", c.count, c.expected, agrees, above, slack, c.agrees, c.above)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/jsonfmt"
+	"github.com/strata-bench/strata/internal/protocol"
 )
 
 // notMeasured is how a null is written, as the report writes it.
@@ -183,7 +184,7 @@ func writeFolder(p func(string, ...any), f Folder) {
 	p("- Template check: %s: %s\n", e.Template.State, md(e.Template.Detail))
 	writeSanity(p, e.Sanity)
 	writeFailures(p, e.Failures)
-	p("\n| Case | Capped | Measured input tokens | 2 %% rule |\n| --- | --- | --- | --- |\n")
+	p("\n| Case | Capped | Measured input tokens | %s rule |\n| --- | --- | --- | --- |\n", protocol.LengthTolerance())
 	for _, c := range e.Performance {
 		p("| %s | %d/%d | %s | %s |\n", c.CaseID, c.Capped, c.Requests, lengths(c.Measured), lengthRule(c))
 	}
@@ -299,9 +300,9 @@ func lengthRule(c Case) string {
 	}
 	dev := fmt.Sprintf("%+.2f %%", *worst.DeviationPercent)
 	if *c.WithinRule {
-		return fmt.Sprintf("within 2 %% of %s (largest deviation %s)", target, dev)
+		return fmt.Sprintf("within %s of %s (largest deviation %s)", protocol.LengthTolerance(), target, dev)
 	}
-	return fmt.Sprintf("**outside** 2 %% of %s: %s has %s tokens (%s)", target, worst.RequestID, count(worst.InputTokens), dev)
+	return fmt.Sprintf("**outside** %s of %s: %s has %s tokens (%s)", protocol.LengthTolerance(), target, worst.RequestID, count(worst.InputTokens), dev)
 }
 
 func writeEnergy(p func(string, ...any), es []CaseEnergy) {

@@ -397,10 +397,10 @@ func casesOf(r *contract.Results) []Case {
 			}
 			l := Length{RequestID: q.ID, Status: q.Status, InputTokens: q.Tokens.InputTokens}
 			if hasTarget && q.Tokens.InputTokens != nil {
-				d := float64(*q.Tokens.InputTokens-int64(target)) * 100 / float64(target)
-				l.DeviationPercent = &d
+				v := protocol.LengthRule(int(*q.Tokens.InputTokens), target)
+				l.DeviationPercent = &v.DeviationPercent
 				measured++
-				within = within && protocol.WithinLengthRule(int(*q.Tokens.InputTokens), target)
+				within = within && v.Within
 			}
 			k.Measured = append(k.Measured, l)
 		}

@@ -310,11 +310,22 @@ func checkOne(ctx context.Context, in Input, pf dialect.Preflight, f *fixtures.F
 	}
 	n := int(tok.Tokens)
 	out.EngineTokens = &n
-	if target, ok := protocol.TargetTokens(f.CaseID); ok && f.Phase == protocol.PhasePerformance && !protocol.WithinLengthRule(n, target) {
-		out.LengthRule = fmt.Sprintf("the engine counts %d tokens, not within %d%% of %d: the run will be nonconforming", n, protocol.LengthTolerancePercent, target)
-	}
+	out.LengthRule = lengthRule(f, n)
 	out.Agree = out.RenderingAgrees && n == f.InputTokens && out.Problem == ""
 	return out, ""
+}
+
+// lengthRule is the 2 % rule on a 4K or 16K performance fixture the
+// engine counts n tokens of: what the result records, or "" within it.
+func lengthRule(f *fixtures.Fixture, n int) string {
+	target, ok := protocol.TargetTokens(f.CaseID)
+	if !ok || f.Phase != protocol.PhasePerformance {
+		return ""
+	}
+	if v := protocol.LengthRule(n, target); !v.Within {
+		return fmt.Sprintf("the engine counts %d tokens, %s: the run will be nonconforming", n, v.Why)
+	}
+	return ""
 }
 
 // countOnly is the check of an engine that counts the chat body's
@@ -358,9 +369,7 @@ func countOnly(ctx context.Context, in Input, pf dialect.Preflight, f *fixtures.
 	n := *count
 	out.EngineTokens = &n
 	out.RenderingUnchecked = true
-	if target, ok := protocol.TargetTokens(f.CaseID); ok && f.Phase == protocol.PhasePerformance && !protocol.WithinLengthRule(n, target) {
-		out.LengthRule = fmt.Sprintf("the engine counts %d tokens, not within %d%% of %d: the run will be nonconforming", n, protocol.LengthTolerancePercent, target)
-	}
+	out.LengthRule = lengthRule(f, n)
 	out.Agree = n == f.InputTokens
 	if pf.Sampling != "" {
 		if diff := samplingDiffers(answer[pf.Sampling], body); diff != "" {

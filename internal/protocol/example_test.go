@@ -24,11 +24,11 @@ func ExamplePlannedCount() {
 
 // The length rule: a performance case's prompt is within 2 % of its
 // target token count.
-func ExampleWithinLengthRule() {
+func ExampleLengthRule() {
 	target, _ := protocol.TargetTokens(protocol.CasePrompt4K)
 	fmt.Println(target)
-	fmt.Println(protocol.WithinLengthRule(target*102/100, target))
-	fmt.Println(protocol.WithinLengthRule(target*102/100+1, target))
+	fmt.Println(protocol.LengthRule(target*102/100, target).Within)
+	fmt.Println(protocol.LengthRule(target*102/100+1, target).Within)
 	// Output:
 	// 4096
 	// true

@@ -9,6 +9,7 @@ package protocol
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"time"
 )
 
@@ -28,6 +29,7 @@ const RequestTimeout = 1800 * time.Second
 
 // LengthTolerancePercent is the 2 % rule: the measured input_tokens of the 4K
 // and 16K cases must stay within this percentage of their targets.
+// LengthRule applies it and says it; a bundle's build.json records it.
 const LengthTolerancePercent = 2
 
 // DecodeCountSlack is the cross-check of an engine's decode count against
@@ -196,15 +198,36 @@ func TargetTokens(caseID string) (int, bool) {
 	return 0, false
 }
 
-// WithinLengthRule reports whether tokens is within the 2 % rule of target.
-// Integer arithmetic keeps the boundary exact: |tokens-target|*100 <= 2*target.
-func WithinLengthRule(tokens, target int) bool {
+// Length is the 2 % rule's verdict on one prompt.
+type Length struct {
+	// Within is true when the prompt's tokens are within
+	// LengthTolerancePercent of its target.
+	Within bool
+	// DeviationPercent is (tokens − target) / target × 100.
+	DeviationPercent float64
+	// Why is "" within the rule, else the rule's sentence ("not within 2%
+	// of 4096"), which a caller completes with whose count it is.
+	Why string
+}
+
+// LengthRule applies the 2 % rule to a prompt of tokens whose target
+// (TargetTokens of the case it was built for) is target. Integer
+// arithmetic keeps the boundary exact: |tokens-target|*100 <= 2*target.
+func LengthRule(tokens, target int) Length {
 	d := tokens - target
+	v := Length{DeviationPercent: float64(d) * 100 / float64(target)}
 	if d < 0 {
 		d = -d
 	}
-	return d*100 <= LengthTolerancePercent*target
+	if v.Within = d*100 <= LengthTolerancePercent*target; !v.Within {
+		v.Why = fmt.Sprintf("not within %d%% of %d", LengthTolerancePercent, target)
+	}
+	return v
 }
+
+// LengthTolerance is the 2 % rule's threshold as a report writes it
+// ("2 %").
+func LengthTolerance() string { return fmt.Sprintf("%d %%", LengthTolerancePercent) }
 
 // Request is one scheduled request of the protocol.
 type Request struct {
@@ -306,6 +329,22 @@ func IsLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// Remote is the remote-server rule: a server that is not on loopback gives
+// a nonconforming result, because standard latency is a loopback
+// measurement. It reports whether the server at base (its URL) is such a
+// server, and the sentence that says so.
+func Remote(base string) (bool, string) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return true, "the server URL cannot be parsed: " + err.Error()
+	}
+	host := u.Hostname()
+	if IsLoopback(host) {
+		return false, ""
+	}
+	return true, fmt.Sprintf("the server (%s) is not on loopback; standard latency is a loopback measurement", host)
+}
+
 // The configuration tracks: "default" for an unmodified release's
 // setup-generated settings, "custom" for anything else ("never merge these
 // tracks into one headline result").
@@ -314,5 +353,11 @@ const (
 	TrackCustom  = "custom"
 )
 
-// ValidTrack reports whether t is one of the tracks.
-func ValidTrack(t string) bool { return t == TrackDefault || t == TrackCustom }
+// ValidTrack reports whether t is one of the tracks, and when it is not,
+// the sentence that says which are.
+func ValidTrack(t string) (bool, string) {
+	if t == TrackDefault || t == TrackCustom {
+		return true, ""
+	}
+	return false, fmt.Sprintf("expected %q or %q", TrackDefault, TrackCustom)
+}

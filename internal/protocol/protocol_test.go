@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"math"
 	"regexp"
 	"testing"
 )
@@ -72,9 +73,34 @@ func TestLengthRule(t *testing.T) {
 		{4096, 4096, true}, {4015, 4096, true}, {4014, 4096, false}, {4177, 4096, true}, {4178, 4096, false},
 		{16384, 16384, true}, {16057, 16384, true}, {16056, 16384, false}, {16711, 16384, true}, {16712, 16384, false},
 	} {
-		if got := WithinLengthRule(c.tokens, c.target); got != c.ok {
-			t.Errorf("WithinLengthRule(%d, %d) = %v", c.tokens, c.target, got)
+		if got := LengthRule(c.tokens, c.target).Within; got != c.ok {
+			t.Errorf("LengthRule(%d, %d).Within = %v", c.tokens, c.target, got)
 		}
+	}
+}
+
+// TestLengthRuleSays: the verdict carries the deviation and, outside the
+// rule only, the rule's one sentence; the threshold as a report writes it
+// is the same 2.
+func TestLengthRuleSays(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		tokens, target int
+		deviation      float64
+		why            string
+	}{
+		{4096, 4096, 0, ""},
+		{4178, 4096, 2.001953125, "not within 2% of 4096"},
+		{16056, 16384, -2.001953125, "not within 2% of 16384"},
+		{16057, 16384, -1.995849609375, ""},
+	} {
+		v := LengthRule(c.tokens, c.target)
+		if v.Why != c.why || math.Abs(v.DeviationPercent-c.deviation) > 1e-9 {
+			t.Errorf("LengthRule(%d, %d) = %+v, want deviation %v, why %q", c.tokens, c.target, v, c.deviation, c.why)
+		}
+	}
+	if got := LengthTolerance(); got != "2 %" {
+		t.Errorf("LengthTolerance() = %q, want \"2 %%\"", got)
 	}
 }
 
@@ -106,5 +132,35 @@ func TestSanityDefinitions(t *testing.T) {
 	}
 	if k := ProfileTemplateKwargs(); !k.EnableThinking || !k.PreserveThinking {
 		t.Errorf("kwargs %+v", k)
+	}
+}
+
+// TestRemote: a server off loopback, or a URL that cannot be parsed, is
+// remote, with the one sentence a result records; loopback by name or
+// address is not.
+func TestRemote(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ base, why string }{
+		{"http://127.0.0.1:8080", ""}, {"http://localhost:1", ""}, {"http://[::1]:8080", ""},
+		{"http://10.0.0.5:8080", "the server (10.0.0.5) is not on loopback; standard latency is a loopback measurement"},
+		{"https://gpu.example.com", "the server (gpu.example.com) is not on loopback; standard latency is a loopback measurement"},
+		{"http://[::1", `the server URL cannot be parsed: parse "http://[::1": missing ']' in host`},
+	} {
+		if remote, why := Remote(c.base); remote != (c.why != "") || why != c.why {
+			t.Errorf("Remote(%s) = %v, %q; want %q", c.base, remote, why, c.why)
+		}
+	}
+}
+
+// TestValidTrack: the two tracks are valid; anything else is not, with
+// the sentence that names them.
+func TestValidTrack(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ track, why string }{
+		{"default", ""}, {"custom", ""}, {"Custom", `expected "default" or "custom"`}, {"", `expected "default" or "custom"`},
+	} {
+		if ok, why := ValidTrack(c.track); ok != (c.why == "") || why != c.why {
+			t.Errorf("ValidTrack(%q) = %v, %q; want %q", c.track, ok, why, c.why)
+		}
 	}
 }

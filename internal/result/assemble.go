@@ -448,7 +448,7 @@ func (as *assembler) status() {
 	if as.rec.Interrupted {
 		reasons = append(reasons, derive.Interruption(as.rec.Interruption))
 	}
-	as.res.Run.Status = derive.Status(reasons)
+	as.res.Run.Status = measure.Status(reasons)
 	as.res.Extensions.StatusReasons = derive.Split(reasons)
 }
 

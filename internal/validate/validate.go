@@ -882,7 +882,7 @@ func (c *checker) checkStatus() {
 	if len(unlisted) > 0 {
 		c.add("/extensions/status_reasons", "leaves out what the records show: %s", strings.Join(unlisted, "; "))
 	}
-	if want := derive.Status(all); r.Run.Status != want {
+	if want := measure.Status(all); r.Run.Status != want {
 		c.add(contract.PtrRunStatus, "is %s, but the reasons give %s", r.Run.Status, want)
 	}
 }
