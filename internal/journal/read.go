@@ -17,7 +17,6 @@ import (
 	"github.com/strata-bench/strata/internal/inputfile"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/strictjson"
-	"github.com/strata-bench/strata/internal/validate"
 )
 
 // markerName is the file that marks a pending folder as strata's own: it
@@ -30,7 +29,7 @@ const markerName = ".strata-pending"
 // strata wrote; one line holds one request's record (at most 4 MiB of
 // text, JSON-escaped, and 65,536 trace events) or the header.
 const (
-	MaxBytes     = validate.MaxOutputsBytes + 64<<20
+	MaxBytes     = contract.MaxOutputsBytes + 64<<20
 	MaxLineBytes = 64 << 20
 	maxMarker    = 4 << 10
 )
