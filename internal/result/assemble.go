@@ -85,6 +85,10 @@ type assembler struct {
 	missing   contract.Missing
 	outs      []contract.Output
 	byID      map[string]contract.Output
+	// nulls are the reasons of each request record's nulls, by request ID
+	// (pointers relative to the record): what the summaries say of a
+	// request whose metric is null.
+	nulls     measure.Nulls
 	derive    derive.Derived
 	budget    dialect.BudgetCheck
 	engineCfg *contract.EngineConfig
@@ -132,12 +136,13 @@ func (as *assembler) requests() {
 		}
 	}
 	as.first = first
-	as.byID = map[string]contract.Output{}
+	as.byID, as.nulls = map[string]contract.Output{}, measure.Nulls{}
 	for i, e := range rec.Requests {
-		r, o, m := RequestRecord(i, e, rec.Server.Dialect)
+		r, o, m := RequestRecord(e, rec.Server.Dialect)
 		for k, v := range m {
-			as.missing.Add(k, v)
+			as.missing.Add(contract.Pointer("requests", i)+k, v)
 		}
+		as.nulls[r.ID] = m
 		if e.Outcome != nil {
 			o.OffsetS = ptr(e.Start.Sub(first).Seconds())
 		}
@@ -154,20 +159,7 @@ func (as *assembler) requests() {
 // derived are the summaries, rounds, counts and quality: functions of the
 // records.
 func (as *assembler) derived() {
-	reqs := as.res.Requests
-	nullReason := func(id, metric string) string {
-		for i := range reqs {
-			if reqs[i].ID == id {
-				sec := "metrics"
-				if !strings.HasSuffix(metric, "_tps") {
-					sec = "timings"
-				}
-				return as.missing[contract.Pointer("requests", i, sec, metric)]
-			}
-		}
-		return ""
-	}
-	as.derive = derive.FromRecords(&as.res, as.byID, as.maxShared, nullReason)
+	as.derive = derive.FromRecords(&as.res, as.byID, as.maxShared, as.nulls)
 	d := as.derive
 	as.res.Summaries, as.res.ConcurrencyRounds, as.res.RequestCounts, as.res.Quality = d.Summaries, d.Rounds, d.Counts, d.Quality
 	for k, v := range d.Missing {
@@ -492,10 +484,10 @@ func modelName(s record.Server) string {
 	return ""
 }
 
-// RequestRecord maps one executed request (the i-th of the schedule) to its
-// record, its outputs line, and the reasons of its nulls (absolute
-// pointers).
-func RequestRecord(i int, e *record.Request, d dialect.Dialect) (contract.Request, contract.Output, map[string]string) {
+// RequestRecord maps one executed request to its record, its outputs line,
+// and the reasons of its nulls (pointers relative to the record, as
+// measure.Accounting.Missing's).
+func RequestRecord(e *record.Request, d dialect.Dialect) (contract.Request, contract.Output, map[string]string) {
 	req := e.Req
 	rr := requestRecord{
 		r: contract.Request{
@@ -504,12 +496,11 @@ func RequestRecord(i int, e *record.Request, d dialect.Dialect) (contract.Reques
 		},
 		o:    contract.Output{RequestID: req.ID, Events: json.RawMessage("[]")},
 		miss: map[string]string{},
-		at:   func(tokens ...any) string { return contract.Pointer(append([]any{"requests", i}, tokens...)...) },
 	}
 	if req.Phase == protocol.PhaseConcurrency {
 		rr.r.Round = ptr(req.Round)
 	} else {
-		rr.miss[rr.at("round")] = contract.NotApplicable("only concurrency requests belong to a round")
+		rr.miss[contract.Pointer("round")] = contract.NotApplicable("only concurrency requests belong to a round")
 	}
 	if e.Outcome == nil {
 		rr.skipped(e)
@@ -525,16 +516,25 @@ func RequestRecord(i int, e *record.Request, d dialect.Dialect) (contract.Reques
 	r := &rr.r
 	r.Tokens, r.Timings, r.Metrics, r.Sources, r.TokenAccountingNote = acc.Tokens, acc.Timings, acc.Metrics, acc.Sources, acc.Note
 	for k, v := range acc.Missing {
-		rr.miss[rr.at()+k] = v
+		rr.miss[k] = v
 	}
 	// Verdicts for sanity cases.
 	if req.Phase == protocol.PhaseSanity && e.Fixture != nil && e.Fixture.Expected != nil {
 		v := derive.Evaluate(e.Fixture.Expected, r, rr.o)
 		r.Evaluation = &contract.Evaluation{Category: string(v.Category), Passed: v.Passed, Reason: v.Reason}
 	} else {
-		rr.miss[rr.at("evaluation")] = contract.NotApplicable("only sanity requests are evaluated")
+		rr.miss[contract.Pointer("evaluation")] = contract.NotApplicable("only sanity requests are evaluated")
 	}
 	return rr.r, rr.o, rr.miss
+}
+
+// RequestReasons are the reasons a finished request makes the run
+// nonconforming, from its record as RequestRecord maps it and by the rule
+// the result's status applies to every request (derive.RequestReasons):
+// the live line says them as each request ends.
+func RequestReasons(e *record.Request, d dialect.Dialect, maxShared map[string]int) []derive.Reason {
+	q, o, _ := RequestRecord(e, d)
+	return derive.RequestReasons(q, o, maxShared)
 }
 
 // requestRecord is one request's record while RequestRecord builds it.
@@ -543,7 +543,6 @@ type requestRecord struct {
 	o    contract.Output
 	ev   measure.Evidence
 	miss map[string]string
-	at   func(tokens ...any) string
 }
 
 // skipped records a request that was never dispatched.
@@ -556,8 +555,8 @@ func (rr *requestRecord) skipped(e *record.Request) {
 	rr.o.Request = json.RawMessage("null")
 	rr.o.Usage, rr.o.Timings = json.RawMessage("null"), json.RawMessage("null")
 	rr.o.ToolCalls = []contract.OutputCall{}
-	rr.miss[rr.at("finish_reason")] = why
-	rr.miss[rr.at("first_delta_kind")] = why
+	rr.miss[contract.Pointer("finish_reason")] = why
+	rr.miss[contract.Pointer("first_delta_kind")] = why
 }
 
 // dispatched records a request that was sent: its status, what the
@@ -574,15 +573,15 @@ func (rr *requestRecord) dispatched(e *record.Request) {
 	rr.ev.Status = r.Status
 	r.FinishReason = out.FinishReason
 	if r.FinishReason == nil {
-		rr.miss[rr.at("finish_reason")] = "no finish reason arrived: " + errorText(out)
+		rr.miss[contract.Pointer("finish_reason")] = "no finish reason arrived: " + errorText(out)
 	}
 	if r.Error == nil {
-		rr.miss[rr.at("error")] = contract.NotApplicable("the request " + r.Status + " normally")
+		rr.miss[contract.Pointer("error")] = contract.NotApplicable("the request " + r.Status + " normally")
 	}
 	if out.FirstDeltaKind != "" {
 		r.FirstDeltaKind = ptr(out.FirstDeltaKind)
 	} else {
-		rr.miss[rr.at("first_delta_kind")] = "no nonempty reasoning, answer or tool-call delta arrived"
+		rr.miss[contract.Pointer("first_delta_kind")] = "no nonempty reasoning, answer or tool-call delta arrived"
 	}
 	ev := &rr.ev
 	ev.Usage, ev.Timings = out.Usage, out.Timings

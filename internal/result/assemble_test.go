@@ -29,14 +29,14 @@ func TestRequestRecord(t *testing.T) {
 		errKind string
 		null    string // a pointer that must have a reason
 	}{
-		{"skipped", record.Request{Req: req, SkipReason: "the run was interrupted"}, contract.Skipped, "skipped", "/requests/1/finish_reason"},
-		{"failed", record.Request{Req: req, Outcome: &record.Outcome{Error: &record.Error{Kind: record.ErrTimeout, Message: "1800 s"}, Total: 1800}}, contract.Failed, record.ErrTimeout, "/requests/1/finish_reason"},
-		{"truncated", record.Request{Req: req, Outcome: &record.Outcome{FinishReason: str("length"), Normal: true, Total: 1}}, contract.Truncated, "", "/requests/1/error"},
-		{"completed", record.Request{Req: req, Outcome: &record.Outcome{FinishReason: str("stop"), Normal: true, Total: 1}}, contract.Completed, "", "/requests/1/error"},
-		{"lost in flight", record.Request{Req: req, Lost: true, Outcome: &record.Outcome{Error: &record.Error{Kind: "runner_stopped", Message: "the runner stopped"}}}, contract.Failed, "runner_stopped", "/requests/1/timings/total_s"},
+		{"skipped", record.Request{Req: req, SkipReason: "the run was interrupted"}, contract.Skipped, "skipped", "/finish_reason"},
+		{"failed", record.Request{Req: req, Outcome: &record.Outcome{Error: &record.Error{Kind: record.ErrTimeout, Message: "1800 s"}, Total: 1800}}, contract.Failed, record.ErrTimeout, "/finish_reason"},
+		{"truncated", record.Request{Req: req, Outcome: &record.Outcome{FinishReason: str("length"), Normal: true, Total: 1}}, contract.Truncated, "", "/error"},
+		{"completed", record.Request{Req: req, Outcome: &record.Outcome{FinishReason: str("stop"), Normal: true, Total: 1}}, contract.Completed, "", "/error"},
+		{"lost in flight", record.Request{Req: req, Lost: true, Outcome: &record.Outcome{Error: &record.Error{Kind: "runner_stopped", Message: "the runner stopped"}}}, contract.Failed, "runner_stopped", "/timings/total_s"},
 	} {
 		c.e.Start, c.e.End, c.e.DispatchedAt = now, now, now
-		r, o, miss := RequestRecord(1, &c.e, dialect.Dialect{Engine: dialect.LlamaCpp, Build: 10470})
+		r, o, miss := RequestRecord(&c.e, dialect.Dialect{Engine: dialect.LlamaCpp, Build: 10470})
 		if r.Status != c.status || o.Status != c.status {
 			t.Errorf("%s: status %s (outputs %s), want %s", c.name, r.Status, o.Status, c.status)
 		}
