@@ -26,6 +26,7 @@ import (
 	"github.com/strata-bench/strata/internal/engine"
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/folder"
 	"github.com/strata-bench/strata/internal/install"
 	"github.com/strata-bench/strata/internal/journal"
 	"github.com/strata-bench/strata/internal/liveline"
@@ -144,7 +145,7 @@ func (b *bench) prepare() error {
 	p, o := b.p, b.o
 	b.inst = p.Install()
 	sayInstall(p.out, b.inst)
-	b.root = result.ResultsRoot(p.Dir)
+	b.root = ResultsRoot(p.Dir)
 	if o.ResultsDir != "" {
 		b.root = p.Path(o.ResultsDir)
 	}
@@ -260,7 +261,7 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 	if t.proc != nil {
 		b.facts.EngineLog = t.proc.Log()
 	}
-	dir, res, err := result.Finish(b.root, rec, b.id, b.facts, b.bundle, red, nil)
+	dir, res, err := folder.Finish(b.root, rec, b.id, b.facts, b.bundle, red, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w (the run's journal stays in %s; `strata bench recover` writes the result from it)", err, jw.Dir())
 	}
@@ -271,6 +272,15 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 		return &Outcome{Dir: dir, Results: res}, fmt.Errorf("the run stopped after the warm-up: %s (the result in %s records it)", displayLine(ref.Text()), dir)
 	}
 	return &Outcome{Dir: dir, Results: res}, nil
+}
+
+// ResultsRoot is where result folders go: bench/results when the working
+// folder has one (a Strata checkout), otherwise ./bench-results.
+func ResultsRoot(workdir string) string {
+	if st, err := os.Stat(filepath.Join(workdir, "bench", "results")); err == nil && st.IsDir() {
+		return filepath.Join(workdir, "bench", "results")
+	}
+	return filepath.Join(workdir, "bench-results")
 }
 
 // sayInstall is the run's first line: this strata's version, its commit

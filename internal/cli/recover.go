@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/strata-bench/strata/internal/benchrun"
 	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/humanize"
@@ -100,7 +101,7 @@ func engineGroupOf(ctx context.Context, pending string, now time.Time) int {
 // pendingJournals are the pending folders DIR (args) names, or those under
 // the result location; with none it says so, and where.
 func pendingJournals(env Env, args []string, w io.Writer) ([]string, error) {
-	where := result.ResultsRoot(env.Dir)
+	where := benchrun.ResultsRoot(env.Dir)
 	if len(args) == 1 {
 		where = env.Path(args[0])
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/folder"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
@@ -116,7 +117,7 @@ func TestRecoverMatchesTheRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ran, err := result.Write(filepath.Join(root, "ran"), a, red)
+			ran, err := folder.Write(filepath.Join(root, "ran"), a, red, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,11 +9,11 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/folder"
 	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
-	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/validate"
 )
 
@@ -94,8 +94,8 @@ func Recover(ctx context.Context, dir string, bs Bundles, now time.Time) (string
 	facts := j.Header.Facts
 	facts.Extensions.Recovered = &contract.Recovered{From: "the run's journal (" + Name + ")", FinishedRequests: len(j.Dones),
 		TornLastLine: j.Torn, Note: "the engine log was held in memory by the runner and is lost"}
-	valid := func(folder string) error {
-		v, err := validate.Dir(folder, b)
+	valid := func(dir string) error {
+		v, err := validate.Dir(dir, b)
 		if err != nil {
 			return err
 		}
@@ -105,7 +105,7 @@ func Recover(ctx context.Context, dir string, bs Bundles, now time.Time) (string
 		}
 		return nil
 	}
-	out, _, err := result.Finish(filepath.Dir(dir), rec, j.Header.Identity, facts, b, red, valid)
+	out, _, err := folder.Finish(filepath.Dir(dir), rec, j.Header.Identity, facts, b, red, valid)
 	if err != nil {
 		return "", err
 	}

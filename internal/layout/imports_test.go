@@ -36,7 +36,7 @@ var layers = []struct {
 		"internal/derive", "internal/measure", "internal/score", "internal/engineconfig",
 	}},
 	{"what gathers, reads and writes result folders", []string{
-		"internal/provenance", "internal/result", "internal/validate", "internal/report", "internal/journal",
+		"internal/provenance", "internal/result", "internal/folder", "internal/validate", "internal/report", "internal/journal",
 		"internal/manifest", "internal/charts", "internal/compare", "internal/site", "internal/submit", "internal/pilot",
 	}},
 	{"the run: engine, client, runner", []string{
@@ -169,7 +169,7 @@ func TestForbiddenImportsAreFound(t *testing.T) {
 		graph map[string][]string
 		want  string
 	}{
-		{"the result writer imports the runner", map[string][]string{"internal/result": {"internal/runner"}}, "from a floor above"},
+		{"the result writer imports the runner", map[string][]string{"internal/folder": {"internal/runner"}}, "from a floor above"},
 		{"the journal imports the client", map[string][]string{"internal/journal": {"internal/client"}}, "from a floor above"},
 		{"a foundation package imports a type", map[string][]string{"internal/sse": {"internal/contract"}}, "is foundation"},
 		{"shipped code imports test support", map[string][]string{"internal/cli": {"internal/resulttest"}}, "test support"},
@@ -183,7 +183,7 @@ func TestForbiddenImportsAreFound(t *testing.T) {
 	}
 	allowed := map[string][]string{
 		"internal/cli":        {"internal/benchrun", "internal/protocol"},
-		"internal/result":     {"internal/report", "internal/record"},
+		"internal/folder":     {"internal/report", "internal/result"},
 		"internal/resulttest": {"internal/runner"},
 		"bench/ssebench":      {"internal/client"},
 	}

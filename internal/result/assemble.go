@@ -1,7 +1,10 @@
-// Package result turns a run record into the result contract (results.json,
-// outputs.jsonl, the plain README.md and the artifacts), redacts it, and
-// writes the result folder (Finish: the one tail of `bench run` and `bench
-// recover`). The strict reading of a saved folder is internal/validate's.
+// Package result maps a run's record to the result contract: each
+// request's record and outputs.jsonl line (RequestRecord) and the reasons
+// it gives as it ends (RequestReasons), the whole result (Assemble), the
+// part known before the first request (Preview), and first of all the
+// redaction of the server's evidence in the record. It is a function of
+// the record and does no I/O: internal/folder writes what it assembles,
+// and internal/validate reads a saved folder.
 package result
 
 import (
@@ -42,8 +45,8 @@ func ptr[T any](v T) *T { return &v }
 // Assemble builds the result contract from a run record. It first redacts
 // what the server sent in the record itself (RedactEvidence), so every
 // verdict and reason is derived from exactly the evidence outputs.jsonl
-// keeps and report derives the same again; Write redacts the rest. red may
-// be nil (nothing is redacted).
+// keeps and report derives the same again; the folder writer redacts the
+// rest. red may be nil (nothing is redacted).
 func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared map[string]int, red *redact.Redactor) (*Assembled, error) {
 	if facts.Protocol.ID == "" {
 		return nil, fmt.Errorf("the run names no protocol")

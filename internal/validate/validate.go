@@ -342,7 +342,7 @@ func (c *checker) readOutputs() {
 }
 
 // canonicalLine is a record's line of outputs.jsonl as strata writes it
-// (result.Render): encoding/json's encoding of the record as the redactor
+// (folder.Render): encoding/json's encoding of the record as the redactor
 // re-encodes it, markup and U+2028 as they are, every string with its
 // shortest escapes, no space. json v2 with v1's semantics writes that in
 // one pass. There is one form: the validator reads the bytes a run wrote,
