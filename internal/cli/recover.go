@@ -16,6 +16,7 @@ import (
 	"github.com/strata-bench/strata/internal/benchrun"
 	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/folder"
 	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/journal"
 	"github.com/strata-bench/strata/internal/redact"
@@ -48,7 +49,7 @@ journal under the current folder's result location (bench/results, else
 				return err
 			}
 			src := sources(env, "")
-			bundles := journal.Bundles{
+			bundles := benchrun.Bundles{
 				Open: func(id string) (*fixtures.Bundle, error) {
 					def, err := src.Protocol(id)
 					if err != nil {
@@ -69,7 +70,7 @@ journal under the current folder's result location (bench/results, else
 					// outlived the runner that was killed.
 					fmt.Fprintf(w, "note: the run in %s started an engine as process group %d; if it still runs, stop it: kill -- -%d\n", shown, g, g)
 				}
-				out, err := journal.Recover(cmd.Context(), p, bundles, env.Clock())
+				out, err := benchrun.Recover(cmd.Context(), p, bundles, folder.Finish, env.Clock())
 				switch {
 				case journal.IsLocked(err):
 					fmt.Fprintf(w, "skipped %s: a running strata still writes it\n", shown)
