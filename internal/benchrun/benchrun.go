@@ -5,7 +5,8 @@
 // serving), probes the machine and hashes the model files (while the
 // engine loads them, when it starts the engine), runs the preflight, keeps
 // the journal while the runner runs the schedule, stops the engine, and
-// assembles and writes the result folder.
+// has the result folder written (Finish: the command layer gives the
+// folder writer, which Recover, a killed run's tail, calls alike).
 //
 // Nothing here reads the process's own state: the streams, the working
 // folder, the environment, the machine's file system, the programs the
@@ -32,6 +33,7 @@ import (
 	"github.com/strata-bench/strata/internal/liveline"
 	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/record"
+	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
 	"github.com/strata-bench/strata/internal/version"
@@ -82,7 +84,17 @@ type Options struct {
 	Declared Declared
 	// Command is the sanitized command line, as the result records it.
 	Command string
+	// Finish writes the result folder (internal/folder.Finish).
+	Finish Finish
 }
+
+// Finish writes a run's record as its result folder under root and
+// returns the folder and its result; check, when set, must accept the
+// complete folder first. It is internal/folder.Finish, given by the
+// command layer: the use case maps and runs, the writer above it writes,
+// and `bench run` and `bench recover` end in the same one.
+type Finish func(root string, rec *record.Run, id record.Identity, facts record.Facts, b *fixtures.Bundle, red *redact.Redactor,
+	check func(dir string) error) (string, *contract.Results, error)
 
 // Outcome is a written result.
 type Outcome struct {
@@ -94,6 +106,9 @@ type Outcome struct {
 // early still writes its folder and returns it with an
 // exitcode.InterruptedError.
 func Run(ctx context.Context, st procstate.State, o Options) (*Outcome, error) {
+	if o.Finish == nil {
+		return nil, fmt.Errorf("benchrun.Run: no Finish to write the result folder with")
+	}
 	if err := o.Target.validate(); err != nil {
 		return nil, err
 	}
@@ -145,7 +160,7 @@ func (b *bench) prepare() error {
 	p, o := b.p, b.o
 	b.inst = p.Install()
 	sayInstall(p.out, b.inst)
-	b.root = result.ResultsRoot(p.Dir)
+	b.root = ResultsRoot(p.Dir)
 	if o.ResultsDir != "" {
 		b.root = p.Path(o.ResultsDir)
 	}
@@ -251,7 +266,7 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 	sampler := b.startPower(ctx)
 	progress := newProgress(p.scr, p.Clock, b.bundle.MaxShared(), b.srv)
 	rec := runner.Execute(ctx, runner.Config{Client: t.client, Bundle: b.bundle, Optional: b.o.Optional, Progress: progress, Server: &b.srv,
-		Journal: jw, ID: runID, StartedAt: origin, Now: p.Clock})
+		Journal: redacting{jw, red}, ID: runID, StartedAt: origin, Now: p.Clock})
 	rec.Power = sampler.stop(ctx, p.Clock())
 	progress.finish()
 	if err := jw.Err(); err != nil {
@@ -261,7 +276,7 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 	if t.proc != nil {
 		b.facts.EngineLog = t.proc.Log()
 	}
-	dir, res, err := result.Finish(b.root, rec, b.id, b.facts, b.bundle, red, nil)
+	dir, res, err := b.o.Finish(b.root, rec, b.id, b.facts, b.bundle, red, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w (the run's journal stays in %s; `strata bench recover` writes the result from it)", err, jw.Dir())
 	}
@@ -272,6 +287,33 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 		return &Outcome{Dir: dir, Results: res}, fmt.Errorf("the run stopped after the warm-up: %s (the result in %s records it)", displayLine(ref), dir)
 	}
 	return &Outcome{Dir: dir, Results: res}, nil
+}
+
+// redacting is the journal the runner hears: it redacts each finished
+// request's evidence in the record itself, as the result will hold it
+// (result.RedactOutcome, which Assemble repeats), before the journal keeps
+// it; the live line's warnings, which come after, read it redacted too.
+type redacting struct {
+	*journal.Writer
+	red *redact.Redactor
+}
+
+// Done implements runner.Journal.
+func (j redacting) Done(rec *record.Run, e *record.Request) {
+	if e.Outcome == nil {
+		return
+	}
+	result.RedactOutcome(e, j.red)
+	j.Writer.Done(rec, e)
+}
+
+// ResultsRoot is where result folders go: bench/results when the working
+// folder has one (a Strata checkout), otherwise ./bench-results.
+func ResultsRoot(workdir string) string {
+	if st, err := os.Stat(filepath.Join(workdir, "bench", "results")); err == nil && st.IsDir() {
+		return filepath.Join(workdir, "bench", "results")
+	}
+	return filepath.Join(workdir, "bench-results")
 }
 
 // sayInstall is the run's first line: this strata's version, its commit

@@ -210,9 +210,7 @@ func (p *progress) Checked(e *record.Request) {
 	if e.Outcome == nil {
 		return
 	}
-	q, o, _ := result.RequestRecord(0, e, p.dialect)
-	o.SettingsCheck = e.Settings
-	for _, r := range derive.RequestReasons(q, o, p.maxShared) {
+	for _, r := range result.RequestReasons(e, p.dialect, p.maxShared) {
 		p.scr.Printf("  warning: the run will be nonconforming: %s", escape.Line(r.Text))
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/strictjson"
-	"github.com/strata-bench/strata/internal/validate"
 )
 
 // folderBundle is the bundle a saved result folder is checked with: the
@@ -27,7 +26,7 @@ func folderBundle(e Env, dir, bundleDir string) (*fixtures.Bundle, error) {
 			ID string `json:"id"`
 		} `json:"protocol"`
 	}
-	if data, err := strictjson.ReadFile(os.DirFS(dir), contract.ResultsFile, validate.MaxResultsBytes); err == nil {
+	if data, err := strictjson.ReadFile(os.DirFS(dir), contract.ResultsFile, contract.MaxResultsBytes); err == nil {
 		_ = json.Unmarshal(data, &head)
 	}
 	def, err := src.Protocol(head.Protocol.ID)

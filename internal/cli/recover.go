@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/strata-bench/strata/internal/benchrun"
 	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/folder"
 	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/journal"
 	"github.com/strata-bench/strata/internal/redact"
@@ -47,7 +49,7 @@ journal under the current folder's result location (bench/results, else
 				return err
 			}
 			src := sources(env, "")
-			bundles := journal.Bundles{
+			bundles := benchrun.Bundles{
 				Open: func(id string) (*fixtures.Bundle, error) {
 					def, err := src.Protocol(id)
 					if err != nil {
@@ -68,7 +70,7 @@ journal under the current folder's result location (bench/results, else
 					// outlived the runner that was killed.
 					fmt.Fprintf(w, "note: the run in %s started an engine as process group %d; if it still runs, stop it: kill -- -%d\n", shown, g, g)
 				}
-				out, err := journal.Recover(cmd.Context(), p, bundles, env.Clock())
+				out, err := benchrun.Recover(cmd.Context(), p, bundles, folder.Finish, env.Clock())
 				switch {
 				case journal.IsLocked(err):
 					fmt.Fprintf(w, "skipped %s: a running strata still writes it\n", shown)
@@ -100,7 +102,7 @@ func engineGroupOf(ctx context.Context, pending string, now time.Time) int {
 // pendingJournals are the pending folders DIR (args) names, or those under
 // the result location; with none it says so, and where.
 func pendingJournals(env Env, args []string, w io.Writer) ([]string, error) {
-	where := result.ResultsRoot(env.Dir)
+	where := benchrun.ResultsRoot(env.Dir)
 	if len(args) == 1 {
 		where = env.Path(args[0])
 	}

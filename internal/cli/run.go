@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/strata-bench/strata/internal/benchrun"
 	"github.com/strata-bench/strata/internal/escape"
+	"github.com/strata-bench/strata/internal/folder"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
@@ -133,7 +134,7 @@ func runBench(ctx context.Context, cmd *cobra.Command, env Env, o runOptions) er
 		Target: benchrun.Target{URL: o.url, Profile: o.profile, Simulate: o.simulate, NoStart: o.noStart, APIKeyEnv: o.apiKeyEnv,
 			Protocol: o.protocol, BundleDir: o.bundle},
 		Optional: o.optional, Rehash: o.rehash, ResultsDir: o.resultsDir,
-		Declared: declared(cmd, o), Command: commandLine(cmd),
+		Declared: declared(cmd, o), Command: commandLine(cmd), Finish: folder.Finish,
 	})
 	if out != nil {
 		w := cmd.OutOrStdout()

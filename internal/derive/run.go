@@ -21,16 +21,13 @@ type Derived struct {
 }
 
 // FromRecords derives the summaries, rounds, counts and quality of a result from
-// its records. nullReason, when set, says why a request's metric is null
-// (the summaries' exclusion reasons); the validator, which checks which
+// its records. nulls, when given, say why a request's metric is null (the
+// summaries' exclusion reasons); the validator, which checks which
 // requests are excluded rather than the words, passes nil.
-func FromRecords(res *contract.Results, outs map[string]contract.Output, maxShared map[string]int, nullReason func(id, metric string) string) Derived {
-	if nullReason == nil {
-		nullReason = func(string, string) string { return "" }
-	}
+func FromRecords(res *contract.Results, outs map[string]contract.Output, maxShared map[string]int, nulls measure.Nulls) Derived {
 	d := Derived{Reuse: Reuse(res.Requests, maxShared), Missing: map[string]string{}, Rounds: []contract.Round{}}
 	optional := res.Run.OptionalConcurrency
-	d.Summaries = measure.Summaries(res.Requests, excluded(res.Requests, d.Reuse), optional, nullReason)
+	d.Summaries = measure.Summaries(res.Requests, excluded(res.Requests, d.Reuse), optional, nulls)
 	for i, s := range d.Summaries {
 		if s.N == 0 {
 			why := measure.SummaryNullReason(s)

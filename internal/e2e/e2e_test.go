@@ -15,6 +15,7 @@ import (
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/folder"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
@@ -166,7 +167,7 @@ func (h harness) finish(t testing.TB, rec *record.Run, url string) outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := result.Write(t.TempDir(), a, red)
+	dir, err := folder.Write(t.TempDir(), a, red, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
 // Package journal keeps a run's record on disk while it goes, so a run is
 // never lost: a runner killed by SIGKILL, an out-of-memory kill or a power
-// loss leaves a journal that `strata bench recover` turns into a valid
-// partial result folder.
+// loss leaves a journal that `strata bench recover` (internal/benchrun's
+// Recover) turns into a valid partial result folder. It stores and reads
+// records; what they mean is the rest of strata's.
 //
 // The journal is a JSON Lines file in the run's pending folder (a hidden
 // folder beside where the result folder will go): a header with everything
@@ -12,10 +13,11 @@
 // record has exactly the durations the live one had, and its outputs.jsonl
 // lines are byte for byte what the run itself would have written.
 //
-// Everything written passes through the run's redactor first (the server's
-// answers and errors as the result writer redacts them, the rest of each
-// line's strings), so the pending folder holds no more private data than
-// the result folder will; the API key never reaches it.
+// Every line's strings pass through the run's redactor, and the run hands
+// the journal each request with the server's evidence already redacted as
+// the result will hold it (internal/benchrun does), so the pending folder
+// holds no more private data than the result folder will; the API key
+// never reaches it.
 package journal
 
 import (
@@ -30,7 +32,6 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
-	"github.com/strata-bench/strata/internal/result"
 )
 
 // File and folder names.
@@ -166,14 +167,12 @@ func (w *Writer) Begin(rec *record.Run, e *record.Request) {
 	w.write(line{Begin: &Begin{ID: e.Req.ID, DispatchedAt: e.DispatchedAt, Offset: e.Start.Sub(rec.Origin)}})
 }
 
-// Done implements runner.Journal.
+// Done implements runner.Journal. The request's evidence comes redacted
+// (see the package's doc).
 func (w *Writer) Done(rec *record.Run, e *record.Request) {
 	if e.Outcome == nil {
 		return
 	}
-	// The same redaction the result writer applies to the evidence, done
-	// here so the journal never holds it raw (it is idempotent).
-	result.RedactOutcome(e, w.red)
 	w.write(line{Done: &Done{ID: e.Req.ID, Body: e.Body, Outcome: e.Outcome, Start: e.Start.Sub(rec.Origin),
 		End: e.End.Sub(rec.Origin), DispatchedAt: e.DispatchedAt, Settings: e.Settings}})
 }

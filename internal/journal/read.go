@@ -17,20 +17,19 @@ import (
 	"github.com/strata-bench/strata/internal/inputfile"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/strictjson"
-	"github.com/strata-bench/strata/internal/validate"
 )
 
-// markerName is the file that marks a pending folder as strata's own: it
-// names the run the folder's journal belongs to. recover touches nothing
-// that it does not find marked.
-const markerName = ".strata-pending"
+// Marker is the file that marks a pending folder as strata's own: it names
+// the run the folder's journal belongs to. recover touches nothing that it
+// does not find marked.
+const Marker = ".strata-pending"
 
 // Bounds of what recover reads. A journal becomes a result folder whose
 // outputs.jsonl the validator bounds, so a larger journal cannot be a run
 // strata wrote; one line holds one request's record (at most 4 MiB of
 // text, JSON-escaped, and 65,536 trace events) or the header.
 const (
-	MaxBytes     = validate.MaxOutputsBytes + 64<<20
+	MaxBytes     = contract.MaxOutputsBytes + 64<<20
 	MaxLineBytes = 64 << 20
 	maxMarker    = 4 << 10
 )
@@ -45,7 +44,7 @@ type marker struct {
 func writeMarker(dir string, h Header) error {
 	data, err := json.Marshal(marker{Format: Format, RunID: h.RunID, Folder: h.Folder})
 	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, markerName), append(data, '\n'), 0o644)
+		err = os.WriteFile(filepath.Join(dir, Marker), append(data, '\n'), 0o644)
 	}
 	if err != nil {
 		return fmt.Errorf("mark the run's pending folder: %w", err)
@@ -56,7 +55,7 @@ func writeMarker(dir string, h Header) error {
 // removePending removes a pending folder's own files and then the folder,
 // which goes only when nothing else is left in it.
 func removePending(dir string) error {
-	for _, name := range []string{Name, markerName} {
+	for _, name := range []string{Name, Marker} {
 		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
@@ -79,6 +78,11 @@ type Journal struct {
 	// Torn is set when the last line was cut (the runner died writing it).
 	Torn bool
 }
+
+// Remove removes the pending folder's own files, then the folder if
+// nothing else is left in it: the result folder it stood for has been
+// written.
+func (j *Journal) Remove() error { return removePending(j.Dir) }
 
 // Pending lists the pending folders with a journal under root.
 func Pending(root string) []string {
@@ -164,9 +168,9 @@ func pendingFolder(dir string) (string, error) {
 
 func readMarker(dir, folder string) (marker, error) {
 	var mk marker
-	path := filepath.Join(dir, markerName)
+	path := filepath.Join(dir, Marker)
 	if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() {
-		return mk, fmt.Errorf("%s has no %s marker file (strata marks every pending folder it makes): %w", dir, markerName, ErrNotPending)
+		return mk, fmt.Errorf("%s has no %s marker file (strata marks every pending folder it makes): %w", dir, Marker, ErrNotPending)
 	}
 	data, err := inputfile.Read(path, maxMarker)
 	if err == nil {

@@ -37,11 +37,14 @@ var layers = []struct {
 		"bench/prompts", "internal/dialect", "internal/humanize", "internal/gguf", "internal/ggufread", "internal/tokenizer", "internal/chattemplate",
 		"internal/install", "internal/probe", "internal/power", "internal/power/nvml", "internal/modelfiles", "internal/corpus",
 	}},
-	{"the rules over records", []string{
-		"internal/derive", "internal/measure", "internal/score", "internal/engineconfig",
+	{"the run's record kept on disk", []string{
+		"internal/journal",
+	}},
+	{"the rules over records, and the mapping of a record to the result", []string{
+		"internal/derive", "internal/measure", "internal/score", "internal/engineconfig", "internal/result",
 	}},
 	{"what gathers, reads and writes result folders", []string{
-		"internal/provenance", "internal/result", "internal/validate", "internal/report", "internal/journal",
+		"internal/provenance", "internal/folder", "internal/validate", "internal/report",
 		"internal/manifest", "internal/charts", "internal/compare", "internal/site", "internal/submit", "internal/pilot",
 	}},
 	{"the run: engine, client, runner", []string{
@@ -56,6 +59,12 @@ var layers = []struct {
 	{"programs beside the tool (benchmarks, generators)", []string{
 		"bench/hashbench", "bench/ssebench", "internal/redact/genvocab",
 	}},
+}
+
+// apart are packages that must not reach another even through others,
+// though the floors would allow it.
+var apart = []struct{ from, to, why string }{
+	{"internal/benchrun", "internal/folder", "the run use case does not write result folders: the command layer gives it folder.Finish, for `bench run` and `bench recover` alike"},
 }
 
 // support is test support: tests may import it, nothing else does.
@@ -106,6 +115,27 @@ func forbidden(graph map[string][]string) []string {
 	}
 	sort.Strings(bad)
 	return bad
+}
+
+// reaches says whether from imports to, directly or through others, in a
+// graph of package → its strata imports.
+func reaches(graph map[string][]string, from, to string) bool {
+	seen := map[string]bool{}
+	next := []string{from}
+	for len(next) > 0 {
+		p := next[len(next)-1]
+		next = next[:len(next)-1]
+		for _, imp := range graph[p] {
+			if imp == to {
+				return true
+			}
+			if !seen[imp] {
+				seen[imp] = true
+				next = append(next, imp)
+			}
+		}
+	}
+	return false
 }
 
 // importGraph reads every package of the tree: its strata imports, from
@@ -163,6 +193,11 @@ func TestImportsFollowTheLayers(t *testing.T) {
 			t.Errorf("layers names %s, which is not a package of the tree", p)
 		}
 	}
+	for _, a := range apart {
+		if reaches(graph, a.from, a.to) {
+			t.Errorf("%s imports %s: %s", a.from, a.to, a.why)
+		}
+	}
 }
 
 // TestForbiddenImportsAreFound: the check itself fails on each kind of
@@ -174,8 +209,10 @@ func TestForbiddenImportsAreFound(t *testing.T) {
 		graph map[string][]string
 		want  string
 	}{
-		{"the result writer imports the runner", map[string][]string{"internal/result": {"internal/runner"}}, "from a floor above"},
+		{"the result writer imports the runner", map[string][]string{"internal/folder": {"internal/runner"}}, "from a floor above"},
+		{"the result mapper imports the writer", map[string][]string{"internal/result": {"internal/folder"}}, "from a floor above"},
 		{"the journal imports the client", map[string][]string{"internal/journal": {"internal/client"}}, "from a floor above"},
+		{"the journal imports the rules", map[string][]string{"internal/journal": {"internal/derive"}}, "from a floor above"},
 		{"a foundation package imports a type", map[string][]string{"internal/sse": {"internal/contract"}}, "is foundation"},
 		{"the result format imports the engine table", map[string][]string{"internal/contract": {"internal/dialect"}}, "from a floor above"},
 		{"the result format imports the run record", map[string][]string{"internal/contract": {"internal/record"}}, "from a floor above"},
@@ -191,11 +228,19 @@ func TestForbiddenImportsAreFound(t *testing.T) {
 	}
 	allowed := map[string][]string{
 		"internal/cli":        {"internal/benchrun", "internal/protocol"},
-		"internal/result":     {"internal/report", "internal/record"},
+		"internal/folder":     {"internal/report", "internal/result"},
+		"internal/result":     {"internal/derive", "internal/record"},
 		"internal/resulttest": {"internal/runner"},
 		"bench/ssebench":      {"internal/client"},
 	}
 	if got := forbidden(allowed); len(got) != 0 {
 		t.Errorf("allowed imports are refused: %v", got)
+	}
+	through := map[string][]string{"internal/benchrun": {"internal/journal"}, "internal/journal": {"internal/folder"}}
+	if !reaches(through, "internal/benchrun", "internal/folder") {
+		t.Error("an import through another package is not found")
+	}
+	if reaches(allowed, "internal/cli", "internal/folder") {
+		t.Error("an import that is not there is found")
 	}
 }

@@ -584,7 +584,7 @@ func (r *Repo) folderFiles(c *object.Commit, dir string) (map[string][]byte, map
 	}
 	out, links := map[string][]byte{}, map[string]bool{}
 	err = sub.Files().ForEach(func(f *object.File) error {
-		if f.Size > validate.MaxOutputsBytes {
+		if f.Size > contract.MaxOutputsBytes {
 			return fmt.Errorf("%s is larger than a result file can be", f.Name)
 		}
 		s, err := f.Contents()

@@ -162,7 +162,14 @@ func TestSummariesAndRounds(t *testing.T) {
 		{ID: "concurrency-r1-c2", Phase: "concurrency", CaseID: "short-burst", Round: round(1), Status: contract.Truncated, Tokens: contract.Tokens{OutputTokens: i64(512)}},
 		{ID: "concurrency-r1-c3", Phase: "concurrency", CaseID: "short-burst", Round: round(1), Status: contract.Failed},
 	}
-	sums := Summaries(reqs, ReuseExclusions{"performance-prompt-4k-r1": "unexpected cache reuse"}, true, func(id, m string) string { return "reason for " + id })
+	nulls := Nulls{}
+	for _, q := range reqs {
+		nulls[q.ID] = map[string]string{}
+		for _, p := range []string{contract.ReqMetricsPromptTPS, contract.ReqMetricsDecodeTPS, contract.ReqTimingsTTFTS, contract.ReqTimingsFirstAnswerS, contract.ReqTimingsTotalS} {
+			nulls[q.ID][p] = "reason for " + q.ID
+		}
+	}
+	sums := Summaries(reqs, ReuseExclusions{"performance-prompt-4k-r1": "unexpected cache reuse"}, true, nulls)
 	if len(sums) != 20 {
 		t.Fatalf("%d summaries, want 20 (4 cases x 5 metrics)", len(sums))
 	}

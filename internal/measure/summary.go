@@ -37,6 +37,28 @@ func metricValue(r *contract.Request, metric string) *float64 {
 	return nil
 }
 
+// metricPointer is where a request record holds a summary metric, relative
+// to the record: the key of the reason its null has in Nulls.
+func metricPointer(metric string) string {
+	switch metric {
+	case contract.MetricPromptTPS:
+		return contract.ReqMetricsPromptTPS
+	case contract.MetricDecodeTPS:
+		return contract.ReqMetricsDecodeTPS
+	case contract.MetricTTFT:
+		return contract.ReqTimingsTTFTS
+	case contract.MetricFirstAnswer:
+		return contract.ReqTimingsFirstAnswerS
+	case contract.MetricTotal:
+		return contract.ReqTimingsTotalS
+	}
+	return ""
+}
+
+// Nulls are the reasons of the nulls of request records: by request ID,
+// then by pointer relative to the record (Accounting.Missing's keys).
+type Nulls map[string]map[string]string
+
 // ReuseExclusions maps request IDs to the reason they are left out of the
 // summaries whatever their values (cache reuse; derive adds the length
 // rule).
@@ -44,9 +66,9 @@ type ReuseExclusions map[string]string
 
 // Summaries computes the per-case summaries of the performance stage and,
 // when selected, the concurrency stage: all five metrics per case, with the
-// included request IDs and every exclusion's reason. missing supplies the
-// reason a request's metric is null (keyed by request ID and metric).
-func Summaries(reqs []contract.Request, reuse ReuseExclusions, optional bool, nullReason func(id, metric string) string) []contract.Summary {
+// included request IDs and every exclusion's reason. nulls give the reason
+// a request's metric is null (nil: the exclusion says only that it is).
+func Summaries(reqs []contract.Request, reuse ReuseExclusions, optional bool, nulls Nulls) []contract.Summary {
 	type group struct {
 		phase, caseID string
 		concurrency   int
@@ -66,7 +88,7 @@ func Summaries(reqs []contract.Request, reuse ReuseExclusions, optional bool, nu
 				if v := metricValue(r, metric); v != nil {
 					return v, ""
 				}
-				return nil, nullReason(r.ID, metric)
+				return nil, nulls[r.ID][metricPointer(metric)]
 			})
 			out = append(out, s)
 		}

@@ -1,7 +1,10 @@
-// Package result turns a run record into the result contract (results.json,
-// outputs.jsonl, the plain README.md and the artifacts), redacts it, and
-// writes the result folder (Finish: the one tail of `bench run` and `bench
-// recover`). The strict reading of a saved folder is internal/validate's.
+// Package result maps a run's record to the result contract: each
+// request's record and outputs.jsonl line (RequestRecord) and the reasons
+// it gives as it ends (RequestReasons), the whole result (Assemble), the
+// part known before the first request (Preview), and first of all the
+// redaction of the server's evidence in the record. It is a function of
+// the record and does no I/O: internal/folder writes what it assembles,
+// and internal/validate reads a saved folder.
 package result
 
 import (
@@ -42,8 +45,8 @@ func ptr[T any](v T) *T { return &v }
 // Assemble builds the result contract from a run record. It first redacts
 // what the server sent in the record itself (RedactEvidence), so every
 // verdict and reason is derived from exactly the evidence outputs.jsonl
-// keeps and report derives the same again; Write redacts the rest. red may
-// be nil (nothing is redacted).
+// keeps and report derives the same again; the folder writer redacts the
+// rest. red may be nil (nothing is redacted).
 func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared map[string]int, red *redact.Redactor) (*Assembled, error) {
 	if facts.Protocol.ID == "" {
 		return nil, fmt.Errorf("the run names no protocol")
@@ -85,6 +88,10 @@ type assembler struct {
 	missing   contract.Missing
 	outs      []contract.Output
 	byID      map[string]contract.Output
+	// nulls are the reasons of each request record's nulls, by request ID
+	// (pointers relative to the record): what the summaries say of a
+	// request whose metric is null.
+	nulls     measure.Nulls
 	derive    derive.Derived
 	budget    contract.BudgetCheck
 	engineCfg *contract.EngineConfig
@@ -132,12 +139,13 @@ func (as *assembler) requests() {
 		}
 	}
 	as.first = first
-	as.byID = map[string]contract.Output{}
+	as.byID, as.nulls = map[string]contract.Output{}, measure.Nulls{}
 	for i, e := range rec.Requests {
-		r, o, m := RequestRecord(i, e, dialect.Of(rec.Server.Dialect))
+		r, o, m := RequestRecord(e, dialect.Of(rec.Server.Dialect))
 		for k, v := range m {
-			as.missing.Add(k, v)
+			as.missing.Add(contract.Pointer("requests", i)+k, v)
 		}
+		as.nulls[r.ID] = m
 		if e.Outcome != nil {
 			o.OffsetS = ptr(e.Start.Sub(first).Seconds())
 		}
@@ -154,20 +162,7 @@ func (as *assembler) requests() {
 // derived are the summaries, rounds, counts and quality: functions of the
 // records.
 func (as *assembler) derived() {
-	reqs := as.res.Requests
-	nullReason := func(id, metric string) string {
-		for i := range reqs {
-			if reqs[i].ID == id {
-				sec := "metrics"
-				if !strings.HasSuffix(metric, "_tps") {
-					sec = "timings"
-				}
-				return as.missing[contract.Pointer("requests", i, sec, metric)]
-			}
-		}
-		return ""
-	}
-	as.derive = derive.FromRecords(&as.res, as.byID, as.maxShared, nullReason)
+	as.derive = derive.FromRecords(&as.res, as.byID, as.maxShared, as.nulls)
 	d := as.derive
 	as.res.Summaries, as.res.ConcurrencyRounds, as.res.RequestCounts, as.res.Quality = d.Summaries, d.Rounds, d.Counts, d.Quality
 	for k, v := range d.Missing {
@@ -493,10 +488,10 @@ func modelName(s record.Server) string {
 	return ""
 }
 
-// RequestRecord maps one executed request (the i-th of the schedule) to its
-// record, its outputs line, and the reasons of its nulls (absolute
-// pointers).
-func RequestRecord(i int, e *record.Request, d dialect.Dialect) (contract.Request, contract.Output, map[string]string) {
+// RequestRecord maps one executed request to its record, its outputs line,
+// and the reasons of its nulls (pointers relative to the record, as
+// measure.Accounting.Missing's).
+func RequestRecord(e *record.Request, d dialect.Dialect) (contract.Request, contract.Output, map[string]string) {
 	req := e.Req
 	rr := requestRecord{
 		r: contract.Request{
@@ -505,12 +500,11 @@ func RequestRecord(i int, e *record.Request, d dialect.Dialect) (contract.Reques
 		},
 		o:    contract.Output{RequestID: req.ID, Events: json.RawMessage("[]")},
 		miss: map[string]string{},
-		at:   func(tokens ...any) string { return contract.Pointer(append([]any{"requests", i}, tokens...)...) },
 	}
 	if req.Phase == protocol.PhaseConcurrency {
 		rr.r.Round = ptr(req.Round)
 	} else {
-		rr.miss[rr.at("round")] = contract.NotApplicable("only concurrency requests belong to a round")
+		rr.miss[contract.Pointer("round")] = contract.NotApplicable("only concurrency requests belong to a round")
 	}
 	if e.Outcome == nil {
 		rr.skipped(e)
@@ -526,16 +520,25 @@ func RequestRecord(i int, e *record.Request, d dialect.Dialect) (contract.Reques
 	r := &rr.r
 	r.Tokens, r.Timings, r.Metrics, r.Sources, r.TokenAccountingNote = acc.Tokens, acc.Timings, acc.Metrics, acc.Sources, acc.Note
 	for k, v := range acc.Missing {
-		rr.miss[rr.at()+k] = v
+		rr.miss[k] = v
 	}
 	// Verdicts for sanity cases.
 	if req.Phase == protocol.PhaseSanity && e.Fixture != nil && e.Fixture.Expected != nil {
 		v := derive.Evaluate(e.Fixture.Expected, r, rr.o)
 		r.Evaluation = &contract.Evaluation{Category: string(v.Category), Passed: v.Passed, Reason: v.Reason}
 	} else {
-		rr.miss[rr.at("evaluation")] = contract.NotApplicable("only sanity requests are evaluated")
+		rr.miss[contract.Pointer("evaluation")] = contract.NotApplicable("only sanity requests are evaluated")
 	}
 	return rr.r, rr.o, rr.miss
+}
+
+// RequestReasons are the reasons a finished request makes the run
+// nonconforming, from its record as RequestRecord maps it and by the rule
+// the result's status applies to every request (derive.RequestReasons):
+// the live line says them as each request ends.
+func RequestReasons(e *record.Request, d dialect.Dialect, maxShared map[string]int) []derive.Reason {
+	q, o, _ := RequestRecord(e, d)
+	return derive.RequestReasons(q, o, maxShared)
 }
 
 // requestRecord is one request's record while RequestRecord builds it.
@@ -544,7 +547,6 @@ type requestRecord struct {
 	o    contract.Output
 	ev   measure.Evidence
 	miss map[string]string
-	at   func(tokens ...any) string
 }
 
 // skipped records a request that was never dispatched.
@@ -557,8 +559,8 @@ func (rr *requestRecord) skipped(e *record.Request) {
 	rr.o.Request = json.RawMessage("null")
 	rr.o.Usage, rr.o.Timings = json.RawMessage("null"), json.RawMessage("null")
 	rr.o.ToolCalls = []contract.OutputCall{}
-	rr.miss[rr.at("finish_reason")] = why
-	rr.miss[rr.at("first_delta_kind")] = why
+	rr.miss[contract.Pointer("finish_reason")] = why
+	rr.miss[contract.Pointer("first_delta_kind")] = why
 }
 
 // dispatched records a request that was sent: its status, what the
@@ -575,15 +577,15 @@ func (rr *requestRecord) dispatched(e *record.Request) {
 	rr.ev.Status = r.Status
 	r.FinishReason = out.FinishReason
 	if r.FinishReason == nil {
-		rr.miss[rr.at("finish_reason")] = "no finish reason arrived: " + errorText(out)
+		rr.miss[contract.Pointer("finish_reason")] = "no finish reason arrived: " + errorText(out)
 	}
 	if r.Error == nil {
-		rr.miss[rr.at("error")] = contract.NotApplicable("the request " + r.Status + " normally")
+		rr.miss[contract.Pointer("error")] = contract.NotApplicable("the request " + r.Status + " normally")
 	}
 	if out.FirstDeltaKind != "" {
 		r.FirstDeltaKind = ptr(out.FirstDeltaKind)
 	} else {
-		rr.miss[rr.at("first_delta_kind")] = "no nonempty reasoning, answer or tool-call delta arrived"
+		rr.miss[contract.Pointer("first_delta_kind")] = "no nonempty reasoning, answer or tool-call delta arrived"
 	}
 	ev := &rr.ev
 	ev.Usage, ev.Timings = out.Usage, out.Timings

@@ -40,8 +40,8 @@ func RedactEvidence(rec *record.Run, red *redact.Redactor) {
 }
 
 // RedactOutcome redacts one request's evidence (see RedactEvidence). It is
-// idempotent, so the journal can redact a request as it finishes and the
-// writer again at the end.
+// idempotent, so a run can redact a request as it finishes, before its
+// journal keeps it, and Assemble again at the end.
 func RedactOutcome(e *record.Request, red *redact.Redactor) {
 	// A skip reason can quote a network error (a private resolver's
 	// address); it feeds the verdicts' reasons.

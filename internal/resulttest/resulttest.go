@@ -14,6 +14,7 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/folder"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
@@ -153,7 +154,7 @@ func Folder(tb testing.TB, root string, o Options) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	dir, err := result.Write(root, a, red)
+	dir, err := folder.Write(root, a, red, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

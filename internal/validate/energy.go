@@ -102,7 +102,7 @@ func (c *checker) checkEnergySource(e *contract.Energy) {
 
 // samplesLimit is the largest power.csv the folder's GPUs can fill.
 func (c *checker) samplesLimit() int64 {
-	return max(MaxArtifactBytes, power.MaxCSVBytes(len(c.res.Hardware.GPUs)))
+	return max(contract.MaxArtifactBytes, power.MaxCSVBytes(len(c.res.Hardware.GPUs)))
 }
 
 func orNone(samples string) string {

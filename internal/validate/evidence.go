@@ -20,7 +20,7 @@ import (
 // (the status rules and the identification read it). A folder without it
 // has no config artifact, which checkArtifacts reports.
 func (c *checker) readServer() {
-	data, err := strictjson.ReadFile(c.fsys, contract.ConfigFile, MaxArtifactBytes)
+	data, err := strictjson.ReadFile(c.fsys, contract.ConfigFile, contract.MaxArtifactBytes)
 	if err != nil {
 		return
 	}

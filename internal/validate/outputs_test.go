@@ -65,7 +65,7 @@ func TestOutputsInTheirOneForm(t *testing.T) {
 
 // TestCanonicalLineIsTheWritersLine: a record with markup, U+2028, ESC,
 // floats JSON writes with exponents and escapes in its raw request body,
-// encoded and redacted as result.Render writes it, is its own canonical
+// encoded and redacted as folder.Render writes it, is its own canonical
 // line.
 func TestCanonicalLineIsTheWritersLine(t *testing.T) {
 	t.Parallel()

@@ -44,15 +44,6 @@ import (
 	"github.com/strata-bench/strata/schema"
 )
 
-// Limits on the files of a result folder, checked before a byte is read:
-// strata never reads a submitted file of unbounded size.
-const (
-	MaxResultsBytes  = 32 << 20
-	MaxOutputsBytes  = 512 << 20
-	MaxArtifactBytes = 64 << 20
-	MaxReadmeBytes   = 4 << 20
-)
-
 // Violation is one broken rule, at a JSON Pointer of results.json (or a
 // file name for other files of the folder).
 type Violation struct {
@@ -143,7 +134,7 @@ func Dir(dir string, bundle *fixtures.Bundle) (*Validation, error) {
 func FS(fsys fs.FS, bundle *fixtures.Bundle) *Validation {
 	c := &checker{fsys: fsys, fx: bundle}
 	var err error
-	c.raw, err = strictjson.ReadFile(fsys, contract.ResultsFile, MaxResultsBytes)
+	c.raw, err = strictjson.ReadFile(fsys, contract.ResultsFile, contract.MaxResultsBytes)
 	if err != nil {
 		c.add(contract.ResultsFile, "cannot be read: %v", err)
 		return &Validation{Violations: c.bad}
@@ -317,7 +308,7 @@ func (c *checker) checkNulls() {
 
 func (c *checker) readOutputs() {
 	c.outs = map[string]contract.Output{}
-	data, err := strictjson.ReadFile(c.fsys, contract.OutputsFile, MaxOutputsBytes)
+	data, err := strictjson.ReadFile(c.fsys, contract.OutputsFile, contract.MaxOutputsBytes)
 	if err != nil {
 		c.add(contract.OutputsFile, "cannot be read: %v", err)
 		return
@@ -351,7 +342,7 @@ func (c *checker) readOutputs() {
 }
 
 // canonicalLine is a record's line of outputs.jsonl as strata writes it
-// (result.Render): encoding/json's encoding of the record as the redactor
+// (folder.Render): encoding/json's encoding of the record as the redactor
 // re-encodes it, markup and U+2028 as they are, every string with its
 // shortest escapes, no space. json v2 with v1's semantics writes that in
 // one pass. There is one form: the validator reads the bytes a run wrote,
@@ -780,10 +771,10 @@ func (c *checker) checkArtifacts() {
 		p := contract.Pointer("artifacts", i)
 		kinds[a.Kind]++
 		listed[a.Path] = true
-		limit := int64(MaxArtifactBytes)
+		limit := int64(contract.MaxArtifactBytes)
 		switch {
 		case a.Kind == contract.ArtifactOutputs:
-			limit = MaxOutputsBytes
+			limit = contract.MaxOutputsBytes
 		case a.Path == contract.PowerFile:
 			limit = c.samplesLimit()
 		}
@@ -821,7 +812,7 @@ func (c *checker) checkArtifacts() {
 			c.add(contract.PtrConfigurationTemplate, "points to %s, which is not an attached artifact with that hash", t.Path)
 		}
 	}
-	if _, err := strictjson.ReadFile(c.fsys, contract.ReadmeFile, MaxReadmeBytes); err != nil {
+	if _, err := strictjson.ReadFile(c.fsys, contract.ReadmeFile, contract.MaxReadmeBytes); err != nil {
 		c.add(contract.ReadmeFile, "the folder needs its plain report: %v", err)
 	}
 	// Every file of the folder is evidence someone listed: an unlisted one

@@ -1,4 +1,4 @@
-package journal
+package benchrun
 
 import (
 	"context"
@@ -11,28 +11,21 @@ import (
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/humanize"
+	"github.com/strata-bench/strata/internal/journal"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
-	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/validate"
 )
 
-// StoppedKind is the error kind of the request that was in flight when the
-// runner stopped.
-const StoppedKind = derive.RunnerStoppedKind
-
-// Stopped is how a recovered run names what ended it.
-const Stopped = derive.RunnerStopped
-
-// Record rebuilds the run's record: every request the journal finished
-// exactly as it was, the one in flight failed ("the runner stopped"), the
-// rest skipped.
-func (j *Journal) Record(b *fixtures.Bundle) *record.Run {
+// recovered rebuilds a killed run's record from its journal: every request
+// the journal finished exactly as it was, the one in flight failed ("the
+// runner stopped"), the rest skipped.
+func recovered(j *journal.Journal, b *fixtures.Bundle) *record.Run {
 	h := j.Header
 	origin := h.StartedAt // any fixed instant: only offsets from it matter
 	rec := &record.Run{ID: h.RunID, StartedAt: h.StartedAt, Origin: origin, Optional: h.Optional, Server: h.Server,
-		Interrupted: true, Interruption: Stopped, Aborted: Stopped, BaseURL: h.BaseURL}
+		Interrupted: true, Interruption: derive.RunnerStopped, Aborted: derive.RunnerStopped, BaseURL: h.BaseURL}
 	d := dialect.Of(h.Server.Dialect)
 	for _, req := range protocol.Schedule(h.Optional) {
 		f, err := b.Fixture(req.ID)
@@ -55,7 +48,7 @@ func (j *Journal) Record(b *fixtures.Bundle) *record.Run {
 			e.DispatchedAt, e.Lost = begin.DispatchedAt, true
 			e.Start = origin.Add(begin.Offset)
 			e.End = e.Start
-			e.Outcome = &record.Outcome{Error: &record.Error{Kind: StoppedKind,
+			e.Outcome = &record.Outcome{Error: &record.Error{Kind: derive.RunnerStoppedKind,
 				Message: "the runner stopped while this request was in flight; what the server sent was not recorded"}}
 			continue
 		}
@@ -74,13 +67,14 @@ type Bundles struct {
 }
 
 // Recover turns the journal of a pending folder into a result folder beside
-// it and returns the folder written. The folder is written only when the
-// same validation as `strata bench report` accepts it, and it appears
-// complete (written aside, then renamed). Only then are the pending folder's
-// own files removed; on any error nothing is removed. now is the wall
-// clock; ctx ends the work early.
-func Recover(ctx context.Context, dir string, bs Bundles, now time.Time) (string, error) {
-	j, err := Read(ctx, dir, now)
+// it, written by finish as `bench run` writes its own, and returns the
+// folder written. The folder is written only when the same validation as
+// `strata bench report` accepts it, and it appears complete (written
+// aside, then renamed). Only then are the pending folder's own files
+// removed; on any error nothing is removed. now is the wall clock; ctx
+// ends the work early.
+func Recover(ctx context.Context, dir string, bs Bundles, finish Finish, now time.Time) (string, error) {
+	j, err := journal.Read(ctx, dir, now)
 	if err != nil {
 		return "", err
 	}
@@ -91,9 +85,9 @@ func Recover(ctx context.Context, dir string, bs Bundles, now time.Time) (string
 	red := bs.Redactor(b)
 	// The journal's protocol is the bundle's, as verified now.
 	j.Header.Facts.Protocol = b.Protocol
-	rec := j.Record(b)
+	rec := recovered(j, b)
 	facts := j.Header.Facts
-	facts.Extensions.Recovered = &contract.Recovered{From: "the run's journal (" + Name + ")", FinishedRequests: len(j.Dones),
+	facts.Extensions.Recovered = &contract.Recovered{From: "the run's journal (" + journal.Name + ")", FinishedRequests: len(j.Dones),
 		TornLastLine: j.Torn, Note: "the engine log was held in memory by the runner and is lost"}
 	valid := func(folder string) error {
 		v, err := validate.Dir(folder, b)
@@ -106,11 +100,11 @@ func Recover(ctx context.Context, dir string, bs Bundles, now time.Time) (string
 		}
 		return nil
 	}
-	out, _, err := result.Finish(filepath.Dir(dir), rec, j.Header.Identity, facts, b, red, valid)
+	out, _, err := finish(filepath.Dir(dir), rec, j.Header.Identity, facts, b, red, valid)
 	if err != nil {
 		return "", err
 	}
-	if err := removePending(dir); err != nil {
+	if err := j.Remove(); err != nil {
 		return out, fmt.Errorf("the result was written to %s, but the pending folder was not removed: %w", out, err)
 	}
 	return out, nil

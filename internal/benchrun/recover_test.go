@@ -1,4 +1,4 @@
-package journal
+package benchrun
 
 import (
 	"bufio"
@@ -21,12 +21,16 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/folder"
+	"github.com/strata-bench/strata/internal/journal"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
 	"github.com/strata-bench/strata/internal/simengine"
+	"github.com/strata-bench/strata/internal/validate"
 )
 
 // killed is one pending folder as a runner killed at sanity-R1 leaves it,
@@ -60,7 +64,7 @@ func killedCopy(t *testing.T) (pending string, b *fixtures.Bundle, red *redact.R
 	if err := os.Mkdir(pending, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{Name, markerName} {
+	for _, name := range []string{journal.Name, journal.Marker} {
 		data, err := os.ReadFile(filepath.Join(killed.dir, killed.name, name))
 		if err != nil {
 			t.Fatal(err)
@@ -95,7 +99,7 @@ func makeKilled(b *fixtures.Bundle, red *redact.Redactor) (string, string, error
 	if err != nil {
 		return "", "", err
 	}
-	w, err := Create(root, Header{RunID: runID, Folder: contract.FolderName(started, facts.Hardware, runID), StartedAt: started,
+	w, err := journal.Create(root, journal.Header{RunID: runID, Folder: contract.FolderName(started, facts.Hardware, runID), StartedAt: started,
 		Identity: record.Identity{Track: "custom", Command: "strata bench run"}, Facts: facts, Server: srv, BaseURL: url}, red)
 	if err != nil {
 		return "", "", err
@@ -104,7 +108,7 @@ func makeKilled(b *fixtures.Bundle, red *redact.Redactor) (string, string, error
 	if err != nil {
 		return "", "", err
 	}
-	snap := &snapshot{Writer: w, at: "sanity-R1", to: filepath.Join(snapDir, filepath.Base(w.Dir()))}
+	snap := &snapshot{redacting: redacting{w, red}, at: "sanity-R1", to: filepath.Join(snapDir, filepath.Base(w.Dir()))}
 	runner.Execute(context.Background(), runner.Config{Client: c, Bundle: b, Server: &srv, Journal: snap, ID: runID, StartedAt: origin})
 	w.Remove()
 	os.RemoveAll(root)
@@ -127,7 +131,7 @@ func testBundles(b *fixtures.Bundle, red *redact.Redactor) Bundles {
 // editLines rewrites the journal of a pending folder line by line.
 func editLines(t *testing.T, pending string, edit func(lines [][]byte) [][]byte) {
 	t.Helper()
-	path := filepath.Join(pending, Name)
+	path := filepath.Join(pending, journal.Name)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +151,7 @@ func editLines(t *testing.T, pending string, edit func(lines [][]byte) [][]byte)
 // of the package together, on a machine where fresh pages are dear.
 func hugeLine(t *testing.T, pending, prefix string, n int, suffix string) {
 	t.Helper()
-	path := filepath.Join(pending, Name)
+	path := filepath.Join(pending, journal.Name)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -248,13 +252,13 @@ func TestRecoverRefusesWhatStrataDidNotWrite(t *testing.T) {
 			os.MkdirAll(filepath.Join(project, "src"), 0o755)
 			os.WriteFile(filepath.Join(project, "src", "main.go"), []byte("package main\n"), 0o644)
 			os.WriteFile(filepath.Join(project, "README.md"), []byte("# mine\n"), 0o644)
-			data, _ := os.ReadFile(filepath.Join(pending, Name))
-			os.WriteFile(filepath.Join(project, Name), data, 0o644)
+			data, _ := os.ReadFile(filepath.Join(pending, journal.Name))
+			os.WriteFile(filepath.Join(project, journal.Name), data, 0o644)
 			return project
 		}, "its name is not .<result folder>.pending"},
 		{"a pending-named folder without strata's marker", func(t *testing.T) string {
 			pending, _, _ := killedCopy(t)
-			os.Remove(filepath.Join(pending, markerName))
+			os.Remove(filepath.Join(pending, journal.Marker))
 			return pending
 		}, "marker"},
 		{"a copy of a pending folder under another name", func(t *testing.T) string {
@@ -265,21 +269,21 @@ func TestRecoverRefusesWhatStrataDidNotWrite(t *testing.T) {
 		}, "a copied or renamed pending folder"},
 		{"a journal linked to /dev/zero", func(t *testing.T) string {
 			pending, _, _ := killedCopy(t)
-			os.Remove(filepath.Join(pending, Name))
-			os.Symlink("/dev/zero", filepath.Join(pending, Name))
+			os.Remove(filepath.Join(pending, journal.Name))
+			os.Symlink("/dev/zero", filepath.Join(pending, journal.Name))
 			return pending
 		}, "symbolic link"},
 		{"a FIFO journal", func(t *testing.T) string {
 			pending, _, _ := killedCopy(t)
-			os.Remove(filepath.Join(pending, Name))
-			if err := syscall.Mkfifo(filepath.Join(pending, Name), 0o644); err != nil {
+			os.Remove(filepath.Join(pending, journal.Name))
+			if err := syscall.Mkfifo(filepath.Join(pending, journal.Name), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			return pending
 		}, "named pipe"},
 		{"a line longer than any strata writes", func(t *testing.T) string {
 			pending, _, _ := killedCopy(t)
-			hugeLine(t, pending, `{"begin":{"id":"`, MaxLineBytes, "\"}}\n")
+			hugeLine(t, pending, `{"begin":{"id":"`, journal.MaxLineBytes, "\"}}\n")
 			return pending
 		}, "a line longer than"},
 		{"a duplicate name", func(t *testing.T) string {
@@ -371,7 +375,7 @@ func TestRecoverRefusesWhatStrataDidNotWrite(t *testing.T) {
 			done := make(chan res, 1)
 			start := time.Now()
 			go func() {
-				out, err := Recover(context.Background(), dir, testBundles(b, red), time.Now())
+				out, err := Recover(context.Background(), dir, testBundles(b, red), folder.Finish, time.Now())
 				done <- res{out, err}
 			}()
 			var r res
@@ -401,7 +405,7 @@ func TestRecoverRemovesOnlyItsOwn(t *testing.T) {
 	pending, b, red := killedCopy(t)
 	mine := filepath.Join(pending, "notes.txt")
 	os.WriteFile(mine, []byte("mine"), 0o644)
-	out, err := Recover(context.Background(), pending, testBundles(b, red), time.Now())
+	out, err := Recover(context.Background(), pending, testBundles(b, red), folder.Finish, time.Now())
 	if err == nil || !strings.Contains(err.Error(), "did not write") {
 		t.Errorf("Recover: %v; want a note that other files were left", err)
 	}
@@ -411,7 +415,7 @@ func TestRecoverRemovesOnlyItsOwn(t *testing.T) {
 	if data, err := os.ReadFile(mine); err != nil || string(data) != "mine" {
 		t.Errorf("the user's file: %q %v", data, err)
 	}
-	if _, err := os.Stat(filepath.Join(pending, Name)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(pending, journal.Name)); !os.IsNotExist(err) {
 		t.Errorf("the journal stayed: %v", err)
 	}
 }
@@ -423,26 +427,160 @@ func TestRecoverRemovesOnlyItsOwn(t *testing.T) {
 func TestRecoverRefusesALinkedPendingFolder(t *testing.T) {
 	t.Parallel()
 	target, b, red := killedCopy(t)
-	sum := fileSum(t, filepath.Join(target, Name))
+	sum := fileSum(t, filepath.Join(target, journal.Name))
 	results := t.TempDir()
 	link := filepath.Join(results, filepath.Base(target))
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
 	before := listing(t, results)
-	for _, p := range Pending(results) {
+	for _, p := range journal.Pending(results) {
 		if p != link {
 			t.Fatalf("pending %s, want the link %s", p, link)
 		}
 	}
-	out, err := Recover(context.Background(), link, testBundles(b, red), time.Now())
+	out, err := Recover(context.Background(), link, testBundles(b, red), folder.Finish, time.Now())
 	if err == nil || !strings.Contains(err.Error(), link) || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("Recover: %q, %v; want a refusal naming the link", out, err)
 	}
-	if got := fileSum(t, filepath.Join(target, Name)); got != sum {
+	if got := fileSum(t, filepath.Join(target, journal.Name)); got != sum {
 		t.Errorf("the linked journal changed or went: %s", got)
 	}
 	if !sameListing(before, listing(t, results)) {
 		t.Errorf("recover changed %s: %v", results, listing(t, results))
+	}
+}
+
+// snapshot is a journal that copies the pending folder the moment a given
+// request begins: exactly what a runner killed then would leave.
+type snapshot struct {
+	redacting
+	at, to string
+	once   sync.Once
+}
+
+func (s *snapshot) Begin(rec *record.Run, e *record.Request) {
+	s.redacting.Begin(rec, e)
+	if e.Req.ID == s.at {
+		s.once.Do(func() {
+			os.MkdirAll(s.to, 0o755)
+			for _, name := range []string{journal.Name, journal.Marker} {
+				data, _ := os.ReadFile(filepath.Join(s.Dir(), name))
+				os.WriteFile(filepath.Join(s.to, name), data, 0o644)
+			}
+		})
+	}
+}
+
+func lines(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, contract.OutputsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var o contract.Output
+		json.Unmarshal(sc.Bytes(), &o)
+		out[o.RequestID] = sc.Text()
+	}
+	return out
+}
+
+// TestRecoverMatchesTheRun: a run whose journal is taken as a kill would
+// leave it (at the dispatch of sanity-R1, and in the optional stage)
+// recovers into a folder report accepts, in which every request finished
+// before the kill is byte for byte the line the run itself wrote, the one
+// in flight failed, and the rest skipped.
+func TestRecoverMatchesTheRun(t *testing.T) {
+	t.Parallel()
+	for _, at := range []string{"sanity-R1", "concurrency-r2-c1"} {
+		t.Run(at, func(t *testing.T) {
+			t.Parallel()
+			b, _ := prompts.Bundle()
+			tmpl, _, _ := prompts.Template(b)
+			sim := simengine.New(simengine.Config{PromptTPS: 5e6, DecodeTPS: 2e5, ReasoningTokens: 40, Accuracy: 0.85, Slots: 4,
+				Template: string(tmpl), ContextTokens: 32768, ModelPath: "m.gguf", Bundle: b})
+			url, err := sim.Start("127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sim.Close()
+			c := client.New(client.Options{BaseURL: url})
+			srv := runner.ProbeServer(context.Background(), c)
+			red := result.Redactor(redact.Machine{Users: []string{"alice"}}, b)
+			commit := strings.Repeat("ab", 20)
+			kind := "source"
+			facts := record.Facts{Protocol: b.Protocol, StrataCommit: &commit, RunnerCommit: &commit, BuildKind: &kind, Missing: map[string]string{
+				"/hardware/gpus": "test", "/hardware/cpu": "test", "/hardware/ram_bytes": "test", "/hardware/storage": "test",
+				"/software/os": "test", "/software/drivers": "test", "/software/runtime": "test"}}
+			id := record.Identity{Track: "custom", Command: "strata bench run"}
+			origin := time.Now() // one reading, monotonic part and all, as bench run takes it
+			started := origin.UTC()
+			runID := runner.NewID(started)
+			root := t.TempDir()
+			w, err := journal.Create(root, journal.Header{RunID: runID, Folder: contract.FolderName(started, facts.Hardware, runID), StartedAt: started,
+				Optional: true, Identity: id, Facts: facts, Server: srv, BaseURL: url}, red)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap := &snapshot{redacting: redacting{w, red}, at: at, to: filepath.Join(t.TempDir(), filepath.Base(w.Dir()))}
+			rec := runner.Execute(context.Background(), runner.Config{Client: c, Bundle: b, Optional: true, Server: &srv, Journal: snap, ID: runID, StartedAt: origin})
+			// The run starts at the one reading it was given, and every
+			// dispatch's wall time is taken from it: none before started_at.
+			if rec.Origin != origin || !rec.StartedAt.Equal(started) {
+				t.Errorf("origin %v, started %v; given %v", rec.Origin, rec.StartedAt, origin)
+			}
+			for _, e := range rec.Requests {
+				if e.Outcome != nil && (e.DispatchedAt != rec.Wall(e.Start) || e.DispatchedAt.Before(rec.StartedAt)) {
+					t.Errorf("%s dispatched at %v: its wall time on the run's clock is %v, the run started %v", e.Req.ID, e.DispatchedAt, rec.Wall(e.Start), rec.StartedAt)
+				}
+			}
+			maxShared := b.MaxShared()
+			a, err := result.Assemble(rec, id, facts, maxShared, red)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ran, err := folder.Write(filepath.Join(root, "ran"), a, red, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Remove()
+			got, err := Recover(context.Background(), snap.to, testBundles(b, red), folder.Finish, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v, err := validate.Dir(got, b); err != nil || len(v.Violations) != 0 {
+				t.Fatalf("the recovered folder: %v %v", err, v.Violations)
+			}
+			want, have := lines(t, ran), lines(t, got)
+			finished, inFlight := 0, 0
+			for _, q := range a.Results.Requests {
+				var o contract.Output
+				json.Unmarshal([]byte(have[q.ID]), &o)
+				switch {
+				case o.Error != nil && o.Error.Kind == derive.RunnerStoppedKind:
+					inFlight++ // begun, not finished (a round's four begin together)
+					if o.Status != contract.Failed {
+						t.Errorf("%s (in flight): %s", q.ID, have[q.ID])
+					}
+				case q.ID == at:
+					t.Errorf("%s was in flight at the kill: %s", q.ID, have[q.ID])
+				case have[q.ID] == want[q.ID]:
+					finished++
+				case o.Status != contract.Skipped:
+					t.Errorf("%s differs:\n run       %.300s\n recovered %.300s", q.ID, want[q.ID], have[q.ID])
+				}
+			}
+			if finished == 0 || inFlight == 0 {
+				t.Errorf("%d finished lines identical, %d in flight", finished, inFlight)
+			}
+			if _, err := os.Stat(snap.to); !os.IsNotExist(err) {
+				t.Error("the pending folder stayed after recovery")
+			}
+		})
 	}
 }

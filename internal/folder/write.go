@@ -1,7 +1,14 @@
-package result
+// Package folder writes a result folder: the result internal/result maps
+// from a run's record, every file redacted, the artifacts' hashes taken
+// over the final bytes, written aside and renamed into place complete.
+// Finish is the one tail of `bench run` and `bench recover`; the strict
+// reading of a saved folder is internal/validate's.
+package folder
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,16 +20,8 @@ import (
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/report"
+	"github.com/strata-bench/strata/internal/result"
 )
-
-// ResultsRoot is where result folders go: bench/results when the working
-// folder has one (a Strata checkout), otherwise ./bench-results.
-func ResultsRoot(workdir string) string {
-	if st, err := os.Stat(filepath.Join(workdir, "bench", "results")); err == nil && st.IsDir() {
-		return filepath.Join(workdir, "bench", "results")
-	}
-	return filepath.Join(workdir, "bench-results")
-}
 
 // Finish turns a run's record into its result folder under root: it
 // assembles the result (with the bundle's shared prefixes), redacts it and
@@ -33,11 +32,11 @@ func ResultsRoot(workdir string) string {
 // recover`.
 func Finish(root string, rec *record.Run, id record.Identity, facts record.Facts, b *fixtures.Bundle, red *redact.Redactor,
 	check func(dir string) error) (string, *contract.Results, error) {
-	a, err := Assemble(rec, id, facts, b.MaxShared(), red)
+	a, err := result.Assemble(rec, id, facts, b.MaxShared(), red)
 	if err != nil {
 		return "", nil, fmt.Errorf("assemble the result: %w", err)
 	}
-	dir, err := WriteChecked(root, a, red, check)
+	dir, err := Write(root, a, red, check)
 	if err != nil {
 		return "", nil, err
 	}
@@ -47,14 +46,10 @@ func Finish(root string, rec *record.Run, id record.Identity, facts record.Facts
 // Write writes the result folder under root and returns its path. Every file
 // passes through the redactor, artifact hashes are taken over the final
 // bytes, and the folder appears only complete: it is written to a temporary
-// folder and renamed. An existing folder is never overwritten.
-func Write(root string, a *Assembled, red *redact.Redactor) (string, error) {
-	return WriteChecked(root, a, red, nil)
-}
-
-// WriteChecked is Write with check run on the complete temporary folder
-// before it is renamed into place: when check fails, nothing is written.
-func WriteChecked(root string, a *Assembled, red *redact.Redactor, check func(dir string) error) (string, error) {
+// folder and renamed. An existing folder is never overwritten. check, when
+// set, runs on the complete temporary folder before it is renamed into
+// place: when check fails, nothing is written.
+func Write(root string, a *result.Assembled, red *redact.Redactor, check func(dir string) error) (string, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", fmt.Errorf("create %s: %w", root, err)
 	}
@@ -72,7 +67,7 @@ func WriteChecked(root string, a *Assembled, red *redact.Redactor, check func(di
 			os.RemoveAll(tmp)
 		}
 	}()
-	files, res, err := Render(a, red)
+	files, err := Render(a, red)
 	if err != nil {
 		return "", err
 	}
@@ -85,7 +80,6 @@ func WriteChecked(root string, a *Assembled, red *redact.Redactor, check func(di
 			return "", fmt.Errorf("write %s: %w", name, err)
 		}
 	}
-	_ = res
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return "", err
 	}
@@ -102,7 +96,7 @@ func WriteChecked(root string, a *Assembled, red *redact.Redactor, check func(di
 }
 
 // Render produces the final, redacted bytes of every file of the folder.
-func Render(a *Assembled, red *redact.Redactor) (map[string][]byte, *contract.Results, error) {
+func Render(a *result.Assembled, red *redact.Redactor) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	res := a.Results
 	res.Artifacts = []contract.Artifact{}
@@ -117,7 +111,7 @@ func Render(a *Assembled, red *redact.Redactor) (map[string][]byte, *contract.Re
 			line, err = red.JSON(line, false, contract.ProtocolOwned(contract.OutputsFile))
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("outputs %s: %w", o.RequestID, err)
+			return nil, fmt.Errorf("outputs %s: %w", o.RequestID, err)
 		}
 		lines = append(lines, line)
 		size += len(line) + 1
@@ -129,7 +123,7 @@ func Render(a *Assembled, red *redact.Redactor) (map[string][]byte, *contract.Re
 	files[contract.OutputsFile] = out
 	cfg, err := red.JSON(a.Config, true, nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("config: %w", err)
+		return nil, fmt.Errorf("config: %w", err)
 	}
 	files[contract.ConfigFile] = append(cfg, '\n')
 	if a.Template != nil {
@@ -161,22 +155,27 @@ func Render(a *Assembled, red *redact.Redactor) (map[string][]byte, *contract.Re
 		data, err = red.JSON(data, true, contract.ProtocolOwned(contract.ResultsFile))
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("results.json: %w", err)
+		return nil, fmt.Errorf("results.json: %w", err)
 	}
 	data = append(data, '\n')
 	files[contract.ResultsFile] = data
 	var final contract.Results
 	if err := json.Unmarshal(data, &final); err != nil {
-		return nil, nil, fmt.Errorf("results.json after redaction: %w", err)
+		return nil, fmt.Errorf("results.json after redaction: %w", err)
 	}
 	// The README is derived from the redacted results.json alone, so it is
 	// not redacted again (its own wording is strata's).
 	var readme bytes.Buffer
 	report.README(&readme, &final)
 	files[contract.ReadmeFile] = readme.Bytes()
-	return files, &final, nil
+	return files, nil
 }
 
 // MarshalResults writes results.json: two-space indent, no HTML escaping,
 // one trailing newline.
 func MarshalResults(r *contract.Results) ([]byte, error) { return jsonfmt.Indent(r) }
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
