@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/simengine"
-	"github.com/strata-bench/strata/internal/tokenizer"
 	"github.com/strata-bench/strata/internal/version"
 )
 
@@ -60,14 +59,8 @@ func testEnv(t testing.TB, dir string, stdin io.Reader, stdout, stderr io.Writer
 		Environ:    func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") },
 		CacheDir:   t.TempDir(),
 		Executable: exe, SimulatorSpeed: testSpeed,
-		Build:      &version.Build{Commit: testCommit, ModuleVersion: "(devel)"},
-		Tokenizers: &testTokenizers}
+		Build: &version.Build{Commit: testCommit, ModuleVersion: "(devel)"}}
 }
-
-// testTokenizers are the tokenizers this test process has read: the
-// package's commands read Qwen3's tokenizer some twenty times, a tenth of
-// a second each; read once, they are shared as State.Tokenizers allows.
-var testTokenizers tokenizer.Loaded
 
 // testCommit is the VCS stamp a test's strata claims, so that a run has
 // its commit whatever the checkout the tests were compiled in.

@@ -87,10 +87,6 @@ type State struct {
 	// graceful (an engine's shutdown) and write what there is. The command
 	// layer sets it.
 	StopNow <-chan struct{}
-	// Tokenizers keeps the tokenizers this process has read (nil: each
-	// command reads its own, as a command run once does); the tests, which
-	// run many commands in one process, share one.
-	Tokenizers *tokenizer.Loaded
 	// Keys are the secrets the command learns (the API key in use), so that
 	// nothing it prints shows them. The command layer sets it.
 	Keys *redact.Keyring
@@ -105,15 +101,14 @@ func (s State) Path(p string) string {
 }
 
 // Tokenizer reads the tokenizer at path (resolved against the working
-// folder): a GGUF model file's from its metadata, any other once per
-// version of its files when the state keeps them. It ends when ctx does:
-// the JSON decoders and the GGUF reader take no context, and a hostile
-// file takes them seconds.
+// folder): a GGUF model file's from its metadata, any other from its
+// files. It ends when ctx does: the JSON decoders and the GGUF reader take
+// no context, and a hostile file takes them seconds.
 func (s State) Tokenizer(ctx context.Context, path string) (*tokenizer.Tokenizer, error) {
 	p := s.Path(path)
 	return abandon.Do(ctx, func() (*tokenizer.Tokenizer, error) {
 		if !gguf.Named(p) {
-			return s.Tokenizers.Load(p)
+			return tokenizer.Load(p)
 		}
 		f, err := ggufread.Open(p)
 		if err != nil {
