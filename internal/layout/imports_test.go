@@ -29,7 +29,7 @@ var layers = []struct {
 	}},
 	{"the protocol's data and types", []string{
 		"bench/prompts", "schema", "internal/fixtures", "internal/dialect", "internal/contract", "internal/record",
-		"internal/humanize", "internal/gguf", "internal/ggufread", "internal/tokenizer", "internal/chattemplate",
+		"internal/humanize", "internal/gguf", "internal/tokenizer", "internal/chattemplate",
 		"internal/install", "internal/probe", "internal/power", "internal/power/nvml", "internal/modelfiles", "internal/corpus",
 	}},
 	{"the rules over records", []string{

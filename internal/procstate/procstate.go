@@ -23,7 +23,6 @@ import (
 	"github.com/strata-bench/strata/internal/abandon"
 	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/gguf"
-	"github.com/strata-bench/strata/internal/ggufread"
 	"github.com/strata-bench/strata/internal/install"
 	"github.com/strata-bench/strata/internal/power"
 	"github.com/strata-bench/strata/internal/power/nvml"
@@ -110,7 +109,7 @@ func (s State) Tokenizer(ctx context.Context, path string) (*tokenizer.Tokenizer
 		if !gguf.Named(p) {
 			return tokenizer.Load(p)
 		}
-		f, err := ggufread.Open(p)
+		f, err := gguf.Open(p)
 		if err != nil {
 			return nil, fmt.Errorf("tokenizer: %w", err)
 		}
@@ -127,7 +126,7 @@ func (s State) Template(ctx context.Context, path string) (*chattemplate.Templat
 	if !gguf.Named(p) {
 		return chattemplate.Load(ctx, p)
 	}
-	f, err := abandon.Do(ctx, func() (*ggufread.File, error) { return ggufread.OpenWithoutLists(p) })
+	f, err := abandon.Do(ctx, func() (*gguf.File, error) { return gguf.OpenWithoutLists(p) })
 	if err != nil {
 		return nil, fmt.Errorf("chat template: %w", err)
 	}

@@ -1,8 +1,9 @@
-// Package ggufread reads the metadata of GGUF model files (through
-// github.com/gpustack/gguf-parser-go): a tokenizer's lists, the chat
+package gguf
+
+// Reading: the metadata of GGUF model files, through
+// github.com/gpustack/gguf-parser-go: a tokenizer's lists, the chat
 // template, and what a result records of the model. Tensor data is never
 // read.
-package ggufread
 
 import (
 	"crypto/sha256"
