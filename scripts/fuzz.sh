@@ -26,7 +26,7 @@ targets=(
   "./internal/validate FuzzValidateOutputs"   # outputs.jsonl of a folder
   "./internal/manifest FuzzParse"             # bench/approved.json
   "./internal/engine FuzzParse"               # engine profiles (TOML)
-  "./internal/ggufread FuzzOpen"              # GGUF metadata
+  "./internal/gguf FuzzOpen"                  # GGUF metadata
   "./internal/chattemplate FuzzRender"        # chat templates
   "./internal/score FuzzParse"                # strict JSON answers
   "./internal/redact FuzzJSONStaysValid"      # redaction keeps JSON valid

@@ -19,8 +19,8 @@
 # module, so none of their dependencies enter strata's go.mod, and go.sum
 # holds every one to its hash; they are built into a temporary folder (the
 # Go build cache makes a second build quick) and removed afterwards. (Not
-# goreleaser: built from source it took 11 CPU-minutes, about three times
-# these two, for the same files.)
+# goreleaser: built from source it costs several times these two, for the
+# same files.)
 #
 # Usage: scripts/release.sh [--snapshot] [--only OS/ARCH] OUTDIR
 #   --snapshot      HEAD as it is, versioned 0.0.0-snapshot-SHORTCOMMIT;

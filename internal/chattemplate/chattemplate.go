@@ -97,7 +97,7 @@ func parseFile(ctx context.Context, path, src string) (*Template, error) {
 }
 
 // GGUF is a GGUF model file's metadata as its reader gives it
-// (ggufread.File).
+// (gguf.File).
 type GGUF interface {
 	String(key string) (string, bool)
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/simengine"
-	"github.com/strata-bench/strata/internal/tokenizer"
 	"github.com/strata-bench/strata/internal/version"
 )
 
@@ -60,26 +59,18 @@ func testEnv(t testing.TB, dir string, stdin io.Reader, stdout, stderr io.Writer
 		Environ:    func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") },
 		CacheDir:   t.TempDir(),
 		Executable: exe, SimulatorSpeed: testSpeed,
-		Build:      &version.Build{Commit: testCommit, ModuleVersion: "(devel)"},
-		Tokenizers: &testTokenizers}
+		Build: &version.Build{Commit: testCommit, ModuleVersion: "(devel)"}}
 }
-
-// testTokenizers are the tokenizers this test process has read: the
-// package's commands read Qwen3's tokenizer some twenty times, a tenth of
-// a second each; read once, they are shared as State.Tokenizers allows.
-var testTokenizers tokenizer.Loaded
 
 // testCommit is the VCS stamp a test's strata claims, so that a run has
 // its commit whatever the checkout the tests were compiled in.
 const testCommit = "0123456789abcdef0123456789abcdef01234567"
 
 // testSpeed is how much faster than real time the simulator runs in tests:
-// a protocol run takes about 16 s at real time, 16 ms of waiting here. At
-// 100 a run waited 0.16 s and its engine woke some 2,000 times to write a
-// few tokens each; at 1,000 most tokens are due when it writes, and the
-// package costs about 7 % less CPU time (time(1), two runs of each). The
-// tests that watch a run from outside as it goes (the live line in a
-// terminal, the energy sampler, a process killed mid-run) choose theirs.
+// fast enough that most tokens are due whenever the engine wakes to write,
+// so a run waits for milliseconds, not seconds. The tests that watch a run
+// from outside as it goes (the live line in a terminal, the energy
+// sampler, a process killed mid-run) choose theirs.
 const testSpeed = 1000
 
 // runIn runs the CLI in process with dir as the working directory.

@@ -4,6 +4,7 @@ package cli
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,10 +12,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // strataProcess starts this test binary as strata (`bench run --simulate`)
@@ -58,31 +62,51 @@ func strataProcess(t *testing.T, work string) (*exec.Cmd, int, <-chan struct{}) 
 	return cmd, port, done
 }
 
-// engineGone waits up to 5 s for nothing to serve the simulator's port and
-// no process to run it.
-func engineGone(t *testing.T, port int) {
+// engineOf is the simulator serving port (found by its command line),
+// held by a pidfd, so that its exit can be waited for whoever its parent
+// is by then.
+func engineOf(t *testing.T, port int) int {
 	t.Helper()
 	needle := fmt.Sprintf("engine\x00simulate\x00--port\x00%d\x00", port)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		alive := ""
-		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond); err == nil {
-			c.Close()
-			alive = "the port still answers"
-		}
-		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-		for _, p := range procs {
-			if data, err := os.ReadFile(p); err == nil && strings.Contains(string(data), needle) {
-				alive = "process " + filepath.Base(filepath.Dir(p)) + " still runs the simulator"
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		if data, err := os.ReadFile(p); err == nil && strings.Contains(string(data), needle) {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			fd, err := unix.PidfdOpen(pid, 0)
+			if err != nil {
+				t.Fatalf("pidfd of the simulator (pid %d): %v", pid, err)
 			}
+			t.Cleanup(func() { unix.Close(fd) })
+			return fd
 		}
-		if alive == "" {
-			return
+	}
+	t.Fatalf("no process runs the simulator on port %d", port)
+	return -1
+}
+
+// engineGone waits for the engine held by pidfd to exit (its pidfd turns
+// readable), then checks that nothing serves its port. The minute is a
+// guard against a hang, not an expected time: the engine ends when its
+// runner does.
+func engineGone(t *testing.T, pidfd, port int) {
+	t.Helper()
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, int(time.Minute.Milliseconds()))
+		if errors.Is(err, unix.EINTR) {
+			continue
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("5 s after the runner ended: %s", alive)
+		if err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(100 * time.Millisecond)
+		if n == 0 {
+			t.Fatal("the simulator still runs a minute after its runner ended")
+		}
+		break
+	}
+	if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+		c.Close()
+		t.Error("the simulator's port still answers after it exited")
 	}
 }
 
@@ -93,11 +117,12 @@ func TestSIGKILLThenRecover(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
 	cmd, port, _ := strataProcess(t, work)
+	engine := engineOf(t, port)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	engineGone(t, port)
+	engineGone(t, engine, port)
 	pending, _ := filepath.Glob(filepath.Join(work, "bench-results", ".*.pending"))
 	if len(pending) != 1 {
 		t.Fatalf("pending folders %v", pending)
@@ -141,13 +166,14 @@ func TestSIGHUPWritesTheResult(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
 	cmd, port, done := strataProcess(t, work)
+	engine := engineOf(t, port)
 	cmd.Process.Signal(syscall.SIGHUP)
 	<-done
 	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != ExitInterrupted {
 		t.Fatalf("exit: %v", err)
 	}
-	engineGone(t, port)
+	engineGone(t, engine, port)
 	_, dir := readResults(t, work)
 	rep := runIn(t, work, "", "bench", "report", dir)
 	if rep.code != 0 || !strings.Contains(rep.stdout, "SIGHUP") {

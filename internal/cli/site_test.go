@@ -1,16 +1,14 @@
 package cli
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/resulttest/submissions"
@@ -108,22 +106,32 @@ func TestSiteServe(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out syncBuffer
-	env := testEnv(t, t.TempDir(), strings.NewReader(""), &out, io.Discard)
-	done := make(chan int)
+	out, lines := io.Pipe()
+	env := testEnv(t, t.TempDir(), strings.NewReader(""), lines, io.Discard)
+	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, []string{"bench", "site", "--repo", testRepo(t), "--out", filepath.Join(t.TempDir(), "site"),
 			"--activate", protocol.StandInID, "--serve", "--addr", "127.0.0.1:0"}, env)
+		lines.Close()
+	}()
+	// The URL is the serving line's; the rest of the output is read on, so
+	// the command never waits on a full pipe.
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if _, rest, ok := strings.Cut(sc.Text(), "serving "); ok {
+				url, _, _ := strings.Cut(rest, " ")
+				urls <- url
+			}
+		}
+		io.Copy(io.Discard, out)
 	}()
 	var url string
-	for i := 0; i < 100 && url == ""; i++ {
-		time.Sleep(50 * time.Millisecond)
-		if _, rest, ok := strings.Cut(out.String(), "serving "); ok {
-			url, _, _ = strings.Cut(rest, " ")
-		}
-	}
-	if url == "" {
-		t.Fatalf("no serving line: %q", out.String())
+	select {
+	case url = <-urls:
+	case code := <-done:
+		t.Fatalf("exit %d before a serving line", code)
 	}
 	resp, err := http.Get(url + "index.html")
 	if err != nil {
@@ -146,22 +154,4 @@ func TestSiteServe(t *testing.T) {
 	if r := runIn(t, t.TempDir(), "", "bench", "site", "--repo", testRepo(t), "--out", filepath.Join(t.TempDir(), "s"), "--serve", "--addr", "0.0.0.0:0"); r.code != ExitUsage {
 		t.Errorf("a non-loopback preview address: exit %d", r.code)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -115,8 +115,8 @@ func TestLiveLineInTmux(t *testing.T) {
 	tmux := newTmux(t)
 	t.Run("50 then 80", func(t *testing.T) {
 		t.Parallel()
-		// The simulator runs 10× real time: the run takes about 2 s, some 20
-		// captures, three in four of them with the status line.
+		// The simulator runs 10× real time: slow enough for the captures to
+		// see the status line many times before the run ends.
 		name := tmux.start(t, 50, "xterm-256color", 10, "")
 		width := 50
 		screens, seen, withLeft := map[int]int{}, map[int]int{}, map[int]int{}

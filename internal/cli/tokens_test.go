@@ -16,6 +16,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/sharedpath"
+	"github.com/strata-bench/strata/internal/tokenizer"
 )
 
 func readLines(t *testing.T, path string) [][]byte {
@@ -48,7 +49,7 @@ type tokenCount struct {
 func TestTokensAgreesWithVectors(t *testing.T) {
 	t.Parallel()
 	tokPath, tmplPath := qwenPaths(t)
-	tok, err := testTokenizers.Load(tokPath)
+	tok, err := tokenizer.Load(tokPath)
 	if err != nil {
 		t.Fatal(err)
 	}

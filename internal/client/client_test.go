@@ -209,8 +209,9 @@ func hostile(t *testing.T, next func(i int) string) *httptest.Server {
 
 // TestHostileStreamsAreBounded: a stream of data lines that never ends an
 // event, one of ten million tiny deltas, and one of endless content each
-// fail at their bound, quickly and with bounded memory, and the outcome
-// stays small enough to be evidence.
+// fail at their bound with bounded allocation (work that grew faster than
+// the stream would show there), and the outcome stays small enough to be
+// evidence.
 func TestHostileStreamsAreBounded(t *testing.T) {
 	t.Parallel()
 	line := "data: " + strings.Repeat("x", 1000) + "\n"
@@ -225,7 +226,7 @@ func TestHostileStreamsAreBounded(t *testing.T) {
 			return "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + strings.Repeat("y", 8000) + "\"}}]}\n\n"
 		}, "grew past 4194304 bytes"},
 		// Arguments a few bytes a delta: appending each to a string copied
-		// it every time (31 s and 100 GB of allocation for 60,000 deltas).
+		// it every time, quadratic in the stream.
 		{"tool-call arguments a few bytes a delta", func(int) string {
 			return "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"" + strings.Repeat("z", 60) + "\"}}]}}]}\n\n"
 		}, "more than 65536 events"},
@@ -235,14 +236,10 @@ func TestHostileStreamsAreBounded(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			start := time.Now()
 			o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), []byte(`{}`), nil)
 			runtime.ReadMemStats(&after)
 			if o.Error == nil || !strings.Contains(o.Error.Message, c.says) || o.Normal {
 				t.Fatalf("error %+v", o.Error)
-			}
-			if took := time.Since(start); took > 20*time.Second {
-				t.Errorf("took %s", took)
 			}
 			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 256<<20 {
 				t.Errorf("allocated %d MiB reading one bounded stream", alloc>>20)

@@ -56,6 +56,9 @@ type harness struct {
 	machine *redact.Machine
 	// identity, when set, is what the operator declared.
 	identity *record.Identity
+	// front, when set, puts a server of the test's in front of the engine
+	// at url and returns the URL the run uses instead.
+	front func(t testing.TB, url string) string
 }
 
 // longReasoning reasons 300 tokens (600 on long prompts, past the cap).
@@ -135,6 +138,9 @@ func (h harness) execute(t testing.TB) (*record.Run, string) {
 	}
 	if h.url != "" {
 		url = h.url
+	}
+	if h.front != nil {
+		url = h.front(t, url)
 	}
 	ctx := h.ctx
 	if ctx == nil {

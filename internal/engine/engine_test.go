@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -25,11 +27,11 @@ func TestMain(m *testing.M) {
 	switch os.Getenv("STRATA_FAKE_ENGINE") {
 	case "":
 		os.Exit(m.Run())
-	case "serve": // loads for 300 ms, then serves /health on the given port
+	case "serve": // serves /health on the given port: loading until asked once
 		fmt.Println("fake engine: loading model /home/alice/models/q.gguf")
-		start := time.Now()
+		var asked atomic.Bool
 		http.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {
-			if time.Since(start) < 300*time.Millisecond {
+			if !asked.Swap(true) {
 				w.WriteHeader(503)
 				return
 			}
@@ -127,6 +129,8 @@ func TestStartWaitStop(t *testing.T) {
 	}
 }
 
+// TestCrashDuringLoad: an engine that exits while loading is noticed at
+// once, not at the timeout: the load timeout never passes here.
 func TestCrashDuringLoad(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
@@ -134,16 +138,35 @@ func TestCrashDuringLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
+	p.after = func(time.Duration) <-chan time.Time { return nil }
 	err = p.WaitReady(context.Background(), stillLoading, 30*time.Second, nil)
 	if err == nil || !strings.Contains(err.Error(), "exited during load") || !strings.Contains(err.Error(), "failed to allocate 24 GiB") {
 		t.Fatalf("err %v", err)
 	}
-	if time.Since(start) > 5*time.Second {
-		t.Error("an engine that exits is noticed at once, not at the timeout")
-	}
 }
 
+// timerAsk is one wait on the engine's timer, for the test to fire.
+type timerAsk struct {
+	d    time.Duration
+	fire chan time.Time
+}
+
+// testTimers makes p's timer hand each wait to the test on the returned
+// channel.
+func testTimers(p *Child) <-chan timerAsk {
+	asks := make(chan timerAsk)
+	p.after = func(d time.Duration) <-chan time.Time {
+		a := timerAsk{d, make(chan time.Time, 1)}
+		asks <- a
+		return a.fire
+	}
+	return asks
+}
+
+// TestLoadTimeoutAndSIGKILL: an engine still loading when the load timeout
+// passes is reported with the last lines of its log; one that ignores
+// SIGTERM gets SIGKILL once the grace period has passed on the engine's
+// timer, not before, and is gone when Stop returns.
 func TestLoadTimeoutAndSIGKILL(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
@@ -151,16 +174,48 @@ func TestLoadTimeoutAndSIGKILL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = p.WaitReady(context.Background(), stillLoading, 500*time.Millisecond, nil)
-	if !errors.Is(err, ErrLoadTimeout) || !strings.Contains(err.Error(), "ignoring SIGTERM") {
-		t.Fatalf("err %v", err)
+	asks := testTimers(p)
+	said := make(chan struct{})
+	var once sync.Once
+	health := func(context.Context) (int, error) {
+		if strings.Contains(string(p.Log()), "ignoring SIGTERM") {
+			once.Do(func() { close(said) })
+		}
+		return http.StatusServiceUnavailable, nil
 	}
-	start := time.Now()
-	if err := p.Stop(300*time.Millisecond, nil); err != nil {
-		t.Fatal(err)
+	waited := make(chan error, 1)
+	go func() { waited <- p.WaitReady(context.Background(), health, time.Minute, nil) }()
+	load := <-asks
+	<-said // the timeout passes once the engine has said it ignores SIGTERM
+	load.fire <- time.Time{}
+	if err := <-waited; !errors.Is(err, ErrLoadTimeout) || !strings.Contains(err.Error(), "ignoring SIGTERM") || load.d != time.Minute {
+		t.Fatalf("err %v after a timeout of %s", err, load.d)
 	}
-	if !p.Exited() || time.Since(start) < 300*time.Millisecond {
-		t.Error("SIGKILL comes after the grace period, and the process is gone")
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- p.Stop(300*time.Millisecond, nil) }()
+	var grace timerAsk
+	select {
+	case grace = <-asks:
+	case err := <-stopped:
+		t.Fatalf("Stop returned (%v) without waiting for the grace period", err)
+	}
+	select {
+	case err := <-stopped:
+		t.Fatalf("Stop returned (%v) before the grace period passed", err)
+	default:
+	}
+	if grace.d != 300*time.Millisecond || p.Exited() {
+		t.Fatalf("grace period %s, exited %v; want 300ms and the engine still running after SIGTERM", grace.d, p.Exited())
+	}
+	grace.fire <- time.Time{}
+	select {
+	case <-asks: // the wait for SIGKILL to take effect, which it does first
+	case err := <-stopped:
+		t.Fatalf("Stop returned (%v) without SIGKILL after the grace period", err)
+	}
+	if err := <-stopped; err != nil || !p.Exited() {
+		t.Fatalf("Stop: %v, exited %v", err, p.Exited())
 	}
 }
 

@@ -26,6 +26,9 @@ type Child struct {
 	exited chan struct{}
 	err    error // set before exited closes
 	now    clock.Func
+	// after is the engine's timer (nil: time.After): the load timeout and
+	// the grace before SIGKILL wait on it.
+	after func(time.Duration) <-chan time.Time
 }
 
 // logBuffer keeps the engine's output (stdout and stderr interleaved) in
@@ -112,6 +115,14 @@ func Start(p *Profile, environ []string, now clock.Func) (*Child, error) {
 	return proc, nil
 }
 
+// timer fires once d has passed on the engine's timer.
+func (p *Child) timer(d time.Duration) <-chan time.Time {
+	if p.after == nil {
+		return time.After(d)
+	}
+	return p.after(d)
+}
+
 // Exited reports whether the process has ended.
 func (p *Child) Exited() bool {
 	select {
@@ -134,8 +145,7 @@ var ErrLoadTimeout = errors.New("the engine did not finish loading in time")
 // every poll ("loading (/health answers 503)") with the time since the
 // start, so a caller can count up against the timeout.
 func (p *Child) WaitReady(ctx context.Context, health Health, timeout time.Duration, status func(state string, elapsed time.Duration)) error {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
+	deadline := p.timer(timeout)
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	start := p.now()
@@ -154,7 +164,7 @@ func (p *Child) WaitReady(ctx context.Context, health Health, timeout time.Durat
 		select {
 		case <-p.exited:
 			return fmt.Errorf("the engine exited during load (%v); last lines of its log:\n%s", p.err, p.Tail(20))
-		case <-deadline.C:
+		case <-deadline:
 			return fmt.Errorf("%w (%s); last lines of its log:\n%s", ErrLoadTimeout, timeout, p.Tail(20))
 		case <-ctx.Done():
 			return ctx.Err()
@@ -174,14 +184,14 @@ func (p *Child) Stop(grace time.Duration, now <-chan struct{}) error {
 	select {
 	case <-p.exited:
 		return nil
-	case <-time.After(grace):
+	case <-p.timer(grace):
 	case <-now:
 	}
 	_ = signalGroup(p.cmd, syscall.SIGKILL)
 	select {
 	case <-p.exited:
 		return nil
-	case <-time.After(5 * time.Second):
+	case <-p.timer(5 * time.Second):
 		return fmt.Errorf("the engine (pid %d) did not exit after SIGKILL", p.cmd.Process.Pid)
 	}
 }

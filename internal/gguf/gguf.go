@@ -1,9 +1,6 @@
-// Package gguf names GGUF model files and writes small metadata-only ones,
-// which the simulated engine and the tests use as stand-in models. Reading
-// a GGUF file's metadata is ggufread's: the parser it reads through
-// (gguf-parser-go) brings an HTTP client, SSH and JSON libraries of its
-// own, which the writer's users (the simulator, the tokenizer's
-// converter) and their tests need not link.
+// Package gguf names GGUF model files, reads their metadata (read.go) and
+// writes small metadata-only ones, which the simulated engine and the
+// tests use as stand-in models.
 package gguf
 
 import (

@@ -34,7 +34,7 @@ var layers = []struct {
 		"internal/fixtures", "internal/record",
 	}},
 	{"the protocol's data, the engines and the readings", []string{
-		"bench/prompts", "internal/dialect", "internal/humanize", "internal/gguf", "internal/ggufread", "internal/tokenizer", "internal/chattemplate",
+		"bench/prompts", "internal/dialect", "internal/humanize", "internal/gguf", "internal/tokenizer", "internal/chattemplate",
 		"internal/install", "internal/probe", "internal/power", "internal/power/nvml", "internal/modelfiles", "internal/corpus",
 	}},
 	{"the run's record kept on disk", []string{

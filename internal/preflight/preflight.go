@@ -439,8 +439,8 @@ func post[T any](ctx context.Context, in Input, path string, body []byte) (T, pr
 
 // tokenCount is the length of a tokenize answer's list (ids, or
 // objects with pieces), counted without keeping an element: the list of a
-// 16K prompt is 16,384 values, and keeping each as a json.RawMessage was
-// most of the preflight's CPU time.
+// 16K prompt is 16,384 values, and keeping each as a json.RawMessage would
+// allocate for every one of them only to count them.
 type tokenCount int
 
 // UnmarshalJSON counts the list's values; null is none, as an absent list.

@@ -23,7 +23,6 @@ import (
 	"github.com/strata-bench/strata/internal/abandon"
 	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/gguf"
-	"github.com/strata-bench/strata/internal/ggufread"
 	"github.com/strata-bench/strata/internal/install"
 	"github.com/strata-bench/strata/internal/power"
 	"github.com/strata-bench/strata/internal/power/nvml"
@@ -87,10 +86,6 @@ type State struct {
 	// graceful (an engine's shutdown) and write what there is. The command
 	// layer sets it.
 	StopNow <-chan struct{}
-	// Tokenizers keeps the tokenizers this process has read (nil: each
-	// command reads its own, as a command run once does); the tests, which
-	// run many commands in one process, share one.
-	Tokenizers *tokenizer.Loaded
 	// Keys are the secrets the command learns (the API key in use), so that
 	// nothing it prints shows them. The command layer sets it.
 	Keys *redact.Keyring
@@ -105,17 +100,16 @@ func (s State) Path(p string) string {
 }
 
 // Tokenizer reads the tokenizer at path (resolved against the working
-// folder): a GGUF model file's from its metadata, any other once per
-// version of its files when the state keeps them. It ends when ctx does:
-// the JSON decoders and the GGUF reader take no context, and a hostile
-// file takes them seconds.
+// folder): a GGUF model file's from its metadata, any other from its
+// files. It ends when ctx does: the JSON decoders and the GGUF reader take
+// no context, and a hostile file takes them seconds.
 func (s State) Tokenizer(ctx context.Context, path string) (*tokenizer.Tokenizer, error) {
 	p := s.Path(path)
 	return abandon.Do(ctx, func() (*tokenizer.Tokenizer, error) {
 		if !gguf.Named(p) {
-			return s.Tokenizers.Load(p)
+			return tokenizer.Load(p)
 		}
-		f, err := ggufread.Open(p)
+		f, err := gguf.Open(p)
 		if err != nil {
 			return nil, fmt.Errorf("tokenizer: %w", err)
 		}
@@ -132,7 +126,7 @@ func (s State) Template(ctx context.Context, path string) (*chattemplate.Templat
 	if !gguf.Named(p) {
 		return chattemplate.Load(ctx, p)
 	}
-	f, err := abandon.Do(ctx, func() (*ggufread.File, error) { return ggufread.OpenWithoutLists(p) })
+	f, err := abandon.Do(ctx, func() (*gguf.File, error) { return gguf.OpenWithoutLists(p) })
 	if err != nil {
 		return nil, fmt.Errorf("chat template: %w", err)
 	}

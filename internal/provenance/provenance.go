@@ -17,7 +17,6 @@ import (
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/gguf"
-	"github.com/strata-bench/strata/internal/ggufread"
 	"github.com/strata-bench/strata/internal/install"
 	"github.com/strata-bench/strata/internal/modelfiles"
 	"github.com/strata-bench/strata/internal/probe"
@@ -153,7 +152,7 @@ func modelFacts(ctx context.Context, f *record.Facts, in Inputs) {
 		if h.Err != nil || h.SHA256 == "" {
 			continue
 		}
-		if g, err := ggufread.OpenWithoutLists(h.Path); err == nil {
+		if g, err := gguf.OpenWithoutLists(h.Path); err == nil {
 			f.Extensions.GGUF = &contract.GGUF{File: h.Name, Metadata: facts(g.Summary())}
 		} else {
 			f.Extensions.GGUF = &contract.GGUF{File: h.Name, Error: "not readable as GGUF"}
@@ -200,7 +199,7 @@ func hashedFile(f *record.Facts, h modelfiles.Hashed, i int) (contract.ModelFile
 }
 
 // facts are GGUF metadata facts as the result keeps them.
-func facts(m map[string]ggufread.Fact) map[string]contract.GGUFFact {
+func facts(m map[string]gguf.Fact) map[string]contract.GGUFFact {
 	out := make(map[string]contract.GGUFFact, len(m))
 	for k, v := range m {
 		out[k] = contract.GGUFFact{Value: v.Value, Source: v.Source}

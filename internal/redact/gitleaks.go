@@ -19,10 +19,10 @@ import (
 // github.com/zricethezav/gitleaks/v8 v8.30.1 (MIT, gitleaks/LICENSE), the
 // rules strata applies written out as Go values in gitleaks_rules.go
 // (TestGitleaksRulesAreTheTOML holds the two equal, and -update rewrites
-// the Go file): decoding the TOML was a sixth of the CPU time of a strata
-// command that prints one line. Its detector is not used as a library: it
-// brings 371 packages (viper, zerolog) and global state, and scanning
-// files of a repository is not the job here. What gitleaks' rules do not
+// the Go file), so no strata command decodes the TOML before it prints.
+// Its detector is not used as a library: it brings hundreds of packages
+// (viper, zerolog) and global state, and scanning files of a repository
+// is not the job here. What gitleaks' rules do not
 // cover (credentials in URLs, AWS secret access keys by their variable,
 // bearer tokens of any length, key = value assignments, machine paths and
 // names) are strata's own rules in rules.go.
@@ -67,10 +67,10 @@ type keyRule struct {
 	entropy         float64
 	keywords        []int // indexes into providerSet.keywords
 	allow           []keyAllow
-	// expr is compiled on the rule's first use. Compiling them all costs
-	// about 45 ms in every strata process that prints a line, and a text
-	// without any of a rule's keywords never runs it, so most are never
-	// compiled at all. TestProviderRulesLoad compiles every one.
+	// expr is compiled on the rule's first use: a text without any of a
+	// rule's keywords never runs it, so a process that prints a few lines
+	// compiles few of the two hundred, and none pays for them all.
+	// TestProviderRulesLoad compiles every one.
 	expr func() (compiledKey, error)
 }
 
@@ -132,11 +132,11 @@ type providerSet struct {
 	rules    []keyRule
 	global   keyAllow
 	keywords []string
-	// trie is built on first use: building it was a sixth of the CPU time
-	// of a strata command that prints a line. The first shortScans short
-	// texts a process redacts are searched keyword by keyword instead (a
-	// few microseconds each), so a command that prints a handful of lines
-	// never builds it, and one that redacts a result folder soon does.
+	// trie is built on first use, as building it costs more than
+	// searching a few short texts: the first shortScans short texts a
+	// process redacts are searched keyword by keyword instead, so a
+	// command that prints a handful of lines never builds it, and one that
+	// redacts a result folder soon does.
 	trie  func() *ahocorasick.Trie
 	short atomic.Int32
 }

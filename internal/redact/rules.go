@@ -15,9 +15,9 @@ import (
 // the match is the private part (0: all of it). keep, when set, lets a
 // match stand (a value that is already a placeholder, a number where only a
 // word is a secret).
-// pattern is a regexp compiled when it is first used. The redactor's
-// forty-odd patterns took 4 ms to compile in every strata process, most of
-// which never redact (a one-line command, the simulated engine);
+// pattern is a regexp compiled when it is first used: most strata
+// processes never redact (a one-line command, the simulated engine), and
+// none should pay for compiling the redactor's forty-odd patterns;
 // TestEveryPatternCompiles compiles them all.
 type pattern func() *regexp.Regexp
 

@@ -165,7 +165,8 @@ type Server struct {
 	// servedTemplate is the template /apply-template renders with, and bundleRender
 	// each fixture rendered with the configured (the bundle's) template:
 	// both are made once, not on each of a run's 34 preflight requests
-	// (parsing and rendering were a quarter of a simulated run's CPU time).
+	// (parsing and rendering the template is most of what answering one
+	// costs).
 	servedTemplate func() (*chattemplate.Template, error)
 	bundleRender   func(f *fixtures.Fixture) (string, bool)
 }
@@ -673,9 +674,9 @@ type chunkWriter struct {
 	// every token that is already due in one write and flushes before it
 	// waits. The bytes and each token's due time are unchanged; only where
 	// one write ends differs, which TCP never promises a client anyway. On
-	// time (the default speed) every token is still its own write; at the
-	// tests' speed of 100 several share one, and a simulated run costs
-	// about an eighth less CPU (5 runs of bench run --simulate, time(1)).
+	// time (the default speed) every token is still its own write; faster
+	// than real time, or behind it, several share one instead of each
+	// costing a write and a wakeup of its own.
 	lazy bool
 }
 

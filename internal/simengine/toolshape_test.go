@@ -25,10 +25,6 @@ type bundleTool struct {
 	raw json.RawMessage
 }
 
-// qwen3 is read once for the package's tests (four of them count with it;
-// each read of its 11 MB tokenizer.json is a third of a CPU second).
-var qwen3 tokenizer.Loaded
-
 // shapeCounts are the prompt token counts an engine gives the embedded
 // bundle's requests when it hands the chat template shape(tool) for each
 // of a fixture's tools, measured as it makes them: the bundle's template
@@ -41,7 +37,7 @@ func shapeCounts(t *testing.T, shape func(bundleTool) any) map[string]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := qwen3.Load(sharedpath.Path(t, "tokenizer", "qwen3", "tokenizer.json"))
+	tok, err := tokenizer.Load(sharedpath.Path(t, "tokenizer", "qwen3", "tokenizer.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,8 +178,7 @@ func newBrowser(t *testing.T) *browser {
 
 // chromiumPath finds the browser. Chromium's headless shell comes first:
 // the same Blink lays the pages out, without the full browser's UI
-// machinery, which took half of the package's CPU time (22 CPU-s with
-// chromium, 11 with the shell, on 2 cores); the full browser is the
+// machinery, which costs as much CPU as the pages; the full browser is the
 // fallback on a machine that has only it.
 func chromiumPath() (string, error) {
 	var err error
@@ -214,18 +213,16 @@ func (b *browser) tab(t *testing.T) (ctx context.Context, done func()) {
 			chromedp.Flag("disable-backgrounding-occluded-windows", true),
 			// No test goes back a page: a page kept alive for going back,
 			// and a new document host made for every navigation, are work
-			// for nothing on each of the tests' some 60 navigations.
+			// for nothing on each of the tests' navigations.
 			chromedp.Flag("disable-features", "BackForwardCache,RenderDocument"),
 			// The tabs share one renderer process: the pages are one
-			// origin's, and a process started for each tab was 2 of the
-			// package's 9 CPU-seconds.
+			// origin's, and a process started for each tab is work for
+			// nothing.
 			chromedp.Flag("renderer-process-limit", "1"),
 			// And that renderer runs in the browser's own process: no
-			// messages between two processes for every step of every page
-			// (about an eighth of the package's CPU time, alternating four
-			// runs with and without). What the tests read, the page's
-			// layout, its scripts and the policy Blink enforces, is the
-			// renderer's either way.
+			// messages between two processes for every step of every page.
+			// What the tests read, the page's layout, its scripts and the
+			// policy Blink enforces, is the renderer's either way.
 			chromedp.Flag("single-process", true),
 		}
 		actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)

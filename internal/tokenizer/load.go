@@ -466,7 +466,7 @@ const (
 )
 
 // GGUF is a GGUF model file's metadata as its reader gives it
-// (ggufread.File): strings, and lists of strings and of integers.
+// (gguf.File): strings, and lists of strings and of integers.
 type GGUF interface {
 	String(key string) (string, bool)
 	Strings(key string) ([]string, bool)

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/strata-bench/strata/internal/gguf"
-	"github.com/strata-bench/strata/internal/ggufread"
 	"github.com/strata-bench/strata/internal/sharedpath"
 )
 
@@ -68,7 +67,7 @@ func TestLoaders(t *testing.T) {
 	os.WriteFile(filepath.Join(pack, "merges.txt"), []byte("#version: 0.2\n"+strings.Join(merges, "\n")+"\n"), 0o644)
 	os.WriteFile(filepath.Join(pack, "tokenizer_config.json"), []byte(added.String()), 0o644)
 
-	meta, err := ggufread.Open(model)
+	meta, err := gguf.Open(model)
 	if err != nil {
 		t.Fatal(err)
 	}

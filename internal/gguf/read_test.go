@@ -1,4 +1,4 @@
-package ggufread
+package gguf
 
 import (
 	"fmt"
@@ -8,15 +8,13 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/strata-bench/strata/internal/gguf"
 )
 
 // TestWriteRead: what gguf writes reads back as written.
 func TestWriteRead(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "m.gguf")
-	err := gguf.Write(path, []gguf.KV{
+	err := Write(path, []KV{
 		{Key: "general.architecture", Value: "qwen3"},
 		{Key: "tokenizer.ggml.tokens", Value: []string{"a", "b", "ab"}},
 		{Key: "tokenizer.ggml.token_type", Value: []int32{1, 1, 3}},
@@ -54,7 +52,7 @@ func TestWriteRead(t *testing.T) {
 func TestOpenWithoutLists(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "m.gguf")
-	err := gguf.Write(path, []gguf.KV{
+	err := Write(path, []KV{
 		{Key: "general.architecture", Value: "qwen3"},
 		{Key: "general.name", Value: "m"},
 		{Key: "tokenizer.ggml.tokens", Value: []string{"a", "b", "ab"}},
@@ -107,7 +105,7 @@ func TestSummaryStringsAreText(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "m.gguf")
 	long := strings.Repeat("é", MaxText) // 2 bytes each: cut inside none
-	err := gguf.Write(path, []gguf.KV{
+	err := Write(path, []KV{
 		{Key: "general.architecture", Value: "qwen3"},
 		{Key: "general.name", Value: "Qwen3\xff\xfe-8B"},
 		{Key: "general.basename", Value: long},

@@ -1,11 +1,9 @@
-package ggufread
+package gguf
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/strata-bench/strata/internal/gguf"
 )
 
 // FuzzOpen: strata reads the metadata of any GGUF file the server names;
@@ -14,7 +12,7 @@ import (
 func FuzzOpen(f *testing.F) {
 	dir := f.TempDir()
 	seed := filepath.Join(dir, "seed.gguf")
-	if err := gguf.Write(seed, []gguf.KV{{Key: "general.architecture", Value: "qwen3"}, {Key: "tokenizer.ggml.model", Value: "gpt2"},
+	if err := Write(seed, []KV{{Key: "general.architecture", Value: "qwen3"}, {Key: "tokenizer.ggml.model", Value: "gpt2"},
 		{Key: "general.file_type", Value: uint32(0)}, {Key: "qwen3.context_length", Value: uint32(32768)}}); err != nil {
 		f.Fatal(err)
 	}

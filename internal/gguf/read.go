@@ -1,8 +1,9 @@
-// Package ggufread reads the metadata of GGUF model files (through
-// github.com/gpustack/gguf-parser-go): a tokenizer's lists, the chat
+package gguf
+
+// Reading: the metadata of GGUF model files, through
+// github.com/gpustack/gguf-parser-go: a tokenizer's lists, the chat
 // template, and what a result records of the model. Tensor data is never
 // read.
-package ggufread
 
 import (
 	"crypto/sha256"
@@ -47,8 +48,7 @@ func open(path string, withoutLists bool) (file *File, err error) {
 		return nil, fmt.Errorf("read GGUF: %w", err)
 	}
 	// Read from the file value by value, a tokenizer's 150,000 strings cost
-	// a million read and seek calls (seconds of CPU); mapped, they are
-	// memory reads. A fault in the mapping (the file cut short while it is
+	// a million read and seek calls; mapped, they are memory reads. A fault in the mapping (the file cut short while it is
 	// read) is made a panic, which the recover above turns into an error.
 	// An empty file cannot be mapped, and fails on its missing magic.
 	var opts []parser.GGUFReadOption
