@@ -118,7 +118,9 @@ func Create(root string, h Header, red *redact.Redactor) (*Writer, error) {
 		return nil, fmt.Errorf("create the run's pending folder: %w", err)
 	}
 	if err := writeMarker(dir, h); err != nil {
-		os.Remove(dir)
+		// Best effort: the marker's error is the one to report, and a
+		// folder left behind without a marker is never taken by recover.
+		_ = os.Remove(dir)
 		return nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(dir, Name), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
@@ -127,7 +129,7 @@ func Create(root string, h Header, red *redact.Redactor) (*Writer, error) {
 	}
 	unlock, err := lockFile(f)
 	if err != nil {
-		f.Close()
+		_ = f.Close() // nothing was written yet; the lock's error is the one to report
 		return nil, fmt.Errorf("lock the run's journal: %w", err)
 	}
 	w := &Writer{dir: dir, f: f, red: red, lock: unlock}
@@ -238,6 +240,8 @@ func (w *Writer) Close() error {
 // Remove closes the journal and removes the pending folder: the result
 // folder it stood for has been written. Only what strata put there goes.
 func (w *Writer) Remove() error {
-	w.Close()
+	// Every line was synced to disk as it was written, so closing the
+	// file loses nothing whatever Close says; the folder goes either way.
+	_ = w.Close()
 	return removePending(w.dir)
 }
