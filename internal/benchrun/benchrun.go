@@ -109,7 +109,7 @@ func Run(ctx context.Context, st procstate.State, o Options) (*Outcome, error) {
 	if o.Finish == nil {
 		return nil, fmt.Errorf("benchrun.Run: no Finish to write the result folder with")
 	}
-	if err := o.Target.validate(); err != nil {
+	if err := o.validate(); err != nil {
 		return nil, err
 	}
 	p, err := newSession(st)
@@ -171,21 +171,21 @@ func (b *bench) prepare() error {
 		p.out.Note("%s holds the journal of a run that did not finish; `strata bench recover` turns it into a partial result", pend)
 	}
 	var err error
-	if b.prof, err = o.Target.loadProfile(p); err != nil {
+	if b.prof, err = o.loadProfile(p); err != nil {
 		return err
 	}
 	if b.id, err = o.Declared.merge(b.prof); err != nil {
 		return err
 	}
 	b.id.Command = o.Command
-	if b.bundle, err = o.Target.bundle(p); err != nil {
+	if b.bundle, err = o.bundle(p); err != nil {
 		return fmt.Errorf("refusing to run: %w", err)
 	}
 	p.out.Line("protocol: %s", protocolLine(b.bundle))
 	b.hashes = newPrehash(p, b.prof, o.Rehash)
 	// A server off loopback makes the run nonconforming: said before
 	// anything is sent, with the result's own words, so the user can stop.
-	if u := o.Target.URL; u != "" || b.prof != nil {
+	if u := o.URL; u != "" || b.prof != nil {
 		if b.prof != nil {
 			u = b.prof.URL
 		}
@@ -262,7 +262,10 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer jw.Close()
+	// Every journal line was synced to disk as it was written: closing it
+	// (after Remove closed it already, or when the result could not be
+	// written) loses nothing.
+	defer func() { _ = jw.Close() }()
 	sampler := b.startPower(ctx)
 	progress := newProgress(p.scr, p.Clock, b.bundle.MaxShared(), b.srv)
 	rec := runner.Execute(ctx, runner.Config{Client: t.client, Bundle: b.bundle, Optional: b.o.Optional, Progress: progress, Server: &b.srv,
@@ -368,8 +371,10 @@ func checkResultsRoot(root string, flag bool) error {
 	if err != nil {
 		return fmt.Errorf("%s: %s is not writable: %w", name, dir, err)
 	}
-	probe.Close()
-	os.Remove(probe.Name())
+	// The probe is empty and only proved the folder writable: its cleanup
+	// is best effort and no reason to refuse the run.
+	_ = probe.Close()
+	_ = os.Remove(probe.Name())
 	if free, ok := freeBytes(dir); ok && free < minFreeBytes {
 		return fmt.Errorf("%s: only %d MiB free on the file system of %s; a result needs up to %d MiB", name, free>>20, dir, minFreeBytes>>20)
 	}

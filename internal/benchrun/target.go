@@ -256,7 +256,7 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("find a free loopback port: %w", err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }() // only its port number was wanted
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
@@ -318,7 +318,9 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 	err = proc.WaitReady(ctx, health, limit, t.loadingStatus(limit, hashes))
 	t.p.clearStatus() // the load is over: its line goes
 	if err != nil {
-		proc.Stop(5*time.Second, nil)
+		if serr := proc.Stop(5*time.Second, nil); serr != nil {
+			out.Line("warning: %v", serr)
+		}
 		if ctx.Err() != nil {
 			// A signal during the load: no request was sent, nothing to write.
 			return nil, nil, exitcode.InterruptedError{Msg: fmt.Sprintf("interrupted (%s) while profile %s's engine loaded; it was stopped, and no request was sent",
