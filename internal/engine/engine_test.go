@@ -35,18 +35,22 @@ func TestMain(m *testing.M) {
 				w.WriteHeader(503)
 				return
 			}
-			w.Write([]byte(`{"status":"ok"}`))
+			_, _ = w.Write([]byte(`{"status":"ok"}`)) // a failed write shows as the client's error
 		})
 		ln, err := net.Listen("tcp", "127.0.0.1:"+os.Getenv("PORT"))
 		if err != nil {
 			fmt.Println(err)
 			os.Exit(3)
 		}
-		http.Serve(ln, nil)
+		fmt.Println(http.Serve(ln, nil))
+		os.Exit(3)
 	case "crash":
 		fmt.Println("fake engine: loading")
 		fmt.Fprintln(os.Stderr, "error: failed to allocate 24 GiB of VRAM")
 		os.Exit(1)
+	case "quit":
+		fmt.Println("fake engine: nothing to serve")
+		os.Exit(0)
 	case "never-loads":
 		hang()
 	case "ignore-term":
@@ -79,7 +83,7 @@ func freePort(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }() // only its port number was wanted
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
@@ -90,7 +94,7 @@ func healthOf(port int) Health {
 		if err != nil {
 			return 0, err
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close() // only the status is read
 		return resp.StatusCode, nil
 	}
 }
@@ -145,6 +149,21 @@ func TestCrashDuringLoad(t *testing.T) {
 	}
 }
 
+// TestCleanExitDuringLoad: an engine that exits with status 0 while
+// loading is reported with that status, as any other exit is.
+func TestCleanExitDuringLoad(t *testing.T) {
+	t.Parallel()
+	p, err := Start(fakeProfile(t, "quit", freePort(t)), os.Environ(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.after = func(time.Duration) <-chan time.Time { return nil }
+	err = p.WaitReady(context.Background(), stillLoading, 30*time.Second, nil)
+	if want := "the engine exited during load (exit status 0)"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("err %v; want it to start %q", err, want)
+	}
+}
+
 // timerAsk is one wait on the engine's timer, for the test to fire.
 type timerAsk struct {
 	d    time.Duration
@@ -177,12 +196,12 @@ func TestLoadTimeoutAndSIGKILL(t *testing.T) {
 	asks := testTimers(p)
 	said := make(chan struct{})
 	var once sync.Once
-	health := func(context.Context) (int, error) {
+	health := Health(func(context.Context) (int, error) {
 		if strings.Contains(string(p.Log()), "ignoring SIGTERM") {
 			once.Do(func() { close(said) })
 		}
 		return http.StatusServiceUnavailable, nil
-	}
+	})
 	waited := make(chan error, 1)
 	go func() { waited <- p.WaitReady(context.Background(), health, time.Minute, nil) }()
 	load := <-asks
@@ -229,7 +248,9 @@ func TestStartMissingCommand(t *testing.T) {
 
 func writeProfile(t *testing.T, dir, name, body string) {
 	t.Helper()
-	os.MkdirAll(filepath.Join(dir, "profiles"), 0o755)
+	if err := os.MkdirAll(filepath.Join(dir, "profiles"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "profiles", name+".toml"), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}

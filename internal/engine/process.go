@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -137,6 +138,10 @@ func (p *Child) Exited() bool {
 // when nothing answered.
 type Health func(ctx context.Context) (int, error)
 
+// errCleanExit is an engine's exit with status 0, which exec reports as
+// no error: during a load it is as much a failure as any other exit.
+var errCleanExit = errors.New("exit status 0")
+
 // ErrLoadTimeout is returned when the engine did not load in time.
 var ErrLoadTimeout = errors.New("the engine did not finish loading in time")
 
@@ -163,7 +168,7 @@ func (p *Child) WaitReady(ctx context.Context, health Health, timeout time.Durat
 		}
 		select {
 		case <-p.exited:
-			return fmt.Errorf("the engine exited during load (%v); last lines of its log:\n%s", p.err, p.Tail(20))
+			return fmt.Errorf("the engine exited during load (%w); last lines of its log:\n%s", cmp.Or(p.err, errCleanExit), p.Tail(20))
 		case <-deadline:
 			return fmt.Errorf("%w (%s); last lines of its log:\n%s", ErrLoadTimeout, timeout, p.Tail(20))
 		case <-ctx.Done():
