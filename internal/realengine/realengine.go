@@ -156,7 +156,7 @@ func FreePort(tb testing.TB) int {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }() // only its port number was wanted
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
@@ -213,8 +213,10 @@ func (s *Server) waitHealthy(ctx context.Context) error {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/health", nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
+			// Only the status is read; the body is drained so the connection
+			// is reused, and an error there changes nothing the wait reads.
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
 			if resp.StatusCode == 200 {
 				return nil
 			}

@@ -35,7 +35,7 @@ import (
 
 // repoRoot is the checkout, where the runs start (it holds no Strata
 // bundle, so they follow the stand-in's protocol).
-func repoRoot(t testing.TB) string {
+func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
@@ -110,6 +110,17 @@ type folder struct {
 	ext  map[string]json.RawMessage
 }
 
+// extension decodes extensions.<key> into v; an absent one leaves v as it
+// is.
+func (f folder) extension(t *testing.T, key string, v any) {
+	t.Helper()
+	if raw, ok := f.ext[key]; ok {
+		if err := json.Unmarshal(raw, v); err != nil {
+			t.Fatalf("extensions.%s: %v", key, err)
+		}
+	}
+}
+
 func readFolder(t testing.TB, root string) folder {
 	t.Helper()
 	dirs, _ := filepath.Glob(filepath.Join(root, "*-standard-*"))
@@ -124,13 +135,18 @@ func readFolder(t testing.TB, root string) folder {
 	if err := json.Unmarshal(data, &f.res); err != nil {
 		t.Fatal(err)
 	}
-	ext, _ := json.Marshal(f.res.Extensions)
-	json.Unmarshal(ext, &f.ext)
+	ext, err := json.Marshal(f.res.Extensions)
+	if err == nil {
+		err = json.Unmarshal(ext, &f.ext)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	file, err := os.Open(filepath.Join(f.dir, contract.OutputsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer file.Close()
+	defer func() { _ = file.Close() }() // read only
 	sc := bufio.NewScanner(file)
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
@@ -205,7 +221,7 @@ func checkThinkerRun(t *testing.T, f folder, requests int) {
 	var thinking struct {
 		Without []string `json:"requests_without_reasoning"`
 	}
-	json.Unmarshal(f.ext["thinking"], &thinking)
+	f.extension(t, "thinking", &thinking)
 	if len(thinking.Without) != 0 {
 		t.Errorf("requests without reasoning: %v", thinking.Without)
 	}
@@ -248,14 +264,16 @@ func profileRun(t *testing.T, out string) {
 		quoted[i] = fmt.Sprintf("%q", a)
 	}
 	profile := filepath.Join(t.TempDir(), "thinker.toml")
-	os.WriteFile(profile, []byte(fmt.Sprintf("url = \"http://127.0.0.1:%d\"\ncommand = [%s]\nload_timeout = \"60s\"\n", port, strings.Join(quoted, ", "))), 0o644)
-	r := strata(t, repoRoot(t), nil, "bench", "run", "--profile", profile, "--optional-concurrency", "--results-dir", out,
+	if err := os.WriteFile(profile, []byte(fmt.Sprintf("url = \"http://127.0.0.1:%d\"\ncommand = [%s]\nload_timeout = \"60s\"\n", port, strings.Join(quoted, ", "))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := strata(t, repoRoot(), nil, "bench", "run", "--profile", profile, "--optional-concurrency", "--results-dir", out,
 		"--background", "none", "--track-notes", "real-engine test")
 	if r.code != 0 || !strings.Contains(r.stderr, "starting the thinker engine") {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
-		c.Close()
+		_ = c.Close() // it only had to connect
 		t.Error("the engine the runner started is still serving after the run")
 	}
 	f := readFolder(t, out)
@@ -267,7 +285,7 @@ func profileRun(t *testing.T, out string) {
 	var d struct {
 		Check contract.BudgetCheck `json:"budget_check"`
 	}
-	json.Unmarshal(f.ext["engine_dialect"], &d)
+	f.extension(t, "engine_dialect", &d)
 	if d.Check.State != "overridden per request" || !strings.Contains(d.Check.Server, "--reasoning-budget 0") {
 		t.Errorf("budget check %+v", d.Check)
 	}
@@ -277,7 +295,7 @@ func profileRun(t *testing.T, out string) {
 	var pf struct {
 		Agree, Differ int
 	}
-	json.Unmarshal(f.ext["preflight"], &pf)
+	f.extension(t, "preflight", &pf)
 	if pf.Agree != 34 || pf.Differ != 0 {
 		t.Errorf("preflight in the result: %+v", pf)
 	}
@@ -322,9 +340,16 @@ func TestSpecProfileHoldsTheModel(t *testing.T) {
 	if r := strata(t, checkout, nil, "bench", "corpus", "build", "--protocol", protocol.SpecID, "--tokenizer", tok, "--template", tmpl, "--out", bundle); r.code != 0 {
 		t.Fatalf("corpus build: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	src, _ := os.ReadFile(tmpl)
-	os.MkdirAll(filepath.Join(checkout, "serve"), 0o755)
-	os.WriteFile(filepath.Join(checkout, "serve", "chat_template.jinja"), src, 0o644)
+	src, err := os.ReadFile(tmpl)
+	if err == nil {
+		err = os.MkdirAll(filepath.Join(checkout, "serve"), 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(checkout, "serve", "chat_template.jinja"), src, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	manifest, _ := os.ReadFile(filepath.Join(bundle, "MANIFEST.sha256"))
 	sum := sha256.Sum256(manifest)
 	table := protocol.Known().WithCorpus(protocol.SpecID, hex.EncodeToString(sum[:]))
@@ -371,7 +396,7 @@ func urlRunSmallContext(t *testing.T, out string) {
 	if chk.code != 0 || !strings.Contains(chk.stdout, "34 fixtures: 34 agree, 0 differ") || !strings.Contains(chk.stdout, "template: the engine's chat template is the bundle's") {
 		t.Fatalf("bench check: exit %d\n%s\n%s", chk.code, chk.stdout, chk.stderr)
 	}
-	r := strata(t, repoRoot(t), nil, "bench", "run", "--url", srv.URL, "--optional-concurrency", "--results-dir", out)
+	r := strata(t, repoRoot(), nil, "bench", "run", "--url", srv.URL, "--optional-concurrency", "--results-dir", out)
 	if r.code != 0 || !strings.Contains(r.stderr, "it had answered no request before this run") {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -398,7 +423,7 @@ func urlRunSmallContext(t *testing.T, out string) {
 	var hashing struct {
 		Resolved string `json:"model_path_resolved"`
 	}
-	json.Unmarshal(f.ext["model_hashing"], &hashing)
+	f.extension(t, "model_hashing", &hashing)
 	if !strings.Contains(hashing.Resolved, "found by its listening port") {
 		t.Errorf("the result does not say how the relative model_path was resolved: %q", hashing.Resolved)
 	}
@@ -456,15 +481,22 @@ func checkURLEvidence(t *testing.T, f folder) {
 	var raw struct {
 		Configuration map[string]json.RawMessage `json:"configuration"`
 	}
-	data, _ := os.ReadFile(filepath.Join(f.dir, contract.ResultsFile))
-	json.Unmarshal(data, &raw)
+	data, err := os.ReadFile(filepath.Join(f.dir, contract.ResultsFile))
+	if err == nil {
+		err = json.Unmarshal(data, &raw)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	if c := raw.Configuration; string(c["context_tokens"]) != "2048" || string(c["server_capacity"]) != "1" {
 		t.Errorf("context_tokens %s, server_capacity %s: want the numbers 2048 and 1", c["context_tokens"], c["server_capacity"])
 	}
 	// -t 1 on the command line, LLAMA_ARG_BATCH and LLAMA_ARG_UBATCH in the
 	// environment: numbers, as llama-server reads them.
 	var prefill bytes.Buffer
-	json.Compact(&prefill, raw.Configuration["prefill"])
+	if err := json.Compact(&prefill, raw.Configuration["prefill"]); err != nil {
+		t.Fatalf("configuration.prefill %s: %v", raw.Configuration["prefill"], err)
+	}
 	if got := prefill.String(); got != `{"--batch-size":1024,"--threads":1,"--ubatch-size":256}` {
 		t.Errorf("prefill %s", got)
 	}
@@ -481,7 +513,9 @@ func checkURLEvidence(t *testing.T, f folder) {
 	}
 	for _, rep := range ec.Reported {
 		if rep.Source == "GET /props default_generation_settings" {
-			json.Unmarshal(rep.Values, &defaults)
+			if err := json.Unmarshal(rep.Values, &defaults); err != nil {
+				t.Fatalf("%s: %v", rep.Source, err)
+			}
 		}
 	}
 	if temp, ok := defaults.Params["temperature"].(float64); defaults.NCtx != 2048 || !ok || temp < 0.79 || temp > 0.81 {
@@ -507,7 +541,7 @@ func checkURLEvidence(t *testing.T, f folder) {
 func engineKilledMidRun(t *testing.T, out string) {
 	srv := Start(t, Options{Model: Thinker})
 	var once sync.Once
-	r := strata(t, repoRoot(t), func(line string) {
+	r := strata(t, repoRoot(), func(line string) {
 		if strings.Contains(line, "performance-short-r1: completed") {
 			once.Do(srv.Kill)
 		}
