@@ -110,7 +110,11 @@ func Folder(tb testing.TB, root string, o Options) string {
 		if url, err = sim.Start("127.0.0.1:0"); err != nil {
 			tb.Fatal(err)
 		}
-		defer sim.Close()
+		defer func() {
+			if err := sim.Close(); err != nil {
+				tb.Error(err)
+			}
+		}()
 	} else {
 		url = Unmarked(tb, sim)
 	}
