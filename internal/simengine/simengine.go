@@ -249,7 +249,9 @@ func (s *Server) Start(addr string) (string, error) {
 	s.ln = ln
 	s.started = s.cfg.Now()
 	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go s.srv.Serve(ln)
+	// Serve ends when Close (or a scripted death) closes the server; a
+	// server that failed otherwise shows as its clients' errors.
+	go func() { _ = s.srv.Serve(ln) }()
 	return "http://" + ln.Addr().String(), nil
 }
 
@@ -287,11 +289,12 @@ func (s *Server) die() {
 		close(s.dead)
 		// The listener closes before the dying handler returns, so nothing
 		// the client sends after the crash is answered.
+		// The engine dies on purpose: what closing says is of no use.
 		if s.ln != nil {
-			s.ln.Close()
+			_ = s.ln.Close()
 		}
 		if s.srv != nil {
-			go s.srv.Close()
+			go func() { _ = s.srv.Close() }()
 		}
 	})
 }
@@ -341,7 +344,7 @@ func (s *Server) serverHeader(h http.Handler) http.Handler {
 		// The simulator says what it is on every response of every
 		// dialect, also where the engine has no /props to carry the
 		// strata_simulator marker; no scenario can turn it off.
-		w.Header().Set(SimulatorHeader, Version())
+		w.Header().Set(dialect.SimulatorHeaderName, Version())
 		h.ServeHTTP(w, r)
 	})
 }
@@ -351,6 +354,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// writeText writes a plain body after its headers. As with writeJSON, a
+// write that fails means the client has gone: the simulator has no one
+// else to tell.
+func writeText(w io.Writer, text string) { _, _ = io.WriteString(w, text) }
 
 func writeError(w http.ResponseWriter, status int, typ, msg string) {
 	w.Header().Set("Connection", "close")
@@ -437,7 +445,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 	name := dialect.SimulatorMetricPrefix + "requests_total"
-	fmt.Fprintf(w, "# HELP %s Chat requests answered.\n# TYPE %s counter\n%s %d\n", name, name, name, n)
+	writeText(w, fmt.Sprintf("# HELP %s Chat requests answered.\n# TYPE %s counter\n%s %d\n", name, name, name, n))
 }
 
 // chatRequest is the part of a chat body the simulator reads.
@@ -534,11 +542,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if b.HTML {
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(200)
-		io.WriteString(w, "<html><body><h1>502 Bad Gateway</h1></body></html>\n")
+		writeText(w, "<html><body><h1>502 Bad Gateway</h1></body></html>\n")
 		return
 	}
 	if b.Replay != "" {
-		s.replay(w, r, b.Replay)
+		s.replay(w, b.Replay)
 		return
 	}
 	if b.Flood != "" {
@@ -574,7 +582,7 @@ func (s *Server) readChat(w http.ResponseWriter, r *http.Request) (req *chatRequ
 	}
 	if strata {
 		// frontend.py effort_kwargs: an unknown effort is a 400.
-		if _, err := strataEffort(req.ReasoningEffort); err != nil {
+		if err := strataEffort(req.ReasoningEffort); err != nil {
 			strataError(w, 400, "invalid_request_error", err.Error())
 			return nil, false
 		}
@@ -737,7 +745,7 @@ func deltaJSON(d map[string]any) []byte {
 
 func seedOf(id string, seed int64) uint64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%s/%d", id, seed)
+	_, _ = fmt.Fprintf(h, "%s/%d", id, seed) // a hash's Write never fails
 	return h.Sum64()
 }
 
@@ -1164,7 +1172,7 @@ func (s *Server) slotParams(req *chatRequest, limit int, b Behaviour) map[string
 }
 
 // replay writes a recorded capture's body, event by event.
-func (s *Server) replay(w http.ResponseWriter, r *http.Request, name string) {
+func (s *Server) replay(w http.ResponseWriter, name string) {
 	dir := ""
 	if s.cfg.Scenario != nil {
 		dir = s.cfg.Scenario.CapturesDir
