@@ -134,7 +134,7 @@ the manifest, and anything that fails verification.`,
 			if err != nil {
 				return err
 			}
-			m, c, err := repo.Add(current, manifest.AddOptions{Options: o, ResultsPath: results, ReviewPR: pr, ReviewedBy: by})
+			m, err := repo.Add(current, manifest.AddOptions{Options: o, ResultsPath: results, ReviewPR: pr, ReviewedBy: by})
 			if err != nil {
 				return err
 			}
@@ -143,7 +143,6 @@ the manifest, and anything that fails verification.`,
 			}
 			e := m.Entries[len(m.Entries)-1]
 			fmt.Fprintf(cmd.OutOrStdout(), "added %s (evidence commit %s, results %s) to %s\n", e.RunID, e.EvidenceCommit, e.ResultsSHA256[:12], manifest.Path)
-			_ = c
 			return nil
 		},
 	}
