@@ -64,7 +64,9 @@ func Write(root string, a *result.Assembled, red *redact.Redactor, check func(di
 	ok := false
 	defer func() {
 		if !ok {
-			os.RemoveAll(tmp)
+			// Best effort: the write's own error is the one to report, and
+			// a leftover is hidden and named as partial.
+			_ = os.RemoveAll(tmp)
 		}
 	}()
 	files, err := Render(a, red)
