@@ -168,7 +168,7 @@ func Render(a *result.Assembled, red *redact.Redactor) (map[string][]byte, error
 	// The README is derived from the redacted results.json alone, so it is
 	// not redacted again (its own wording is strata's).
 	var readme bytes.Buffer
-	report.README(&readme, &final)
+	_ = report.README(&readme, &final) // a bytes.Buffer's writes never fail
 	files[contract.ReadmeFile] = readme.Bytes()
 	return files, nil
 }
