@@ -152,7 +152,7 @@ func Render(a *result.Assembled, red *redact.Redactor) (map[string][]byte, error
 			res.Artifacts = append(res.Artifacts, contract.Artifact{Kind: art.kind, Path: art.name, SHA256: sha256Hex(data)})
 		}
 	}
-	data, err := MarshalResults(&res)
+	data, err := jsonfmt.Indent(&res)
 	if err == nil {
 		data, err = red.JSON(data, true, contract.ProtocolOwned(contract.ResultsFile))
 	}
@@ -172,10 +172,6 @@ func Render(a *result.Assembled, red *redact.Redactor) (map[string][]byte, error
 	files[contract.ReadmeFile] = readme.Bytes()
 	return files, nil
 }
-
-// MarshalResults writes results.json: two-space indent, no HTML escaping,
-// one trailing newline.
-func MarshalResults(r *contract.Results) ([]byte, error) { return jsonfmt.Indent(r) }
 
 func sha256Hex(b []byte) string {
 	s := sha256.Sum256(b)
