@@ -20,22 +20,9 @@ import (
 	"github.com/strata-bench/strata/internal/redact"
 )
 
-// Exit codes (internal/exitcode holds them and the errors that choose them).
-const (
-	ExitOK          = exitcode.OK
-	ExitFailed      = exitcode.Failed
-	ExitUsage       = exitcode.Usage
-	ExitInterrupted = exitcode.Interrupted
-)
-
-// Env is the process state a command may touch (internal/procstate):
-// nothing else in the command layer reads os.Args, os.Getenv, the working
-// directory or the std streams.
-type Env = procstate.State
-
 // sources are where the bundles of a command are: the protocol table, the
 // working folder (a Strata checkout) and --bundle DIR.
-func sources(e Env, bundleDir string) prompts.Sources {
+func sources(e procstate.State, bundleDir string) prompts.Sources {
 	return prompts.Sources{Table: e.Protocols, Workdir: e.Dir, Dir: e.Path(bundleDir)}
 }
 
@@ -88,7 +75,7 @@ func Main() int { return mainWith(nil) }
 
 // mainWith is Main with the process state adjusted first (tests run this
 // binary as strata with a faster simulator).
-func mainWith(adjust func(*Env)) int {
+func mainWith(adjust func(*procstate.State)) int {
 	env := procstate.OS()
 	if adjust != nil {
 		adjust(&env)
@@ -104,7 +91,7 @@ func checkFailed(msg string) error { return exitcode.CheckFailed{Msg: msg} }
 
 // Run runs strata with args (without the program name) and returns the exit
 // code.
-func Run(ctx context.Context, args []string, env Env) int {
+func Run(ctx context.Context, args []string, env procstate.State) int {
 	ctx, now, stop := withSignals(ctx, env.Signals)
 	defer stop()
 	env.StopNow = now
@@ -128,11 +115,11 @@ func Run(ctx context.Context, args []string, env Env) int {
 	root.SetErr(env.Stderr)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
-		return ExitOK
+		return exitcode.OK
 	}
 	fmt.Fprintf(env.Stderr, "strata: %v\n", err)
 	code := exitcode.Of(ctx, err)
-	if code == ExitUsage {
+	if code == exitcode.Usage {
 		path := "strata"
 		if cmd != nil {
 			path = cmd.CommandPath()
@@ -142,7 +129,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	return code
 }
 
-func newRoot(env Env) *cobra.Command {
+func newRoot(env procstate.State) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "strata",
 		Short: "Run the Strata standard benchmark against a local LLM inference server",

@@ -9,6 +9,7 @@ import (
 	"github.com/strata-bench/strata/internal/compare"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/humanize"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/validate"
 )
 
@@ -30,7 +31,7 @@ versions differ, since a claimed improvement needs a same-machine baseline.
 --markdown prints Markdown; --charts DIR writes one SVG per metric, baseline
 and candidate side by side.`
 
-func newCompare(env Env) *cobra.Command {
+func newCompare(env procstate.State) *cobra.Command {
 	var markdown bool
 	var chartsDir string
 	cmd := &cobra.Command{

@@ -15,12 +15,13 @@ import (
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/humanize"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/strictjson"
 	"github.com/strata-bench/strata/internal/tokenizer"
 )
 
-func newCorpusBuild(env Env) *cobra.Command {
+func newCorpusBuild(env procstate.State) *cobra.Command {
 	var tokPath, tmplPath, out, protocolID string
 	cmd := &cobra.Command{
 		Use:   "build --tokenizer PATH [--template PATH] --out DIR",
@@ -103,7 +104,7 @@ the bundle is written to a temporary folder and renamed into place.`,
 	return cmd
 }
 
-func buildInputs(ctx context.Context, env Env, tokPath, tmplPath string) (corpus.Inputs, error) {
+func buildInputs(ctx context.Context, env procstate.State, tokPath, tmplPath string) (corpus.Inputs, error) {
 	// A template of its own is checked first: it is a few kilobytes and
 	// fails in a millisecond, the tokenizer is 150,000 tokens to read. A
 	// GGUF that holds both is a tokenizer first.
@@ -141,7 +142,7 @@ func buildInputs(ctx context.Context, env Env, tokPath, tmplPath string) (corpus
 	return in, nil
 }
 
-func newCorpusVerify(env Env) *cobra.Command {
+func newCorpusVerify(env procstate.State) *cobra.Command {
 	var protocolID string
 	cmd := &cobra.Command{
 		Use: "verify [DIR]",

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/sharedpath"
@@ -150,7 +151,7 @@ func TestVerify(t *testing.T) {
 			copyDir(t, src, dir)
 			c.mutate(dir)
 			r := runIn(t, t.TempDir(), "", "bench", "corpus", "verify", dir)
-			if r.code != ExitFailed {
+			if r.code != exitcode.Failed {
 				t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 			}
 			if !strings.Contains(r.stdout, c.want) {
@@ -228,7 +229,7 @@ func TestBuildBadInput(t *testing.T) {
 				args = append(args, "--template", c.tmpl)
 			}
 			r := runIn(t, dir, "", args...)
-			if r.code != ExitFailed {
+			if r.code != exitcode.Failed {
 				t.Fatalf("exit %d, want 1; stderr %q", r.code, r.stderr)
 			}
 			for _, w := range c.want {

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/strata-bench/strata/internal/exitcode"
 )
 
 // TestSpecialFilesFailAtOnce: every file input is a regular file with a
@@ -61,7 +63,7 @@ func TestSpecialFilesFailAtOnce(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				t.Fatal("the command did not stop: it read or waited on a special file")
 			}
-			if r.code == ExitOK || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "not a regular file") {
+			if r.code == exitcode.OK || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "not a regular file") {
 				t.Errorf("exit %d, stderr %q; want a failure naming %q", r.code, r.stderr, c.want)
 			}
 		})

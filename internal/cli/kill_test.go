@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/strata-bench/strata/internal/exitcode"
 )
 
 // strataProcess starts this test binary as strata (`bench run --simulate`)
@@ -170,7 +172,7 @@ func TestSIGHUPWritesTheResult(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGHUP)
 	<-done
 	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != ExitInterrupted {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitcode.Interrupted {
 		t.Fatalf("exit: %v", err)
 	}
 	engineGone(t, engine, port)

@@ -16,10 +16,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/manifest"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/site"
 )
 
-func newManifest(env Env) *cobra.Command {
+func newManifest(env procstate.State) *cobra.Command {
 	m := &cobra.Command{
 		Use: "manifest",
 		Example: `  strata bench manifest verify --repo results-repo
@@ -33,7 +34,7 @@ func newManifest(env Env) *cobra.Command {
 	return m
 }
 
-func manifestOptions(env Env, activate []string) (manifest.Options, error) {
+func manifestOptions(env procstate.State, activate []string) (manifest.Options, error) {
 	b, err := prompts.Bundle()
 	if err != nil {
 		return manifest.Options{}, err
@@ -43,7 +44,7 @@ func manifestOptions(env Env, activate []string) (manifest.Options, error) {
 
 const activateHelp = "a protocol ID that is activated (repeatable); none is by default, since the draft protocol has no approved results"
 
-func newManifestVerify(env Env) *cobra.Command {
+func newManifestVerify(env procstate.State) *cobra.Command {
 	var repoDir string
 	var activate []string
 	cmd := &cobra.Command{
@@ -100,7 +101,7 @@ exit 1 if any.`,
 	return cmd
 }
 
-func newManifestAdd(env Env) *cobra.Command {
+func newManifestAdd(env procstate.State) *cobra.Command {
 	var repoDir, results, pr, by string
 	var activate []string
 	cmd := &cobra.Command{
@@ -155,7 +156,7 @@ the manifest, and anything that fails verification.`,
 	return cmd
 }
 
-func newSite(env Env) *cobra.Command {
+func newSite(env procstate.State) *cobra.Command {
 	var repoDir, out, addr string
 	var activate []string
 	var serve bool

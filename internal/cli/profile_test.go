@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/simengine"
 )
@@ -169,7 +170,7 @@ func TestProfileFailures(t *testing.T) {
 	port := freeTestPort(t)
 	work := simProfile(t, port)
 	r := runIn(t, work, "", "bench", "run", "--profile", "fake", "--no-start")
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "--no-start forbids") {
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "--no-start forbids") {
 		t.Errorf("--no-start: exit %d %s", r.code, r.stderr)
 	}
 	// Something else holds the port.
@@ -178,18 +179,18 @@ func TestProfileFailures(t *testing.T) {
 	otherPort := other.Listener.Addr().(*net.TCPAddr).Port
 	work2 := simProfile(t, otherPort)
 	r = runIn(t, work2, "", "bench", "run", "--profile", "fake")
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "not an inference engine") || !strings.Contains(r.stderr, "the port is taken, and profile fake's engine cannot listen there") {
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "not an inference engine") || !strings.Contains(r.stderr, "the port is taken, and profile fake's engine cannot listen there") {
 		t.Errorf("port taken: exit %d %s", r.code, r.stderr)
 	}
 	// The same server named by --url is the user's: not a port taken.
 	r = runIn(t, t.TempDir(), "", "bench", "run", "--url", other.URL)
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "not an inference engine") || strings.Contains(r.stderr, "port is taken") {
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "not an inference engine") || strings.Contains(r.stderr, "port is taken") {
 		t.Errorf("--url to a server that is not an engine: exit %d %s", r.code, r.stderr)
 	}
 	// The engine exits during load: a clear message with its log's tail.
 	work3 := simProfile(t, port, "--accuracy", "7")
 	r = runIn(t, work3, "", "bench", "run", "--profile", "fake")
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "exited during load") || !strings.Contains(r.stderr, "--accuracy must be between 0 and 1") {
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "exited during load") || !strings.Contains(r.stderr, "--accuracy must be between 0 and 1") {
 		t.Errorf("crash during load: exit %d %s", r.code, r.stderr)
 	}
 	for _, w := range []string{work, work2, work3} {
@@ -200,7 +201,7 @@ func TestProfileFailures(t *testing.T) {
 	// A profile that is not there, or not usable, is bad usage, said
 	// before anything is started.
 	r = runIn(t, work, "", "bench", "run", "--profile", "nope")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, `profile "nope" not found`) {
+	if r.code != exitcode.Usage || !strings.Contains(r.stderr, `profile "nope" not found`) {
 		t.Errorf("missing profile: exit %d %s", r.code, r.stderr)
 	}
 	for name, body := range map[string]string{
@@ -209,8 +210,8 @@ func TestProfileFailures(t *testing.T) {
 		"command": "url = \"http://127.0.0.1:1\"\ncommand = \"llama-server\"\n",
 	} {
 		mustWrite(t, filepath.Join(work, "profiles", name+".toml"), body)
-		if r := runIn(t, work, "", "bench", "run", "--profile", name); r.code != ExitUsage || !strings.Contains(r.stderr, name+".toml") {
-			t.Errorf("profile %s: exit %d, want %d naming the file: %s", name, r.code, ExitUsage, r.stderr)
+		if r := runIn(t, work, "", "bench", "run", "--profile", name); r.code != exitcode.Usage || !strings.Contains(r.stderr, name+".toml") {
+			t.Errorf("profile %s: exit %d, want %d naming the file: %s", name, r.code, exitcode.Usage, r.stderr)
 		}
 	}
 }
@@ -221,13 +222,13 @@ func TestProfilesCommands(t *testing.T) {
 	work := simProfile(t, port)
 	mustWrite(t, filepath.Join(work, "profiles", "typo.toml"), "url = \"http://127.0.0.1:1\"\nmodel_file = [\"x\"]\n")
 	r := runIn(t, work, "", "bench", "profiles")
-	if r.code != ExitFailed || !strings.Contains(r.stdout, "fake") || !strings.Contains(r.stdout, "simulator") || !strings.Contains(r.stdout, "model_file") {
+	if r.code != exitcode.Failed || !strings.Contains(r.stdout, "fake") || !strings.Contains(r.stdout, "simulator") || !strings.Contains(r.stdout, "model_file") {
 		t.Errorf("profiles: exit %d %s", r.code, r.stdout)
 	}
 	if r := runIn(t, work, "", "bench", "profile", "check", "fake"); r.code != 0 || !strings.Contains(r.stdout, "ok") {
 		t.Errorf("check fake: exit %d %s %s", r.code, r.stdout, r.stderr)
 	}
-	if r := runIn(t, work, "", "bench", "profile", "check", "typo"); r.code != ExitFailed || !strings.Contains(r.stderr, "unknown key") {
+	if r := runIn(t, work, "", "bench", "profile", "check", "typo"); r.code != exitcode.Failed || !strings.Contains(r.stderr, "unknown key") {
 		t.Errorf("check typo: exit %d %s", r.code, r.stderr)
 	}
 }

@@ -6,9 +6,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/engine"
 	"github.com/strata-bench/strata/internal/humanize"
+	"github.com/strata-bench/strata/internal/procstate"
 )
 
-func newProfiles(env Env) *cobra.Command {
+func newProfiles(env procstate.State) *cobra.Command {
 	return &cobra.Command{
 		Use:     "profiles",
 		Example: `  strata bench profiles`,
@@ -55,7 +56,7 @@ Unknown keys are an error.`,
 	}
 }
 
-func newProfileCheck(env Env) *cobra.Command {
+func newProfileCheck(env procstate.State) *cobra.Command {
 	return &cobra.Command{
 		Use: "check NAME",
 		Example: `  strata bench profile check simulator

@@ -19,11 +19,12 @@ import (
 	"github.com/strata-bench/strata/internal/folder"
 	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/journal"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 )
 
-func newRecover(env Env) *cobra.Command {
+func newRecover(env procstate.State) *cobra.Command {
 	return &cobra.Command{
 		Use:   "recover [DIR]",
 		Short: "Turn the journal of a run that was killed into a partial result folder",
@@ -101,7 +102,7 @@ func engineGroupOf(ctx context.Context, pending string, now time.Time) int {
 
 // pendingJournals are the pending folders DIR (args) names, or those under
 // the result location; with none it says so, and where.
-func pendingJournals(env Env, args []string, w io.Writer) ([]string, error) {
+func pendingJournals(env procstate.State, args []string, w io.Writer) ([]string, error) {
 	where := benchrun.ResultsRoot(env.Dir)
 	if len(args) == 1 {
 		where = env.Path(args[0])

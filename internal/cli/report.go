@@ -8,11 +8,12 @@ import (
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/humanize"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/report"
 	"github.com/strata-bench/strata/internal/validate"
 )
 
-func newReport(env Env) *cobra.Command {
+func newReport(env procstate.State) *cobra.Command {
 	var quiet bool
 	var chartsDir, bundleDir string
 	cmd := &cobra.Command{

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/tokenizer"
 )
 
@@ -124,8 +125,8 @@ func TestSIGTERMEndsBusyWork(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, stderr := sigtermWhenBusy(t, dir, c.stdin, c.args...)
-			if code != ExitInterrupted || !strings.Contains(stderr, "SIGTERM") {
-				t.Errorf("exit %d after SIGTERM, stderr %q; want exit %d naming SIGTERM", code, stderr, ExitInterrupted)
+			if code != exitcode.Interrupted || !strings.Contains(stderr, "SIGTERM") {
+				t.Errorf("exit %d after SIGTERM, stderr %q; want exit %d naming SIGTERM", code, stderr, exitcode.Interrupted)
 			}
 		})
 	}

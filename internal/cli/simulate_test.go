@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/strata-bench/strata/internal/exitcode"
 )
 
 // TestSimulateAPIKeyEnv: engine simulate --api-key-env reads Strata's key
@@ -26,7 +28,7 @@ func TestSimulateAPIKeyEnv(t *testing.T) {
 		env := testEnv(t, t.TempDir(), strings.NewReader(""), &out, &errb)
 		env.Getenv = func(k string) string { return map[string]string{"HAS_KEY": "k"}[k] }
 		code := Run(context.Background(), append([]string{"engine", "simulate", "--port", "0"}, c.args...), env)
-		if code != ExitUsage || !strings.Contains(errb.String(), c.want) {
+		if code != exitcode.Usage || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q", c.args, code, errb.String())
 		}
 	}

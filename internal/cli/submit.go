@@ -6,12 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/humanize"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/submit"
 	"github.com/strata-bench/strata/internal/validate"
 )
 
-func newSubmit(env Env) *cobra.Command {
+func newSubmit(env procstate.State) *cobra.Command {
 	return &cobra.Command{
 		Use:     "submit DIR",
 		Example: `  strata bench submit bench-results/RUN`,
