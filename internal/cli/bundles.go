@@ -28,6 +28,8 @@ func folderBundle(e procstate.State, dir, bundleDir string) (*fixtures.Bundle, e
 		} `json:"protocol"`
 	}
 	if data, err := strictjson.ReadFile(os.DirFS(dir), contract.ResultsFile, contract.MaxResultsBytes); err == nil {
+		// A results.json that does not parse names no protocol: it gets
+		// the embedded bundle, and the validator reports what is wrong.
 		_ = json.Unmarshal(data, &head)
 	}
 	def, err := src.Protocol(head.Protocol.ID)

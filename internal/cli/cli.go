@@ -6,6 +6,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"syscall"
@@ -85,6 +86,12 @@ func mainWith(adjust func(*procstate.State)) int {
 
 func usagef(format string, a ...any) error { return exitcode.Usagef(format, a...) }
 
+// printf prints to a command's stdout or stderr and discards the write's
+// error: those are Run's screens, which report none (a terminal or pipe
+// that went away must not stop a run midway; procstate ignores SIGPIPE
+// for the same reason).
+func printf(w io.Writer, format string, a ...any) { _, _ = fmt.Fprintf(w, format, a...) }
+
 // checkFailed marks a completed check that found problems (exit 1) whose
 // details the command has already printed.
 func checkFailed(msg string) error { return exitcode.CheckFailed{Msg: msg} }
@@ -117,14 +124,14 @@ func Run(ctx context.Context, args []string, env procstate.State) int {
 	if err == nil {
 		return exitcode.OK
 	}
-	fmt.Fprintf(env.Stderr, "strata: %v\n", err)
+	printf(env.Stderr, "strata: %v\n", err)
 	code := exitcode.Of(ctx, err)
 	if code == exitcode.Usage {
 		path := "strata"
 		if cmd != nil {
 			path = cmd.CommandPath()
 		}
-		fmt.Fprintf(env.Stderr, "Run '%s --help' for usage.\n", path)
+		printf(env.Stderr, "Run '%s --help' for usage.\n", path)
 	}
 	return code
 }

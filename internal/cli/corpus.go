@@ -81,17 +81,17 @@ the bundle is written to a temporary folder and renamed into place.`,
 				return err
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "wrote %d files to %s\n", len(b.Files), out)
+			printf(w, "wrote %d files to %s\n", len(b.Files), out)
 			for _, size := range []protocol.Size{protocol.Size4K, protocol.Size16K} {
 				c := b.Records[size]
-				fmt.Fprintf(w, "%-4s %d records -> %d tokens (target %d; %d -> %d, %d -> %d)\n", size,
+				printf(w, "%-4s %d records -> %d tokens (target %d; %d -> %d, %d -> %d)\n", size,
 					c.Records, c.Tokens, c.Target, c.Below.Records, c.Below.Tokens, c.Above.Records, c.Above.Tokens)
 			}
-			fmt.Fprintf(w, "corpus SHA-256 %s\n", b.SHA256)
+			printf(w, "corpus SHA-256 %s\n", b.SHA256)
 			if b.SHA256 == def.CorpusSHA256 {
-				fmt.Fprintf(w, "identical to the bundle of %s\n", def.ID)
+				printf(w, "identical to the bundle of %s\n", def.ID)
 			} else {
-				fmt.Fprintf(w, "differs from the bundle of %s (corpus SHA-256 %s): a run with it is not that protocol's workload\n", def.ID, def.CorpusSHA256)
+				printf(w, "differs from the bundle of %s (corpus SHA-256 %s): a run with it is not that protocol's workload\n", def.ID, def.CorpusSHA256)
 			}
 			return nil
 		},
@@ -175,6 +175,8 @@ every file that differs.`,
 					var named struct {
 						ProtocolID string `json:"protocol_id"`
 					}
+					// A build.json that does not parse names no protocol;
+					// fixtures.Load reads it strictly and says why.
 					_ = json.Unmarshal(data, &named)
 					protocolID = named.ProtocolID
 				}
@@ -186,21 +188,16 @@ every file that differs.`,
 			b, err := fixtures.Load(fsys, where, def)
 			var ve *fixtures.VerifyError
 			if errors.As(err, &ve) {
-				fmt.Fprintln(w, ve.Error())
+				printf(w, "%s\n", ve.Error())
 				return checkFailed(fmt.Sprintf("bundle %s failed verification (%s)", where, humanize.Count(len(ve.Problems), "problem", "problems")))
 			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "bundle %s: every file matches MANIFEST.sha256; corpus SHA-256 %s is that of %s\n", where, b.SHA256, def.ID)
+			printf(w, "bundle %s: every file matches MANIFEST.sha256; corpus SHA-256 %s is that of %s\n", where, b.SHA256, def.ID)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&protocolID, "protocol", "", "the protocol to verify the bundle for (default: the one its build.json names)")
 	return cmd
-}
-
-func isDir(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
 }

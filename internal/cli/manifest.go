@@ -77,19 +77,19 @@ exit 1 if any.`,
 			bad := 0
 			for _, c := range repo.Verify(m, o) {
 				if c.OK() {
-					fmt.Fprintf(w, "ok      %s  %s\n", escape.Line(c.Entry.RunID), escape.Line(c.Entry.ResultsPath))
+					printf(w, "ok      %s  %s\n", escape.Line(c.Entry.RunID), escape.Line(c.Entry.ResultsPath))
 					if len(c.ChangedAfter) > 0 {
-						fmt.Fprintf(w, "        note: changed on %s after review (%s); the reviewed version is the evidence\n", repo.Branch, strings.Join(c.ChangedAfter, ", "))
+						printf(w, "        note: changed on %s after review (%s); the reviewed version is the evidence\n", repo.Branch, strings.Join(c.ChangedAfter, ", "))
 					}
 					continue
 				}
 				bad++
-				fmt.Fprintf(w, "FAILED  %s  %s\n", escape.Line(c.Entry.RunID), escape.Line(c.Entry.ResultsPath))
+				printf(w, "FAILED  %s  %s\n", escape.Line(c.Entry.RunID), escape.Line(c.Entry.ResultsPath))
 				for _, p := range c.Problems {
-					fmt.Fprintf(w, "        %s\n", escape.Line(p))
+					printf(w, "        %s\n", escape.Line(p))
 				}
 			}
-			fmt.Fprintf(w, "%s, %d failed (branch %s at %s)\n", humanize.Count(len(m.Entries), "entry", "entries"), bad, repo.Branch, repo.Head()[:12])
+			printf(w, "%s, %d failed (branch %s at %s)\n", humanize.Count(len(m.Entries), "entry", "entries"), bad, repo.Branch, repo.Head()[:12])
 			if bad > 0 {
 				return checkFailed(fmt.Sprintf("%s failed verification", humanize.Count(bad, "manifest entry", "manifest entries")))
 			}
@@ -143,7 +143,7 @@ the manifest, and anything that fails verification.`,
 				return err
 			}
 			e := m.Entries[len(m.Entries)-1]
-			fmt.Fprintf(cmd.OutOrStdout(), "added %s (evidence commit %s, results %s) to %s\n", e.RunID, e.EvidenceCommit, e.ResultsSHA256[:12], manifest.Path)
+			printf(cmd.OutOrStdout(), "added %s (evidence commit %s, results %s) to %s\n", e.RunID, e.EvidenceCommit, e.ResultsSHA256[:12], manifest.Path)
 			return nil
 		},
 	}
@@ -201,9 +201,9 @@ text/plain for all evidence.`,
 			}
 			w := cmd.OutOrStdout()
 			for _, warn := range s.Warnings {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", escape.Line(warn))
+				printf(cmd.ErrOrStderr(), "warning: %s\n", escape.Line(warn))
 			}
-			fmt.Fprintf(w, "site: %s (%d approved, %d other)\n", dir, len(s.Approved), len(s.Others))
+			printf(w, "site: %s (%d approved, %d other)\n", dir, len(s.Approved), len(s.Others))
 			if !serve {
 				return nil
 			}
@@ -229,8 +229,13 @@ func serveDir(ctx context.Context, dir, addr string, w interface{ Write([]byte) 
 		return err
 	}
 	srv := &http.Server{Handler: site.Handler(dir), ReadHeaderTimeout: 5 * time.Second}
-	fmt.Fprintf(w, "serving http://%s/ (Ctrl-C stops)\n", ln.Addr())
-	go func() { <-ctx.Done(); srv.Close() }()
+	printf(w, "serving http://%s/ (Ctrl-C stops)\n", ln.Addr())
+	go func() {
+		<-ctx.Done()
+		// Close ends Serve below, which returns ErrServerClosed; the
+		// preview has nothing left to report.
+		_ = srv.Close()
+	}()
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

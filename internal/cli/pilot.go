@@ -65,13 +65,12 @@ func newPilot(env procstate.State) *cobra.Command {
 				inputs = append(inputs, in)
 			}
 			rep := pilot.Build(inputs, pilot.Options{Energy: pilot.ResultsEnergy})
-			w := cmd.OutOrStdout()
+			write := rep.WriteMarkdown
 			if asJSON {
-				if err := rep.WriteJSON(w); err != nil {
-					return err
-				}
-			} else {
-				rep.WriteMarkdown(w)
+				write = rep.WriteJSON
+			}
+			if err := write(cmd.OutOrStdout()); err != nil {
+				return err
 			}
 			if bad := rep.Invalid(); len(bad) > 0 {
 				names := make([]string, len(bad))

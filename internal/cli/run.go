@@ -140,8 +140,8 @@ func runBench(ctx context.Context, cmd *cobra.Command, env procstate.State, o ru
 	if out != nil {
 		w := cmd.OutOrStdout()
 		r := out.Results
-		fmt.Fprintf(w, "result: %s\n", out.Dir)
-		fmt.Fprintf(w, "status: %s; sanity %d/%d; requests %d\n", r.Run.Status, r.Quality.Passed, r.Quality.Total, len(r.Requests))
+		printf(w, "result: %s\n", out.Dir)
+		printf(w, "status: %s; sanity %d/%d; requests %d\n", r.Run.Status, r.Quality.Passed, r.Quality.Total, len(r.Requests))
 	}
 	return err
 }

@@ -203,9 +203,9 @@ func runSimulate(cmd *cobra.Command, env procstate.State, o simulateOptions) err
 	cfg.Template, cfg.Now = string(tmpl), env.Now
 	return simengine.New(cfg).Serve(cmd.Context(), net.JoinHostPort(o.host, strconv.Itoa(o.port)), func(url string) {
 		if o.banner != "" {
-			fmt.Fprintln(cmd.OutOrStdout(), o.banner)
+			printf(cmd.OutOrStdout(), "%s\n", o.banner)
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "simulated engine listening on %s, model %s\n", url, cfg.ModelPath)
+		printf(cmd.OutOrStdout(), "simulated engine listening on %s, model %s\n", url, cfg.ModelPath)
 	})
 }
 

@@ -47,7 +47,7 @@ func newVersion(env procstate.State) *cobra.Command {
 		Example: "  strata version",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "strata %s\n", versionString(env))
+			printf(cmd.OutOrStdout(), "strata %s\n", versionString(env))
 			return nil
 		},
 	}
