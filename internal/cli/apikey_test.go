@@ -27,12 +27,12 @@ func TestWordAPIKeysAreRefused(t *testing.T) {
 		mu.Unlock()
 		if r.URL.Path == "/health" {
 			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"status": "ok"}`))
+			_, _ = w.Write([]byte(`{"status": "ok"}`)) // a failed write is the command's to report
 			return
 		}
 		if r.URL.Path == "/props" {
 			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"build_info": "b9928-81ff7ab", "chat_template": "x"}`))
+			_, _ = w.Write([]byte(`{"build_info": "b9928-81ff7ab", "chat_template": "x"}`)) // as above
 			return
 		}
 		http.NotFound(w, r)

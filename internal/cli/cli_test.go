@@ -197,3 +197,10 @@ func mustWrite(t testing.TB, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+func mustRemove(t testing.TB, path string) {
+	t.Helper()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -137,7 +137,7 @@ func TestRunRecordsEnergyFromTheStreamingStandIn(t *testing.T) {
 	b, _ := os.ReadFile(p)
 	lines := strings.SplitN(string(b), "\n", 3)
 	lines[1] = strings.Replace(lines[1], ",0,", ",1,", 1)
-	os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644)
+	mustWrite(t, p, strings.Join(lines, "\n"))
 	rep = runIn(t, work, "", "bench", "report", "-q", dir)
 	if rep.code != exitcode.Failed || !strings.Contains(rep.stdout, "changed after the run") || !strings.Contains(rep.stdout, "/extensions/energy/idle_w") {
 		t.Fatalf("tampered power.csv: exit %d\n%s", rep.code, rep.stdout)

@@ -79,13 +79,15 @@ func TestEngineStringsAreEscaped(t *testing.T) {
 	const key = "sk-test-0123456789abcdefXYZ"
 	evil := "0.11\x1b]0;pwned\x07\x1b]52;c;ZXZpbA==\x07\u202eevil\x1b[2J"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A failed write is the command's to report: the test reads what
+		// it says.
 		switch r.URL.Path {
 		case "/health":
-			w.Write([]byte(`{}`))
+			_, _ = w.Write([]byte(`{}`))
 		case "/version":
-			json.NewEncoder(w).Encode(map[string]string{"version": evil})
+			_ = json.NewEncoder(w).Encode(map[string]string{"version": evil})
 		case "/v1/models":
-			w.Write([]byte(`{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm","max_model_len":32768}]}`))
+			_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm","max_model_len":32768}]}`))
 		default:
 			http.Error(w, "bad key "+key+" \x1b]0;pwned\x07", http.StatusBadRequest)
 		}

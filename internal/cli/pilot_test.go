@@ -43,7 +43,7 @@ func TestPilotInvalidFolder(t *testing.T) {
 	copyDir(t, results(t, "baseline"), filepath.Join(work, "broken"))
 	p := filepath.Join(work, "broken", "results.json")
 	b, _ := os.ReadFile(p)
-	os.WriteFile(p, []byte(strings.Replace(string(b), `"passed": 11,`, `"passed": 12,`, 1)), 0o644)
+	mustWrite(t, p, strings.Replace(string(b), `"passed": 11,`, `"passed": 12,`, 1))
 	r := runIn(t, work, "", "bench", "pilot", "broken", "good")
 	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "1 folder is not valid, no evidence: broken") {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
@@ -76,7 +76,7 @@ func TestPilotUsage(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
 	copyDir(t, results(t, "baseline"), filepath.Join(work, "run"))
-	os.WriteFile(filepath.Join(work, "file"), []byte("x"), 0o644)
+	mustWrite(t, filepath.Join(work, "file"), "x")
 	for _, c := range []struct {
 		args []string
 		says string

@@ -24,8 +24,11 @@ func freeTestPort(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	port := ln.Addr().(*net.TCPAddr).Port
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return port
 }
 
 // simProfile writes a profile whose engine is this test binary acting as
@@ -123,11 +126,13 @@ func TestProfileAlreadyServing(t *testing.T) {
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sim.ServeHTTP(w, r)
 		if r.URL.Path == "/metrics" {
-			fmt.Fprint(w, "# TYPE strata_test_seconds summary\nstrata_test_seconds{quantile=\"0.5\"} NaN\nstrata_test_seconds_sum +Inf\n")
+			// A failed write is the run's to report.
+			_, _ = fmt.Fprint(w, "# TYPE strata_test_seconds summary\nstrata_test_seconds{quantile=\"0.5\"} NaN\nstrata_test_seconds_sum +Inf\n")
 		}
 	})}
-	go srv.Serve(ln)
-	defer srv.Close()
+	// Serve returns ErrServerClosed once the deferred Close ends it.
+	go func() { _ = srv.Serve(ln) }()
+	defer func() { _ = srv.Close() }()
 	work := simProfile(t, port)
 	r := runIn(t, work, "", "bench", "run", "--profile", "fake", "--no-start")
 	if r.code != 0 || !strings.Contains(r.stderr, "already serving") || strings.Contains(r.stderr, "starting the") {
@@ -147,7 +152,9 @@ func TestProfileAlreadyServing(t *testing.T) {
 		} `json:"engine"`
 	}
 	raw, _ := json.Marshal(res.Extensions)
-	json.Unmarshal(raw, &ext)
+	if err := json.Unmarshal(raw, &ext); err != nil {
+		t.Fatal(err)
+	}
 	if ext.Engine.StartedByRunner || ext.Engine.Served.Answered == nil || *ext.Engine.Served.Answered != 0 {
 		t.Errorf("engine extension %+v", res.Extensions.Engine)
 	}
@@ -244,7 +251,7 @@ func TestPlantedSecretsNeverReachTheFolder(t *testing.T) {
 	p := filepath.Join(work, "profiles", "fake.toml")
 	b, _ := os.ReadFile(p)
 	body := strings.Replace(string(b), "[env]\n", "api_key_env = \"STRATA_TEST_KEY\"\n[env]\nHF_TOKEN = \"hf_ABCDEFGHIJKLMNOPQRSTUVWXYZ\"\n", 1)
-	os.WriteFile(p, []byte(body), 0o644)
+	mustWrite(t, p, body)
 	var out, errb strings.Builder
 	env := testEnv(t, work, strings.NewReader(""), &out, &errb)
 	env.Getenv = func(k string) string { return map[string]string{"STRATA_TEST_KEY": "my-private-server-key-42"}[k] }
@@ -298,7 +305,9 @@ func TestProfileOldBuildServerBudget(t *testing.T) {
 	var line struct {
 		Reasoning string `json:"reasoning"`
 	}
-	json.Unmarshal(out[:strings.IndexByte(string(out), '\n')], &line)
+	if err := json.Unmarshal(out[:strings.IndexByte(string(out), '\n')], &line); err != nil {
+		t.Fatal(err)
+	}
 	if n := len(strings.Fields(line.Reasoning)); n == 0 || n > 16 {
 		t.Errorf("the server budget of 16 should cut the warm-up's reasoning to at most 16 tokens: %q", line.Reasoning)
 	}
@@ -404,7 +413,9 @@ func TestModelFilesHashWhileTheEngineLoads(t *testing.T) {
 		} `json:"model_hashing"`
 	}
 	raw, _ := json.Marshal(res.Extensions)
-	json.Unmarshal(raw, &ext)
+	if err := json.Unmarshal(raw, &ext); err != nil {
+		t.Fatal(err)
+	}
 	h := ext.Hashing
 	if h.During == nil || h.During.Files != 1 || h.During.HashingS <= 0 || h.During.EngineLoadS < 0.9 || h.DurationS < h.During.HashingS {
 		t.Fatalf("model_hashing %+v, during the load %+v", h, h.During)

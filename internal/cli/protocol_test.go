@@ -38,7 +38,9 @@ func TestProtocolOfARun(t *testing.T) {
 	}
 	data, _ := os.ReadFile(filepath.Join(dirs[0], contract.ResultsFile))
 	var res contract.Results
-	json.Unmarshal(data, &res)
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
 	if res.Protocol.ID != standIn.ID || res.Protocol.Profile != standIn.Profile || res.Protocol.CorpusSHA256 != standIn.CorpusSHA256 {
 		t.Errorf("results.json protocol %+v", res.Protocol)
 	}

@@ -27,7 +27,9 @@ func TestRunSimulateAndReport(t *testing.T) {
 		t.Skip("a full simulated run takes about 16 s")
 	}
 	work := t.TempDir()
-	os.MkdirAll(filepath.Join(work, "bench", "results"), 0o755)
+	if err := os.MkdirAll(filepath.Join(work, "bench", "results"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	r := runIn(t, work, "", "bench", "run", "--simulate", "--track-notes", "simulated demo", "--background", "none")
 	if r.code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -64,7 +66,7 @@ func TestRunSimulateAndReport(t *testing.T) {
 	// Tamper with a byte of the evidence: report fails with exit 1.
 	p := filepath.Join(dirs[0], "outputs.jsonl")
 	b, _ := os.ReadFile(p)
-	os.WriteFile(p, append(b, ' '), 0o644)
+	mustWrite(t, p, string(b)+" ")
 	rep = runIn(t, work, "", "bench", "report", "-q", dirs[0])
 	if rep.code != exitcode.Failed || !strings.Contains(rep.stdout, "changed after the run") {
 		t.Fatalf("tampered: exit %d\n%s", rep.code, rep.stdout)
@@ -116,7 +118,9 @@ func TestReportBadInput(t *testing.T) {
 	if r := runIn(t, dir, "", "bench", "report", "nope"); r.code != exitcode.Failed || !strings.Contains(r.stderr, "nope") {
 		t.Errorf("missing folder: exit %d %q", r.code, r.stderr)
 	}
-	os.MkdirAll(filepath.Join(dir, "empty"), 0o755)
+	if err := os.MkdirAll(filepath.Join(dir, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if r := runIn(t, dir, "", "bench", "report", "empty"); r.code != exitcode.Failed || !strings.Contains(r.stdout, "results.json: cannot be read") {
 		t.Errorf("empty folder: exit %d %q", r.code, r.stdout)
 	}
@@ -250,7 +254,7 @@ func TestShortAPIKeyIsRefusedBeforeAnythingIsSent(t *testing.T) {
 	work := simProfile(t, freeTestPort(t))
 	p := filepath.Join(work, "profiles", "fake.toml")
 	b, _ := os.ReadFile(p)
-	os.WriteFile(p, []byte(strings.Replace(string(b), "[env]\n", "api_key_env = \"STRATA_TEST_KEY\"\n[env]\n", 1)), 0o644)
+	mustWrite(t, p, strings.Replace(string(b), "[env]\n", "api_key_env = \"STRATA_TEST_KEY\"\n[env]\n", 1))
 	if r := run(work, "abc", "bench", "run", "--profile", "fake"); r.code != exitcode.Usage || !strings.Contains(r.stderr, "profile fake api_key_env STRATA_TEST_KEY: the API key has 3 characters") {
 		t.Errorf("profile with a 3-character key: exit %d %q", r.code, r.stderr)
 	}
@@ -290,7 +294,9 @@ func TestResultsDirChecksComeFirst(t *testing.T) {
 	}
 	if os.Geteuid() != 0 { // root writes anywhere
 		ro := filepath.Join(work, "ro")
-		os.MkdirAll(ro, 0o555)
+		if err := os.MkdirAll(ro, 0o555); err != nil {
+			t.Fatal(err)
+		}
 		r = runIn(t, work, "", "bench", "run", "--url", srv.URL, "--results-dir", "ro/results")
 		if r.code != exitcode.Failed || !strings.Contains(r.stderr, "is not writable") {
 			t.Errorf("read-only: exit %d %q", r.code, r.stderr)

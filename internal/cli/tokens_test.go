@@ -27,7 +27,7 @@ func readLines(t *testing.T, path string) [][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	var out [][]byte
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
@@ -158,8 +158,10 @@ func TestTokensCommand(t *testing.T) {
 func TestTokensStopsOnASignal(t *testing.T) {
 	t.Parallel()
 	tok := sharedpath.Path(t, "tokenizer", "qwen3", "tokenizer.json")
-	pr, pw := io.Pipe() // never written: a terminal nobody types into
-	defer pw.Close()
+	// Never written: a terminal nobody types into (a pipe's Close always
+	// returns nil).
+	pr, pw := io.Pipe()
+	defer func() { _ = pw.Close() }()
 	sigs := make(chan os.Signal, 1)
 	var out, errb bytes.Buffer
 	env := testEnv(t, t.TempDir(), pr, &out, &errb)
