@@ -15,12 +15,13 @@ import (
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/humanize"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/strictjson"
 	"github.com/strata-bench/strata/internal/tokenizer"
 )
 
-func newCorpusBuild(env Env) *cobra.Command {
+func newCorpusBuild(env procstate.State) *cobra.Command {
 	var tokPath, tmplPath, out, protocolID string
 	cmd := &cobra.Command{
 		Use:   "build --tokenizer PATH [--template PATH] --out DIR",
@@ -80,17 +81,17 @@ the bundle is written to a temporary folder and renamed into place.`,
 				return err
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "wrote %d files to %s\n", len(b.Files), out)
+			printf(w, "wrote %d files to %s\n", len(b.Files), out)
 			for _, size := range []protocol.Size{protocol.Size4K, protocol.Size16K} {
 				c := b.Records[size]
-				fmt.Fprintf(w, "%-4s %d records -> %d tokens (target %d; %d -> %d, %d -> %d)\n", size,
+				printf(w, "%-4s %d records -> %d tokens (target %d; %d -> %d, %d -> %d)\n", size,
 					c.Records, c.Tokens, c.Target, c.Below.Records, c.Below.Tokens, c.Above.Records, c.Above.Tokens)
 			}
-			fmt.Fprintf(w, "corpus SHA-256 %s\n", b.SHA256)
+			printf(w, "corpus SHA-256 %s\n", b.SHA256)
 			if b.SHA256 == def.CorpusSHA256 {
-				fmt.Fprintf(w, "identical to the bundle of %s\n", def.ID)
+				printf(w, "identical to the bundle of %s\n", def.ID)
 			} else {
-				fmt.Fprintf(w, "differs from the bundle of %s (corpus SHA-256 %s): a run with it is not that protocol's workload\n", def.ID, def.CorpusSHA256)
+				printf(w, "differs from the bundle of %s (corpus SHA-256 %s): a run with it is not that protocol's workload\n", def.ID, def.CorpusSHA256)
 			}
 			return nil
 		},
@@ -103,7 +104,7 @@ the bundle is written to a temporary folder and renamed into place.`,
 	return cmd
 }
 
-func buildInputs(ctx context.Context, env Env, tokPath, tmplPath string) (corpus.Inputs, error) {
+func buildInputs(ctx context.Context, env procstate.State, tokPath, tmplPath string) (corpus.Inputs, error) {
 	// A template of its own is checked first: it is a few kilobytes and
 	// fails in a millisecond, the tokenizer is 150,000 tokens to read. A
 	// GGUF that holds both is a tokenizer first.
@@ -141,7 +142,7 @@ func buildInputs(ctx context.Context, env Env, tokPath, tmplPath string) (corpus
 	return in, nil
 }
 
-func newCorpusVerify(env Env) *cobra.Command {
+func newCorpusVerify(env procstate.State) *cobra.Command {
 	var protocolID string
 	cmd := &cobra.Command{
 		Use: "verify [DIR]",
@@ -174,6 +175,8 @@ every file that differs.`,
 					var named struct {
 						ProtocolID string `json:"protocol_id"`
 					}
+					// A build.json that does not parse names no protocol;
+					// fixtures.Load reads it strictly and says why.
 					_ = json.Unmarshal(data, &named)
 					protocolID = named.ProtocolID
 				}
@@ -185,21 +188,16 @@ every file that differs.`,
 			b, err := fixtures.Load(fsys, where, def)
 			var ve *fixtures.VerifyError
 			if errors.As(err, &ve) {
-				fmt.Fprintln(w, ve.Error())
+				printf(w, "%s\n", ve.Error())
 				return checkFailed(fmt.Sprintf("bundle %s failed verification (%s)", where, humanize.Count(len(ve.Problems), "problem", "problems")))
 			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "bundle %s: every file matches MANIFEST.sha256; corpus SHA-256 %s is that of %s\n", where, b.SHA256, def.ID)
+			printf(w, "bundle %s: every file matches MANIFEST.sha256; corpus SHA-256 %s is that of %s\n", where, b.SHA256, def.ID)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&protocolID, "protocol", "", "the protocol to verify the bundle for (default: the one its build.json names)")
 	return cmd
-}
-
-func isDir(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/sharedpath"
@@ -118,39 +119,39 @@ func TestVerify(t *testing.T) {
 	src := filepath.Join(root, "bench", "prompts", protocol.StandInBundleName)
 	cases := []struct {
 		name   string
-		mutate func(dir string)
+		mutate func(t *testing.T, dir string)
 		want   string
 	}{
-		{"one byte changed", func(dir string) {
+		{"one byte changed", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "sanity-I1.json")
 			b, _ := os.ReadFile(p)
 			b[len(b)/2] ^= 1
-			os.WriteFile(p, b, 0o644)
+			mustWrite(t, p, string(b))
 		}, "sanity-I1.json: SHA-256 is"},
-		{"file missing", func(dir string) { os.Remove(filepath.Join(dir, "warmup.json")) }, "warmup.json: listed in the manifest but missing"},
-		{"extra file", func(dir string) { os.WriteFile(filepath.Join(dir, "extra.json"), []byte("{}"), 0o644) }, "extra.json: not listed"},
-		{"CRLF line endings", func(dir string) {
+		{"file missing", func(t *testing.T, dir string) { mustRemove(t, filepath.Join(dir, "warmup.json")) }, "warmup.json: listed in the manifest but missing"},
+		{"extra file", func(t *testing.T, dir string) { mustWrite(t, filepath.Join(dir, "extra.json"), "{}") }, "extra.json: not listed"},
+		{"CRLF line endings", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "build.json")
 			b, _ := os.ReadFile(p)
-			os.WriteFile(p, bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n")), 0o644)
+			mustWrite(t, p, strings.ReplaceAll(string(b), "\n", "\r\n"))
 		}, "build.json: SHA-256 is"},
-		{"manifest rewritten to match", func(dir string) {
+		{"manifest rewritten to match", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "MANIFEST.sha256")
 			b, _ := os.ReadFile(p)
 			// Drop build.json's line and the file: every listed file still
 			// matches, but the manifest no longer hashes to the protocol's SHA.
 			lines := strings.SplitAfter(string(b), "\n")
-			os.WriteFile(p, []byte(strings.Join(lines[1:], "")), 0o644)
-			os.Remove(filepath.Join(dir, "build.json"))
+			mustWrite(t, p, strings.Join(lines[1:], ""))
+			mustRemove(t, filepath.Join(dir, "build.json"))
 		}, "MANIFEST.sha256: SHA-256 is"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "b")
 			copyDir(t, src, dir)
-			c.mutate(dir)
+			c.mutate(t, dir)
 			r := runIn(t, t.TempDir(), "", "bench", "corpus", "verify", dir)
-			if r.code != ExitFailed {
+			if r.code != exitcode.Failed {
 				t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 			}
 			if !strings.Contains(r.stdout, c.want) {
@@ -228,7 +229,7 @@ func TestBuildBadInput(t *testing.T) {
 				args = append(args, "--template", c.tmpl)
 			}
 			r := runIn(t, dir, "", args...)
-			if r.code != ExitFailed {
+			if r.code != exitcode.Failed {
 				t.Fatalf("exit %d, want 1; stderr %q", r.code, r.stderr)
 			}
 			for _, w := range c.want {

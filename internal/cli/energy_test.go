@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/power"
 	"github.com/strata-bench/strata/internal/probe"
 	"github.com/strata-bench/strata/internal/probe/probetest"
+	"github.com/strata-bench/strata/internal/procstate"
 )
 
 // powerMachine is a machine with two NVIDIA GPUs whose nvidia-smi streams
@@ -27,7 +29,7 @@ func powerMachine(t *testing.T) probetest.Recorded {
 
 // energyRun runs the protocol (with the concurrency stage) against the
 // simulator in env and returns its folder and results.
-func energyRun(t *testing.T, env Env) (string, *contract.Results, string) {
+func energyRun(t *testing.T, env procstate.State) (string, *contract.Results, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	env.Stdout, env.Stderr = &out, &errb
@@ -135,9 +137,9 @@ func TestRunRecordsEnergyFromTheStreamingStandIn(t *testing.T) {
 	b, _ := os.ReadFile(p)
 	lines := strings.SplitN(string(b), "\n", 3)
 	lines[1] = strings.Replace(lines[1], ",0,", ",1,", 1)
-	os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644)
+	mustWrite(t, p, strings.Join(lines, "\n"))
 	rep = runIn(t, work, "", "bench", "report", "-q", dir)
-	if rep.code != ExitFailed || !strings.Contains(rep.stdout, "changed after the run") || !strings.Contains(rep.stdout, "/extensions/energy/idle_w") {
+	if rep.code != exitcode.Failed || !strings.Contains(rep.stdout, "changed after the run") || !strings.Contains(rep.stdout, "/extensions/energy/idle_w") {
 		t.Fatalf("tampered power.csv: exit %d\n%s", rep.code, rep.stdout)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/simengine"
 )
 
@@ -74,7 +75,7 @@ func TestOllamaRefusesXHighBeforeTheWarmup(t *testing.T) {
 	url, chats := engineServer(t, func(c *simengine.Config) { c.Dialect, c.OllamaVersion = simengine.DialectOllama, "0.32.10" })
 	work := t.TempDir()
 	r := runIn(t, work, "", "bench", "run", "--url", url)
-	if r.code != ExitFailed {
+	if r.code != exitcode.Failed {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	for _, want := range []string{"before the warm-up", "ollama 0.32.10", "reasoning_effort xhigh", "0.32.11", "invalid reasoning value"} {
@@ -104,7 +105,7 @@ func TestVLLMRefusesXHighAtTheWarmup(t *testing.T) {
 	url, chats := engineServer(t, func(c *simengine.Config) { c.Dialect, c.VLLMRejectXHigh = simengine.DialectVLLM, true })
 	work := t.TempDir()
 	r := runIn(t, work, "", "bench", "run", "--url", url)
-	if r.code != ExitFailed || chats.Load() != 1 {
+	if r.code != exitcode.Failed || chats.Load() != 1 {
 		t.Fatalf("exit %d, %d chat requests\n%s", r.code, chats.Load(), r.stderr)
 	}
 	for _, want := range []string{"stopped after the warm-up", "vllm 0.11.2", "reasoning_effort xhigh", "first version that takes it is not known to strata", "Input should be 'low', 'medium' or 'high'"} {

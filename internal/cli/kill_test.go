@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/strata-bench/strata/internal/exitcode"
 )
 
 // strataProcess starts this test binary as strata (`bench run --simulate`)
@@ -34,7 +36,8 @@ func strataProcess(t *testing.T, work string) (*exec.Cmd, int, <-chan struct{}) 
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// The process may have ended, and been waited for, by then.
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	portRE := regexp.MustCompile(`engine simulate --port (\d+)`)
 	port := 0
 	ready := make(chan struct{})
@@ -45,14 +48,16 @@ func strataProcess(t *testing.T, work string) (*exec.Cmd, int, <-chan struct{}) 
 		signalled := false
 		for sc.Scan() {
 			if m := portRE.FindStringSubmatch(sc.Text()); m != nil {
-				fmt.Sscanf(m[1], "%d", &port)
+				port, _ = strconv.Atoi(m[1]) // digits, as matched
 			}
 			if !signalled && strings.Contains(sc.Text(), "performance-short-r1:") {
 				signalled = true
 				close(ready)
 			}
 		}
-		io.Copy(io.Discard, stderr)
+		// Drained so that the process never blocks on a full pipe; how
+		// it ends is the test's to check.
+		_, _ = io.Copy(io.Discard, stderr)
 	}()
 	select {
 	case <-ready:
@@ -76,7 +81,11 @@ func engineOf(t *testing.T, port int) int {
 			if err != nil {
 				t.Fatalf("pidfd of the simulator (pid %d): %v", pid, err)
 			}
-			t.Cleanup(func() { unix.Close(fd) })
+			t.Cleanup(func() {
+				if err := unix.Close(fd); err != nil {
+					t.Error(err)
+				}
+			})
 			return fd
 		}
 	}
@@ -105,7 +114,7 @@ func engineGone(t *testing.T, pidfd, port int) {
 		break
 	}
 	if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-		c.Close()
+		_ = c.Close() // the answer was the finding
 		t.Error("the simulator's port still answers after it exited")
 	}
 }
@@ -121,7 +130,7 @@ func TestSIGKILLThenRecover(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Wait()
+	_ = cmd.Wait() // "signal: killed", as sent
 	engineGone(t, engine, port)
 	pending, _ := filepath.Glob(filepath.Join(work, "bench-results", ".*.pending"))
 	if len(pending) != 1 {
@@ -167,10 +176,13 @@ func TestSIGHUPWritesTheResult(t *testing.T) {
 	work := t.TempDir()
 	cmd, port, done := strataProcess(t, work)
 	engine := engineOf(t, port)
-	cmd.Process.Signal(syscall.SIGHUP)
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
 	<-done
 	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != ExitInterrupted {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitcode.Interrupted {
 		t.Fatalf("exit: %v", err)
 	}
 	engineGone(t, engine, port)

@@ -16,10 +16,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/manifest"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/site"
 )
 
-func newManifest(env Env) *cobra.Command {
+func newManifest(env procstate.State) *cobra.Command {
 	m := &cobra.Command{
 		Use: "manifest",
 		Example: `  strata bench manifest verify --repo results-repo
@@ -33,7 +34,7 @@ func newManifest(env Env) *cobra.Command {
 	return m
 }
 
-func manifestOptions(env Env, activate []string) (manifest.Options, error) {
+func manifestOptions(env procstate.State, activate []string) (manifest.Options, error) {
 	b, err := prompts.Bundle()
 	if err != nil {
 		return manifest.Options{}, err
@@ -43,7 +44,7 @@ func manifestOptions(env Env, activate []string) (manifest.Options, error) {
 
 const activateHelp = "a protocol ID that is activated (repeatable); none is by default, since the draft protocol has no approved results"
 
-func newManifestVerify(env Env) *cobra.Command {
+func newManifestVerify(env procstate.State) *cobra.Command {
 	var repoDir string
 	var activate []string
 	cmd := &cobra.Command{
@@ -76,19 +77,19 @@ exit 1 if any.`,
 			bad := 0
 			for _, c := range repo.Verify(m, o) {
 				if c.OK() {
-					fmt.Fprintf(w, "ok      %s  %s\n", escape.Line(c.Entry.RunID), escape.Line(c.Entry.ResultsPath))
+					printf(w, "ok      %s  %s\n", escape.Line(c.Entry.RunID), escape.Line(c.Entry.ResultsPath))
 					if len(c.ChangedAfter) > 0 {
-						fmt.Fprintf(w, "        note: changed on %s after review (%s); the reviewed version is the evidence\n", repo.Branch, strings.Join(c.ChangedAfter, ", "))
+						printf(w, "        note: changed on %s after review (%s); the reviewed version is the evidence\n", repo.Branch, strings.Join(c.ChangedAfter, ", "))
 					}
 					continue
 				}
 				bad++
-				fmt.Fprintf(w, "FAILED  %s  %s\n", escape.Line(c.Entry.RunID), escape.Line(c.Entry.ResultsPath))
+				printf(w, "FAILED  %s  %s\n", escape.Line(c.Entry.RunID), escape.Line(c.Entry.ResultsPath))
 				for _, p := range c.Problems {
-					fmt.Fprintf(w, "        %s\n", escape.Line(p))
+					printf(w, "        %s\n", escape.Line(p))
 				}
 			}
-			fmt.Fprintf(w, "%s, %d failed (branch %s at %s)\n", humanize.Count(len(m.Entries), "entry", "entries"), bad, repo.Branch, repo.Head()[:12])
+			printf(w, "%s, %d failed (branch %s at %s)\n", humanize.Count(len(m.Entries), "entry", "entries"), bad, repo.Branch, repo.Head()[:12])
 			if bad > 0 {
 				return checkFailed(fmt.Sprintf("%s failed verification", humanize.Count(bad, "manifest entry", "manifest entries")))
 			}
@@ -100,7 +101,7 @@ exit 1 if any.`,
 	return cmd
 }
 
-func newManifestAdd(env Env) *cobra.Command {
+func newManifestAdd(env procstate.State) *cobra.Command {
 	var repoDir, results, pr, by string
 	var activate []string
 	cmd := &cobra.Command{
@@ -134,7 +135,7 @@ the manifest, and anything that fails verification.`,
 			if err != nil {
 				return err
 			}
-			m, c, err := repo.Add(current, manifest.AddOptions{Options: o, ResultsPath: results, ReviewPR: pr, ReviewedBy: by})
+			m, err := repo.Add(current, manifest.AddOptions{Options: o, ResultsPath: results, ReviewPR: pr, ReviewedBy: by})
 			if err != nil {
 				return err
 			}
@@ -142,8 +143,7 @@ the manifest, and anything that fails verification.`,
 				return err
 			}
 			e := m.Entries[len(m.Entries)-1]
-			fmt.Fprintf(cmd.OutOrStdout(), "added %s (evidence commit %s, results %s) to %s\n", e.RunID, e.EvidenceCommit, e.ResultsSHA256[:12], manifest.Path)
-			_ = c
+			printf(cmd.OutOrStdout(), "added %s (evidence commit %s, results %s) to %s\n", e.RunID, e.EvidenceCommit, e.ResultsSHA256[:12], manifest.Path)
 			return nil
 		},
 	}
@@ -156,7 +156,7 @@ the manifest, and anything that fails verification.`,
 	return cmd
 }
 
-func newSite(env Env) *cobra.Command {
+func newSite(env procstate.State) *cobra.Command {
 	var repoDir, out, addr string
 	var activate []string
 	var serve bool
@@ -201,9 +201,9 @@ text/plain for all evidence.`,
 			}
 			w := cmd.OutOrStdout()
 			for _, warn := range s.Warnings {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", escape.Line(warn))
+				printf(cmd.ErrOrStderr(), "warning: %s\n", escape.Line(warn))
 			}
-			fmt.Fprintf(w, "site: %s (%d approved, %d other)\n", dir, len(s.Approved), len(s.Others))
+			printf(w, "site: %s (%d approved, %d other)\n", dir, len(s.Approved), len(s.Others))
 			if !serve {
 				return nil
 			}
@@ -229,8 +229,13 @@ func serveDir(ctx context.Context, dir, addr string, w interface{ Write([]byte) 
 		return err
 	}
 	srv := &http.Server{Handler: site.Handler(dir), ReadHeaderTimeout: 5 * time.Second}
-	fmt.Fprintf(w, "serving http://%s/ (Ctrl-C stops)\n", ln.Addr())
-	go func() { <-ctx.Done(); srv.Close() }()
+	printf(w, "serving http://%s/ (Ctrl-C stops)\n", ln.Addr())
+	go func() {
+		<-ctx.Done()
+		// Close ends Serve below, which returns ErrServerClosed; the
+		// preview has nothing left to report.
+		_ = srv.Close()
+	}()
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
@@ -37,7 +38,9 @@ func TestProtocolOfARun(t *testing.T) {
 	}
 	data, _ := os.ReadFile(filepath.Join(dirs[0], contract.ResultsFile))
 	var res contract.Results
-	json.Unmarshal(data, &res)
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
 	if res.Protocol.ID != standIn.ID || res.Protocol.Profile != standIn.Profile || res.Protocol.CorpusSHA256 != standIn.CorpusSHA256 {
 		t.Errorf("results.json protocol %+v", res.Protocol)
 	}
@@ -52,7 +55,7 @@ func TestProtocolOfARun(t *testing.T) {
 	checkout := t.TempDir()
 	copyDir(t, filepath.Join(repoRoot(t), "bench", "prompts", protocol.StandInBundleName), filepath.Join(checkout, "bench", "prompts", protocol.BundleName))
 	r = runIn(t, checkout, "", "bench", "run", "--simulate")
-	if r.code != ExitFailed || !strings.Contains(r.stderr, standIn.CorpusSHA256) || !strings.Contains(r.stderr, spec.CorpusSHA256) ||
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, standIn.CorpusSHA256) || !strings.Contains(r.stderr, spec.CorpusSHA256) ||
 		strings.Contains(r.stderr, "warmup") {
 		t.Errorf("a checkout's bundle under another corpus: exit %d\n%s", r.code, r.stderr)
 	}
@@ -63,7 +66,7 @@ func TestProtocolOfARun(t *testing.T) {
 	if r.code != 0 || !strings.HasPrefix(protocolLineOf(r.stderr), "protocol: "+standIn.ID) {
 		t.Errorf("--protocol %s in the checkout: exit %d\n%s", standIn.ID, r.code, r.stderr)
 	}
-	if r := runIn(t, work, "", "bench", "run", "--simulate", "--protocol", "bogus"); r.code != ExitUsage || !strings.Contains(r.stderr, "unknown protocol") {
+	if r := runIn(t, work, "", "bench", "run", "--simulate", "--protocol", "bogus"); r.code != exitcode.Usage || !strings.Contains(r.stderr, "unknown protocol") {
 		t.Errorf("--protocol bogus: exit %d\n%s", r.code, r.stderr)
 	}
 }

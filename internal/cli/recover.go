@@ -19,11 +19,12 @@ import (
 	"github.com/strata-bench/strata/internal/folder"
 	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/journal"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 )
 
-func newRecover(env Env) *cobra.Command {
+func newRecover(env procstate.State) *cobra.Command {
 	return &cobra.Command{
 		Use:   "recover [DIR]",
 		Short: "Turn the journal of a run that was killed into a partial result folder",
@@ -68,17 +69,17 @@ journal under the current folder's result location (bench/results, else
 				if g := engineGroupOf(cmd.Context(), p, env.Clock()); g > 0 && runtime.GOOS != "linux" {
 					// No parent-death signal here: the engine may have
 					// outlived the runner that was killed.
-					fmt.Fprintf(w, "note: the run in %s started an engine as process group %d; if it still runs, stop it: kill -- -%d\n", shown, g, g)
+					printf(w, "note: the run in %s started an engine as process group %d; if it still runs, stop it: kill -- -%d\n", shown, g, g)
 				}
 				out, err := benchrun.Recover(cmd.Context(), p, bundles, folder.Finish, env.Clock())
 				switch {
 				case journal.IsLocked(err):
-					fmt.Fprintf(w, "skipped %s: a running strata still writes it\n", shown)
+					printf(w, "skipped %s: a running strata still writes it\n", shown)
 				case err != nil:
-					fmt.Fprintf(w, "FAILED %s: %s (the folder was left as it was)\n", shown, escape.Line(err.Error()))
+					printf(w, "FAILED %s: %s (the folder was left as it was)\n", shown, escape.Line(err.Error()))
 					failed = append(failed, shown)
 				default:
-					fmt.Fprintf(w, "recovered: %s\n", escape.Line(out))
+					printf(w, "recovered: %s\n", escape.Line(out))
 				}
 			}
 			if len(failed) > 0 {
@@ -101,7 +102,7 @@ func engineGroupOf(ctx context.Context, pending string, now time.Time) int {
 
 // pendingJournals are the pending folders DIR (args) names, or those under
 // the result location; with none it says so, and where.
-func pendingJournals(env Env, args []string, w io.Writer) ([]string, error) {
+func pendingJournals(env procstate.State, args []string, w io.Writer) ([]string, error) {
 	where := benchrun.ResultsRoot(env.Dir)
 	if len(args) == 1 {
 		where = env.Path(args[0])
@@ -110,7 +111,7 @@ func pendingJournals(env Env, args []string, w io.Writer) ([]string, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && len(args) == 0:
 		// No run has written a result here: nothing was lost.
-		fmt.Fprintf(w, "nothing to recover: no result folder %s yet\n", escape.Line(where))
+		printf(w, "nothing to recover: no result folder %s yet\n", escape.Line(where))
 		return nil, nil
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, usagef("%s does not exist: name a pending result folder or a folder holding them", args[0])
@@ -126,7 +127,7 @@ func pendingJournals(env Env, args []string, w io.Writer) ([]string, error) {
 		pending = []string{where}
 	}
 	if len(pending) == 0 {
-		fmt.Fprintf(w, "nothing to recover under %s\n", escape.Line(where))
+		printf(w, "nothing to recover under %s\n", escape.Line(where))
 	}
 	return pending, nil
 }

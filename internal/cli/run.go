@@ -10,6 +10,7 @@ import (
 	"github.com/strata-bench/strata/internal/benchrun"
 	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/folder"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
@@ -80,7 +81,7 @@ hashes of unchanged files unless --rehash.
 GPU needed), started and stopped like a real one. Such a result is always
 nonconforming: its numbers are synthetic.`
 
-func newRun(env Env) *cobra.Command {
+func newRun(env procstate.State) *cobra.Command {
 	var o runOptions
 	cmd := &cobra.Command{
 		Use:   "run (--url URL | --profile NAME | --simulate) [flags]",
@@ -124,7 +125,7 @@ func newRun(env Env) *cobra.Command {
 	return cmd
 }
 
-func runBench(ctx context.Context, cmd *cobra.Command, env Env, o runOptions) error {
+func runBench(ctx context.Context, cmd *cobra.Command, env procstate.State, o runOptions) error {
 	for _, name := range []string{"concurrency", "repeat", "request-timeout"} {
 		if cmd.Flags().Changed(name) {
 			return usagef("--%s is refused: it would change the workload, and the protocol's workload is fixed (a different workload is a different protocol ID)", name)
@@ -139,8 +140,8 @@ func runBench(ctx context.Context, cmd *cobra.Command, env Env, o runOptions) er
 	if out != nil {
 		w := cmd.OutOrStdout()
 		r := out.Results
-		fmt.Fprintf(w, "result: %s\n", out.Dir)
-		fmt.Fprintf(w, "status: %s; sanity %d/%d; requests %d\n", r.Run.Status, r.Quality.Passed, r.Quality.Total, len(r.Requests))
+		printf(w, "result: %s\n", out.Dir)
+		printf(w, "status: %s; sanity %d/%d; requests %d\n", r.Run.Status, r.Quality.Passed, r.Quality.Total, len(r.Requests))
 	}
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/resulttest/submissions"
 )
@@ -19,7 +20,7 @@ func testRepo(t *testing.T) string { return submissions.CommittedRepo(t) }
 func TestManifestVerifyOnTestRepository(t *testing.T) {
 	t.Parallel()
 	r := runIn(t, t.TempDir(), "", "bench", "manifest", "verify", "--repo", testRepo(t), "--activate", protocol.StandInID)
-	if r.code != ExitFailed || strings.Count(r.stdout, "ok      ") != 3 || strings.Count(r.stdout, "FAILED  ") != 2 {
+	if r.code != exitcode.Failed || strings.Count(r.stdout, "ok      ") != 3 || strings.Count(r.stdout, "FAILED  ") != 2 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	for _, want := range []string{"changed on main after review", "not the approved 0000", "nonconforming"} {
@@ -29,10 +30,10 @@ func TestManifestVerifyOnTestRepository(t *testing.T) {
 	}
 	// Without activation the draft protocol has no approved results at all.
 	r = runIn(t, t.TempDir(), "", "bench", "manifest", "verify", "--repo", testRepo(t))
-	if r.code != ExitFailed || strings.Count(r.stdout, "not activated") != 5 {
+	if r.code != exitcode.Failed || strings.Count(r.stdout, "not activated") != 5 {
 		t.Errorf("draft: exit %d\n%s", r.code, r.stdout)
 	}
-	if r := runIn(t, t.TempDir(), "", "bench", "manifest", "verify", "--repo", t.TempDir()); r.code != ExitFailed || !strings.Contains(r.stderr, "repository") {
+	if r := runIn(t, t.TempDir(), "", "bench", "manifest", "verify", "--repo", t.TempDir()); r.code != exitcode.Failed || !strings.Contains(r.stderr, "repository") {
 		t.Errorf("not a repository: exit %d %s", r.code, r.stderr)
 	}
 }
@@ -92,11 +93,11 @@ func TestManifestAdd(t *testing.T) {
 		t.Error("the entry was not written")
 	}
 	r = runIn(t, t.TempDir(), "", append(args, "--results", s.Folders["partial"])...)
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "partial") {
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "partial") {
 		t.Errorf("partial: exit %d %s", r.code, r.stderr)
 	}
 	r = runIn(t, t.TempDir(), "", "bench", "manifest", "add", "--repo", s.Repo.Dir, "--results", s.Folders["unreviewed"])
-	if r.code != ExitUsage {
+	if r.code != exitcode.Usage {
 		t.Errorf("missing flags: exit %d", r.code)
 	}
 }
@@ -112,7 +113,7 @@ func TestSiteServe(t *testing.T) {
 	go func() {
 		done <- Run(ctx, []string{"bench", "site", "--repo", testRepo(t), "--out", filepath.Join(t.TempDir(), "site"),
 			"--activate", protocol.StandInID, "--serve", "--addr", "127.0.0.1:0"}, env)
-		lines.Close()
+		_ = lines.Close() // always nil; the reader sees the end
 	}()
 	// The URL is the serving line's; the rest of the output is read on, so
 	// the command never waits on a full pipe.
@@ -125,7 +126,7 @@ func TestSiteServe(t *testing.T) {
 				urls <- url
 			}
 		}
-		io.Copy(io.Discard, out)
+		_, _ = io.Copy(io.Discard, out) // the rest is drained, not read
 	}()
 	var url string
 	select {
@@ -138,7 +139,7 @@ func TestSiteServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	_ = resp.Body.Close() // read to its end above
 	if resp.StatusCode != 200 || !strings.Contains(string(body), "Approved results") {
 		t.Errorf("GET index: %d", resp.StatusCode)
 	}
@@ -151,7 +152,7 @@ func TestSiteServe(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Errorf("exit %d", code)
 	}
-	if r := runIn(t, t.TempDir(), "", "bench", "site", "--repo", testRepo(t), "--out", filepath.Join(t.TempDir(), "s"), "--serve", "--addr", "0.0.0.0:0"); r.code != ExitUsage {
+	if r := runIn(t, t.TempDir(), "", "bench", "site", "--repo", testRepo(t), "--out", filepath.Join(t.TempDir(), "s"), "--serve", "--addr", "0.0.0.0:0"); r.code != exitcode.Usage {
 		t.Errorf("a non-loopback preview address: exit %d", r.code)
 	}
 }

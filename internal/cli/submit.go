@@ -6,12 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/humanize"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/submit"
 	"github.com/strata-bench/strata/internal/validate"
 )
 
-func newSubmit(env Env) *cobra.Command {
+func newSubmit(env procstate.State) *cobra.Command {
 	return &cobra.Command{
 		Use:     "submit DIR",
 		Example: `  strata bench submit bench-results/RUN`,
@@ -47,14 +48,14 @@ uploaded. Exit 1 when a check fails (and no text is printed).`,
 			}
 			if len(v.Violations) > 0 || len(findings) > 0 {
 				for _, x := range v.Violations {
-					fmt.Fprintf(w, "invalid: %s\n", x)
+					printf(w, "invalid: %s\n", x)
 				}
 				for _, f := range findings {
-					fmt.Fprintf(w, "private data: %s\n", f)
+					printf(w, "private data: %s\n", f)
 				}
 				return checkFailed(fmt.Sprintf("%s is not ready to share: %s, %s", dir, humanize.Count(len(v.Violations), "violation", "violations"), humanize.Count(len(findings), "private finding", "private findings")))
 			}
-			fmt.Fprintf(w, "Title:\n%s\n\nBody:\n%s", submit.Title(v.Results), submit.Body(v.Results, filepath.Base(dir)))
+			printf(w, "Title:\n%s\n\nBody:\n%s", submit.Title(v.Results), submit.Body(v.Results, filepath.Base(dir)))
 			return nil
 		},
 	}

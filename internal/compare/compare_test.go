@@ -3,7 +3,9 @@ package compare
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -91,7 +93,9 @@ func TestIdentity(t *testing.T) {
 				t.Fatalf("refused: %v", err)
 			}
 			var out bytes.Buffer
-			cmp.WriteText(&out)
+			if err := cmp.WriteText(&out); err != nil {
+				t.Fatal(err)
+			}
 			if c.note != "" && !strings.Contains(out.String(), "note: "+"the model files are "+c.note) && !strings.Contains(out.String(), c.note) {
 				t.Errorf("no note %q in\n%s", c.note, out.String())
 			}
@@ -142,12 +146,14 @@ func TestTextReadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, write := range []func(*Comparison, *bytes.Buffer){
-		func(c *Comparison, w *bytes.Buffer) { c.WriteText(w) },
-		func(c *Comparison, w *bytes.Buffer) { c.WriteMarkdown(w) },
+	for _, write := range []func(*Comparison, *bytes.Buffer) error{
+		func(c *Comparison, w *bytes.Buffer) error { return c.WriteText(w) },
+		func(c *Comparison, w *bytes.Buffer) error { return c.WriteMarkdown(w) },
 	} {
 		var out bytes.Buffer
-		write(cmp, &out)
+		if err := write(cmp, &out); err != nil {
+			t.Fatal(err)
+		}
 		s := out.String()
 		if strings.Contains(s, "(, ") {
 			t.Errorf("an empty GPU name:\n%s", s)
@@ -179,7 +185,9 @@ func TestEnginesDiffer(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	cmp.WriteText(&out)
+	if err := cmp.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{"engines differ (llama.cpp vs vllm): each rate is that engine's own timer", "(NVIDIA GeForce RTX 3060, llama.cpp, complete)", "(NVIDIA GeForce RTX 3060, vllm, complete)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in\n%s", want, out.String())
@@ -235,8 +243,12 @@ func TestEnergyComparedWhenBothHaveIt(t *testing.T) {
 		t.Fatalf("energy rows %+v", c.Energy)
 	}
 	var text, md bytes.Buffer
-	c.WriteText(&text)
-	c.WriteMarkdown(&md)
+	if err := c.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(text.String(), "energy (GPU joules") || !strings.Contains(md.String(), "### Energy") || !strings.Contains(md.String(), "| prompt-16k | joules | ") {
 		t.Errorf("energy not shown:\n%s\n%s", text.String(), md.String())
 	}
@@ -258,5 +270,24 @@ func TestEnergyComparedWhenBothHaveIt(t *testing.T) {
 	cand.Extensions.Energy = nil
 	if c, _ := New(base, cand); c.Energy != nil {
 		t.Error("compared on energy with one run without it")
+	}
+}
+
+// TestWritesReturnTheWriteError: a failed write is the comparison's
+// error, as text and as Markdown.
+func TestWritesReturnTheWriteError(t *testing.T) {
+	t.Parallel()
+	c, err := New(load(t, "baseline"), load(t, "candidate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, write := range map[string]func(io.Writer) error{"text": c.WriteText, "Markdown": c.WriteMarkdown} {
+		// A pipe whose reader is gone fails every write, as a closed
+		// terminal does.
+		pr, pw := io.Pipe()
+		_ = pr.Close() // a pipe's Close always returns nil
+		if err := write(pw); !errors.Is(err, io.ErrClosedPipe) {
+			t.Errorf("%s on a closed pipe: %v, want %v", name, err, io.ErrClosedPipe)
+		}
 	}
 }

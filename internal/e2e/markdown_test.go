@@ -50,7 +50,9 @@ func TestMarkdownFromOutsideIsText(t *testing.T) {
 	hostile(base)
 	hostile(cand)
 	var readme, md strings.Builder
-	report.README(&readme, cand)
+	if err := report.README(&readme, cand); err != nil {
+		t.Fatal(err)
+	}
 	other := load("candidate")
 	hostile(other)
 	if c, err := compare.New(base, other); err == nil {

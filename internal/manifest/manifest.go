@@ -167,7 +167,9 @@ func (r *Repo) File(c *object.Commit, p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rd.Close()
+	// Closing a blob's reader only releases it: the read's outcome is
+	// ReadAll's.
+	defer func() { _ = rd.Close() }()
 	return io.ReadAll(rd)
 }
 
@@ -561,7 +563,7 @@ func (r *Repo) bundleFor(c *object.Commit, id string, o Options) (*fixtures.Bund
 	dir := path.Join("bench", "prompts", protocol.BundleName)
 	files, links, err := r.folderFiles(c, dir)
 	if err != nil {
-		return nil, fmt.Errorf("the bundle of %s at the evidence commit (%s): %v", id, dir, err)
+		return nil, fmt.Errorf("the bundle of %s at the evidence commit (%s): %w", id, dir, err)
 	}
 	for name := range files {
 		if links[name] {
@@ -579,8 +581,11 @@ func (r *Repo) folderFiles(c *object.Commit, dir string) (map[string][]byte, map
 		return nil, nil, err
 	}
 	sub, err := t.Tree(dir)
-	if err != nil {
+	if errors.Is(err, object.ErrDirectoryNotFound) {
 		return nil, nil, fmt.Errorf("%s: %w", dir, ErrNoFile)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	out, links := map[string][]byte{}, map[string]bool{}
 	err = sub.Files().ForEach(func(f *object.File) error {
@@ -606,8 +611,11 @@ func (r *Repo) Folders() (map[string]map[string][]byte, error) {
 		return nil, err
 	}
 	sub, err := t.Tree(ResultsDir)
-	if err != nil {
+	if errors.Is(err, object.ErrDirectoryNotFound) {
 		return map[string]map[string][]byte{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s at %s: %w", ResultsDir, r.Head()[:12], err)
 	}
 	out := map[string]map[string][]byte{}
 	for _, e := range sub.Entries {
@@ -641,24 +649,24 @@ type AddOptions struct {
 // report's current version. It refuses a draft (not activated) protocol, a
 // partial or nonconforming run, anything that fails verification, and a run
 // already in the manifest.
-func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, *Checked, error) {
+func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, error) {
 	p := strings.TrimSuffix(filepath.ToSlash(o.ResultsPath), "/")
 	if !strings.HasSuffix(p, "/"+contract.ResultsFile) {
 		p += "/" + contract.ResultsFile
 	}
 	if why := badReviewer(o.ReviewedBy); why != "" {
-		return nil, nil, errors.New("--reviewed-by " + why)
+		return nil, errors.New("--reviewed-by " + why)
 	}
 	if why := badReviewPR(o.ReviewPR); why != "" {
-		return nil, nil, fmt.Errorf("--review-pr %q %s", o.ReviewPR, why)
+		return nil, fmt.Errorf("--review-pr %q %s", o.ReviewPR, why)
 	}
 	intro, err := r.Introduced(p)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	data, err := r.File(r.head, p)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var head struct {
 		Run struct {
@@ -669,7 +677,7 @@ func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, *Checked, error) {
 		} `json:"protocol"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", p, err)
+		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	e := Entry{
 		RunID: head.Run.ID, ProtocolID: head.Protocol.ID, ResultsPath: p, ResultsSHA256: sha256Hex(data),
@@ -681,7 +689,7 @@ func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, *Checked, error) {
 		c.Problems = append(c.Problems, "the run is partial: this helper approves complete runs only (a partial run is reviewed by hand and never appears as a complete result)")
 	}
 	if !c.OK() {
-		return nil, c, fmt.Errorf("%s cannot be approved:\n  %s", p, strings.Join(c.Problems, "\n  "))
+		return nil, fmt.Errorf("%s cannot be approved:\n  %s", p, strings.Join(c.Problems, "\n  "))
 	}
 	out := &Manifest{Format: Format, SchemaVersion: SchemaVersion, Entries: []Entry{}}
 	if m != nil {
@@ -689,11 +697,11 @@ func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, *Checked, error) {
 	}
 	for _, x := range out.Entries {
 		if x.RunID == e.RunID {
-			return nil, c, fmt.Errorf("run %s is already in the manifest", e.RunID)
+			return nil, fmt.Errorf("run %s is already in the manifest", e.RunID)
 		}
 	}
 	out.Entries = append(out.Entries, e)
-	return out, c, nil
+	return out, nil
 }
 
 // ReadWorktreeManifest reads bench/approved.json from the working tree (a

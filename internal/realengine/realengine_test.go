@@ -25,6 +25,7 @@ import (
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/result"
@@ -62,7 +63,7 @@ func strataWith(t testing.TB, dir string, table protocol.Table, stderr func(stri
 	// The test binary has no VCS stamp, and the HEAD of the checkout it was
 	// built from is no commit of it: the install is given the stamp a
 	// release or a -buildvcs=true build carries.
-	env := cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: errw, Dir: dir,
+	env := procstate.State{Stdin: strings.NewReader(""), Stdout: &out, Stderr: errw, Dir: dir,
 		Getenv: func(string) string { return "" }, Environ: os.Environ, CacheDir: t.TempDir(), Root: os.DirFS("/"), Protocols: table,
 		Build: &version.Build{Commit: testCommit, ModuleVersion: "(devel)"}}
 	code := cli.Run(context.Background(), args, env)

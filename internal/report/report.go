@@ -52,9 +52,15 @@ type printer func(format string, a ...any)
 
 // README writes the plain report of a result: protocol and status,
 // hardware, model, counts, the per-case table with the Capped column, the
-// cache counts, sanity outcomes, failures, limitations and artifacts.
-func README(w io.Writer, r *contract.Results) {
-	p := printer(func(format string, a ...any) { fmt.Fprintf(w, format, a...) })
+// cache counts, sanity outcomes, failures, limitations and artifacts. It
+// returns the first write error, after which it writes nothing more.
+func README(w io.Writer, r *contract.Results) error {
+	var err error
+	p := printer(func(format string, a ...any) {
+		if err == nil {
+			_, err = fmt.Fprintf(w, format, a...)
+		}
+	})
 	writeOverview(p, r)
 	writeMachine(p, r)
 	writeRequestCounts(p, r)
@@ -68,6 +74,7 @@ func README(w io.Writer, r *contract.Results) {
 	writeFailures(p, r)
 	writeLimitations(p, r)
 	writeEvidence(p, r)
+	return err
 }
 
 // writeOverview writes the title, the run's table (protocol, status,
@@ -428,7 +435,7 @@ func Diff(dir string, r *contract.Results) []string {
 		return []string{"README.md cannot be read: " + err.Error()}
 	}
 	var want strings.Builder
-	README(&want, r)
+	_ = README(&want, r) // a strings.Builder's writes never fail
 	got, exp := strings.Split(string(data), "\n"), strings.Split(want.String(), "\n")
 	var out []string
 	for i := 0; i < max(len(got), len(exp)); i++ {

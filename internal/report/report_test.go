@@ -2,7 +2,9 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,7 +46,9 @@ func TestReadmeFollowsTheNumbers(t *testing.T) {
 	dir := filepath.Join("..", "..", "testdata", "results", "partial")
 	r := read(t, dir)
 	var b strings.Builder
-	README(&b, r)
+	if err := README(&b, r); err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{"partial", "required work was skipped: 7 of the 22 required requests"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("the report lacks %q", want)
@@ -66,7 +70,9 @@ func TestNullsHaveNoUnit(t *testing.T) {
 	r.Run.OptionalConcurrency = true
 	r.Summaries = nil
 	var b strings.Builder
-	README(&b, r)
+	if err := README(&b, r); err != nil {
+		t.Fatal(err)
+	}
 	for _, bad := range []string{"not measured s", "not measured tok/s", "(n=0) s", "(n=0) tok/s"} {
 		if strings.Contains(b.String(), bad) {
 			t.Errorf("the report writes %q", bad)
@@ -116,5 +122,17 @@ func TestPreflightLine(t *testing.T) {
 		if !strings.Contains(b.String(), c.want) {
 			t.Errorf("%s:\n%s\nwant %q", c.name, b.String(), c.want)
 		}
+	}
+}
+
+// TestReadmeReturnsTheWriteError: a failed write is the report's error.
+func TestReadmeReturnsTheWriteError(t *testing.T) {
+	t.Parallel()
+	// A pipe whose reader is gone fails every write, as a closed terminal
+	// does.
+	pr, pw := io.Pipe()
+	_ = pr.Close() // a pipe's Close always returns nil
+	if err := README(pw, read(t, filepath.Join("..", "..", "testdata", "results", "baseline"))); !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("README on a closed pipe: %v, want %v", err, io.ErrClosedPipe)
 	}
 }

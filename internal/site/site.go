@@ -296,7 +296,10 @@ func Build(s *Site, out string) error {
 			return fmt.Errorf("--out %s is a file", out)
 		}
 		if _, err := os.Stat(filepath.Join(out, marker)); err != nil {
-			entries, _ := os.ReadDir(out)
+			entries, err := os.ReadDir(out)
+			if err != nil {
+				return fmt.Errorf("--out %s: %w", out, err)
+			}
 			if len(entries) > 0 {
 				return fmt.Errorf("--out %s exists and is not a strata site; choose an empty or new folder", out)
 			}
@@ -313,7 +316,8 @@ func Build(s *Site, out string) error {
 	ok := false
 	defer func() {
 		if !ok {
-			os.RemoveAll(tmp)
+			// Best effort: the build's own error is the one to report.
+			_ = os.RemoveAll(tmp)
 		}
 	}()
 	if err := render(s, tmp); err != nil {
@@ -327,11 +331,15 @@ func Build(s *Site, out string) error {
 	}
 	if _, err := os.Stat(out); err == nil {
 		old := out + ".old"
-		os.RemoveAll(old)
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("remove an earlier copy of the site: %w", err)
+		}
 		if err := os.Rename(out, old); err != nil {
 			return err
 		}
-		defer os.RemoveAll(old)
+		// Best effort: the new site is in place whether or not its
+		// predecessor goes, and the next build removes what is left.
+		defer func() { _ = os.RemoveAll(old) }()
 	}
 	if err := os.Rename(tmp, out); err != nil {
 		return err
