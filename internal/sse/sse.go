@@ -74,9 +74,6 @@ func NewReader(r io.Reader, maxLine int) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, 64<<10), max: maxLine}
 }
 
-// Lines returns how many lines have been read (for error messages).
-func (r *Reader) Lines() int { return r.lines }
-
 // readLine returns the next line without its terminator (LF, CRLF or CR),
 // or io.EOF at the end of input. A final line without a terminator is
 // returned as a line. The limit counts the line's bytes without its
