@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -31,7 +32,7 @@ func TestFreshConnectionPerRequest(t *testing.T) {
 		conns[r.RemoteAddr] = true
 		mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, okStream)
+		serve(t, w, okStream)
 	}))
 	srv.Start()
 	defer srv.Close()
@@ -66,7 +67,7 @@ func TestHeadersAreNotTTFT(t *testing.T) {
 		w.(http.Flusher).Flush()
 		<-read
 		clk.advance(150 * time.Millisecond)
-		fmt.Fprint(w, okStream)
+		serve(t, w, okStream)
 	}))
 	defer srv.Close()
 	o, _, _ := New(Options{BaseURL: srv.URL, Now: clk.Now}).Chat(context.Background(), []byte(`{}`), nil)
@@ -75,6 +76,15 @@ func TestHeadersAreNotTTFT(t *testing.T) {
 	}
 	if *o.TTFT != 0.15 || o.Events[0].Kind != record.EvHeaders || o.Events[0].T != 0 {
 		t.Errorf("TTFT %v, events %v", *o.TTFT, o.Events[:2])
+	}
+}
+
+// serve writes s as a test server's answer; a write the client did not
+// take fails the test.
+func serve(t *testing.T, w io.Writer, s string) {
+	t.Helper()
+	if _, err := io.WriteString(w, s); err != nil {
+		t.Errorf("the test server's answer: %v", err)
 	}
 }
 
@@ -111,9 +121,14 @@ func (c *stepClock) nextRead() <-chan struct{} {
 
 func TestConnectionRefused(t *testing.T) {
 	t.Parallel()
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	addr := ln.Addr().String()
-	ln.Close()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
 	o, _, _ := New(Options{BaseURL: "http://" + addr}).Chat(context.Background(), []byte(`{}`), nil)
 	if o.Error == nil || o.Error.Kind != record.ErrConnection {
 		t.Fatalf("%+v", o.Error)
@@ -126,7 +141,7 @@ func TestBearerToken(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = r.Header.Get("Authorization")
 		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, okStream)
+		serve(t, w, okStream)
 	}))
 	defer srv.Close()
 	New(Options{BaseURL: srv.URL, APIKey: "sk-test-123456789"}).Chat(context.Background(), []byte(`{}`), nil)
@@ -148,7 +163,7 @@ func TestNeverFollowsRedirects(t *testing.T) {
 		hits++
 		elsewhere.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, okStream)
+		serve(t, w, okStream)
 	}))
 	defer other.Close()
 	for _, code := range []int{301, 302, 303, 307, 308} {
@@ -180,7 +195,9 @@ func TestUnaskedContentEncoding(t *testing.T) {
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Content-Encoding", "gzip")
-		fmt.Fprint(w, okStream)
+		// The client reads none of this answer: what it was sent does not
+		// matter.
+		_, _ = fmt.Fprint(w, okStream)
 	}))
 	defer srv.Close()
 	o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), []byte(`{}`), nil)
