@@ -817,8 +817,14 @@ func (c *checker) checkArtifacts() {
 	}
 	// Every file of the folder is evidence someone listed: an unlisted one
 	// (a stray copy, a page) is not part of the reviewed result.
+	// What cannot be listed may hold such a file: it is a violation, and
+	// the rest of the folder is still walked.
 	_ = fs.WalkDir(c.fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || name == "." || d.IsDir() {
+		if err != nil {
+			c.add(name, "cannot be listed, so its files cannot be held to the artifacts: %v", err)
+			return nil
+		}
+		if name == "." || d.IsDir() {
 			return nil
 		}
 		if !listed[name] {

@@ -288,3 +288,34 @@ func TestEventsArePairs(t *testing.T) {
 		}
 	}
 }
+
+// unlistable is a folder whose subfolder dir cannot be listed (a
+// permission or an I/O error).
+type unlistable struct {
+	fstest.MapFS
+	dir string
+}
+
+func (u unlistable) ReadDir(name string) ([]fs.DirEntry, error) {
+	if name == u.dir {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrPermission}
+	}
+	return u.MapFS.ReadDir(name)
+}
+
+// TestAnUnlistableSubfolderIsAViolation: every file of the folder must be
+// one an artifact lists, so a subfolder the validator cannot list (and
+// whatever unlisted files it holds) fails the folder instead of passing
+// unseen.
+func TestAnUnlistableSubfolderIsAViolation(t *testing.T) {
+	t.Parallel()
+	fsys := folder(t, "baseline")
+	fsys["extra/stray.html"] = &fstest.MapFile{Data: []byte("<p>not evidence</p>"), Mode: 0o644}
+	v := FS(unlistable{MapFS: fsys, dir: "extra"}, bundle(t))
+	for _, x := range v.Violations {
+		if x.Pointer == "extra" && strings.Contains(x.Message, "cannot be listed") && strings.Contains(x.Message, fs.ErrPermission.Error()) {
+			return
+		}
+	}
+	t.Errorf("got violations %v, want one at extra saying it cannot be listed (%v)", v.Violations, fs.ErrPermission)
+}
