@@ -845,7 +845,7 @@ func (c *checker) checkStatus() {
 		c.add("/extensions/model_check", "is not what the GGUF metadata of extensions.gguf gives under %s's model rule (%s: %s)", r.Protocol.Profile, want.State, want.Reason)
 	}
 	recorded := map[string]bool{}
-	var all []derive.Reason
+	var all []contract.StatusReason
 	for i, why := range ext.StatusReasons.Nonconforming {
 		recorded[why.Text] = true
 		if why.Kind.Partial() {
