@@ -118,44 +118,47 @@ func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string
 	since := func() float64 { return c.now().Sub(start).Seconds() }
 	resp, err := c.http.Do(req)
 	if err != nil {
-		o.Error = classify(reqCtx, ctx, err, c.timeout)
-		return c.end(o, start, since)
+		return c.end(o, classify(reqCtx, ctx, err, c.timeout), start, since)
 	}
 	// The body is closed once the outcome is complete: an answer read to
 	// its end or cut short has nothing left to say, and closing it only
 	// drops the connection.
 	defer func() { _ = resp.Body.Close() }()
-	c.answer(reqCtx, ctx, resp, o, since, onEvent)
-	return c.end(o, start, since)
+	return c.end(o, c.answer(reqCtx, ctx, resp, o, since, onEvent), start, since)
 }
 
-// end is where every dispatched request ends: its total from dispatch
-// and the trace's end event, then the instants of dispatch and end.
-func (c *Client) end(o *record.Outcome, start time.Time, since func() float64) (*record.Outcome, time.Time, time.Time) {
+// end is where every dispatched request ends: its error (nil for a normal
+// stream), its total from dispatch and the trace's end event, then the
+// instants of dispatch and end.
+func (c *Client) end(o *record.Outcome, e *record.Error, start time.Time, since func() float64) (*record.Outcome, time.Time, time.Time) {
+	o.Error = e
 	o.Total = since()
 	o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
 	return o, start, c.now()
 }
 
-// answer records what the server answered into o: its status and the
-// instant of its headers, then its stream, or why there is no stream to
-// read (a redirect, an unasked encoding, a status other than 200, a
-// content type other than SSE).
-func (c *Client) answer(reqCtx, ctx context.Context, resp *http.Response, o *record.Outcome, since func() float64, onEvent func(string)) {
+// answer records what the server answered into o (its status, the
+// instant of its headers, its stream) and returns why the request did not
+// end normally: why there is no stream to read (a redirect, an unasked
+// encoding, a status other than 200, a content type other than SSE), or
+// how the stream ended.
+func (c *Client) answer(reqCtx, ctx context.Context, resp *http.Response, o *record.Outcome, since func() float64, onEvent func(string)) *record.Error {
 	o.HTTPStatus = resp.StatusCode
 	o.Events = append(o.Events, record.Event{T: since(), Kind: record.EvHeaders})
-	if o.Error = c.refused(reqCtx, ctx, resp, o); o.Error != nil {
-		return
+	if e := c.refused(reqCtx, ctx, resp, o); e != nil {
+		return e
 	}
-	if readErr := readStream(resp.Body, o, since, onEvent, c.keys.Redact); readErr != nil {
-		// A timeout or a cancel is the cause of whatever the stream showed;
-		// otherwise an error event the server sent before the cut says more.
-		cause := classify(reqCtx, ctx, readErr, c.timeout)
-		if o.Error == nil || cause.Kind == record.ErrTimeout || cause.Kind == record.ErrCancelled {
-			o.Error = cause
-		}
-		o.Normal = false
+	readErr := readStream(resp.Body, o, since, onEvent, c.keys.Redact)
+	if readErr == nil {
+		return o.Error
 	}
+	o.Normal = false
+	// A timeout or a cancel is the cause of whatever the stream showed;
+	// otherwise an error event the server sent before the cut says more.
+	if cause := classify(reqCtx, ctx, readErr, c.timeout); o.Error == nil || cause.Kind == record.ErrTimeout || cause.Kind == record.ErrCancelled {
+		return cause
+	}
+	return o.Error
 }
 
 // refused is why an answer is not a stream to read, with its body kept as

@@ -271,3 +271,73 @@ func TestHostileStreamsAreBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryDispatchedRequestEnds: whatever ends a dispatched request (no
+// connection, a redirect, an unasked encoding, a status, an answer that
+// is not a stream, a cut stream, a normal one), its trace ends with one
+// end event at its total.
+func TestEveryDispatchedRequestEnds(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		serve func(w http.ResponseWriter, r *http.Request)
+		kind  string // the error's kind, "" for a normal end
+	}{
+		{"no connection", nil, record.ErrConnection},
+		{"a redirect", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/elsewhere", http.StatusFound) }, record.ErrRedirect},
+		{"an unasked encoding", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Header().Set("Content-Encoding", "gzip")
+		}, record.ErrMalformed},
+		{"a status", func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, `{"error":{"message":"busy"}}`, http.StatusServiceUnavailable)
+		}, record.ErrHTTPStatus},
+		{"not a stream", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			serve(t, w, `{}`)
+		}, record.ErrMalformed},
+		{"a cut stream", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			serve(t, w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"RE\"}}]}\n\n")
+		}, record.ErrTruncated},
+		{"a normal stream", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			serve(t, w, okStream)
+		}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			url := refused
+			if c.serve != nil {
+				srv := httptest.NewServer(http.HandlerFunc(c.serve))
+				t.Cleanup(srv.Close)
+				url = srv.URL
+			}
+			o, start, end := New(Options{BaseURL: url}).Chat(context.Background(), []byte(`{}`), nil)
+			kind := ""
+			if o.Error != nil {
+				kind = o.Error.Kind
+			}
+			if kind != c.kind || (kind == "") != o.Normal {
+				t.Errorf("error %+v, normal %v; want kind %q", o.Error, o.Normal, c.kind)
+			}
+			ends := 0
+			for _, e := range o.Events {
+				if e.Kind == record.EvEnd {
+					ends++
+				}
+			}
+			if n := len(o.Events); ends != 1 || n == 0 || o.Events[n-1].Kind != record.EvEnd || o.Events[n-1].T != o.Total || end.Before(start) {
+				t.Errorf("events %v, total %v, from %v to %v; want one end event, last, at the total", o.Events, o.Total, start, end)
+			}
+		})
+	}
+}
