@@ -83,10 +83,8 @@ type streamState struct {
 	stop     bool                // a bound was reached: read no further
 }
 
-func (s *streamState) add(kind string) float64 {
-	t := s.since()
-	s.addAt(kind, t)
-	return t
+func (s *streamState) add(kind string) {
+	s.addAt(kind, s.since())
 }
 
 func (s *streamState) addAt(kind string, t float64) {
@@ -129,7 +127,7 @@ func readStream(body io.Reader, o *record.Outcome, since func() float64, onEvent
 	var readErr error
 	for {
 		ev, err := r.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
@@ -431,7 +429,7 @@ func (s *streamState) parseChunk(data []byte) (chunk, error) {
 	if _, err := s.dec.ReadToken(); err != nil {
 		return c, err
 	}
-	if _, err := s.dec.ReadToken(); err != io.EOF {
+	if _, err := s.dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return c, errors.New("data after the JSON object")
 	}
 	return c, nil
@@ -478,38 +476,43 @@ func (s *streamState) parseChoices(c *chunk) error {
 			}
 			continue
 		}
-		if err := s.expect('{'); err != nil {
-			return err
-		}
-		for s.dec.PeekKind() != '}' {
-			name, err := s.dec.ReadToken()
-			if err != nil {
-				return err
-			}
-			switch name.String() {
-			case "delta":
-				if err := s.parseDelta(c); err != nil {
-					return err
-				}
-			case "finish_reason":
-				fr, ok, err := s.readString()
-				if err != nil {
-					return err
-				}
-				if ok {
-					c.finish = &fr
-				}
-			default:
-				if err := s.dec.SkipValue(); err != nil {
-					return err
-				}
-			}
-		}
-		if err := s.expect('}'); err != nil {
+		if err := s.parseChoice(c); err != nil {
 			return err
 		}
 	}
 	return s.expect(']')
+}
+
+// parseChoice reads the first choice: its delta and finish reason.
+func (s *streamState) parseChoice(c *chunk) error {
+	if err := s.expect('{'); err != nil {
+		return err
+	}
+	for s.dec.PeekKind() != '}' {
+		name, err := s.dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		switch name.String() {
+		case "delta":
+			if err := s.parseDelta(c); err != nil {
+				return err
+			}
+		case "finish_reason":
+			fr, ok, err := s.readString()
+			if err != nil {
+				return err
+			}
+			if ok {
+				c.finish = &fr
+			}
+		default:
+			if err := s.dec.SkipValue(); err != nil {
+				return err
+			}
+		}
+	}
+	return s.expect('}')
 }
 
 func (s *streamState) parseDelta(c *chunk) error {
@@ -570,68 +573,8 @@ func (s *streamState) parseToolCalls(c *chunk) error {
 		return err
 	}
 	for s.dec.PeekKind() != ']' {
-		if err := s.expect('{'); err != nil {
-			return err
-		}
-		d := toolDelta{index: -1}
-		for s.dec.PeekKind() != '}' {
-			name, err := s.dec.ReadToken()
-			if err != nil {
-				return err
-			}
-			switch name.String() {
-			case "index":
-				tok, err := s.dec.ReadToken()
-				if err != nil {
-					return err
-				}
-				i, err := tok.Int()
-				if err != nil || i < 0 {
-					return fmt.Errorf("tool_calls index: %v", tok)
-				}
-				d.index = int(i)
-			case "id":
-				if d.id, _, err = s.readString(); err != nil {
-					return err
-				}
-			case "type":
-				if d.typ, _, err = s.readString(); err != nil {
-					return err
-				}
-			case "function":
-				if err := s.expect('{'); err != nil {
-					return err
-				}
-				for s.dec.PeekKind() != '}' {
-					fname, err := s.dec.ReadToken()
-					if err != nil {
-						return err
-					}
-					switch fname.String() {
-					case "name":
-						if d.name, _, err = s.readString(); err != nil {
-							return err
-						}
-					case "arguments":
-						if d.args, _, err = s.readString(); err != nil {
-							return err
-						}
-					default:
-						if err := s.dec.SkipValue(); err != nil {
-							return err
-						}
-					}
-				}
-				if err := s.expect('}'); err != nil {
-					return err
-				}
-			default:
-				if err := s.dec.SkipValue(); err != nil {
-					return err
-				}
-			}
-		}
-		if err := s.expect('}'); err != nil {
+		d, err := s.parseToolCall()
+		if err != nil {
 			return err
 		}
 		if d.index < 0 {
@@ -643,4 +586,82 @@ func (s *streamState) parseToolCalls(c *chunk) error {
 		c.tools = append(c.tools, d)
 	}
 	return s.expect(']')
+}
+
+// parseToolCall reads one tool-call delta (index -1 when it has none).
+func (s *streamState) parseToolCall() (toolDelta, error) {
+	d := toolDelta{index: -1}
+	if err := s.expect('{'); err != nil {
+		return d, err
+	}
+	for s.dec.PeekKind() != '}' {
+		name, err := s.dec.ReadToken()
+		if err != nil {
+			return d, err
+		}
+		switch name.String() {
+		case "index":
+			if d.index, err = s.readIndex(); err != nil {
+				return d, err
+			}
+		case "id":
+			if d.id, _, err = s.readString(); err != nil {
+				return d, err
+			}
+		case "type":
+			if d.typ, _, err = s.readString(); err != nil {
+				return d, err
+			}
+		case "function":
+			if err := s.parseFunction(&d); err != nil {
+				return d, err
+			}
+		default:
+			if err := s.dec.SkipValue(); err != nil {
+				return d, err
+			}
+		}
+	}
+	return d, s.expect('}')
+}
+
+// readIndex reads a tool call's index, a non-negative integer.
+func (s *streamState) readIndex() (int, error) {
+	tok, err := s.dec.ReadToken()
+	if err != nil {
+		return 0, err
+	}
+	i, err := tok.Int()
+	if err != nil || i < 0 {
+		return 0, fmt.Errorf("tool_calls index: %v", tok)
+	}
+	return int(i), nil
+}
+
+// parseFunction reads a tool call's function: its name and arguments.
+func (s *streamState) parseFunction(d *toolDelta) error {
+	if err := s.expect('{'); err != nil {
+		return err
+	}
+	for s.dec.PeekKind() != '}' {
+		name, err := s.dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		switch name.String() {
+		case "name":
+			if d.name, _, err = s.readString(); err != nil {
+				return err
+			}
+		case "arguments":
+			if d.args, _, err = s.readString(); err != nil {
+				return err
+			}
+		default:
+			if err := s.dec.SkipValue(); err != nil {
+				return err
+			}
+		}
+	}
+	return s.expect('}')
 }

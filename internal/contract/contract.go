@@ -144,13 +144,6 @@ type PathSHA struct {
 	SHA256 string `json:"sha256"`
 }
 
-// Sampling is configuration.sampling: the profile's settings, field for
-// field as internal/protocol defines them.
-type Sampling = protocol.Sampling
-
-// Kwargs is configuration.chat_template_kwargs.
-type Kwargs = protocol.TemplateKwargs
-
 // Configuration objects that mirror engine options keep the engine's own
 // names, so they are raw JSON objects (or null).
 type Configuration struct {
@@ -166,8 +159,10 @@ type Configuration struct {
 	Calibration         json.RawMessage `json:"calibration"`
 	ExperimentalOptions json.RawMessage `json:"experimental_options"`
 	Template            *PathSHA        `json:"template"`
-	Sampling            Sampling        `json:"sampling"`
-	ChatTemplateKwargs  Kwargs          `json:"chat_template_kwargs"`
+	// Sampling and ChatTemplateKwargs are the profile's settings, field
+	// for field as internal/protocol defines them.
+	Sampling           protocol.Sampling       `json:"sampling"`
+	ChatTemplateKwargs protocol.TemplateKwargs `json:"chat_template_kwargs"`
 }
 
 // EngineOption returns the field of an engine-option object by its

@@ -146,8 +146,8 @@ func TestBodyIsJSON(t *testing.T) {
 				var got struct {
 					ToolChoice string `json:"tool_choice"`
 				}
-				if json.Unmarshal(b, &got); got.ToolChoice != c.choice {
-					t.Errorf("%s: tool_choice %q sent as %q", e, c.choice, got.ToolChoice)
+				if err := json.Unmarshal(b, &got); err != nil || got.ToolChoice != c.choice {
+					t.Errorf("%s: tool_choice %q sent as %q (%v)", e, c.choice, got.ToolChoice, err)
 				}
 			case err == nil || !strings.Contains(err.Error(), "tool_choice"):
 				t.Errorf("%s, tool_choice %q: built %s (err %v)", e, c.choice, b, err)

@@ -45,11 +45,6 @@ const (
 	TabbyAPI Engine = "tabbyapi"
 )
 
-// engines lists every engine of the table, in a fixed order.
-func engines() []Engine {
-	return []Engine{LlamaCpp, StrataServer, Unknown, VLLM, SGLang, Ollama, IKLlamaCpp, LMStudio, TabbyAPI}
-}
-
 // notTaken is one protocol setting an engine's chat endpoint does not
 // take, and the source that says so.
 type notTaken struct {

@@ -165,10 +165,9 @@ func Check(ctx context.Context, in Input) *contract.Preflight {
 	if in.ContextTokens != nil {
 		r.Context = FitContext(in.Bundle, *in.ContextTokens)
 	}
-	switch {
-	case in.EngineTemplate == "":
+	if in.EngineTemplate == "" {
 		r.TemplateNote = "the engine does not reveal its chat template (/props chat_template)"
-	default:
+	} else {
 		sum := sha256.Sum256([]byte(in.EngineTemplate))
 		r.EngineTemplateSHA256 = hex.EncodeToString(sum[:])
 		r.TemplateAgrees = r.EngineTemplateSHA256 == in.TemplateSHA256

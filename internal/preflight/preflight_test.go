@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,11 +17,10 @@ import (
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
-	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/simengine"
 )
 
-func setup(t *testing.T, sc *simengine.Scenario) (Input, *fixtures.Bundle) {
+func setup(t *testing.T, sc *simengine.Scenario) Input {
 	t.Helper()
 	b, err := prompts.Bundle()
 	if err != nil {
@@ -39,20 +39,38 @@ func setup(t *testing.T, sc *simengine.Scenario) (Input, *fixtures.Bundle) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { sim.Close() })
+	t.Cleanup(func() { closeSim(t, sim) })
 	engineTemplate := string(src)
 	if sc != nil {
 		if raw, ok := sc.Props["chat_template"]; ok {
-			json.Unmarshal(raw, &engineTemplate)
+			if err := json.Unmarshal(raw, &engineTemplate); err != nil {
+				t.Fatalf("the scenario's chat_template: %v", err)
+			}
 		}
 	}
 	return Input{Client: client.New(client.Options{BaseURL: url}), Dialect: dialect.Dialect{Engine: dialect.LlamaCpp, Build: 10470},
-		Bundle: b, Template: tmpl, TemplateSHA256: sum, EngineTemplate: engineTemplate}, b
+		Bundle: b, Template: tmpl, TemplateSHA256: sum, EngineTemplate: engineTemplate}
+}
+
+func closeSim(t *testing.T, sim *simengine.Server) {
+	t.Helper()
+	if err := sim.Close(); err != nil {
+		t.Errorf("closing the simulated engine: %v", err)
+	}
+}
+
+// answer writes b as a test server's answer; a write the client did not
+// take fails the test.
+func answer(t *testing.T, w io.Writer, b []byte) {
+	t.Helper()
+	if _, err := w.Write(b); err != nil {
+		t.Errorf("the test server's answer: %v", err)
+	}
 }
 
 func TestAgrees(t *testing.T) {
 	t.Parallel()
-	in, _ := setup(t, nil)
+	in := setup(t, nil)
 	var lines []string
 	in.Progress = func(done, total int, f contract.PreflightFixture) { lines = append(lines, FixtureLine(f)) }
 	r := Check(context.Background(), in)
@@ -76,7 +94,7 @@ func TestTemplateDiffers(t *testing.T) {
 	// The same template with the tool block's heading changed.
 	other := strings.Replace(string(src), "# Tools", "# Functions", 1)
 	quoted, _ := json.Marshal(other)
-	in, _ := setup(t, &simengine.Scenario{Props: map[string]json.RawMessage{"chat_template": quoted}})
+	in := setup(t, &simengine.Scenario{Props: map[string]json.RawMessage{"chat_template": quoted}})
 	r := Check(context.Background(), in)
 	if r.OK() || r.TemplateAgrees || r.Differ != 4 {
 		t.Fatalf("agree %d differ %d template %v", r.Agree, r.Differ, r.TemplateAgrees)
@@ -96,7 +114,7 @@ func TestTemplateDiffers(t *testing.T) {
 // breaks the 2 % rule, which is said before the run.
 func TestCountDiffers(t *testing.T) {
 	t.Parallel()
-	in, _ := setup(t, &simengine.Scenario{TokenizeSkew: map[string]int{"performance-prompt-4k-r2": 200, "sanity-I1": -1}})
+	in := setup(t, &simengine.Scenario{TokenizeSkew: map[string]int{"performance-prompt-4k-r2": 200, "sanity-I1": -1}})
 	r := Check(context.Background(), in)
 	if r.OK() || r.Differ != 2 {
 		t.Fatalf("%+v", Summary(r))
@@ -114,7 +132,7 @@ func TestCountDiffers(t *testing.T) {
 
 func TestNotVerifiable(t *testing.T) {
 	t.Parallel()
-	in, _ := setup(t, &simengine.Scenario{NoTemplateEndpoints: true})
+	in := setup(t, &simengine.Scenario{NoTemplateEndpoints: true})
 	r := Check(context.Background(), in)
 	if r.OK() || r.Verifiable || !strings.Contains(r.Reason, "no POST /apply-template (HTTP 404)") || len(r.Fixtures) != 0 {
 		t.Fatalf("%+v", r)
@@ -183,7 +201,7 @@ func TestOtherEngines(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { sim.Close() })
+			t.Cleanup(func() { closeSim(t, sim) })
 			r := Check(context.Background(), Input{Client: client.New(client.Options{BaseURL: url}), Dialect: dialect.Dialect{Engine: c.engine},
 				Bundle: b, Template: tmpl, TemplateSHA256: sum})
 			if c.reason != "" {
@@ -228,7 +246,7 @@ func TestOtherEngines(t *testing.T) {
 // route, and leaves the rest unchecked.
 func TestStopsAtTheFirstRouteThatTimesOut(t *testing.T) {
 	t.Parallel()
-	in, _ := setup(t, nil)
+	in := setup(t, nil)
 	var calls atomic.Int32
 	stop := make(chan struct{})
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -240,7 +258,7 @@ func TestStopsAtTheFirstRouteThatTimesOut(t *testing.T) {
 			}
 			return
 		}
-		w.Write([]byte(`{"prompt":"a rendering"}`)) // /apply-template answers at once
+		answer(t, w, []byte(`{"prompt":"a rendering"}`)) // /apply-template answers at once
 	}))
 	defer hang.Close()
 	defer close(stop)
@@ -259,7 +277,7 @@ func TestStopsAtTheFirstRouteThatTimesOut(t *testing.T) {
 // deadline, however slowly each answer comes.
 func TestOverallDeadline(t *testing.T) {
 	t.Parallel()
-	in, _ := setup(t, nil)
+	in := setup(t, nil)
 	in.Deadline = time.Nanosecond
 	r := Check(context.Background(), in)
 	if r.OK() || !strings.Contains(r.Stopped, "it had taken its whole") {
@@ -282,11 +300,13 @@ func TestRenderSamplingOtherwise(t *testing.T) {
 		var m map[string]any
 		if r.URL.Path == "/v1/chat/completions/render" && json.Unmarshal(rec.Body.Bytes(), &m) == nil {
 			m["sampling_params"].(map[string]any)["temperature"] = 0.6
-			json.NewEncoder(w).Encode(m)
+			if err := json.NewEncoder(w).Encode(m); err != nil {
+				t.Errorf("the test server's answer: %v", err)
+			}
 			return
 		}
 		w.WriteHeader(rec.Code)
-		w.Write(rec.Body.Bytes())
+		answer(t, w, rec.Body.Bytes())
 	}))
 	defer srv.Close()
 	r := Check(context.Background(), Input{Client: client.New(client.Options{BaseURL: srv.URL}), Dialect: dialect.Dialect{Engine: dialect.VLLM},
@@ -336,7 +356,7 @@ func TestExcerptsAreRedactedBeforeTheyAreCut(t *testing.T) {
 	const token = "ghp_R8m2kQv7Xz4Lp9Tw3Nb6Yc1Hd5Fg0Ja8Se2U"
 	other := strings.Replace(string(src), "# Tools", "# "+token+" Tools", 1)
 	quoted, _ := json.Marshal(other)
-	in, _ := setup(t, &simengine.Scenario{Props: map[string]json.RawMessage{"chat_template": quoted}})
+	in := setup(t, &simengine.Scenario{Props: map[string]json.RawMessage{"chat_template": quoted}})
 	r := Check(context.Background(), in)
 	if r.Differ != 4 {
 		t.Fatalf("differ %d, want the 4 tool cases", r.Differ)
@@ -356,7 +376,7 @@ func TestExcerptsAreRedactedBeforeTheyAreCut(t *testing.T) {
 	body := strings.Repeat("x", 186) + " token " + token
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(500)
-		fmt.Fprint(w, body)
+		answer(t, w, []byte(body))
 	}))
 	defer srv.Close()
 	in.Client = client.New(client.Options{BaseURL: srv.URL})

@@ -434,7 +434,7 @@ func (as *assembler) energy() *contract.Energy {
 // list of reasons: the server's place (only the runner saw its URL), what
 // the records show, and an interruption.
 func (as *assembler) status() {
-	var reasons []derive.Reason
+	var reasons []contract.StatusReason
 	if r := derive.Remote(as.rec.BaseURL); r != nil {
 		reasons = append(reasons, *r)
 	}
@@ -536,7 +536,7 @@ func RequestRecord(e *record.Request, d dialect.Dialect) (contract.Request, cont
 // nonconforming, from its record as RequestRecord maps it and by the rule
 // the result's status applies to every request (derive.RequestReasons):
 // the live line says them as each request ends.
-func RequestReasons(e *record.Request, d dialect.Dialect, maxShared map[string]int) []derive.Reason {
+func RequestReasons(e *record.Request, d dialect.Dialect, maxShared map[string]int) []contract.StatusReason {
 	q, o, _ := RequestRecord(e, d)
 	return derive.RequestReasons(q, o, maxShared)
 }

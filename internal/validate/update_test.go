@@ -20,8 +20,13 @@ func TestUpdateResultFolders(t *testing.T) {
 	if !*update {
 		t.Skip("run with -update to regenerate testdata/results")
 	}
-	root, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "results"))
-	os.RemoveAll(root)
+	root, err := filepath.Abs(filepath.Join("..", "..", "testdata", "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
 	for name, o := range map[string]resulttest.Options{
 		"baseline":      {GPU: "NVIDIA GeForce RTX 3060", Quant: "IQ3_XXS", DecodeTPS: 120000, Optional: true, PowerW: 120},
 		"candidate":     {GPU: "NVIDIA GeForce RTX 3060", Quant: "IQ3_XXS", DecodeTPS: 180000, Optional: true, PowerW: 150},

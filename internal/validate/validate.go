@@ -817,8 +817,14 @@ func (c *checker) checkArtifacts() {
 	}
 	// Every file of the folder is evidence someone listed: an unlisted one
 	// (a stray copy, a page) is not part of the reviewed result.
+	// What cannot be listed may hold such a file: it is a violation, and
+	// the rest of the folder is still walked.
 	_ = fs.WalkDir(c.fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || name == "." || d.IsDir() {
+		if err != nil {
+			c.add(name, "cannot be listed, so its files cannot be held to the artifacts: %v", err)
+			return nil
+		}
+		if name == "." || d.IsDir() {
 			return nil
 		}
 		if !listed[name] {
@@ -839,7 +845,7 @@ func (c *checker) checkStatus() {
 		c.add("/extensions/model_check", "is not what the GGUF metadata of extensions.gguf gives under %s's model rule (%s: %s)", r.Protocol.Profile, want.State, want.Reason)
 	}
 	recorded := map[string]bool{}
-	var all []derive.Reason
+	var all []contract.StatusReason
 	for i, why := range ext.StatusReasons.Nonconforming {
 		recorded[why.Text] = true
 		if why.Kind.Partial() {
