@@ -77,6 +77,9 @@ exit 1 if any.`,
 			for _, c := range repo.Verify(m, o) {
 				if c.OK() {
 					fmt.Fprintf(w, "ok      %s  %s\n", escape.Line(c.Entry.RunID), escape.Line(c.Entry.ResultsPath))
+					if by := c.Entry.ReplacedBy; by != nil {
+						fmt.Fprintf(w, "        replaced by %s: a preserved record, not the current entry\n", escape.Line(by.String()))
+					}
 					if len(c.ChangedAfter) > 0 {
 						fmt.Fprintf(w, "        note: changed on %s after review (%s); the reviewed version is the evidence\n", repo.Branch, strings.Join(c.ChangedAfter, ", "))
 					}
@@ -101,10 +104,10 @@ exit 1 if any.`,
 }
 
 func newManifestAdd(env Env) *cobra.Command {
-	var repoDir, results, pr, by string
+	var repoDir, results, pr, by, replaces string
 	var activate []string
 	cmd := &cobra.Command{
-		Use: "add --repo DIR --results PATH --review-pr URL --reviewed-by HANDLE",
+		Use: "add --repo DIR --results PATH --review-pr URL --reviewed-by HANDLE [--replaces RUN_ID]",
 		Example: `  strata bench manifest add --repo results-repo --results bench-results/RUN \
       --review-pr https://github.com/OWNER/results/pull/12 --reviewed-by maintainer`,
 		Short: "A maintainer's helper: verify a reviewed run and add its entry to bench/approved.json",
@@ -113,7 +116,13 @@ on the default branch exactly as "manifest verify" would, then write its entry
 into the working tree's bench/approved.json (commit it yourself). The evidence
 commit is the commit that introduced the report's current version. It refuses a
 draft (not activated) protocol, a partial or nonconforming run, a run already in
-the manifest, and anything that fails verification.`,
+the manifest, and anything that fails verification.
+
+A new review of a run already approved (its results changed after review, or a
+new run that supersedes it) is added with --replaces RUN_ID: the new entry names
+the entry it replaces ("replaces": run ID and results SHA-256), and the old
+entry stays in the manifest, marked with the entry that replaced it
+("replaced_by").`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, f := range []struct{ name, v string }{{"results", results}, {"review-pr", pr}, {"reviewed-by", by}} {
@@ -134,7 +143,7 @@ the manifest, and anything that fails verification.`,
 			if err != nil {
 				return err
 			}
-			m, c, err := repo.Add(current, manifest.AddOptions{Options: o, ResultsPath: results, ReviewPR: pr, ReviewedBy: by})
+			m, _, err := repo.Add(current, manifest.AddOptions{Options: o, ResultsPath: results, ReviewPR: pr, ReviewedBy: by, Replaces: replaces})
 			if err != nil {
 				return err
 			}
@@ -142,8 +151,11 @@ the manifest, and anything that fails verification.`,
 				return err
 			}
 			e := m.Entries[len(m.Entries)-1]
-			fmt.Fprintf(cmd.OutOrStdout(), "added %s (evidence commit %s, results %s) to %s\n", e.RunID, e.EvidenceCommit, e.ResultsSHA256[:12], manifest.Path)
-			_ = c
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "added %s (evidence commit %s, results %s) to %s\n", e.RunID, e.EvidenceCommit, e.ResultsSHA256[:12], manifest.Path)
+			if e.Replaces != nil {
+				fmt.Fprintf(w, "replacing %s, which stays in the manifest marked replaced_by\n", escape.Line(e.Replaces.String()))
+			}
 			return nil
 		},
 	}
@@ -152,6 +164,7 @@ the manifest, and anything that fails verification.`,
 	f.StringVar(&results, "results", "", "bench/results/<folder>/results.json (or the folder), repository-relative")
 	f.StringVar(&pr, "review-pr", "", "the benchmark pull request's URL")
 	f.StringVar(&by, "reviewed-by", "", "the reviewing maintainer's GitHub handle")
+	f.StringVar(&replaces, "replaces", "", "the run ID whose current entry this review replaces (the old entry is kept, marked replaced_by)")
 	f.StringArrayVar(&activate, "activate", nil, activateHelp)
 	return cmd
 }
