@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
@@ -38,8 +40,10 @@ a .jinja file (for the spec's bundle: serve/chat_template.jinja of a Strata
 checkout), a tokenizer_config.json, or a GGUF file; it defaults to the GGUF's
 own template when --tokenizer is a GGUF. --protocol names the protocol the
 bundle is built for (build.json records it; default: the spec's inside a
-Strata checkout, else strata's stand-in). The output folder must not exist:
-the bundle is written to a temporary folder and renamed into place.`,
+Strata checkout, else strata's stand-in); a bundle for the spec's protocol
+whose corpus SHA-256 is not the spec's is refused (exit 1) and not written.
+The output folder must not exist: the bundle is written to a temporary folder
+and renamed into place.`,
 		Example: `  strata bench corpus build --tokenizer ../shared/tokenizer/qwen3/tokenizer.json \
     --template ../shared/tokenizer/qwen3/chat_template.jinja --out /tmp/bundle
   strata bench corpus build --protocol ` + protocol.SpecID + ` \
@@ -75,6 +79,12 @@ the bundle is written to a temporary folder and renamed into place.`,
 			b, err := corpus.Build(cmd.Context(), in)
 			if err != nil {
 				return fmt.Errorf("build the bundle: %w", err)
+			}
+			if def.Bundle == protocol.BundleCheckout && b.SHA256 != def.CorpusSHA256 {
+				// Runs of this protocol read its bundle from a folder, and
+				// refuse one under another corpus: it is not written at all.
+				return fmt.Errorf("the bundle built for %s hashes to corpus SHA-256 %s, not the protocol's %s: every run of %s would refuse it, so nothing was written to %s",
+					def.ID, b.SHA256, def.CorpusSHA256, def.ID, out)
 			}
 			if err := b.Write(out); err != nil {
 				return err
@@ -152,8 +162,10 @@ func newCorpusVerify(env Env) *cobra.Command {
 extra), the manifest against the corpus SHA-256 of the protocol its build.json
 names (or --protocol), and every fixture against the protocol's schedule. DIR
 defaults to bench/prompts/` + protocol.BundleName + ` when the current folder has it (a
-Strata checkout), otherwise the bundle embedded in this binary. Exit 1 names
-every file that differs.`,
+Strata checkout), otherwise the bundle embedded in this binary. A checkout's
+bench/prompts/` + protocol.BundleName + ` is the spec's bundle, so it is held to the spec's
+corpus SHA-256 whatever its build.json names. Exit 1 names every file that
+differs.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := cmd.OutOrStdout()
@@ -168,6 +180,11 @@ every file that differs.`,
 				fsys = os.DirFS(where)
 			default:
 				where, fsys = prompts.Where, prompts.FS()
+			}
+			if d, ok := checkoutProtocol(src, where); ok && protocolID == "" {
+				// A checkout's bench/prompts/standard-v1 is the spec's bundle,
+				// whatever its build.json claims.
+				protocolID = d.ID
 			}
 			if protocolID == "" {
 				if data, err := strictjson.ReadFile(fsys, fixtures.BuildName, fixtures.MaxFileBytes); err == nil {
@@ -186,7 +203,7 @@ every file that differs.`,
 			var ve *fixtures.VerifyError
 			if errors.As(err, &ve) {
 				fmt.Fprintln(w, ve.Error())
-				return checkFailed(fmt.Sprintf("bundle %s failed verification (%s)", where, humanize.Count(len(ve.Problems), "problem", "problems")))
+				return checkFailed(fmt.Sprintf("bundle %s failed verification as the bundle of %s (%s)", where, def.ID, humanize.Count(len(ve.Problems), "problem", "problems")))
 			}
 			if err != nil {
 				return err
@@ -197,6 +214,26 @@ every file that differs.`,
 	}
 	cmd.Flags().StringVar(&protocolID, "protocol", "", "the protocol to verify the bundle for (default: the one its build.json names)")
 	return cmd
+}
+
+// checkoutProtocol is the protocol whose bundle a Strata checkout keeps
+// where dir is (bench/prompts/<its bundle name>); false when dir is not
+// laid out so.
+func checkoutProtocol(src prompts.Sources, dir string) (protocol.Definition, bool) {
+	parent, layout := filepath.Dir(filepath.Clean(dir)), filepath.Dir(prompts.CheckoutDir)
+	if parent != layout && !strings.HasSuffix(parent, string(filepath.Separator)+layout) {
+		return protocol.Definition{}, false
+	}
+	table := src.Table
+	if table == nil {
+		table = protocol.Known()
+	}
+	for _, d := range table {
+		if d.Bundle == protocol.BundleCheckout && d.BundleName == filepath.Base(dir) {
+			return d, true
+		}
+	}
+	return protocol.Definition{}, false
 }
 
 func isDir(p string) bool {

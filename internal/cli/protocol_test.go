@@ -4,12 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/corpus"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
@@ -88,8 +90,19 @@ func specCheckout(t *testing.T) (string, protocol.Table) {
 	tok, tmpl := qwenPaths(t)
 	checkout := t.TempDir()
 	bundle := filepath.Join(checkout, "bench", "prompts", protocol.BundleName)
-	if r := runIn(t, checkout, "", "bench", "corpus", "build", "--protocol", protocol.SpecID, "--tokenizer", tok, "--template", tmpl, "--out", bundle); r.code != 0 {
-		t.Fatalf("corpus build: exit %d\n%s", r.code, r.stderr)
+	// Built here, not by bench corpus build, which refuses a bundle for
+	// the spec's protocol under another corpus than the spec pins.
+	in, err := buildInputs(t.Context(), testEnv(t, checkout, strings.NewReader(""), io.Discard, io.Discard), tok, tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.ProtocolID, in.BundleName = protocol.SpecID, protocol.BundleName
+	b, err := corpus.Build(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Write(bundle); err != nil {
+		t.Fatal(err)
 	}
 	src, _ := os.ReadFile(tmpl)
 	mustWrite(t, filepath.Join(checkout, "serve", "chat_template.jinja"), string(src))
