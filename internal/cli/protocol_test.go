@@ -141,3 +141,27 @@ func TestProtocolsAreNeverMixed(t *testing.T) {
 		t.Errorf("compare across protocols: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestBundleWithAnEmbeddedProtocol (issue 48): --bundle names the bundle
+// folder of a protocol read from a checkout; with the stand-in, whose
+// bundle is embedded, it would be ignored, so it is a usage error before
+// anything runs. (Without --protocol, --bundle makes the spec's protocol
+// the default, as a checkout does.)
+func TestBundleWithAnEmbeddedProtocol(t *testing.T) {
+	t.Parallel()
+	bundle := filepath.Join(t.TempDir(), protocol.StandInBundleName)
+	copyDir(t, filepath.Join(repoRoot(t), "bench", "prompts", protocol.StandInBundleName), bundle)
+	for _, args := range [][]string{
+		{"bench", "run", "--simulate", "--protocol", protocol.StandInID, "--bundle", bundle},
+		{"bench", "check", "--simulate", "--protocol", protocol.StandInID, "--bundle", bundle},
+	} {
+		work := t.TempDir()
+		r := runIn(t, work, "", args...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, "--bundle") || !strings.Contains(r.stderr, "embedded") {
+			t.Errorf("%v: exit %d, want 2 naming --bundle\n%s", args[1:], r.code, r.stderr)
+		}
+		if left, _ := os.ReadDir(work); len(left) != 0 {
+			t.Errorf("%v left %v", args[1:], left)
+		}
+	}
+}
