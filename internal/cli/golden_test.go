@@ -98,7 +98,9 @@ func TestCompareGolden(t *testing.T) {
 	copyDir(t, results(t, "partial"), otherFile)
 	pr := filepath.Join(otherFile, "results.json")
 	pb, _ := os.ReadFile(pr)
-	os.WriteFile(pr, []byte(strings.Replace(string(pb), strings.Repeat("cd", 32), strings.Repeat("ef", 32), 1)), 0o644)
+	if err := os.WriteFile(pr, []byte(strings.Replace(string(pb), strings.Repeat("cd", 32), strings.Repeat("ef", 32), 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r = runIn(t, t.TempDir(), "", "bench", "compare", base, otherFile)
 	if r.code != ExitFailed || !strings.Contains(r.stderr, "quantizations differ (IQ3_XXS vs Q4_K_M)") {
 		t.Errorf("refusal: exit %d %s", r.code, r.stderr)

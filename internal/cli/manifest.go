@@ -78,7 +78,8 @@ exit 1 if any.`,
 				if c.OK() {
 					fmt.Fprintf(w, "ok      %s  %s\n", escape.Line(c.Entry.RunID), escape.Line(c.Entry.ResultsPath))
 					if by := c.Entry.ReplacedBy; by != nil {
-						fmt.Fprintf(w, "        replaced by %s: a preserved record, not the current entry\n", escape.Line(by.String()))
+						// As the lines around it: a failed write to the terminal does not change the verdict.
+						_, _ = fmt.Fprintf(w, "        replaced by %s: a preserved record, not the current entry\n", escape.Line(by.String()))
 					}
 					if len(c.ChangedAfter) > 0 {
 						fmt.Fprintf(w, "        note: changed on %s after review (%s); the reviewed version is the evidence\n", repo.Branch, strings.Join(c.ChangedAfter, ", "))
@@ -151,10 +152,10 @@ entry stays in the manifest, marked with the entry that replaced it
 				return err
 			}
 			e := m.Entries[len(m.Entries)-1]
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "added %s (evidence commit %s, results %s) to %s\n", e.RunID, e.EvidenceCommit, e.ResultsSHA256[:12], manifest.Path)
+			fmt.Fprintf(cmd.OutOrStdout(), "added %s (evidence commit %s, results %s) to %s\n", e.RunID, e.EvidenceCommit, e.ResultsSHA256[:12], manifest.Path)
 			if e.Replaces != nil {
-				fmt.Fprintf(w, "replacing %s, which stays in the manifest marked replaced_by\n", escape.Line(e.Replaces.String()))
+				// The manifest is written; a terminal that went away cannot undo it.
+				_, _ = fmt.Fprintf(cmd.OutOrStdout(), "replacing %s, which stays in the manifest marked replaced_by\n", escape.Line(e.Replaces.String()))
 			}
 			return nil
 		},
