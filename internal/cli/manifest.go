@@ -56,8 +56,10 @@ entry: results_path resolved at evidence_commit (from the git objects; no git
 binary needed), its SHA-256, every referenced artifact's hash, the strict result
 validator, that the evidence commit introduced the report, that the protocol ID
 is activated, that the run is neither partial nor nonconforming, and that the
-review is not dated after now. Every failure names the entry and the reason;
-exit 1 if any.`,
+review is not dated after now. A replaced entry (kept, marked replaced_by) is
+verified too, and every replaces/replaced_by must name an entry that names it
+back, without a loop; a run has one current entry. Every failure names the
+entry and the reason; exit 1 if any.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			repo, err := manifest.Open(env.Path(repoDir))
@@ -183,8 +185,8 @@ func newSite(env Env) *cobra.Command {
 shows only verified, approved entries of activated protocols (their data from the
 evidence commit), with comparison tables by prompt case and filters by GPU,
 model, quantization and track; every other report in bench/results (draft,
-partial, nonconforming, legacy, unreviewed, unverifiable) is on its own page with
-a conspicuous label; each run has a page with identity, per-case medians with
+partial, nonconforming, legacy, unreviewed, unverifiable, replaced) is on its own
+page with a conspicuous label; each run has a page with identity, per-case medians with
 ranges, the Capped column, sanity verdicts, concurrency rounds, evidence with
 hashes, and SVG charts. Entries that fail verification are listed with the
 reason. Of a result folder only its results.json, README.md and the artifacts
