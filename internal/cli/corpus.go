@@ -40,10 +40,8 @@ a .jinja file (for the spec's bundle: serve/chat_template.jinja of a Strata
 checkout), a tokenizer_config.json, or a GGUF file; it defaults to the GGUF's
 own template when --tokenizer is a GGUF. --protocol names the protocol the
 bundle is built for (build.json records it; default: the spec's inside a
-Strata checkout, else strata's stand-in); a bundle for the spec's protocol
-whose corpus SHA-256 is not the spec's is refused (exit 1) and not written.
-The output folder must not exist: the bundle is written to a temporary folder
-and renamed into place.`,
+Strata checkout, else strata's stand-in). The output folder must not exist:
+the bundle is written to a temporary folder and renamed into place.`,
 		Example: `  strata bench corpus build --tokenizer ../shared/tokenizer/qwen3/tokenizer.json \
     --template ../shared/tokenizer/qwen3/chat_template.jinja --out /tmp/bundle
   strata bench corpus build --protocol ` + protocol.SpecID + ` \
@@ -80,13 +78,7 @@ and renamed into place.`,
 			if err != nil {
 				return fmt.Errorf("build the bundle: %w", err)
 			}
-			if def.Bundle == protocol.BundleCheckout && b.SHA256 != def.CorpusSHA256 {
-				// Runs of this protocol read its bundle from a folder, and
-				// refuse one under another corpus: it is not written at all.
-				return fmt.Errorf("the bundle built for %s hashes to corpus SHA-256 %s, not the protocol's %s: every run of %s would refuse it, so nothing was written to %s",
-					def.ID, b.SHA256, def.CorpusSHA256, def.ID, out)
-			}
-			if err := b.Write(out); err != nil {
+			if err := writeBundle(b, def, out); err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
@@ -109,8 +101,19 @@ and renamed into place.`,
 	f.StringVar(&tokPath, "tokenizer", "", "tokenizer.json, vocab.json, a folder with either, or a GGUF file")
 	f.StringVar(&tmplPath, "template", "", "chat template: .jinja, tokenizer_config.json or GGUF")
 	f.StringVar(&out, "out", "", "output folder (must not exist)")
-	f.StringVar(&protocolID, "protocol", "", "the protocol the bundle is for (default: the spec's in a Strata checkout, else "+protocol.StandInID+")")
+	f.StringVar(&protocolID, "protocol", "", "the protocol the bundle is for (default: the spec's in a Strata checkout, else "+protocol.StandInID+"); a bundle for the spec's under another corpus SHA-256 is refused, not written")
 	return cmd
+}
+
+// writeBundle writes the bundle built for def into out, unless def's runs
+// read its bundle from a folder and this one is under another corpus:
+// they would refuse it, so nothing is written.
+func writeBundle(b *corpus.Bundle, def protocol.Definition, out string) error {
+	if def.Bundle == protocol.BundleCheckout && b.SHA256 != def.CorpusSHA256 {
+		return fmt.Errorf("the bundle built for %s hashes to corpus SHA-256 %s, not the protocol's %s: every run of %s would refuse it, so nothing was written to %s",
+			def.ID, b.SHA256, def.CorpusSHA256, def.ID, out)
+	}
+	return b.Write(out)
 }
 
 func buildInputs(ctx context.Context, env Env, tokPath, tmplPath string) (corpus.Inputs, error) {
