@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/sharedpath"
@@ -114,7 +115,7 @@ func TestVerify(t *testing.T) {
 	spec, _ := protocol.Known().Lookup(protocol.SpecID)
 	for _, args := range [][]string{nil, {filepath.Join("bench", "prompts", "standard-v1")}} {
 		r := runIn(t, checkout, "", append([]string{"bench", "corpus", "verify"}, args...)...)
-		if r.code != ExitFailed || !strings.Contains(r.stdout, "bench/prompts/standard-v1") ||
+		if r.code != exitcode.Failed || !strings.Contains(r.stdout, "bench/prompts/standard-v1") ||
 			!strings.Contains(r.stdout, spec.CorpusSHA256) || !strings.Contains(r.stdout, protocol.StandIn().CorpusSHA256) {
 			t.Fatalf("verify %v of a checkout whose standard-v1 is the stand-in's: exit %d, want 1 naming both corpus SHAs\n%s%s", args, r.code, r.stdout, r.stderr)
 		}
@@ -328,7 +329,7 @@ func TestBuildUnderAProtocolRefusesAnotherCorpus(t *testing.T) {
 			parent := t.TempDir()
 			out := filepath.Join(parent, "bundle")
 			r := runIn(t, c.dir, "", append([]string{"bench", "corpus", "build", "--tokenizer", tok, "--template", tmpl, "--out", out}, c.args...)...)
-			if r.code != ExitFailed || !strings.Contains(r.stderr, spec.CorpusSHA256) || !strings.Contains(r.stderr, protocol.SpecID) {
+			if r.code != exitcode.Failed || !strings.Contains(r.stderr, spec.CorpusSHA256) || !strings.Contains(r.stderr, protocol.SpecID) {
 				t.Fatalf("exit %d, want 1 naming the spec's corpus SHA-256\n%s%s", r.code, r.stdout, r.stderr)
 			}
 			if left, _ := os.ReadDir(parent); len(left) != 0 {

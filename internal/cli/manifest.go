@@ -146,7 +146,7 @@ entry stays in the manifest, marked with the entry that replaced it
 			if err != nil {
 				return err
 			}
-			m, _, err := repo.Add(current, manifest.AddOptions{Options: o, ResultsPath: results, ReviewPR: pr, ReviewedBy: by, Replaces: replaces})
+			m, err := repo.Add(current, manifest.AddOptions{Options: o, ResultsPath: results, ReviewPR: pr, ReviewedBy: by, Replaces: replaces})
 			if err != nil {
 				return err
 			}

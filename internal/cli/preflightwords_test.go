@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/simengine"
 )
 
@@ -37,7 +38,7 @@ func TestPreflightNotCheckedInOneWording(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	check := runIn(t, t.TempDir(), "", "bench", "check", "--url", srv.URL)
-	if check.code != ExitFailed || strings.Count(check.stdout, " not checked: POST /v1/chat/completions/render answered HTTP 400") != 34 ||
+	if check.code != exitcode.Failed || strings.Count(check.stdout, " not checked: POST /v1/chat/completions/render answered HTTP 400") != 34 ||
 		!strings.Contains(check.stdout, "34 fixtures: 0 agree, 0 differ, 34 not checked") || !strings.Contains(check.stderr, "34 not checked") ||
 		strings.Contains(check.stdout+check.stderr, "34 differ") {
 		t.Errorf("bench check: exit %d\n%s%s", check.code, check.stdout, check.stderr)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/corpus"
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
@@ -157,7 +158,7 @@ func TestBundleWithAnEmbeddedProtocol(t *testing.T) {
 	} {
 		work := t.TempDir()
 		r := runIn(t, work, "", args...)
-		if r.code != ExitUsage || !strings.Contains(r.stderr, "--bundle") || !strings.Contains(r.stderr, "embedded") {
+		if r.code != exitcode.Usage || !strings.Contains(r.stderr, "--bundle") || !strings.Contains(r.stderr, "embedded") {
 			t.Errorf("%v: exit %d, want 2 naming --bundle\n%s", args[1:], r.code, r.stderr)
 		}
 		if left, _ := os.ReadDir(work); len(left) != 0 {

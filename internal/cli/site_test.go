@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/resulttest"
 	"github.com/strata-bench/strata/internal/resulttest/submissions"
@@ -174,7 +175,7 @@ func TestManifestAddReplaces(t *testing.T) {
 	id := s.RunIDs["approvedA4000"]
 	args := []string{"bench", "manifest", "add", "--repo", s.Repo.Dir, "--results", folder, "--review-pr", "https://example.invalid/pr/8",
 		"--reviewed-by", "maint", "--activate", protocol.StandInID}
-	if r := runIn(t, t.TempDir(), "", args...); r.code != ExitFailed || !strings.Contains(r.stderr, "--replaces "+id) {
+	if r := runIn(t, t.TempDir(), "", args...); r.code != exitcode.Failed || !strings.Contains(r.stderr, "--replaces "+id) {
 		t.Fatalf("without --replaces: exit %d\n%s", r.code, r.stderr)
 	}
 	r := runIn(t, t.TempDir(), "", append(args, "--replaces", id)...)

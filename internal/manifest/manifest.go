@@ -655,24 +655,24 @@ type AddOptions struct {
 // partial or nonconforming run, anything that fails verification, and a run
 // already in the manifest unless o.Replaces names it (or the run the new
 // one replaces).
-func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, *Checked, error) {
+func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, error) {
 	p := strings.TrimSuffix(filepath.ToSlash(o.ResultsPath), "/")
 	if !strings.HasSuffix(p, "/"+contract.ResultsFile) {
 		p += "/" + contract.ResultsFile
 	}
 	if why := badReviewer(o.ReviewedBy); why != "" {
-		return nil, nil, errors.New("--reviewed-by " + why)
+		return nil, errors.New("--reviewed-by " + why)
 	}
 	if why := badReviewPR(o.ReviewPR); why != "" {
-		return nil, nil, fmt.Errorf("--review-pr %q %s", o.ReviewPR, why)
+		return nil, fmt.Errorf("--review-pr %q %s", o.ReviewPR, why)
 	}
 	intro, err := r.Introduced(p)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	data, err := r.File(r.head, p)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var head struct {
 		Run struct {
@@ -683,7 +683,7 @@ func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, *Checked, error) {
 		} `json:"protocol"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", p, err)
+		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	e := Entry{
 		RunID: head.Run.ID, ProtocolID: head.Protocol.ID, ResultsPath: p, ResultsSHA256: sha256Hex(data),
@@ -695,7 +695,7 @@ func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, *Checked, error) {
 		c.Problems = append(c.Problems, "the run is partial: this helper approves complete runs only (a partial run is reviewed by hand and never appears as a complete result)")
 	}
 	if !c.OK() {
-		return nil, c, fmt.Errorf("%s cannot be approved:\n  %s", p, strings.Join(c.Problems, "\n  "))
+		return nil, fmt.Errorf("%s cannot be approved:\n  %s", p, strings.Join(c.Problems, "\n  "))
 	}
 	out := &Manifest{Format: Format, SchemaVersion: SchemaVersion, Entries: []Entry{}}
 	if m != nil {
@@ -703,16 +703,16 @@ func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, *Checked, error) {
 	}
 	if o.Replaces != "" {
 		if err := replace(out, o.Replaces, &e); err != nil {
-			return nil, c, err
+			return nil, err
 		}
 	}
 	for _, x := range out.Entries {
 		if x.RunID == e.RunID && x.Current() {
-			return nil, c, fmt.Errorf("run %s is already in the manifest (reviewed at %s); a new review of it is added with --replaces %s, which keeps the old entry marked replaced_by", e.RunID, x.ReviewedAt, e.RunID)
+			return nil, fmt.Errorf("run %s is already in the manifest (reviewed at %s); a new review of it is added with --replaces %s, which keeps the old entry marked replaced_by", e.RunID, x.ReviewedAt, e.RunID)
 		}
 	}
 	out.Entries = append(out.Entries, e)
-	return out, c, nil
+	return out, nil
 }
 
 // ReadWorktreeManifest reads bench/approved.json from the working tree (a

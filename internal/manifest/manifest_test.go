@@ -142,7 +142,7 @@ func TestAdd(t *testing.T) {
 		t.Fatal(err)
 	}
 	add := func(role string, activate ...string) (*manifest.Manifest, error) {
-		m, _, err := repo.Add(cur, manifest.AddOptions{Options: opts(t, activate...), ResultsPath: s.Folders[role], ReviewPR: "https://example.invalid/pr/9", ReviewedBy: "maint"})
+		m, err := repo.Add(cur, manifest.AddOptions{Options: opts(t, activate...), ResultsPath: s.Folders[role], ReviewPR: "https://example.invalid/pr/9", ReviewedBy: "maint"})
 		return m, err
 	}
 	m, err := add("unreviewed", protocol.StandInID)
@@ -217,7 +217,7 @@ func TestSimulatorClaimingCompleteIsRefused(t *testing.T) {
 			t.Errorf("the forged entry verifies or fails for another reason: %v", c.Problems)
 		}
 	}
-	_, _, err = repo.Add(&manifest.Manifest{Format: manifest.Format, SchemaVersion: manifest.SchemaVersion, Entries: []manifest.Entry{}},
+	_, err = repo.Add(&manifest.Manifest{Format: manifest.Format, SchemaVersion: manifest.SchemaVersion, Entries: []manifest.Entry{}},
 		manifest.AddOptions{Options: opts(t, protocol.StandInID), ResultsPath: f.Folder, ReviewPR: "https://example.invalid/pr/2", ReviewedBy: "maint"})
 	if err == nil || !strings.Contains(err.Error(), "cannot be approved") || !strings.Contains(err.Error(), "/run/status") {
 		t.Errorf("add: %v", err)
@@ -303,7 +303,7 @@ func TestReviewerNameIsPlainText(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _, err = repo.Add(cur, manifest.AddOptions{Options: opts(t, protocol.StandInID), ResultsPath: s.Folders["unreviewed"],
+		_, err = repo.Add(cur, manifest.AddOptions{Options: opts(t, protocol.StandInID), ResultsPath: s.Folders["unreviewed"],
 			ReviewPR: "https://example.invalid/pr/9", ReviewedBy: x.name})
 		if err == nil || !strings.Contains(err.Error(), "--reviewed-by") || strings.ContainsAny(err.Error(), "\x1b\u202e\u0085") {
 			t.Errorf("add with --reviewed-by %q: %v", x.name, err)

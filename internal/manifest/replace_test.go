@@ -47,7 +47,7 @@ func addOpts(t *testing.T, results, replaces string) manifest.AddOptions {
 // mustAdd adds the report at results, replacing run replaces.
 func mustAdd(t *testing.T, repo *manifest.Repo, m *manifest.Manifest, results, replaces string) *manifest.Manifest {
 	t.Helper()
-	out, _, err := repo.Add(m, addOpts(t, results, replaces))
+	out, err := repo.Add(m, addOpts(t, results, replaces))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestAddReplacesTheSameRun(t *testing.T) {
 	t.Parallel()
 	s, repo, cur := corrected(t)
 	id := s.RunIDs["approvedA4000"]
-	if _, _, err := repo.Add(cur, addOpts(t, s.Folders["approvedA4000"], "")); err == nil || !strings.Contains(err.Error(), "already in the manifest") ||
+	if _, err := repo.Add(cur, addOpts(t, s.Folders["approvedA4000"], "")); err == nil || !strings.Contains(err.Error(), "already in the manifest") ||
 		!strings.Contains(err.Error(), "--replaces "+id) {
 		t.Fatalf("a second entry of the run without --replaces: %v", err)
 	}
@@ -117,7 +117,7 @@ func TestAddReplacesTheSameRun(t *testing.T) {
 	verifies(t, repo, m, id)
 	// Replacing the current entry with the report it already approves
 	// changes nothing, and is refused.
-	if _, _, err := repo.Add(m, addOpts(t, s.Folders["approvedA4000"], id)); err == nil || !strings.Contains(err.Error(), "already approves") {
+	if _, err := repo.Add(m, addOpts(t, s.Folders["approvedA4000"], id)); err == nil || !strings.Contains(err.Error(), "already approves") {
 		t.Errorf("replacing an entry with its own report: %v", err)
 	}
 }
@@ -140,7 +140,7 @@ func TestAddReplacesWithAnotherRun(t *testing.T) {
 	}
 	verifies(t, repo, m, old, s.RunIDs["unreviewed"])
 	for _, gone := range []string{"20990101T000000Z-000000", old} {
-		if _, _, err := repo.Add(m, addOpts(t, s.Folders["approvedA4000"], gone)); err == nil || !strings.Contains(err.Error(), "--replaces "+gone) {
+		if _, err := repo.Add(m, addOpts(t, s.Folders["approvedA4000"], gone)); err == nil || !strings.Contains(err.Error(), "--replaces "+gone) {
 			t.Errorf("--replaces %s (no current entry): %v", gone, err)
 		}
 	}

@@ -46,7 +46,7 @@ func replacedSite(t *testing.T) (*submissions.Scenario, *site.Site, string) {
 	for _, x := range []struct{ results, replaces string }{
 		{folder, s.RunIDs["approvedA4000"]}, {s.Folders["unreviewed"], s.RunIDs["approved3060"]},
 	} {
-		if m, _, err = repo.Add(m, manifest.AddOptions{Options: o, ResultsPath: x.results, ReviewPR: "https://example.invalid/pr/11",
+		if m, err = repo.Add(m, manifest.AddOptions{Options: o, ResultsPath: x.results, ReviewPR: "https://example.invalid/pr/11",
 			ReviewedBy: "maint", Replaces: x.replaces}); err != nil {
 			t.Fatal(err)
 		}
