@@ -49,6 +49,9 @@ func (o Target) bundle(p session) (*fixtures.Bundle, error) {
 	if err != nil {
 		return nil, exitcode.Usagef("--protocol: %v", err)
 	}
+	if o.BundleDir != "" && def.Bundle == protocol.BundleEmbedded {
+		return nil, exitcode.Usagef("--bundle %s: the bundle of %s is embedded in strata, so no bundle folder is read for it; --bundle names the bundle of a protocol read from a Strata checkout", o.BundleDir, def.ID)
+	}
 	return src.Open(def)
 }
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
@@ -77,7 +79,7 @@ the bundle is written to a temporary folder and renamed into place.`,
 			if err != nil {
 				return fmt.Errorf("build the bundle: %w", err)
 			}
-			if err := b.Write(out); err != nil {
+			if err := writeBundle(b, def, out); err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
@@ -100,8 +102,19 @@ the bundle is written to a temporary folder and renamed into place.`,
 	f.StringVar(&tokPath, "tokenizer", "", "tokenizer.json, vocab.json, a folder with either, or a GGUF file")
 	f.StringVar(&tmplPath, "template", "", "chat template: .jinja, tokenizer_config.json or GGUF")
 	f.StringVar(&out, "out", "", "output folder (must not exist)")
-	f.StringVar(&protocolID, "protocol", "", "the protocol the bundle is for (default: the spec's in a Strata checkout, else "+protocol.StandInID+")")
+	f.StringVar(&protocolID, "protocol", "", "the protocol the bundle is for (default: the spec's in a Strata checkout, else "+protocol.StandInID+"); a bundle for the spec's under another corpus SHA-256 is refused, not written")
 	return cmd
+}
+
+// writeBundle writes the bundle built for def into out, unless def's runs
+// read its bundle from a folder and this one is under another corpus:
+// they would refuse it, so nothing is written.
+func writeBundle(b *corpus.Bundle, def protocol.Definition, out string) error {
+	if def.Bundle == protocol.BundleCheckout && b.SHA256 != def.CorpusSHA256 {
+		return fmt.Errorf("the bundle built for %s hashes to corpus SHA-256 %s, not the protocol's %s: every run of %s would refuse it, so nothing was written to %s",
+			def.ID, b.SHA256, def.CorpusSHA256, def.ID, out)
+	}
+	return b.Write(out)
 }
 
 func buildInputs(ctx context.Context, env procstate.State, tokPath, tmplPath string) (corpus.Inputs, error) {
@@ -153,8 +166,10 @@ func newCorpusVerify(env procstate.State) *cobra.Command {
 extra), the manifest against the corpus SHA-256 of the protocol its build.json
 names (or --protocol), and every fixture against the protocol's schedule. DIR
 defaults to bench/prompts/` + protocol.BundleName + ` when the current folder has it (a
-Strata checkout), otherwise the bundle embedded in this binary. Exit 1 names
-every file that differs.`,
+Strata checkout), otherwise the bundle embedded in this binary. A checkout's
+bench/prompts/` + protocol.BundleName + ` is the spec's bundle, so it is held to the spec's
+corpus SHA-256 whatever its build.json names. Exit 1 names every file that
+differs.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := cmd.OutOrStdout()
@@ -169,6 +184,11 @@ every file that differs.`,
 				fsys = os.DirFS(where)
 			default:
 				where, fsys = prompts.Where, prompts.FS()
+			}
+			if d, ok := checkoutProtocol(src, where); ok && protocolID == "" {
+				// A checkout's bench/prompts/standard-v1 is the spec's bundle,
+				// whatever its build.json claims.
+				protocolID = d.ID
 			}
 			if protocolID == "" {
 				if data, err := strictjson.ReadFile(fsys, fixtures.BuildName, fixtures.MaxFileBytes); err == nil {
@@ -189,7 +209,7 @@ every file that differs.`,
 			var ve *fixtures.VerifyError
 			if errors.As(err, &ve) {
 				printf(w, "%s\n", ve.Error())
-				return checkFailed(fmt.Sprintf("bundle %s failed verification (%s)", where, humanize.Count(len(ve.Problems), "problem", "problems")))
+				return checkFailed(fmt.Sprintf("bundle %s failed verification as the bundle of %s (%s)", where, def.ID, humanize.Count(len(ve.Problems), "problem", "problems")))
 			}
 			if err != nil {
 				return err
@@ -201,3 +221,24 @@ every file that differs.`,
 	cmd.Flags().StringVar(&protocolID, "protocol", "", "the protocol to verify the bundle for (default: the one its build.json names)")
 	return cmd
 }
+
+// checkoutProtocol is the protocol whose bundle a Strata checkout keeps
+// where dir is (bench/prompts/<its bundle name>); false when dir is not
+// laid out so.
+func checkoutProtocol(src prompts.Sources, dir string) (protocol.Definition, bool) {
+	parent, layout := filepath.Dir(filepath.Clean(dir)), filepath.Dir(prompts.CheckoutDir)
+	if parent != layout && !strings.HasSuffix(parent, string(filepath.Separator)+layout) {
+		return protocol.Definition{}, false
+	}
+	table := src.Table
+	if table == nil {
+		table = protocol.Known()
+	}
+	for _, d := range table {
+		if d.Bundle == protocol.BundleCheckout && d.BundleName == filepath.Base(dir) {
+			return d, true
+		}
+	}
+	return protocol.Definition{}, false
+}
+

@@ -106,11 +106,26 @@ func TestBuildFromGGUF(t *testing.T) {
 func TestVerify(t *testing.T) {
 	t.Parallel()
 	root := repoRoot(t)
-	// Default: the checkout's bundle, when the working folder has one.
+	// Default: the checkout's bundle, when the working folder has one; it
+	// is the spec's bundle, so a copy of the stand-in's there is refused
+	// (issue 48), naming both corpus SHAs, though its build.json names the
+	// stand-in and every file matches its manifest.
 	checkout := t.TempDir()
 	copyDir(t, filepath.Join(root, "bench", "prompts", protocol.StandInBundleName), filepath.Join(checkout, "bench", "prompts", "standard-v1"))
-	if r := runIn(t, checkout, "", "bench", "corpus", "verify"); r.code != 0 || !strings.Contains(r.stdout, "bench/prompts/standard-v1") {
-		t.Fatalf("verify in the checkout: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	spec, _ := protocol.Known().Lookup(protocol.SpecID)
+	for _, args := range [][]string{nil, {filepath.Join("bench", "prompts", "standard-v1")}} {
+		r := runIn(t, checkout, "", append([]string{"bench", "corpus", "verify"}, args...)...)
+		if r.code != exitcode.Failed || !strings.Contains(r.stdout, "bench/prompts/standard-v1") ||
+			!strings.Contains(r.stdout, spec.CorpusSHA256) || !strings.Contains(r.stdout, protocol.StandIn().CorpusSHA256) {
+			t.Fatalf("verify %v of a checkout whose standard-v1 is the stand-in's: exit %d, want 1 naming both corpus SHAs\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	// A copy anywhere else is verified for the protocol its build.json
+	// names.
+	elsewhere := filepath.Join(t.TempDir(), protocol.StandInBundleName)
+	copyDir(t, filepath.Join(root, "bench", "prompts", protocol.StandInBundleName), elsewhere)
+	if r := runIn(t, checkout, "", "bench", "corpus", "verify", elsewhere); r.code != 0 {
+		t.Fatalf("verify of a copy elsewhere: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	// Elsewhere: the embedded bundle.
 	if r := runIn(t, t.TempDir(), "", "bench", "corpus", "verify"); r.code != 0 || !strings.Contains(r.stdout, "embedded") {
@@ -289,5 +304,37 @@ func TestBuildFromAPack(t *testing.T) {
 	}
 	if strings.Join(names, " ") != "vocab.json merges.txt token_type.json tokenizer.json" {
 		t.Errorf("build.json names the tokenizer's inputs %v", names)
+	}
+}
+
+// TestBuildUnderAProtocolRefusesAnotherCorpus (issue 48): a bundle built
+// for the spec's protocol (--protocol, or the default inside a Strata
+// checkout) whose corpus SHA-256 is not the spec's is refused, naming
+// both SHAs, and nothing is written under --out: every run would refuse
+// that bundle.
+func TestBuildUnderAProtocolRefusesAnotherCorpus(t *testing.T) {
+	t.Parallel()
+	tok, tmpl := qwenPaths(t)
+	spec, _ := protocol.Known().Lookup(protocol.SpecID)
+	checkout := t.TempDir()
+	copyDir(t, filepath.Join(repoRoot(t), "bench", "prompts", protocol.StandInBundleName), filepath.Join(checkout, "bench", "prompts", protocol.BundleName))
+	for _, c := range []struct {
+		name, dir string
+		args      []string
+	}{
+		{"--protocol " + protocol.SpecID, t.TempDir(), []string{"--protocol", protocol.SpecID}},
+		{"the default in a checkout", checkout, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			parent := t.TempDir()
+			out := filepath.Join(parent, "bundle")
+			r := runIn(t, c.dir, "", append([]string{"bench", "corpus", "build", "--tokenizer", tok, "--template", tmpl, "--out", out}, c.args...)...)
+			if r.code != exitcode.Failed || !strings.Contains(r.stderr, spec.CorpusSHA256) || !strings.Contains(r.stderr, protocol.SpecID) {
+				t.Fatalf("exit %d, want 1 naming the spec's corpus SHA-256\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if left, _ := os.ReadDir(parent); len(left) != 0 {
+				t.Errorf("left in --out's folder: %v", left)
+			}
+		})
 	}
 }

@@ -86,8 +86,21 @@ func TestCompareGolden(t *testing.T) {
 		}
 		golden(t, "compare-"+m+".svg", string(b))
 	}
-	// Refusals: another quantization (and model files), a different protocol.
+	// The same model file under another declared quantization: the files
+	// decide, and both strings are shown (issue 48).
 	r = runIn(t, t.TempDir(), "", "bench", "compare", base, results(t, "partial"))
+	if r.code != 0 || !strings.Contains(r.stdout, "although the declared quantizations differ (IQ3_XXS vs Q4_K_M)") {
+		t.Errorf("identical files, other quantization: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// Refusal: another quantization and another model file.
+	otherFile := filepath.Join(t.TempDir(), "partial")
+	copyDir(t, results(t, "partial"), otherFile)
+	pr := filepath.Join(otherFile, "results.json")
+	pb, _ := os.ReadFile(pr)
+	if err := os.WriteFile(pr, []byte(strings.Replace(string(pb), strings.Repeat("cd", 32), strings.Repeat("ef", 32), 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runIn(t, t.TempDir(), "", "bench", "compare", base, otherFile)
 	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "quantizations differ (IQ3_XXS vs Q4_K_M)") {
 		t.Errorf("refusal: exit %d %s", r.code, r.stderr)
 	}

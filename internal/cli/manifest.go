@@ -57,8 +57,10 @@ entry: results_path resolved at evidence_commit (from the git objects; no git
 binary needed), its SHA-256, every referenced artifact's hash, the strict result
 validator, that the evidence commit introduced the report, that the protocol ID
 is activated, that the run is neither partial nor nonconforming, and that the
-review is not dated after now. Every failure names the entry and the reason;
-exit 1 if any.`,
+review is not dated after now. A replaced entry (kept, marked replaced_by) is
+verified too, and every replaces/replaced_by must name an entry that names it
+back, without a loop; a run has one current entry. Every failure names the
+entry and the reason; exit 1 if any.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			repo, err := manifest.Open(env.Path(repoDir))
@@ -78,6 +80,9 @@ exit 1 if any.`,
 			for _, c := range repo.Verify(m, o) {
 				if c.OK() {
 					printf(w, "ok      %s  %s\n", escape.Line(c.Entry.RunID), escape.Line(c.Entry.ResultsPath))
+					if by := c.Entry.ReplacedBy; by != nil {
+						printf(w, "        replaced by %s: a preserved record, not the current entry\n", escape.Line(by.String()))
+					}
 					if len(c.ChangedAfter) > 0 {
 						printf(w, "        note: changed on %s after review (%s); the reviewed version is the evidence\n", repo.Branch, strings.Join(c.ChangedAfter, ", "))
 					}
@@ -102,10 +107,10 @@ exit 1 if any.`,
 }
 
 func newManifestAdd(env procstate.State) *cobra.Command {
-	var repoDir, results, pr, by string
+	var repoDir, results, pr, by, replaces string
 	var activate []string
 	cmd := &cobra.Command{
-		Use: "add --repo DIR --results PATH --review-pr URL --reviewed-by HANDLE",
+		Use: "add --repo DIR --results PATH --review-pr URL --reviewed-by HANDLE [--replaces RUN_ID]",
 		Example: `  strata bench manifest add --repo results-repo --results bench-results/RUN \
       --review-pr https://github.com/OWNER/results/pull/12 --reviewed-by maintainer`,
 		Short: "A maintainer's helper: verify a reviewed run and add its entry to bench/approved.json",
@@ -114,7 +119,13 @@ on the default branch exactly as "manifest verify" would, then write its entry
 into the working tree's bench/approved.json (commit it yourself). The evidence
 commit is the commit that introduced the report's current version. It refuses a
 draft (not activated) protocol, a partial or nonconforming run, a run already in
-the manifest, and anything that fails verification.`,
+the manifest, and anything that fails verification.
+
+A new review of a run already approved (its results changed after review, or a
+new run that supersedes it) is added with --replaces RUN_ID: the new entry names
+the entry it replaces ("replaces": run ID and results SHA-256), and the old
+entry stays in the manifest, marked with the entry that replaced it
+("replaced_by").`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, f := range []struct{ name, v string }{{"results", results}, {"review-pr", pr}, {"reviewed-by", by}} {
@@ -135,7 +146,7 @@ the manifest, and anything that fails verification.`,
 			if err != nil {
 				return err
 			}
-			m, err := repo.Add(current, manifest.AddOptions{Options: o, ResultsPath: results, ReviewPR: pr, ReviewedBy: by})
+			m, err := repo.Add(current, manifest.AddOptions{Options: o, ResultsPath: results, ReviewPR: pr, ReviewedBy: by, Replaces: replaces})
 			if err != nil {
 				return err
 			}
@@ -144,6 +155,9 @@ the manifest, and anything that fails verification.`,
 			}
 			e := m.Entries[len(m.Entries)-1]
 			printf(cmd.OutOrStdout(), "added %s (evidence commit %s, results %s) to %s\n", e.RunID, e.EvidenceCommit, e.ResultsSHA256[:12], manifest.Path)
+			if e.Replaces != nil {
+				printf(cmd.OutOrStdout(), "replacing %s, which stays in the manifest marked replaced_by\n", escape.Line(e.Replaces.String()))
+			}
 			return nil
 		},
 	}
@@ -152,6 +166,7 @@ the manifest, and anything that fails verification.`,
 	f.StringVar(&results, "results", "", "bench/results/<folder>/results.json (or the folder), repository-relative")
 	f.StringVar(&pr, "review-pr", "", "the benchmark pull request's URL")
 	f.StringVar(&by, "reviewed-by", "", "the reviewing maintainer's GitHub handle")
+	f.StringVar(&replaces, "replaces", "", "the run ID whose current entry this review replaces (the old entry is kept, marked replaced_by)")
 	f.StringArrayVar(&activate, "activate", nil, activateHelp)
 	return cmd
 }
@@ -169,8 +184,8 @@ func newSite(env procstate.State) *cobra.Command {
 shows only verified, approved entries of activated protocols (their data from the
 evidence commit), with comparison tables by prompt case and filters by GPU,
 model, quantization and track; every other report in bench/results (draft,
-partial, nonconforming, legacy, unreviewed, unverifiable) is on its own page with
-a conspicuous label; each run has a page with identity, per-case medians with
+partial, nonconforming, legacy, unreviewed, unverifiable, replaced) is on its own
+page with a conspicuous label; each run has a page with identity, per-case medians with
 ranges, the Capped column, sanity verdicts, concurrency rounds, evidence with
 hashes, and SVG charts. Entries that fail verification are listed with the
 reason. Of a result folder only its results.json, README.md and the artifacts

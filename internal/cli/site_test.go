@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/resulttest"
 	"github.com/strata-bench/strata/internal/resulttest/submissions"
 )
 
@@ -154,5 +155,48 @@ func TestSiteServe(t *testing.T) {
 	}
 	if r := runIn(t, t.TempDir(), "", "bench", "site", "--repo", testRepo(t), "--out", filepath.Join(t.TempDir(), "s"), "--serve", "--addr", "0.0.0.0:0"); r.code != exitcode.Usage {
 		t.Errorf("a non-loopback preview address: exit %d", r.code)
+	}
+}
+
+// TestManifestAddReplaces (issue 48): a run whose results changed after
+// review is added again with --replaces; the old entry stays in the
+// manifest, marked, verify accepts both and says which replaced which,
+// and the site links the replaced entry's page from the current one.
+func TestManifestAddReplaces(t *testing.T) {
+	t.Parallel()
+	s := submissions.Committed(t)
+	folder := s.Folders["approvedA4000"]
+	p := filepath.Join(s.Repo.Dir, folder, "results.json")
+	data, _ := os.ReadFile(p)
+	s.Repo.Write(t, filepath.Join(folder, "results.json"), resulttest.EditJSON(t, data, func(m map[string]any) {
+		m["run"].(map[string]any)["command"] = "strata bench run --profile a4000 --track default"
+	}))
+	s.Repo.Commit(t, "benchmark: A4000, command corrected")
+	id := s.RunIDs["approvedA4000"]
+	args := []string{"bench", "manifest", "add", "--repo", s.Repo.Dir, "--results", folder, "--review-pr", "https://example.invalid/pr/8",
+		"--reviewed-by", "maint", "--activate", protocol.StandInID}
+	if r := runIn(t, t.TempDir(), "", args...); r.code != exitcode.Failed || !strings.Contains(r.stderr, "--replaces "+id) {
+		t.Fatalf("without --replaces: exit %d\n%s", r.code, r.stderr)
+	}
+	r := runIn(t, t.TempDir(), "", append(args, "--replaces", id)...)
+	if r.code != 0 || !strings.Contains(r.stdout, "added "+id) || !strings.Contains(r.stdout, "replacing run "+id) {
+		t.Fatalf("--replaces: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	after, _ := os.ReadFile(filepath.Join(s.Repo.Dir, "bench", "approved.json"))
+	if strings.Count(string(after), `"run_id": "`+id+`"`) != 4 { // two entries, and each names the other
+		t.Errorf("the manifest does not hold both entries of %s:\n%s", id, after)
+	}
+	s.Repo.Commit(t, "approve the corrected A4000 run")
+	v := runIn(t, t.TempDir(), "", "bench", "manifest", "verify", "--repo", s.Repo.Dir, "--activate", protocol.StandInID)
+	if strings.Count(v.stdout, "ok      "+id) != 2 || !strings.Contains(v.stdout, "replaced by run "+id) {
+		t.Errorf("verify:\n%s", v.stdout)
+	}
+	out := filepath.Join(t.TempDir(), "site")
+	if r := runIn(t, t.TempDir(), "", "bench", "site", "--repo", s.Repo.Dir, "--out", out, "--activate", protocol.StandInID); r.code != 0 {
+		t.Fatalf("site: exit %d\n%s", r.code, r.stderr)
+	}
+	other, _ := os.ReadFile(filepath.Join(out, "other.html"))
+	if !strings.Contains(string(other), "label-replaced") {
+		t.Error("other.html does not list the replaced entry")
 	}
 }

@@ -143,8 +143,9 @@ func refusals(base, cand *contract.Results) (refuse, notes []string) {
 
 // sameModel says why the two runs are not shown to be of the same model
 // and quantization: byte-identical model files are the same model and
-// quantization, declared or not. Otherwise both must be declared, and
-// alike, for the two to be shown to be the same.
+// quantization, whatever quantization each run declared (the note shows
+// both). Otherwise both must be declared, and alike, for the two to be
+// shown to be the same.
 func sameModel(base, cand *contract.Results) (refuse, notes []string) {
 	bh, bok := fileHashes(base)
 	ch, cok := fileHashes(cand)
@@ -161,11 +162,16 @@ func sameModel(base, cand *contract.Results) (refuse, notes []string) {
 	} else if !identical {
 		refuse = append(refuse, fmt.Sprintf("the server named no model in %s, and the model files are not shown to be identical", which(base.Model.ID == nil, cand.Model.ID == nil)))
 	}
+	// The files decide where they are shown identical: a declared string
+	// is a name, the bytes are the quantization.
+	filesDecide := fmt.Sprintf("the model files are byte-identical (%s, same SHA-256s), so the model and quantization are the same although ", humanize.Count(len(bh), "file", "files"))
 	switch {
+	case identical && bq != nil && cq != nil && *bq != *cq:
+		notes = append(notes, filesDecide+fmt.Sprintf("the declared quantizations differ (%s vs %s)", escape.Line(*bq), escape.Line(*cq)))
 	case bq != nil && cq != nil:
 		refuse = append(refuse, differs("quantizations", *bq, *cq)...)
 	case identical:
-		notes = append(notes, fmt.Sprintf("the model files are byte-identical (%s, same SHA-256s), so the model and quantization are the same although the quantization is not declared in %s", humanize.Count(len(bh), "file", "files"), which(bq == nil, cq == nil)))
+		notes = append(notes, filesDecide+"the quantization is not declared in "+which(bq == nil, cq == nil))
 	default:
 		refuse = append(refuse, fmt.Sprintf("the quantization is not declared in %s and the model files are not shown to be identical; declare it with bench run --quantization", which(bq == nil, cq == nil)))
 	}

@@ -49,9 +49,19 @@ func TestIdentity(t *testing.T) {
 			c.Model.Quantization = nil
 			c.Model.Files[0].Path = "elsewhere/" + c.Model.Files[0].Path
 		}, note: "not declared in the candidate"},
-		{name: "declared quantizations differ", edit: func(b, c *contract.Results) {
+		// The files decide (issue 48): byte-identical files are one
+		// quantization whatever each run declared, and both names are shown.
+		{name: "identical files, declared quantizations differ", edit: func(b, c *contract.Results) {
 			c.Model.Quantization = str("Q4_K_M")
-		}, refuse: []string{"quantizations differ"}},
+		}, note: "byte-identical (1 file, same SHA-256s), so the model and quantization are the same although the declared quantizations differ (IQ3_XXS vs Q4_K_M)"},
+		{name: "unhashed, declared quantizations differ", edit: func(b, c *contract.Results) {
+			c.Model.Quantization = str("Q4_K_M")
+			c.Model.Files[0].SHA256 = nil
+		}, refuse: []string{"quantizations differ (IQ3_XXS vs Q4_K_M)"}},
+		{name: "different files, declared quantizations differ", edit: func(b, c *contract.Results) {
+			c.Model.Quantization = str("Q4_K_M")
+			c.Model.Files[0].SHA256 = str(strings.Repeat("ab", 32))
+		}, refuse: []string{"the model files differ", "quantizations differ"}},
 		{name: "different files, undeclared", edit: func(b, c *contract.Results) {
 			c.Model.Files[0].SHA256 = str(strings.Repeat("ab", 32))
 			b.Model.Quantization, c.Model.Quantization = nil, nil

@@ -69,6 +69,13 @@ type Entry struct {
 	ReviewedAt         string   `json:"reviewed_at"`
 	Verification       string   `json:"verification"`
 	ReproductionRunIDs []string `json:"reproduction_run_ids"`
+	// Replaces and ReplacedBy mark a replacement ("changes to results
+	// require a newly reviewed entry/hash; preserve old records or mark
+	// their replacement explicitly"): the new entry names the one it
+	// replaces, the old one, kept, names the one that replaced it. Both are
+	// optional, and absent on an entry that is neither.
+	Replaces   *EntryRef `json:"replaces,omitempty"`
+	ReplacedBy *EntryRef `json:"replaced_by,omitempty"`
 }
 
 // Manifest is bench/approved.json.
@@ -294,17 +301,20 @@ func (o Options) activated(id string) bool {
 	return false
 }
 
-// Verify checks every entry, and that each reproduction run ID names
-// another approved entry of the manifest that itself verifies.
+// Verify checks every entry, replaced ones included, how the entries mark
+// their replacements, and that each reproduction run ID names another
+// approved entry of the manifest (the run's current one) that itself
+// verifies.
 func (r *Repo) Verify(m *Manifest, o Options) []*Checked {
 	var out []*Checked
 	seen := map[string]int{}
-	for _, e := range m.Entries {
+	marks := replacementProblems(m.Entries)
+	for i, e := range m.Entries {
 		c := r.Check(e, o)
-		if _, dup := seen[e.RunID]; dup {
-			c.Problems = append(c.Problems, "the run ID appears in more than one entry")
+		c.Problems = append(c.Problems, marks[i]...)
+		if j, ok := seen[e.RunID]; !ok || e.Current() || !m.Entries[j].Current() {
+			seen[e.RunID] = len(out)
 		}
-		seen[e.RunID] = len(out)
 		out = append(out, c)
 	}
 	for _, c := range out {
@@ -642,13 +652,17 @@ type AddOptions struct {
 	ResultsPath string // bench/results/<folder>/results.json (or the folder)
 	ReviewPR    string
 	ReviewedBy  string
+	// Replaces is the run ID whose current entry the new one replaces (""
+	// for none): the old entry is kept, marked replaced_by.
+	Replaces string
 }
 
 // Add verifies a report on the default branch and returns the manifest with
 // a new entry for it. The evidence commit is the commit that introduced the
 // report's current version. It refuses a draft (not activated) protocol, a
 // partial or nonconforming run, anything that fails verification, and a run
-// already in the manifest.
+// already in the manifest unless o.Replaces names it (or the run the new
+// one replaces).
 func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, error) {
 	p := strings.TrimSuffix(filepath.ToSlash(o.ResultsPath), "/")
 	if !strings.HasSuffix(p, "/"+contract.ResultsFile) {
@@ -695,9 +709,14 @@ func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, error) {
 	if m != nil {
 		out.Entries = append(out.Entries, m.Entries...)
 	}
+	if o.Replaces != "" {
+		if err := replace(out, o.Replaces, &e); err != nil {
+			return nil, err
+		}
+	}
 	for _, x := range out.Entries {
-		if x.RunID == e.RunID {
-			return nil, fmt.Errorf("run %s is already in the manifest", e.RunID)
+		if x.RunID == e.RunID && x.Current() {
+			return nil, fmt.Errorf("run %s is already in the manifest (reviewed at %s); a new review of it is added with --replaces %s, which keeps the old entry marked replaced_by", e.RunID, x.ReviewedAt, e.RunID)
 		}
 	}
 	out.Entries = append(out.Entries, e)

@@ -385,3 +385,32 @@ func TestExcerptsAreRedactedBeforeTheyAreCut(t *testing.T) {
 		t.Errorf("first fixture %+v", r.Fixtures[:min(1, len(r.Fixtures))])
 	}
 }
+
+// TestOutcomeWords (issue 48): a fixture's line and the tally say agree,
+// DIFFER or not checked as contract.PreflightFixture.Outcome does (the
+// README's words): a fixture whose count could not be had is not
+// checked, even where its rendering agrees; one shown to differ differs.
+func TestOutcomeWords(t *testing.T) {
+	t.Parallel()
+	n, at := 30, 7
+	for _, c := range []struct {
+		name string
+		f    contract.PreflightFixture
+		word string
+	}{
+		{"agrees", contract.PreflightFixture{RequestID: "warmup", Agree: true, RenderingAgrees: true, EngineTokens: &n, FrozenTokens: 30}, "agree"},
+		{"rendering differs, count failed", contract.PreflightFixture{RequestID: "warmup", FirstDifference: &at, Problem: "HTTP 500", FrozenTokens: 30}, "DIFFER"},
+		{"rendering agrees, count failed", contract.PreflightFixture{RequestID: "warmup", RenderingAgrees: true, Problem: "HTTP 500", FrozenTokens: 30}, "not checked"},
+		{"route refused", contract.PreflightFixture{RequestID: "warmup", Problem: "POST /tokenize answered HTTP 400", FrozenTokens: 30}, "not checked: POST /tokenize"},
+	} {
+		if l := FixtureLine(c.f); !strings.HasPrefix(strings.Join(strings.Fields(l)[1:], " "), c.word) {
+			t.Errorf("%s: line %q, want the verdict %q", c.name, l, c.word)
+		}
+	}
+	pf := &contract.Preflight{Verifiable: true, Agree: 1, Differ: 2, Fixtures: []contract.PreflightFixture{
+		{RequestID: "warmup", Agree: true}, {RequestID: "sanity-I1", FirstDifference: &at}, {RequestID: "sanity-I2", Problem: "HTTP 400"},
+	}}
+	if s := Summary(pf); s[1] != "3 fixtures: 1 agree, 1 differ, 1 not checked" {
+		t.Errorf("tally %q", s[1])
+	}
+}

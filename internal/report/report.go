@@ -375,7 +375,11 @@ func writeEngineSection(p printer, ext contract.Extensions) {
 				}
 			}
 			tmpl := "the same template as the bundle"
-			if !pf.TemplateAgrees {
+			switch {
+			case pf.TemplateAgrees:
+			case pf.EngineTemplateSHA256 == "":
+				tmpl = "a template it does not reveal"
+			default:
 				tmpl = "a template other than the bundle's"
 			}
 			// A difference that shows nothing of the workload (contract
@@ -383,7 +387,7 @@ func writeEngineSection(p printer, ext contract.Extensions) {
 			// one beside a complete status.
 			switch {
 			case len(pf.Differing()) > 0 || !pf.CountsAloneDiffer():
-				p("- Preflight (the engine's own template and tokenizer): **%d of %d fixtures differ** (%s); the engine serves %s\n", pf.Differ, pf.Agree+pf.Differ, mdEscape(strings.Join(ids, ", ")), tmpl)
+				p("- Preflight (the engine's own template and tokenizer): %s; the engine serves %s\n", preflightOutcomes(pf), tmpl)
 			case pf.OffChatPath:
 				p("- Preflight (the engine's own tokenizer, off its chat path): %d of %d fixtures count otherwise (%s), on a route that leaves out what the bundle's template reads, so they show nothing of the workload; the engine serves %s\n", pf.Differ, pf.Agree+pf.Differ, mdEscape(strings.Join(ids, ", ")), tmpl)
 			default:
@@ -398,6 +402,26 @@ func writeEngineSection(p printer, ext contract.Extensions) {
 			p("- Thinking: **%d of %d dispatched requests produced no reasoning** (%s), although the profile thinks\n", len(t.WithoutReasoning), t.Dispatched, mdEscape(strings.Join(t.WithoutReasoning, ", ")))
 		}
 	}
+}
+
+// preflightOutcomes names the fixtures of a preflight that did not agree,
+// by outcome, in the words the terminal uses (contract
+// PreflightFixture.Outcome), with why the first one not checked was not.
+func preflightOutcomes(pf *contract.Preflight) string {
+	by := pf.ByOutcome()
+	var parts []string
+	for _, o := range []string{contract.OutcomeDiffer, contract.OutcomeNotChecked} {
+		if ids := by[o]; len(ids) > 0 {
+			parts = append(parts, fmt.Sprintf("**%d of %d fixtures %s** (%s)", len(ids), len(pf.Fixtures), o, mdEscape(strings.Join(ids, ", "))))
+		}
+	}
+	for _, f := range pf.Fixtures {
+		if f.Outcome() == contract.OutcomeNotChecked {
+			parts[len(parts)-1] += ": " + mdEscape(f.Problem)
+			break
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // capacityNote says what four clients released together meet on this

@@ -86,7 +86,8 @@ func TestNullsHaveNoUnit(t *testing.T) {
 // TestPreflightLine: a preflight that saw the workload change is the bold
 // line; a count alone of the tool cases, or counts off the chat path, are
 // said to show nothing of the workload; a fixture that could not be
-// checked keeps the bold line.
+// checked keeps the bold line, in the terminal's words: not checked, not
+// differ (issue 48); a template the engine does not reveal is said so.
 func TestPreflightLine(t *testing.T) {
 	t.Parallel()
 	n := func(v int) *int { return &v }
@@ -107,9 +108,11 @@ func TestPreflightLine(t *testing.T) {
 		{"a count without tools", []contract.PreflightFixture{agree, toolCount, plainCount}, false,
 			"**2 of 3 fixtures differ** (sanity-T1, sanity-R1)"},
 		{"a fixture not checked", []contract.PreflightFixture{agree, toolCount, failed}, false,
-			"**2 of 3 fixtures differ** (sanity-T1, sanity-T2)"},
+			"**1 of 3 fixtures differ** (sanity-T1); **1 of 3 fixtures not checked** (sanity-T2): HTTP 500; the engine serves the same template as the bundle"},
+		{"nothing checked, the template not revealed", []contract.PreflightFixture{failed}, false,
+			"**1 of 1 fixtures not checked** (sanity-T2): HTTP 500; the engine serves a template it does not reveal"},
 	} {
-		pf := &contract.Preflight{Verifiable: true, TemplateAgrees: true, OffChatPath: c.offChat, Fixtures: c.fixtures}
+		pf := &contract.Preflight{Verifiable: true, TemplateAgrees: len(c.fixtures) > 1, OffChatPath: c.offChat, Fixtures: c.fixtures}
 		for _, f := range c.fixtures {
 			if f.Agree {
 				pf.Agree++
