@@ -389,6 +389,9 @@ func (as *assembler) extensions() {
 	ext.Limitations = limitations(as.rec, as.budget, ext.Engine, as.missing)
 	ext.EngineDialect = &contract.EngineDialect{Dialect: srv.Dialect, ReasoningBudget: d.ReasoningBudget(), BudgetCheck: as.budget,
 		SettingNames: nonNilMap(d.SettingNames())}
+	if ext.EngineDialect.ReasoningBudget.Field == nil {
+		as.missing.Add(contract.PtrEngineDialectBudgetField, contract.NotApplicable("strata sends this engine no reasoning-budget field (reasoning_budget.meaning says why)"))
+	}
 	ext.Thinking = thinkingEvidence(as.rec)
 	ext.CacheReuse = derive.ReuseList(as.derive.Reuse)
 	ext.SettingsCheck = settingsSummary(as.outs)
@@ -416,7 +419,7 @@ func (as *assembler) energy() *contract.Energy {
 			origin = as.rec.Origin
 		}
 		readings = power.Readings(*tr, origin)
-		head.Source, head.IntervalS, head.Stopped, head.SampleCount = tr.Source, ptr(tr.Interval.Seconds()), tr.Stopped, len(readings)
+		head.Source, head.IntervalS, head.Stopped, head.SampleCount = ptr(tr.Source), ptr(tr.Interval.Seconds()), tr.Stopped, len(readings)
 		head.Dropped = tr.Dropped
 		if len(readings) > 0 {
 			head.Samples = contract.PowerFile
