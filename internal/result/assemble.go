@@ -251,7 +251,7 @@ func (as *assembler) configuration() error {
 	srv, id := as.srv, as.id
 	as.res.Configuration = contract.Configuration{
 		Track: id.Track, TrackNotes: id.TrackNotes, ContextTokens: srv.ContextSize, ServerCapacity: srv.Slots,
-		Sampling: protocol.ProfileSampling(), ChatTemplateKwargs: protocol.ProfileTemplateKwargs(),
+		Sampling: protocol.ProfileSampling(), ChatTemplateKwargs: as.templateKwargs(),
 	}
 	if id.TrackNotes == nil {
 		as.missing.Add(contract.PtrConfigurationTrackNotes, contract.NotDeclared("pass --track-notes with the setup choices (default track) or the modifications (custom track)"))
@@ -288,6 +288,31 @@ func (as *assembler) configuration() error {
 		as.missing.Add(contract.PtrConfigurationTemplate, "the server revealed no chat template (/props chat_template): "+orElse(srv.PropsErr, "field absent"))
 	}
 	return as.configArtifact(opts.Source)
+}
+
+// templateKwargs is configuration.chat_template_kwargs: what the request
+// bodies carried in chat_template_kwargs, as sent (the warm-up's: one
+// dialect builds every body alike), or null with why none did.
+func (as *assembler) templateKwargs() json.RawMessage {
+	for _, o := range as.outs {
+		if len(o.Request) == 0 || string(o.Request) == "null" {
+			continue
+		}
+		if kw := contract.SentKwargs(o.Request); kw != nil {
+			return kw
+		}
+		why := "no request carried chat_template_kwargs"
+		const setting = "chat_template_kwargs: "
+		for _, n := range dialect.Of(as.srv.Dialect).NotTaken() {
+			if strings.HasPrefix(n, setting) {
+				why += ": the engine cannot take it (" + strings.TrimPrefix(n, setting) + ")"
+			}
+		}
+		as.missing.Add(contract.PtrConfigurationChatTemplateKwargs, why)
+		return nil
+	}
+	as.missing.Add(contract.PtrConfigurationChatTemplateKwargs, "no request was sent, so none carried chat_template_kwargs")
+	return nil
 }
 
 // engineConfig is extensions.engine_config: where each configuration

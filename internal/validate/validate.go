@@ -157,6 +157,7 @@ func FS(fsys fs.FS, bundle *fixtures.Bundle) *Validation {
 	c.readOutputs()
 	c.readServer()
 	c.checkIdentity()
+	c.checkKwargs()
 	c.checkCorpus()
 	c.checkEngineDialect()
 	c.checkRequests()
