@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/strata-bench/strata/internal/contract"
@@ -42,6 +44,28 @@ func TestTheKwargsAreTheBodies(t *testing.T) {
 			at(doc, "missing")[contract.PtrConfigurationChatTemplateKwargs] = "not sent"
 		})
 		mustCatch(t, fsys, b, contract.PtrConfigurationChatTemplateKwargs, "every request body carried")
+	})
+	t.Run("kwargs while no request was sent", func(t *testing.T) {
+		t.Parallel()
+		fsys := folder(t, "aborted")
+		var out []byte
+		for _, line := range bytes.SplitAfter(fsys[contract.OutputsFile].Data, []byte("\n")) {
+			var o map[string]json.RawMessage
+			if len(line) == 0 {
+				continue
+			}
+			if err := json.Unmarshal(line, &o); err != nil {
+				t.Fatal(err)
+			}
+			o["request"] = json.RawMessage("null")
+			b, err := json.Marshal(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(append(out, b...), '\n')
+		}
+		fsys[contract.OutputsFile].Data = out
+		mustCatch(t, fsys, b, contract.PtrConfigurationChatTemplateKwargs, "no request was sent")
 	})
 	t.Run("as sent", func(t *testing.T) {
 		t.Parallel()

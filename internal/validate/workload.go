@@ -54,16 +54,22 @@ func (c *checker) checkIdentity() {
 // to the fixtures and the profile (checkBody).
 func (c *checker) checkKwargs() {
 	recorded := c.res.Configuration.ChatTemplateKwargs
+	var sent json.RawMessage // none, when no request was sent
+	said := "no request was sent"
 	for _, q := range c.res.Requests {
 		o, ok := c.outs[q.ID]
 		if !ok || len(bytes.TrimSpace(o.Request)) == 0 || string(bytes.TrimSpace(o.Request)) == "null" {
 			continue
 		}
-		if sent := contract.SentKwargs(o.Request); !sameJSON(sent, recorded) {
-			c.add(contract.PtrConfigurationChatTemplateKwargs, "is %s, but the body of %s carried %s: it is what every request body carried in chat_template_kwargs (null when none did)",
-				orNull(recorded), q.ID, orNull(sent))
-			return
+		sent = contract.SentKwargs(o.Request)
+		said = "the body of " + q.ID + " carried " + orNull(sent)
+		if !sameJSON(sent, recorded) {
+			break
 		}
+	}
+	if !sameJSON(sent, recorded) {
+		c.add(contract.PtrConfigurationChatTemplateKwargs, "is %s, but %s: it is what every request body carried in chat_template_kwargs (null when none did)",
+			orNull(recorded), said)
 	}
 }
 
