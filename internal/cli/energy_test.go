@@ -71,8 +71,8 @@ func TestRunRecordsEnergyFromTheStreamingStandIn(t *testing.T) {
 	env.SimulatorSpeed, env.PowerInterval = 10, time.Millisecond
 	dir, res, said := energyRun(t, env)
 	e := res.Extensions.Energy
-	if want := "nvidia-smi --query-gpu=index,power.draw --format=csv,noheader,nounits -lms 1"; e.Source != want || e.NotMeasured != "" {
-		t.Fatalf("source %q (not measured %q), want %q", e.Source, e.NotMeasured, want)
+	if want := "nvidia-smi --query-gpu=index,power.draw --format=csv,noheader,nounits -lms 1"; e.SourceName() != want || e.NotMeasured != "" {
+		t.Fatalf("source %q (not measured %q), want %q", e.SourceName(), e.NotMeasured, want)
 	}
 	if !strings.Contains(said, "energy: sampling nvidia-smi") {
 		t.Errorf("the run does not say what samples the power:\n%s", said)
@@ -155,7 +155,7 @@ func TestRunWithoutAPowerSourceRecordsWhy(t *testing.T) {
 	work := t.TempDir()
 	dir, res, said := energyRun(t, testEnv(t, work, strings.NewReader(""), nil, nil))
 	e := res.Extensions.Energy
-	if e.Source != "" || !strings.Contains(e.NotMeasured, "no GPU was probed") || e.Samples != "" || e.SampleCount != 0 {
+	if e.Source != nil || !strings.Contains(e.NotMeasured, "no GPU was probed") || e.Samples != "" || e.SampleCount != 0 {
 		t.Fatalf("energy head %+v", e)
 	}
 	if !strings.Contains(said, "energy: not measured (no GPU was probed") {
@@ -300,8 +300,8 @@ func TestRunWithNegativeAMDPower(t *testing.T) {
 		Answers: map[string]string{"amd-smi list": "amd-smi-list.json", "amd-smi static": "amd-smi-static-asic.json",
 			"amd-smi metric --power": "amd-smi-metric-power-negative.json"}})
 	e := res.Extensions.Energy
-	if e.Source != "amd-smi metric --power --json" || e.SampleCount != 0 {
-		t.Errorf("source %q, %d readings kept", e.Source, e.SampleCount)
+	if e.SourceName() != "amd-smi metric --power --json" || e.SampleCount != 0 {
+		t.Errorf("source %q, %d readings kept", e.SourceName(), e.SampleCount)
 	}
 	if n := droppedSaid(t, e, said); n[power.DropNegative] == 0 {
 		t.Errorf("dropped %v, want the negative readings counted", e.Dropped)

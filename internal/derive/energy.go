@@ -44,6 +44,9 @@ func Energy(head contract.Energy, readings []power.Reading, res *contract.Result
 			notMeasured += " (" + e.Stopped + ")"
 		}
 	}
+	if e.Source == nil {
+		missing[contract.PtrEnergySource] = orReason(notMeasured, "no power source was named")
+	}
 	interval := 0.0
 	if e.IntervalS != nil {
 		interval = *e.IntervalS

@@ -322,7 +322,7 @@ func TestBodyPerEngine(t *testing.T) {
 				t.Errorf("timers %q (%q), want %q", d.Timers(), d.NoTimers(), c.timers)
 			}
 			bud := d.ReasoningBudget()
-			if bud.ByDefault != c.budgetDefault || bud.Field != "" || !bud.Known || strings.Contains(bud.Meaning, "only the native think takes one") {
+			if bud.ByDefault != c.budgetDefault || bud.Field != nil || !bud.Known || strings.Contains(bud.Meaning, "only the native think takes one") {
 				t.Errorf("budget %+v", bud)
 			}
 			if c.budgetDefault {

@@ -197,7 +197,7 @@ func writeEnergy(p printer, r *contract.Results) {
 		return
 	}
 	p("Joules of the sampled GPUs (%s) over each request's dispatch→end window: the trapezoid over the power readings of `%s` every %s (%d readings in `%s`), the window's edges interpolated; a window shorter than three sampling intervals has none. Idle baseline before the warm-up: %s (recorded, not subtracted).",
-		gpuList(e.GPUs), escape.CodeSpan(e.Source), interval(e.IntervalS), e.SampleCount, e.Samples, unit(fnum(e.IdleW, 1), "W"))
+		gpuList(e.GPUs), escape.CodeSpan(e.SourceName()), interval(e.IntervalS), e.SampleCount, e.Samples, unit(fnum(e.IdleW, 1), "W"))
 	if e.Stopped != "" {
 		p(" The source stopped early: %s.", mdEscape(e.Stopped))
 	}
@@ -352,10 +352,10 @@ func writeEngineSection(p printer, ext contract.Extensions) {
 	}
 	p("- Engine dialect: %s, identified by %s\n", mdEscape(name), mdEscape(d.Dialect.IdentifiedBy))
 	switch {
-	case d.ReasoningBudget.Field == "" && d.BudgetCheck.State != "":
+	case d.ReasoningBudget.Field == nil && d.BudgetCheck.State != "":
 		p("- Reasoning budget: no field sent; check: %s\n", mdEscape(d.BudgetCheck.State))
-	case d.ReasoningBudget.Field != "":
-		p("- Reasoning budget sent: `%s: %d`; check: %s\n", escape.CodeSpan(d.ReasoningBudget.Field), d.ReasoningBudget.Value, mdEscape(d.BudgetCheck.State))
+	case d.ReasoningBudget.Field != nil:
+		p("- Reasoning budget sent: `%s: %d`; check: %s\n", escape.CodeSpan(*d.ReasoningBudget.Field), d.ReasoningBudget.Value, mdEscape(d.BudgetCheck.State))
 	}
 	if pf := ext.Preflight; pf != nil {
 		switch {

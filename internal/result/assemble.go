@@ -251,7 +251,7 @@ func (as *assembler) configuration() error {
 	srv, id := as.srv, as.id
 	as.res.Configuration = contract.Configuration{
 		Track: id.Track, TrackNotes: id.TrackNotes, ContextTokens: srv.ContextSize, ServerCapacity: srv.Slots,
-		Sampling: protocol.ProfileSampling(), ChatTemplateKwargs: protocol.ProfileTemplateKwargs(),
+		Sampling: protocol.ProfileSampling(), ChatTemplateKwargs: as.templateKwargs(),
 	}
 	if id.TrackNotes == nil {
 		as.missing.Add(contract.PtrConfigurationTrackNotes, contract.NotDeclared("pass --track-notes with the setup choices (default track) or the modifications (custom track)"))
@@ -288,6 +288,31 @@ func (as *assembler) configuration() error {
 		as.missing.Add(contract.PtrConfigurationTemplate, "the server revealed no chat template (/props chat_template): "+orElse(srv.PropsErr, "field absent"))
 	}
 	return as.configArtifact(opts.Source)
+}
+
+// templateKwargs is configuration.chat_template_kwargs: what the request
+// bodies carried in chat_template_kwargs, as sent (the warm-up's: one
+// dialect builds every body alike), or null with why none did.
+func (as *assembler) templateKwargs() json.RawMessage {
+	for _, o := range as.outs {
+		if len(o.Request) == 0 || string(o.Request) == "null" {
+			continue
+		}
+		if kw := contract.SentKwargs(o.Request); kw != nil {
+			return kw
+		}
+		why := "no request carried chat_template_kwargs"
+		const setting = "chat_template_kwargs: "
+		for _, n := range dialect.Of(as.srv.Dialect).NotTaken() {
+			if strings.HasPrefix(n, setting) {
+				why += ": the engine cannot take it (" + strings.TrimPrefix(n, setting) + ")"
+			}
+		}
+		as.missing.Add(contract.PtrConfigurationChatTemplateKwargs, why)
+		return nil
+	}
+	as.missing.Add(contract.PtrConfigurationChatTemplateKwargs, "no request was sent, so none carried chat_template_kwargs")
+	return nil
 }
 
 // engineConfig is extensions.engine_config: where each configuration
@@ -389,6 +414,9 @@ func (as *assembler) extensions() {
 	ext.Limitations = limitations(as.rec, as.budget, ext.Engine, as.missing)
 	ext.EngineDialect = &contract.EngineDialect{Dialect: srv.Dialect, ReasoningBudget: d.ReasoningBudget(), BudgetCheck: as.budget,
 		SettingNames: nonNilMap(d.SettingNames())}
+	if ext.EngineDialect.ReasoningBudget.Field == nil {
+		as.missing.Add(contract.PtrEngineDialectBudgetField, contract.NotApplicable("strata sends this engine no reasoning-budget field (reasoning_budget.meaning says why)"))
+	}
 	ext.Thinking = thinkingEvidence(as.rec)
 	ext.CacheReuse = derive.ReuseList(as.derive.Reuse)
 	ext.SettingsCheck = settingsSummary(as.outs)
@@ -416,7 +444,7 @@ func (as *assembler) energy() *contract.Energy {
 			origin = as.rec.Origin
 		}
 		readings = power.Readings(*tr, origin)
-		head.Source, head.IntervalS, head.Stopped, head.SampleCount = tr.Source, ptr(tr.Interval.Seconds()), tr.Stopped, len(readings)
+		head.Source, head.IntervalS, head.Stopped, head.SampleCount = ptr(tr.Source), ptr(tr.Interval.Seconds()), tr.Stopped, len(readings)
 		head.Dropped = tr.Dropped
 		if len(readings) > 0 {
 			head.Samples = contract.PowerFile

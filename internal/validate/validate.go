@@ -153,9 +153,11 @@ func FS(fsys fs.FS, bundle *fixtures.Bundle) *Validation {
 		return &Validation{Violations: c.bad}
 	}
 	c.checkNulls()
+	c.checkEmptyStrings()
 	c.readOutputs()
 	c.readServer()
 	c.checkIdentity()
+	c.checkKwargs()
 	c.checkCorpus()
 	c.checkEngineDialect()
 	c.checkRequests()
@@ -303,6 +305,16 @@ func (c *checker) checkNulls() {
 		if !nulls[p] {
 			c.add("/missing"+contract.Pointer(p), "explains %s, which is not null", p)
 		}
+	}
+}
+
+// checkEmptyStrings: an unavailable value is null with a reason, "not
+// zero, empty strings, or "N/A"", so no string of results.json is empty
+// but a value another party gave as one, kept as given (contract.Verbatim:
+// an engine's own answer, a model file's metadata).
+func (c *checker) checkEmptyStrings() {
+	for _, p := range contract.EmptyStrings(c.doc) {
+		c.add(p, "is an empty string; a value that is unknown or does not apply is null, with its reason in missing")
 	}
 }
 
