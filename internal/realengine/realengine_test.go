@@ -21,9 +21,11 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/cli"
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/corpus"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/protocol"
@@ -31,6 +33,7 @@ import (
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
 	"github.com/strata-bench/strata/internal/sharedpath"
+	"github.com/strata-bench/strata/internal/tokenizer"
 	"github.com/strata-bench/strata/internal/version"
 )
 
@@ -338,9 +341,7 @@ func TestSpecProfileHoldsTheModel(t *testing.T) {
 	checkout := t.TempDir()
 	bundle := filepath.Join(checkout, "bench", "prompts", protocol.BundleName)
 	tok, tmpl := sharedpath.Path(t, "tokenizer", "qwen3", "tokenizer.json"), sharedpath.Path(t, "tokenizer", "qwen3", "chat_template.jinja")
-	if r := strata(t, checkout, nil, "bench", "corpus", "build", "--protocol", protocol.SpecID, "--tokenizer", tok, "--template", tmpl, "--out", bundle); r.code != 0 {
-		t.Fatalf("corpus build: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
+	specBundle(t, tok, tmpl, bundle)
 	src, err := os.ReadFile(tmpl)
 	if err == nil {
 		err = os.MkdirAll(filepath.Join(checkout, "serve"), 0o755)
@@ -669,5 +670,44 @@ func checkChatMLTemplate(t *testing.T, stderr string, f folder) {
 	}
 	if !strings.Contains(reason, "4 of the 34 fixtures it checked became another prompt than the bundle's (first sanity-T1: its rendering differs") {
 		t.Errorf("preflight reason %q", reason)
+	}
+}
+
+// specBundle builds the spec's bundle from the Qwen3 tokenizer and
+// template into dir, in process: bench corpus build refuses a bundle for
+// the spec's protocol under another corpus than the spec pins, which is
+// what this stand-in checkout holds (its SHA is injected into the table).
+func specBundle(t *testing.T, tokPath, tmplPath, dir string) {
+	t.Helper()
+	ctx := t.Context()
+	tok, err := tokenizer.Load(tokPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := chattemplate.Load(ctx, tmplPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := corpus.Inputs{ProtocolID: protocol.SpecID, BundleName: protocol.BundleName, Tokenizer: tok, Template: tmpl}
+	if in.TemplateSource, err = corpus.SourceOf(ctx, tmplPath); err != nil {
+		t.Fatal(err)
+	}
+	files, err := tokenizer.SourceFiles(tokPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range files {
+		src, err := corpus.SourceOf(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.TokenizerSources = append(in.TokenizerSources, src)
+	}
+	b, err := corpus.Build(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Write(dir); err != nil {
+		t.Fatal(err)
 	}
 }
