@@ -241,4 +241,3 @@ func checkoutProtocol(src prompts.Sources, dir string) (protocol.Definition, boo
 	}
 	return protocol.Definition{}, false
 }
-
