@@ -352,7 +352,7 @@ func TestCountServed(t *testing.T) {
 		s    contract.ServedBefore
 		want string
 	}{
-		{CountServed(after, nil, busy), `"reason":"llama.cpp's /metrics counts tokens`},
+		{CountServed(after, nil, busy), `"reason":"not freshly loaded: llama.cpp's /metrics counts tokens`},
 		{CountServed(fresh, nil, idle), `"requests_answered":0,"metrics":{`},
 	} {
 		b, _ := json.Marshal(c.s)
@@ -363,8 +363,12 @@ func TestCountServed(t *testing.T) {
 			t.Errorf("JSON %s, want %s", b, c.want)
 		}
 	}
-	if got := derive.Served(CountServed(after, nil, busy)); !strings.Contains(got, "at least one request") {
+	// Work shown without a count is said as it is: not freshly loaded.
+	if got := derive.Served(CountServed(after, nil, busy)); !strings.HasPrefix(got, "not freshly loaded: ") || !strings.Contains(got, "at least one request") {
 		t.Errorf("summary %q", got)
+	}
+	if got := derive.Served(CountServed([]byte("llamacpp:prompt_tokens_total 0\n"), nil, []byte(`[{"id":0,"id_task":7}]`))); !strings.HasPrefix(got, "not freshly loaded: /slots shows a finished task") {
+		t.Errorf("summary of a finished task %q", got)
 	}
 	if got := derive.Served(CountServed(fresh, nil, idle)); got != "it had answered no request before this run" {
 		t.Errorf("summary %q", got)

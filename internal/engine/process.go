@@ -246,9 +246,9 @@ func CountServed(metrics []byte, metricsErr error, slots []byte) contract.Served
 		if okG {
 			work = append(work, fmt.Sprintf("predicted %.0f tokens", gt))
 		}
-		sb.Reason = "llama.cpp's /metrics counts tokens, not requests: it had " + strings.Join(work, " and ") + " before this run, so it had answered at least one request"
+		sb.Reason = contract.NotFreshlyLoaded + ": llama.cpp's /metrics counts tokens, not requests: it had " + strings.Join(work, " and ") + " before this run, so it had answered at least one request; how many, it does not say"
 	case busySlot:
-		sb.Reason = "/slots shows a finished task, so the engine had answered at least one request; it does not say how many"
+		sb.Reason = contract.NotFreshlyLoaded + ": /slots shows a finished task, so the engine had answered at least one request; it does not say how many"
 	case okP:
 		zero := int64(0)
 		sb.Answered = &zero
