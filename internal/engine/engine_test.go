@@ -74,6 +74,16 @@ func fakeProfile(t *testing.T, mode string, port int) *Profile {
 		Env: map[string]string{"STRATA_FAKE_ENGINE": mode, "PORT": fmt.Sprint(port)}}
 }
 
+// logFile is a file for an engine's output, closed at the test's end.
+func logFile(t *testing.T) *os.File {
+	f, err := os.CreateTemp(t.TempDir(), "engine-*.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeRead(f) })
+	return f
+}
+
 func freePort(t *testing.T) int {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -104,7 +114,7 @@ func stillLoading(context.Context) (int, error) { return http.StatusServiceUnava
 func TestStartWaitStop(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
-	p, err := Start(fakeProfile(t, "serve", port), os.Environ(), nil)
+	p, err := Start(fakeProfile(t, "serve", port), os.Environ(), nil, logFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,8 +134,8 @@ func TestStartWaitStop(t *testing.T) {
 	if _, err := healthOf(port)(context.Background()); err == nil {
 		t.Error("the engine still answers after Stop")
 	}
-	if !strings.Contains(string(p.Log()), "fake engine: loading model") {
-		t.Errorf("log %q", p.Log())
+	if log, err := p.Log(); err != nil || !strings.Contains(string(log), "fake engine: loading model") {
+		t.Errorf("log %q, %v", log, err)
 	}
 }
 
@@ -134,7 +144,7 @@ func TestStartWaitStop(t *testing.T) {
 func TestCrashDuringLoad(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
-	p, err := Start(fakeProfile(t, "crash", port), os.Environ(), nil)
+	p, err := Start(fakeProfile(t, "crash", port), os.Environ(), nil, logFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +180,7 @@ func testTimers(p *Child) <-chan timerAsk {
 func TestLoadTimeoutAndSIGKILL(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
-	p, err := Start(fakeProfile(t, "ignore-term", port), os.Environ(), nil)
+	p, err := Start(fakeProfile(t, "ignore-term", port), os.Environ(), nil, logFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +188,7 @@ func TestLoadTimeoutAndSIGKILL(t *testing.T) {
 	said := make(chan struct{})
 	var once sync.Once
 	health := func(context.Context) (int, error) {
-		if strings.Contains(string(p.Log()), "ignoring SIGTERM") {
+		if log, _ := p.Log(); strings.Contains(string(log), "ignoring SIGTERM") {
 			once.Do(func() { close(said) })
 		}
 		return http.StatusServiceUnavailable, nil
@@ -221,7 +231,7 @@ func TestLoadTimeoutAndSIGKILL(t *testing.T) {
 
 func TestStartMissingCommand(t *testing.T) {
 	t.Parallel()
-	_, err := Start(&Profile{Name: "x", Command: []string{"/nonexistent/llama-server"}}, nil, nil)
+	_, err := Start(&Profile{Name: "x", Command: []string{"/nonexistent/llama-server"}}, nil, nil, logFile(t))
 	if err == nil || !strings.Contains(err.Error(), "llama-server") {
 		t.Fatalf("err %v", err)
 	}
