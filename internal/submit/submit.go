@@ -70,7 +70,7 @@ func NoEngineLog(r *contract.Results) string {
 	if !ok {
 		why = "the folder lists no engine_log artifact"
 	}
-	return "no engine log: " + why + "; step 2 of the spec's \"Submit and review\" asks for the engine logs: run again with --engine-log FILE naming the log file the server writes (llama-server --log-file FILE), or with --profile, so strata starts the engine and keeps its output"
+	return "no engine log: " + why + "; step 2 of the spec's \"Submit and review\" asks for the engine logs: run again with --engine-log FILE, or with --profile so strata starts the engine and keeps its output"
 }
 
 // str is a field for the title or body: plain text in Markdown.
