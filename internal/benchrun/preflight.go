@@ -39,11 +39,11 @@ func Check(ctx context.Context, st procstate.State, o Target) error {
 	if err != nil {
 		return fmt.Errorf("refusing to check: %w", err)
 	}
-	t, err := connect(ctx, p, o, prof, bundle, nil)
+	t, err := connect(ctx, p, o, prof, bundle, nil, "")
 	if err != nil {
 		return err
 	}
-	defer t.stop()
+	defer t.close()
 	srv := runner.ProbeServer(ctx, t.client)
 	if err := t.checkKey(srv, bundle); err != nil {
 		return err

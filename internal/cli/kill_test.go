@@ -121,7 +121,8 @@ func engineGone(t *testing.T, pidfd, port int) {
 
 // TestSIGKILLThenRecover: a runner killed with SIGKILL mid-run takes its
 // engine with it (the parent-death signal), and `bench recover` in the same
-// folder writes a partial result that report accepts.
+// folder writes a partial result that report accepts, with the log the
+// engine wrote into the pending folder up to the kill.
 func TestSIGKILLThenRecover(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
@@ -136,6 +137,9 @@ func TestSIGKILLThenRecover(t *testing.T) {
 	if len(pending) != 1 {
 		t.Fatalf("pending folders %v", pending)
 	}
+	if log, err := os.ReadFile(filepath.Join(pending[0], "engine.log")); err != nil || !strings.Contains(string(log), "simulated engine listening on") {
+		t.Errorf("the pending folder's engine log: %v\n%s", err, log)
+	}
 	// A new run says there is something to recover.
 	r := runIn(t, work, "", "bench", "run", "--url", "http://127.0.0.1:9")
 	if !strings.Contains(r.stderr, "holds the journal of a run that did not finish") {
@@ -148,6 +152,16 @@ func TestSIGKILLThenRecover(t *testing.T) {
 	res, dir := readResults(t, work)
 	if rep := runIn(t, work, "", "bench", "report", "-q", dir); rep.code != 0 {
 		t.Fatalf("report of the recovered folder: %s", rep.stdout)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "engine.log"))
+	if e := res.Extensions.Engine; err != nil || !strings.Contains(string(log), "simulated engine listening on") || e == nil || e.Log == nil ||
+		!strings.Contains(res.Extensions.Recovered.Note, "what the engine wrote into the pending folder up to the kill") {
+		t.Errorf("the recovered engine log: %v, extensions.engine %+v, recovered %+v\n%s", err, res.Extensions.Engine, res.Extensions.Recovered, log)
+	}
+	left, _ := filepath.Glob(filepath.Join(work, "bench-results", ".*"))
+	if stray, _ := filepath.Glob(filepath.Join(work, ".strata-engine-*")); len(left)+len(stray) > 0 {
+		left = append(left, stray...)
+		t.Errorf("left in the result location after recover: %v", left)
 	}
 	failed, skipped, done := 0, 0, 0
 	for _, q := range res.Requests {

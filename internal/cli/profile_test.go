@@ -105,6 +105,18 @@ func TestProfileStartsAndStopsTheEngine(t *testing.T) {
 	if rep := runIn(t, work, "", "bench", "report", "-q", dir); rep.code != 0 {
 		t.Errorf("report: %s", rep.stdout)
 	}
+	noEngineOutputLeft(t, work)
+}
+
+// noEngineOutputLeft: the file the engine the runner started wrote its
+// output to is gone once the run is over (the result keeps the log).
+func noEngineOutputLeft(t *testing.T, work string) {
+	t.Helper()
+	left, _ := filepath.Glob(filepath.Join(work, ".strata-engine-*"))
+	pending, _ := filepath.Glob(filepath.Join(work, "bench-results", ".*"))
+	if left = append(left, pending...); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
 }
 
 func TestProfileAlreadyServing(t *testing.T) {
@@ -204,6 +216,7 @@ func TestProfileFailures(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(w, "bench-results")); !os.IsNotExist(err) {
 			t.Errorf("a result folder was written for a run that never started")
 		}
+		noEngineOutputLeft(t, w)
 	}
 	// A profile that is not there, or not usable, is bad usage, said
 	// before anything is started.

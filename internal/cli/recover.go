@@ -33,8 +33,10 @@ where its result folder will be): every finished request's record, synced to dis
 before the next request is sent. When the runner is killed (SIGKILL, out of
 memory, a power loss) the journal stays; recover turns it into a valid partial
 result folder: the requests it had finished exactly as the run would have written
-them, the one in flight failed ("the runner stopped"), the rest skipped. The
-engine log, which the runner held in memory, is lost.
+them, the one in flight failed ("the runner stopped"), the rest skipped. An
+engine the runner started wrote its output into the pending folder, and the
+result keeps that log up to the kill; a --engine-log file is read only after a
+run, so a recovered --url run has no engine log.
 
 DIR is a pending folder or a folder holding them; without DIR, every unrecovered
 journal under the current folder's result location (bench/results, else

@@ -16,6 +16,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/humanize"
 )
@@ -179,7 +180,8 @@ func sameModel(base, cand *contract.Results) (refuse, notes []string) {
 }
 
 // warnings names what differs between two comparable runs and makes the
-// comparison weaker: the machine, the engine, the track, an incomplete run.
+// comparison weaker: an engine not shown to have been freshly loaded
+// first, then the machine, the engine, the track, an incomplete run.
 func warnings(base, cand *contract.Results) []string {
 	var out []string
 	warn := func(what, a, b string) {
@@ -202,6 +204,19 @@ func warnings(base, cand *contract.Results) []string {
 	for _, r := range []*contract.Results{base, cand} {
 		if r.Run.Status != contract.StatusComplete {
 			out = append(out, fmt.Sprintf("run %s is %s", r.Run.ID, r.Run.Status))
+		}
+	}
+	return append(unfresh(base, cand), out...)
+}
+
+// unfresh warns of each run whose engine is not shown to have been freshly
+// loaded. A folder without the engine block (written before strata kept
+// it) makes no claim either way.
+func unfresh(base, cand *contract.Results) []string {
+	var out []string
+	for _, r := range []*contract.Results{base, cand} {
+		if e := r.Extensions.Engine; e != nil && !derive.Fresh(e) {
+			out = append(out, fmt.Sprintf("run %s's engine was %s: its numbers may hold a warm cache or a long-running server's state", r.Run.ID, derive.Freshness(e)))
 		}
 	}
 	return out

@@ -301,3 +301,45 @@ func TestWritesReturnTheWriteError(t *testing.T) {
 		}
 	}
 }
+
+// TestFreshnessWarned: a run whose engine is not shown to have been freshly
+// loaded is warned of in the comparison's first lines, naming the run and
+// what the engine had answered; freshly loaded engines are not.
+func TestFreshnessWarned(t *testing.T) {
+	t.Parallel()
+	two, zero := int64(2), int64(0)
+	for _, c := range []struct {
+		name   string
+		base   *contract.Engine
+		cand   *contract.Engine
+		warned string // "" none
+	}{
+		{"both started by strata", &contract.Engine{StartedByRunner: true}, &contract.Engine{StartedByRunner: true}, ""},
+		{"serving, no request answered", &contract.Engine{ServedBeforeRun: &contract.ServedBefore{Answered: &zero}}, &contract.Engine{StartedByRunner: true}, ""},
+		{"the candidate had answered two", &contract.Engine{StartedByRunner: true}, &contract.Engine{ServedBeforeRun: &contract.ServedBefore{Answered: &two}},
+			"not freshly loaded: it had answered 2 requests before this run"},
+		{"the baseline's count unknown", &contract.Engine{ServedBeforeRun: &contract.ServedBefore{Reason: "the engine's /metrics has no request or token counters"}}, &contract.Engine{StartedByRunner: true},
+			"whether it was freshly loaded is unknown"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b, cd := load(t, "baseline"), load(t, "candidate")
+			b.Extensions.Engine, cd.Extensions.Engine = c.base, c.cand
+			cmp, err := New(b, cd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := cmp.WriteText(&out); err != nil {
+				t.Fatal(err)
+			}
+			third := strings.SplitN(out.String(), "\n", 4)[2]
+			switch {
+			case c.warned == "" && strings.Contains(out.String(), "freshly loaded"):
+				t.Errorf("a warning of freshness:\n%s", out.String())
+			case c.warned != "" && (!strings.HasPrefix(third, "WARNING: run ") || !strings.Contains(third, c.warned)):
+				t.Errorf("the third line is %q, want a warning with %q", third, c.warned)
+			}
+		})
+	}
+}

@@ -168,6 +168,11 @@ type LocalProcess struct {
 	Program string `json:"program"`
 }
 
+// NotFreshlyLoaded begins the words for an engine that had answered at
+// least one request before the run (ServedBefore's Reason, where the
+// engine shows work but no count).
+const NotFreshlyLoaded = "not freshly loaded"
+
 // ServedBefore is what an already-serving engine says of its past work.
 type ServedBefore struct {
 	// Answered is the number of requests answered before the run, or nil

@@ -184,15 +184,43 @@ func RequestReasons(q contract.Request, o contract.Output, maxShared map[string]
 }
 
 // Served says in a few words what an already-serving engine had done
-// before the run.
+// before the run: no request, some (contract.NotFreshlyLoaded), or
+// unknown, with the engine's evidence.
 func Served(s contract.ServedBefore) string {
 	switch {
 	case s.Answered != nil && *s.Answered == 0:
 		return "it had answered no request before this run"
 	case s.Answered != nil:
-		return "not freshly loaded: it had answered " + humanize.Count(int(*s.Answered), "request", "requests") + " before this run"
+		return contract.NotFreshlyLoaded + ": it had answered " + humanize.Count(int(*s.Answered), "request", "requests") + " before this run"
+	case strings.HasPrefix(s.Reason, contract.NotFreshlyLoaded):
+		return s.Reason
 	}
-	return s.Reason
+	return "whether it was freshly loaded is unknown: " + s.Reason
+}
+
+// Fresh reports whether the engine is shown to have been freshly loaded
+// for the run: strata started it, or it had answered no request before.
+func Fresh(e *contract.Engine) bool {
+	if e == nil {
+		return false
+	}
+	sb := e.ServedBeforeRun
+	return e.StartedByRunner || sb != nil && sb.Answered != nil && *sb.Answered == 0
+}
+
+// Freshness says who started the engine and what it had answered before
+// the run, for the report's first section, the pull request and bench
+// compare.
+func Freshness(e *contract.Engine) string {
+	switch {
+	case e == nil:
+		return "not recorded"
+	case e.StartedByRunner:
+		return "freshly loaded: strata started it for this run"
+	case e.ServedBeforeRun == nil:
+		return "already serving, not started by strata; what it had answered before this run is not recorded"
+	}
+	return "already serving, not started by strata; " + Served(*e.ServedBeforeRun)
 }
 
 // RunnerStoppedKind is the error kind of a request that was in flight

@@ -85,6 +85,9 @@ type engineFacts struct {
 	// chat_template_kwargs, where the engine hands it to the template
 	// (the top-level field alone does not reach it on every build).
 	effortInKwargs bool
+	// requestLog reads its log's per-request timer lines (nil: strata
+	// knows none).
+	requestLog func(log []byte) []LogRequest
 }
 
 // The delta fields engines stream reasoning text in.
@@ -109,7 +112,8 @@ func factsOf(e Engine) engineFacts {
 		// common/chat.cpp @99f3dc32 and @34af94cd9), so the effort goes there
 		// too.
 		return engineFacts{alias: map[string]string{"repetition_penalty": "repeat_penalty"}, keepSpec: true, timers: TimersLlamaCpp,
-			reasoning: reasoningContent, preflight: llamaPreflight(), config: ConfigLlamaArgs, effortInKwargs: true}
+			reasoning: reasoningContent, preflight: llamaPreflight(), config: ConfigLlamaArgs, effortInKwargs: true,
+			requestLog: LlamaLogRequests}
 	case IKLlamaCpp:
 		// Its server keeps llama-server's /apply-template and /tokenize
 		// (examples/server/server.cpp @8337e4c l.1424–1459). The top-level

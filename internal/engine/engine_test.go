@@ -78,6 +78,16 @@ func fakeProfile(t *testing.T, mode string, port int) *Profile {
 		Env: map[string]string{"STRATA_FAKE_ENGINE": mode, "PORT": fmt.Sprint(port)}}
 }
 
+// logFile is a file for an engine's output, closed at the test's end.
+func logFile(t *testing.T) *os.File {
+	f, err := os.CreateTemp(t.TempDir(), "engine-*.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeRead(f) })
+	return f
+}
+
 func freePort(t *testing.T) int {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -108,7 +118,7 @@ func stillLoading(context.Context) (int, error) { return http.StatusServiceUnava
 func TestStartWaitStop(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
-	p, err := Start(fakeProfile(t, "serve", port), os.Environ(), nil)
+	p, err := Start(fakeProfile(t, "serve", port), os.Environ(), nil, logFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,8 +138,8 @@ func TestStartWaitStop(t *testing.T) {
 	if _, err := healthOf(port)(context.Background()); err == nil {
 		t.Error("the engine still answers after Stop")
 	}
-	if !strings.Contains(string(p.Log()), "fake engine: loading model") {
-		t.Errorf("log %q", p.Log())
+	if log, err := p.Log(); err != nil || !strings.Contains(string(log), "fake engine: loading model") {
+		t.Errorf("log %q, %v", log, err)
 	}
 }
 
@@ -138,7 +148,7 @@ func TestStartWaitStop(t *testing.T) {
 func TestCrashDuringLoad(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
-	p, err := Start(fakeProfile(t, "crash", port), os.Environ(), nil)
+	p, err := Start(fakeProfile(t, "crash", port), os.Environ(), nil, logFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +163,7 @@ func TestCrashDuringLoad(t *testing.T) {
 // loading is reported with that status, as any other exit is.
 func TestCleanExitDuringLoad(t *testing.T) {
 	t.Parallel()
-	p, err := Start(fakeProfile(t, "quit", freePort(t)), os.Environ(), nil)
+	p, err := Start(fakeProfile(t, "quit", freePort(t)), os.Environ(), nil, logFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +199,7 @@ func testTimers(p *Child) <-chan timerAsk {
 func TestLoadTimeoutAndSIGKILL(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
-	p, err := Start(fakeProfile(t, "ignore-term", port), os.Environ(), nil)
+	p, err := Start(fakeProfile(t, "ignore-term", port), os.Environ(), nil, logFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +207,7 @@ func TestLoadTimeoutAndSIGKILL(t *testing.T) {
 	said := make(chan struct{})
 	var once sync.Once
 	health := Health(func(context.Context) (int, error) {
-		if strings.Contains(string(p.Log()), "ignoring SIGTERM") {
+		if log, _ := p.Log(); strings.Contains(string(log), "ignoring SIGTERM") {
 			once.Do(func() { close(said) })
 		}
 		return http.StatusServiceUnavailable, nil
@@ -240,7 +250,7 @@ func TestLoadTimeoutAndSIGKILL(t *testing.T) {
 
 func TestStartMissingCommand(t *testing.T) {
 	t.Parallel()
-	_, err := Start(&Profile{Name: "x", Command: []string{"/nonexistent/llama-server"}}, nil, nil)
+	_, err := Start(&Profile{Name: "x", Command: []string{"/nonexistent/llama-server"}}, nil, nil, logFile(t))
 	if err == nil || !strings.Contains(err.Error(), "llama-server") {
 		t.Fatalf("err %v", err)
 	}
@@ -373,7 +383,7 @@ func TestCountServed(t *testing.T) {
 		s    contract.ServedBefore
 		want string
 	}{
-		{CountServed(after, nil, busy), `"reason":"llama.cpp's /metrics counts tokens`},
+		{CountServed(after, nil, busy), `"reason":"not freshly loaded: llama.cpp's /metrics counts tokens`},
 		{CountServed(fresh, nil, idle), `"requests_answered":0,"metrics":{`},
 	} {
 		b, _ := json.Marshal(c.s)
@@ -384,8 +394,12 @@ func TestCountServed(t *testing.T) {
 			t.Errorf("JSON %s, want %s", b, c.want)
 		}
 	}
-	if got := derive.Served(CountServed(after, nil, busy)); !strings.Contains(got, "at least one request") {
+	// Work shown without a count is said as it is: not freshly loaded.
+	if got := derive.Served(CountServed(after, nil, busy)); !strings.HasPrefix(got, "not freshly loaded: ") || !strings.Contains(got, "at least one request") {
 		t.Errorf("summary %q", got)
+	}
+	if got := derive.Served(CountServed([]byte("llamacpp:prompt_tokens_total 0\n"), nil, []byte(`[{"id":0,"id_task":7}]`))); !strings.HasPrefix(got, "not freshly loaded: /slots shows a finished task") {
+		t.Errorf("summary of a finished task %q", got)
 	}
 	if got := derive.Served(CountServed(fresh, nil, idle)); got != "it had answered no request before this run" {
 		t.Errorf("summary %q", got)

@@ -15,9 +15,11 @@
 //
 // Every line's strings pass through the run's redactor, and the run hands
 // the journal each request with the server's evidence already redacted as
-// the result will hold it (internal/benchrun does), so the pending folder
-// holds no more private data than the result folder will; the API key
-// never reaches it.
+// the result will hold it (internal/benchrun does), so the journal holds
+// no more private data than the result folder will; the API key never
+// reaches it. Beside it, the engine the runner started writes its own
+// output (engine.log) as it goes, so a killed run keeps it; it is
+// redacted, as every engine log is, when the result folder is written.
 package journal
 
 import (
@@ -133,7 +135,7 @@ func Create(root string, h Header, red *redact.Redactor) (*Writer, error) {
 		return nil, fmt.Errorf("lock the run's journal: %w", err)
 	}
 	w := &Writer{dir: dir, f: f, red: red, lock: unlock}
-	h.Facts.EngineLog = nil // kept in memory until the end; a killed run's log is lost
+	h.Facts.EngineLog = nil // the engine writes its own beside the journal
 	h.Facts.Engine.Env = budgetEnv(h.Facts.Engine.Env)
 	w.write(line{Header: &h})
 	return w, w.err

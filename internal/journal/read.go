@@ -52,10 +52,11 @@ func writeMarker(dir string, h Header) error {
 	return nil
 }
 
-// removePending removes a pending folder's own files and then the folder,
-// which goes only when nothing else is left in it.
+// removePending removes a pending folder's own files (the journal, the
+// marker and the output of the engine the runner started) and then the
+// folder, which goes only when nothing else is left in it.
 func removePending(dir string) error {
-	for _, name := range []string{Name, Marker} {
+	for _, name := range []string{Name, Marker, contract.EngineLog} {
 		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}

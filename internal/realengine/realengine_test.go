@@ -27,6 +27,7 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/corpus"
 	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/record"
@@ -59,16 +60,28 @@ func strata(t testing.TB, dir string, stderr func(string), args ...string) cliRe
 // strataWith is strata with a protocol table (nil: the one strata ships).
 func strataWith(t testing.TB, dir string, table protocol.Table, stderr func(string), args ...string) cliResult {
 	t.Helper()
-	var out bytes.Buffer
-	errw := &watchWriter{fn: stderr}
-	// The machine's /proc is read (the engine's process is found by its
-	// port); its probe tools are not run.
-	// The test binary has no VCS stamp, and the HEAD of the checkout it was
-	// built from is no commit of it: the install is given the stamp a
-	// release or a -buildvcs=true build carries.
-	env := procstate.State{Stdin: strings.NewReader(""), Stdout: &out, Stderr: errw, Dir: dir,
+	return strataIn(t, cliEnv(t, dir, table), stderr, args...)
+}
+
+// cliEnv is the state the CLI runs in, in dir with a protocol table (nil:
+// the one strata ships). The machine's /proc is read (the engine's process
+// is found by its port); its probe tools are not run. The test binary has
+// no VCS stamp, and the HEAD of the checkout it was built from is no commit
+// of it: the install is given the stamp a release or a -buildvcs=true
+// build carries.
+func cliEnv(t testing.TB, dir string, table protocol.Table) procstate.State {
+	return procstate.State{Stdin: strings.NewReader(""), Dir: dir,
 		Getenv: func(string) string { return "" }, Environ: os.Environ, CacheDir: t.TempDir(), Root: os.DirFS("/"), Protocols: table,
 		Build: &version.Build{Commit: testCommit, ModuleVersion: "(devel)"}}
+}
+
+// strataIn runs the CLI in process in env; stderr, when set, also sees
+// what the command writes to its stderr as it writes it.
+func strataIn(t testing.TB, env procstate.State, stderr func(string), args ...string) cliResult {
+	t.Helper()
+	var out bytes.Buffer
+	errw := &watchWriter{fn: stderr}
+	env.Stdout, env.Stderr = &out, errw
 	code := cli.Run(context.Background(), args, env)
 	return cliResult{code, out.String(), errw.String()}
 }
@@ -453,9 +466,10 @@ func urlRunSmallContext(t *testing.T, out string) {
 }
 
 // checkURLEvidence: a --url run against a server the user started (found
-// by its port: its command line and environment are read from /proc) says
-// in its README, its submit body and results.json that there is no engine
-// log and why, and how many requests the server had answered; it records
+// by its port: its command line and environment are read from /proc) and
+// not given its log file says in its README and results.json that there is
+// no engine log and why, and how many requests the server had answered,
+// and bench submit refuses it naming --engine-log; it records
 // context_tokens, server_capacity and the engine's reported defaults as the
 // engine typed them, the options it was given (on the command line and as
 // LLAMA_ARG_*) typed as llama-server reads them, each object with its
@@ -465,7 +479,9 @@ func urlRunSmallContext(t *testing.T, out string) {
 // time.
 func checkURLEvidence(t *testing.T, f folder) {
 	readme, _ := os.ReadFile(filepath.Join(f.dir, contract.ReadmeFile))
-	for _, want := range []string{"No engine log: the runner did not start the engine", "run with --profile",
+	noLog := "the engine at --url was already serving when the run began, not started by strata, so strata could not keep its output: there is no engine log; name the log file the server writes (llama-server --log-file FILE) with --engine-log FILE"
+	for _, want := range []string{"| Engine | already serving, not started by strata; it had answered no request before this run |",
+		"| Engine log | **none**: " + noLog + " |", "No engine log: " + noLog + ".",
 		"Requests the server had answered before this run: it had answered no request before this run"} {
 		if !strings.Contains(string(readme), want) {
 			t.Errorf("README does not say %q:\n%s", want, readme)
@@ -532,8 +548,8 @@ func checkURLEvidence(t *testing.T, f folder) {
 		t.Errorf("settings check %+v: want 34 checked, %d revealed", sc, 22+protocol.ConcurrencyRounds)
 	}
 	sub := strata(t, t.TempDir(), nil, "bench", "submit", f.dir)
-	if !strings.Contains(sub.stdout, "no engine log") {
-		t.Errorf("bench submit does not say there is no engine log (exit %d):\n%s\n%s", sub.code, sub.stdout, sub.stderr)
+	if sub.code != exitcode.Failed || !strings.Contains(sub.stdout, "incomplete: no engine log: "+noLog) || !strings.Contains(sub.stderr, "no engine log (--engine-log)") {
+		t.Errorf("bench submit does not refuse the folder without an engine log, naming --engine-log (exit %d):\n%s\n%s", sub.code, sub.stdout, sub.stderr)
 	}
 }
 

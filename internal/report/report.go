@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/protocol"
 )
@@ -85,6 +86,7 @@ func writeOverview(p printer, r *contract.Results) {
 	p("| | |\n| --- | --- |\n")
 	p("| Protocol | `%s` (draft), profile `%s` |\n", r.Protocol.ID, r.Protocol.Profile)
 	p("| Status | **%s** |\n", r.Run.Status)
+	writeEngineRows(p, r)
 	p("| Started | %s |\n", r.Run.StartedAt)
 	p("| Required stages | %s |\n", unit(fnum(r.Run.RequiredDurationS, 1), "s"))
 	if r.Run.OptionalConcurrency {
@@ -99,6 +101,31 @@ func writeOverview(p printer, r *contract.Results) {
 	sr := r.Extensions.StatusReasons
 	writeStatusReasons(p, "**Nonconforming.** This run is not a standard result:", sr.Nonconforming)
 	writeStatusReasons(p, "**Partial.** Required work was not done:", sr.Partial)
+}
+
+// writeEngineRows says in the first section who started the engine and
+// what it had answered before the run (bold when it is not shown to have
+// been freshly loaded), and names the engine log or says there is none,
+// with why.
+func writeEngineRows(p printer, r *contract.Results) {
+	if e := r.Extensions.Engine; e != nil {
+		if derive.Fresh(e) {
+			p("| Engine | %s |\n", mdEscape(derive.Freshness(e)))
+		} else {
+			p("| Engine | **%s** |\n", mdEscape(derive.Freshness(e)))
+		}
+	}
+	for _, a := range r.Artifacts {
+		if a.Kind == contract.ArtifactEngineLog {
+			p("| Engine log | `%s` |\n", escape.CodeSpan(a.Path))
+			return
+		}
+	}
+	why, ok := r.Missing[contract.PtrEngineLog]
+	if !ok {
+		why = "the folder lists no engine_log artifact"
+	}
+	p("| Engine log | **none**: %s |\n", mdEscape(why))
 }
 
 // writeStatusReasons lists the reasons for one status under its lead

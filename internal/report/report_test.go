@@ -139,3 +139,56 @@ func TestReadmeReturnsTheWriteError(t *testing.T) {
 		t.Errorf("README on a closed pipe: %v, want %v", err, io.ErrClosedPipe)
 	}
 }
+
+// TestFirstSectionSaysTheEngineAndItsLog: the report's first section says
+// who started the engine and what it had answered before the run, and
+// names the engine log or says there is none, with why.
+func TestFirstSectionSaysTheEngineAndItsLog(t *testing.T) {
+	t.Parallel()
+	two := int64(2)
+	const why = "profile x's engine was already serving when the run began"
+	for _, c := range []struct {
+		name    string
+		engine  *contract.Engine
+		log     bool
+		want    []string
+		notWant string
+	}{
+		{"started by strata, with its log", &contract.Engine{StartedByRunner: true}, true,
+			[]string{"| Engine | freshly loaded: strata started it for this run |", "| Engine log | `engine.log` |"}, "**none**"},
+		{"already serving, no log", &contract.Engine{Profile: "x", ServedBeforeRun: &contract.ServedBefore{Answered: &two}}, false,
+			[]string{"| Engine | **already serving, not started by strata; not freshly loaded: it had answered 2 requests before this run** |", "| Engine log | **none**: " + why + " |"}, "`engine.log`"},
+		{"no engine recorded, no log", nil, false, []string{"| Engine log | **none**: the folder lists no engine_log artifact |"}, "| Engine |"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := read(t, filepath.Join("..", "..", "testdata", "results", "baseline"))
+			r.Extensions.Engine = c.engine
+			var arts []contract.Artifact
+			for _, a := range r.Artifacts {
+				if a.Kind != contract.ArtifactEngineLog {
+					arts = append(arts, a)
+				}
+			}
+			if c.log {
+				arts = append(arts, contract.Artifact{Kind: contract.ArtifactEngineLog, Path: contract.EngineLog, SHA256: strings.Repeat("ab", 32)})
+			} else if c.engine != nil {
+				r.Missing[contract.PtrEngineLog] = why
+			}
+			r.Artifacts = arts
+			var b strings.Builder
+			if err := README(&b, r); err != nil {
+				t.Fatal(err)
+			}
+			first := b.String()[:strings.Index(b.String(), "## ")]
+			for _, w := range c.want {
+				if !strings.Contains(first, w) {
+					t.Errorf("the first section lacks %q:\n%s", w, first)
+				}
+			}
+			if strings.Contains(first, c.notWant) {
+				t.Errorf("the first section has %q:\n%s", c.notWant, first)
+			}
+		})
+	}
+}

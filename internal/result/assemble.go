@@ -713,9 +713,11 @@ func (as *assembler) engineLog(e *contract.Engine) *contract.Engine {
 	case as.facts.EngineLog != nil:
 		c.Log = ptr(contract.EngineLog)
 	case c.StartedByRunner:
-		as.missing.Add(contract.PtrEngineLog, "the run was recovered from its journal: the engine's log was kept in memory only, and was lost with the runner")
+		as.missing.Add(contract.PtrEngineLog, "the runner started the engine, but its output was not kept")
+	case as.facts.Extensions.Recovered != nil:
+		as.missing.Add(contract.PtrEngineLog, "the run was recovered from its journal: "+NoEngineLog(&c)+" (strata reads that file after the run, which a killed run never reached)")
 	default:
-		as.missing.Add(contract.PtrEngineLog, NoEngineLog)
+		as.missing.Add(contract.PtrEngineLog, NoEngineLog(&c))
 	}
 	if sb := c.ServedBeforeRun; sb != nil && sb.Answered == nil {
 		as.missing.Add(contract.PtrEngineServedAnswered, orElse(sb.Reason, "the engine does not say how many requests it had answered"))
@@ -723,9 +725,17 @@ func (as *assembler) engineLog(e *contract.Engine) *contract.Engine {
 	return &c
 }
 
-// NoEngineLog is why a run against an engine the runner did not start has
-// no engine log.
-const NoEngineLog = "the runner did not start the engine (a --url run against a server already serving), so it could not keep the engine's output: there is no engine log; run with --profile so the runner starts the engine and keeps its log as " + contract.EngineLog
+// NoEngineLog is why a run against an engine strata did not start has no
+// engine log: it was already serving (at --url, or at the URL of a profile
+// whose engine strata would otherwise start), so its output went where
+// whoever started it sent it.
+func NoEngineLog(e *contract.Engine) string {
+	who := "the engine at --url"
+	if e.Profile != "" {
+		who = "profile " + e.Profile + "'s engine"
+	}
+	return who + " was already serving when the run began, not started by strata, so strata could not keep its output: there is no engine log; name the log file the server writes (llama-server --log-file FILE) with --engine-log FILE"
+}
 
 // limitations are the report's standing caveats for this run: the
 // protocol's own, then what a run against an engine the runner did not
@@ -748,7 +758,10 @@ func unseen(e *contract.Engine, missing contract.Missing) []string {
 	if e == nil || e.StartedByRunner {
 		return nil
 	}
-	out := []string{"No engine log: " + NoEngineLog + "."}
+	var out []string
+	if why, ok := missing[contract.PtrEngineLog]; ok {
+		out = append(out, "No engine log: "+why+".")
+	}
 	if sb := e.ServedBeforeRun; sb != nil {
 		out = append(out, "Requests the server had answered before this run: "+derive.Served(*sb)+".")
 	}

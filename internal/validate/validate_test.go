@@ -142,7 +142,7 @@ func TestValidatorHoldsTheEvidenceToTheWorkload(t *testing.T) {
 		}, contract.OutputsFile + ":1", "a duplicate object name"},
 		{"an artifact that is a symlink out of the folder", func(f fstest.MapFS) {
 			f["chat_template.jinja"] = &fstest.MapFile{Data: []byte("/etc/passwd"), Mode: fs.ModeSymlink}
-		}, "/artifacts/2", "symbolic link"},
+		}, "/artifacts/3", "symbolic link"},
 		{"an artifact path with ./", func(f fstest.MapFS) {
 			replaceIn(f, contract.ResultsFile, `"path": "config.json"`, `"path": "./config.json"`, 1)
 		}, "/artifacts/0/path", "is not canonical"},
