@@ -370,22 +370,30 @@ func Build(s *Site, out string) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
+	old := ""
 	if _, err := os.Stat(out); err == nil {
-		old := out + ".old"
+		old = out + ".old"
 		if err := os.RemoveAll(old); err != nil {
 			return fmt.Errorf("remove an earlier copy of the site: %w", err)
 		}
 		if err := os.Rename(out, old); err != nil {
 			return err
 		}
-		// Best effort: the new site is in place whether or not its
-		// predecessor goes, and the next build removes what is left.
-		defer func() { _ = os.RemoveAll(old) }()
 	}
 	if err := os.Rename(tmp, out); err != nil {
+		if old != "" {
+			// The previous site goes back where it was: a failed build
+			// loses nothing. Its own error, if any, is secondary to this one.
+			_ = os.Rename(old, out)
+		}
 		return err
 	}
 	ok = true
+	if old != "" {
+		// Best effort: the new site is in place whether or not its
+		// predecessor goes, and the next build removes what is left.
+		_ = os.RemoveAll(old)
+	}
 	return nil
 }
 
