@@ -198,6 +198,11 @@ text/plain for all evidence.`,
 			if err := requireFlag("out", out); err != nil {
 				return err
 			}
+			if serve {
+				if err := previewAddr(addr); err != nil {
+					return err
+				}
+			}
 			repo, err := manifest.Open(env.Path(repoDir))
 			if err != nil {
 				return err
@@ -234,10 +239,19 @@ text/plain for all evidence.`,
 	return cmd
 }
 
-func serveDir(ctx context.Context, dir, addr string, w interface{ Write([]byte) (int, error) }) error {
+// previewAddr checks --addr of a preview: loopback only.
+func previewAddr(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil || !protocol.IsLoopback(host) {
 		return usagef("--addr %q: the preview serves on loopback only", addr)
+	}
+	return nil
+}
+
+// serveDir serves a built site or view on addr (loopback) until ctx ends.
+func serveDir(ctx context.Context, dir, addr string, w interface{ Write([]byte) (int, error) }) error {
+	if err := previewAddr(addr); err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

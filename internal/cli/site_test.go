@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -108,33 +107,8 @@ func TestSiteServe(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out, lines := io.Pipe()
-	env := testEnv(t, t.TempDir(), strings.NewReader(""), lines, io.Discard)
-	done := make(chan int, 1)
-	go func() {
-		done <- Run(ctx, []string{"bench", "site", "--repo", testRepo(t), "--out", filepath.Join(t.TempDir(), "site"),
-			"--activate", protocol.StandInID, "--serve", "--addr", "127.0.0.1:0"}, env)
-		_ = lines.Close() // always nil; the reader sees the end
-	}()
-	// The URL is the serving line's; the rest of the output is read on, so
-	// the command never waits on a full pipe.
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if _, rest, ok := strings.Cut(sc.Text(), "serving "); ok {
-				url, _, _ := strings.Cut(rest, " ")
-				urls <- url
-			}
-		}
-		_, _ = io.Copy(io.Discard, out) // the rest is drained, not read
-	}()
-	var url string
-	select {
-	case url = <-urls:
-	case code := <-done:
-		t.Fatalf("exit %d before a serving line", code)
-	}
+	url, done := preview(t, ctx, "bench", "site", "--repo", testRepo(t), "--out", filepath.Join(t.TempDir(), "site"),
+		"--activate", protocol.StandInID, "--serve", "--addr", "127.0.0.1:0")
 	resp, err := http.Get(url + "index.html")
 	if err != nil {
 		t.Fatal(err)
