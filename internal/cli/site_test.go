@@ -174,3 +174,39 @@ func TestManifestAddReplaces(t *testing.T) {
 		t.Error("other.html does not list the replaced entry")
 	}
 }
+
+// TestSiteRepoMustBeARepositoryRoot: --repo names a repository's root (a
+// checkout's top folder or a bare repository); anything else is a usage
+// error naming what was expected, before any site is built, and a result
+// folder, or a folder of them, is pointed to bench view.
+func TestSiteRepoMustBeARepositoryRoot(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	copyDir(t, results(t, "partial"), filepath.Join(parent, "run"))
+	for _, c := range []struct {
+		name, repo string
+		want       []string
+	}{
+		{"a result folder", results(t, "partial"), []string{"not the root of a git repository", "is a result folder", "strata bench view " + results(t, "partial")}},
+		{"a folder of result folders", parent, []string{"not the root of a git repository", "holds result folders", "strata bench view " + filepath.Join(parent, "run")}},
+		{"an empty folder", t.TempDir(), []string{"not the root of a git repository (a checkout's top folder, or a bare repository)"}},
+		{"a folder inside a checkout", filepath.Join(repoRoot(t), "internal"), []string{"not the root of a git repository"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			out := filepath.Join(t.TempDir(), "site")
+			r := runIn(t, t.TempDir(), "", "bench", "site", "--repo", c.repo, "--out", out)
+			if r.code != exitcode.Usage {
+				t.Fatalf("exit %d, want %d\n%s%s", r.code, exitcode.Usage, r.stdout, r.stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+				}
+			}
+			if strings.Contains(r.stdout, "site:") {
+				t.Errorf("a site was built:\n%s", r.stdout)
+			}
+		})
+	}
+}
