@@ -31,18 +31,9 @@ type File struct {
 // Each chart is written aside and renamed into place, and a rename replaces
 // a link made in the meantime instead of following it.
 func Write(out string, results []string, files []File) ([]string, error) {
-	real, err := realPath(out)
+	real, err := Outside("--charts", out, results)
 	if err != nil {
-		return nil, fmt.Errorf("--charts %s: %w", out, err)
-	}
-	for _, dir := range results {
-		realDir, err := filepath.EvalSymlinks(dir)
-		if err != nil {
-			return nil, fmt.Errorf("result folder %s: %w", dir, err)
-		}
-		if within(realDir, real) {
-			return nil, exitcode.Usagef("--charts %s is inside the result folder %s (%s); a result folder holds only what the spec lists", out, dir, real)
-		}
+		return nil, err
 	}
 	for _, f := range files {
 		p := filepath.Join(real, f.Name)
@@ -68,6 +59,28 @@ func Write(out string, results []string, files []File) ([]string, error) {
 		written = append(written, filepath.Join(out, f.Name))
 	}
 	return written, nil
+}
+
+// Outside returns the real path of out (the folder the flag names, which
+// need not exist yet) once it is known to lie outside every result folder
+// given, which holds only what the spec lists; a usage error otherwise.
+// Both are compared as real paths, so a link into a result folder is
+// inside it.
+func Outside(flag, out string, results []string) (string, error) {
+	real, err := realPath(out)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", flag, out, err)
+	}
+	for _, dir := range results {
+		realDir, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			return "", fmt.Errorf("result folder %s: %w", dir, err)
+		}
+		if within(realDir, real) {
+			return "", exitcode.Usagef("%s %s is inside the result folder %s (%s); a result folder holds only what the spec lists", flag, out, dir, real)
+		}
+	}
+	return real, nil
 }
 
 // realPath is p with every symbolic link resolved, for a p that need not

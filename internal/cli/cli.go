@@ -186,7 +186,7 @@ a result folder that anyone can re-validate.`,
 		RunE:  groupRunE,
 	}
 	profile.AddCommand(newProfileCheck(env))
-	bench.AddCommand(newRun(env), newCheck(env), newRecover(env), newReport(env), corpus, newProfiles(env), profile, newManifest(env), newSite(env), newSubmit(env), newCompare(env), newPilot(env))
+	bench.AddCommand(newRun(env), newCheck(env), newRecover(env), newReport(env), corpus, newProfiles(env), profile, newManifest(env), newSite(env), newView(env), newSubmit(env), newCompare(env), newPilot(env))
 	engine := &cobra.Command{
 		Use: "engine",
 		Example: `  strata engine simulate --port 8080

@@ -153,6 +153,7 @@ func TestSIGKILLThenRecover(t *testing.T) {
 	if rep := runIn(t, work, "", "bench", "report", "-q", dir); rep.code != 0 {
 		t.Fatalf("report of the recovered folder: %s", rep.stdout)
 	}
+	viewable(t, dir)
 	log, err := os.ReadFile(filepath.Join(dir, "engine.log"))
 	if e := res.Extensions.Engine; err != nil || !strings.Contains(string(log), "simulated engine listening on") || e == nil || e.Log == nil ||
 		!strings.Contains(res.Extensions.Recovered.Note, "what the engine wrote into the pending folder up to the kill") {

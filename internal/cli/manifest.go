@@ -192,13 +192,25 @@ reason. Of a result folder only its results.json, README.md and the artifacts
 results.json lists (with matching hashes) are published, each as text under its
 name plus .txt; every page carries a Content-Security-Policy that allows nothing
 inline. --serve previews the site on 127.0.0.1 with the same policy, nosniff, and
-text/plain for all evidence.`,
+text/plain for all evidence.
+
+--repo is the repository's root (its top folder, or a bare repository); any
+other folder is refused with exit 2. To see result folders of your own on these
+pages, use bench view.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireFlag("out", out); err != nil {
 				return err
 			}
-			repo, err := manifest.Open(env.Path(repoDir))
+			if serve {
+				if err := previewAddr(addr); err != nil {
+					return err
+				}
+			}
+			repo, err := manifest.OpenRoot(env.Path(repoDir))
+			if errors.Is(err, manifest.ErrNotRoot) {
+				return notRepoRoot(repoDir, env.Path(repoDir))
+			}
 			if err != nil {
 				return err
 			}
@@ -226,7 +238,7 @@ text/plain for all evidence.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&repoDir, "repo", ".", "the repository (a checkout or a bare repository)")
+	f.StringVar(&repoDir, "repo", ".", "the repository's root: a checkout's top folder, or a bare repository")
 	f.StringVar(&out, "out", "", "output folder (new, empty, or an earlier strata site)")
 	f.StringArrayVar(&activate, "activate", nil, activateHelp)
 	f.BoolVar(&serve, "serve", false, "serve the site on loopback until Ctrl-C")
@@ -234,10 +246,19 @@ text/plain for all evidence.`,
 	return cmd
 }
 
-func serveDir(ctx context.Context, dir, addr string, w interface{ Write([]byte) (int, error) }) error {
+// previewAddr checks --addr of a preview: loopback only.
+func previewAddr(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil || !protocol.IsLoopback(host) {
 		return usagef("--addr %q: the preview serves on loopback only", addr)
+	}
+	return nil
+}
+
+// serveDir serves a built site or view on addr (loopback) until ctx ends.
+func serveDir(ctx context.Context, dir, addr string, w interface{ Write([]byte) (int, error) }) error {
+	if err := previewAddr(addr); err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -255,4 +276,18 @@ func serveDir(ctx context.Context, dir, addr string, w interface{ Write([]byte) 
 		return err
 	}
 	return nil
+}
+
+// notRepoRoot is bench site's usage error for a --repo that is not a
+// repository's root; a result folder, or a folder of them, is pointed to
+// bench view.
+func notRepoRoot(arg, dir string) error {
+	msg := fmt.Sprintf("--repo %s is %v", arg, manifest.ErrNotRoot)
+	switch held := resultFoldersIn(arg, dir); {
+	case isResultFolder(dir):
+		msg += "; it is a result folder: strata bench view " + arg + " shows it on the site's pages"
+	case len(held) > 0:
+		msg += "; it holds result folders: strata bench view " + strings.Join(held, " ") + " shows them on the site's pages"
+	}
+	return usagef("%s", msg)
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -108,33 +107,8 @@ func TestSiteServe(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out, lines := io.Pipe()
-	env := testEnv(t, t.TempDir(), strings.NewReader(""), lines, io.Discard)
-	done := make(chan int, 1)
-	go func() {
-		done <- Run(ctx, []string{"bench", "site", "--repo", testRepo(t), "--out", filepath.Join(t.TempDir(), "site"),
-			"--activate", protocol.StandInID, "--serve", "--addr", "127.0.0.1:0"}, env)
-		_ = lines.Close() // always nil; the reader sees the end
-	}()
-	// The URL is the serving line's; the rest of the output is read on, so
-	// the command never waits on a full pipe.
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if _, rest, ok := strings.Cut(sc.Text(), "serving "); ok {
-				url, _, _ := strings.Cut(rest, " ")
-				urls <- url
-			}
-		}
-		_, _ = io.Copy(io.Discard, out) // the rest is drained, not read
-	}()
-	var url string
-	select {
-	case url = <-urls:
-	case code := <-done:
-		t.Fatalf("exit %d before a serving line", code)
-	}
+	url, done := preview(t, ctx, "bench", "site", "--repo", testRepo(t), "--out", filepath.Join(t.TempDir(), "site"),
+		"--activate", protocol.StandInID, "--serve", "--addr", "127.0.0.1:0")
 	resp, err := http.Get(url + "index.html")
 	if err != nil {
 		t.Fatal(err)
@@ -198,5 +172,41 @@ func TestManifestAddReplaces(t *testing.T) {
 	other, _ := os.ReadFile(filepath.Join(out, "other.html"))
 	if !strings.Contains(string(other), "label-replaced") {
 		t.Error("other.html does not list the replaced entry")
+	}
+}
+
+// TestSiteRepoMustBeARepositoryRoot: --repo names a repository's root (a
+// checkout's top folder or a bare repository); anything else is a usage
+// error naming what was expected, before any site is built, and a result
+// folder, or a folder of them, is pointed to bench view.
+func TestSiteRepoMustBeARepositoryRoot(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	copyDir(t, results(t, "partial"), filepath.Join(parent, "run"))
+	for _, c := range []struct {
+		name, repo string
+		want       []string
+	}{
+		{"a result folder", results(t, "partial"), []string{"not the root of a git repository", "is a result folder", "strata bench view " + results(t, "partial")}},
+		{"a folder of result folders", parent, []string{"not the root of a git repository", "holds result folders", "strata bench view " + filepath.Join(parent, "run")}},
+		{"an empty folder", t.TempDir(), []string{"not the root of a git repository (a checkout's top folder, or a bare repository)"}},
+		{"a folder inside a checkout", filepath.Join(repoRoot(t), "internal"), []string{"not the root of a git repository"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			out := filepath.Join(t.TempDir(), "site")
+			r := runIn(t, t.TempDir(), "", "bench", "site", "--repo", c.repo, "--out", out)
+			if r.code != exitcode.Usage {
+				t.Fatalf("exit %d, want %d\n%s%s", r.code, exitcode.Usage, r.stdout, r.stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+				}
+			}
+			if strings.Contains(r.stdout, "site:") {
+				t.Errorf("a site was built:\n%s", r.stdout)
+			}
+		})
 	}
 }

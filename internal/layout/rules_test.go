@@ -69,7 +69,7 @@ var rules = []rule{{
 	readers: map[string]string{
 		"internal/benchrun.target.engineView": "looks for the engine's process on this machine only",
 		"internal/cli.simulateOptions.check":  "the simulator itself listens on loopback only",
-		"internal/cli.serveDir":               "the site's preview listens on loopback only",
+		"internal/cli.previewAddr":            "the site's preview listens on loopback only",
 	},
 }, {
 	name:   "track names",

@@ -118,14 +118,28 @@ type Repo struct {
 	Branch string
 }
 
-// Open opens the repository at dir and resolves its default branch: the
-// branch HEAD names, else main, else master.
-func Open(dir string) (*Repo, error) {
+// ErrNotRoot is OpenRoot's error for a folder that is not a repository's
+// root.
+var ErrNotRoot = errors.New("not the root of a git repository (a checkout's top folder, or a bare repository)")
+
+// Open opens the repository at dir, or the checkout dir is in, and resolves
+// its default branch: the branch HEAD names, else main, else master.
+func Open(dir string) (*Repo, error) { return open(dir, true) }
+
+// OpenRoot is Open of a repository's root only (ErrNotRoot otherwise): a
+// folder inside a checkout, such as a result folder, is never taken for
+// the checkout around it.
+func OpenRoot(dir string) (*Repo, error) { return open(dir, false) }
+
+func open(dir string, detect bool) (*Repo, error) {
 	// The folder itself first: a bare repository has no .git to detect, and
 	// detection would walk up into an enclosing checkout.
 	r, err := git.PlainOpen(dir)
-	if errors.Is(err, git.ErrRepositoryNotExists) {
+	switch {
+	case errors.Is(err, git.ErrRepositoryNotExists) && detect:
 		r, err = git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	case errors.Is(err, git.ErrRepositoryNotExists):
+		return nil, fmt.Errorf("%s: %w", dir, ErrNotRoot)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("repository %s: %w", dir, err)

@@ -408,3 +408,33 @@ func storeObject(t *testing.T, r *git.Repository, encode func(plumbing.EncodedOb
 	}
 	return h
 }
+
+// TestOpenRoot: a checkout's top folder and a bare repository open; a
+// folder inside a checkout is ErrNotRoot for OpenRoot (Open takes the
+// checkout around it), and so is a folder in no repository.
+func TestOpenRoot(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	submissions.Checkout(t, work)
+	inside := filepath.Join(work, "bench")
+	if err := os.MkdirAll(inside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, dir string
+		root      bool
+	}{
+		{"a checkout's top folder", work, true},
+		{"a bare repository", submissions.CommittedRepo(t), true},
+		{"a folder inside a checkout", inside, false},
+		{"a folder in no repository", t.TempDir(), false},
+	} {
+		_, err := manifest.OpenRoot(c.dir)
+		if c.root != (err == nil) || !c.root && !errors.Is(err, manifest.ErrNotRoot) {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+	if _, err := manifest.Open(inside); err != nil {
+		t.Errorf("Open of a folder inside a checkout: %v", err)
+	}
+}

@@ -19,7 +19,7 @@ import (
 // tool cases included), insufficient context and queueing behind one slot
 // by the small-context run only, and every other item open. The engine is
 // killed between two requests, so no request failed after a first delta:
-// that item stays open too.
+// that item stays open too. bench view shows the three folders.
 func TestRealEngineRuns(t *testing.T) {
 	t.Parallel()
 	// The folders live in the parent's temporary folders: a subtest's are
@@ -84,6 +84,7 @@ func TestRealEngineRuns(t *testing.T) {
 	if !strings.Contains(ctx, "per-slot context 2,048 tokens") || !strings.Contains(ctx, "http_status") {
 		t.Errorf("insufficient context evidence %q", ctx)
 	}
+	viewRealEngine(t, dirs)
 	md := strata(t, t.TempDir(), nil, append([]string{"bench", "pilot"}, dirs...)...)
 	if md.code != 0 || !strings.Contains(md.stdout, "| Test the case the mock server cannot show: insufficient context | **shown** | #1: per-slot context 2,048 tokens") ||
 		!strings.Contains(md.stdout, "### #3 `"+filepath.ToSlash(dirs[2])+"`") {

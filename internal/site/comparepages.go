@@ -28,6 +28,10 @@ import (
 // are shown on both run pages where its link would be. A group of up to
 // maxPairsPerRun+1 runs is therefore compared in full. Any other pair is
 // for bench compare.
+//
+// A local view (bench view) pairs its valid folders in one group, whatever
+// their protocols and models: the user chose them, and a pair compare.New
+// refuses says why on both run pages, as bench compare would.
 const (
 	maxPairsPerRun = 8
 	maxPairs       = 500
@@ -48,29 +52,9 @@ type pair struct {
 // pairs returns the site's pairs (see maxPairs) and, by run, the pairs
 // each run is in.
 func pairs(s *Site) ([]*pair, map[*Run][]*pair) {
-	type key struct{ protocol, model string }
-	groups := map[key][]*Run{}
-	var keys []key
-	for _, r := range s.Approved {
-		if r.Results == nil || r.Results.Model.ID == nil {
-			continue
-		}
-		k := key{r.Results.Protocol.ID, *r.Results.Model.ID}
-		if groups[k] == nil {
-			keys = append(keys, k)
-		}
-		groups[k] = append(groups[k], r)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].protocol != keys[j].protocol {
-			return keys[i].protocol < keys[j].protocol
-		}
-		return keys[i].model < keys[j].model
-	})
 	var all []*pair
 	of := map[*Run][]*pair{}
-	for _, k := range keys {
-		runs := groups[k]
+	for _, runs := range pairGroups(s) {
 		sort.SliceStable(runs, func(i, j int) bool {
 			a, b := runs[i].Results.Run.StartedAt, runs[j].Results.Run.StartedAt
 			if a != b {
@@ -87,23 +71,69 @@ func pairs(s *Site) ([]*pair, map[*Run][]*pair) {
 				if len(of[base]) >= maxPairsPerRun || len(of[cand]) >= maxPairsPerRun {
 					continue
 				}
-				p := &pair{Base: base, Cand: cand, Name: base.Slug + "-vs-" + cand.Slug}
-				c, err := compare.New(base.Results, cand.Results)
-				var refusal *compare.Refusal
-				switch {
-				case errors.As(err, &refusal):
-					p.Reasons = refusal.Reasons
-				case err != nil:
-					p.Reasons = []string{err.Error()}
-				default:
-					p.Cmp = c
-				}
+				p := newPair(base, cand)
 				all = append(all, p)
 				of[base], of[cand] = append(of[base], p), append(of[cand], p)
 			}
 		}
 	}
 	return all, of
+}
+
+// pairGroups are the groups of runs the site pairs within, by protocol
+// and then model (see maxPairs): approved runs by protocol ID and declared
+// model ID, or a local view's valid folders in one group.
+func pairGroups(s *Site) [][]*Run {
+	type key struct{ protocol, model string }
+	runs, group := s.Approved, func(r *Run) (key, bool) {
+		if r.Results == nil || r.Results.Model.ID == nil {
+			return key{}, false
+		}
+		return key{r.Results.Protocol.ID, *r.Results.Model.ID}, true
+	}
+	if s.Local {
+		runs, group = s.Others, func(r *Run) (key, bool) { return key{}, r.Label == LabelLocal }
+	}
+	groups := map[key][]*Run{}
+	var keys []key
+	for _, r := range runs {
+		k, ok := group(r)
+		if !ok {
+			continue
+		}
+		if groups[k] == nil {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].protocol != keys[j].protocol {
+			return keys[i].protocol < keys[j].protocol
+		}
+		return keys[i].model < keys[j].model
+	})
+	out := make([][]*Run, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, groups[k])
+	}
+	return out
+}
+
+// newPair puts base and cand side by side: compare.New's comparison, or
+// the reasons it refused them.
+func newPair(base, cand *Run) *pair {
+	p := &pair{Base: base, Cand: cand, Name: base.Slug + "-vs-" + cand.Slug}
+	c, err := compare.New(base.Results, cand.Results)
+	var refusal *compare.Refusal
+	switch {
+	case errors.As(err, &refusal):
+		p.Reasons = refusal.Reasons
+	case err != nil:
+		p.Reasons = []string{err.Error()}
+	default:
+		p.Cmp = c
+	}
+	return p
 }
 
 // comparePage is a compare page.

@@ -22,6 +22,9 @@ var funcs = template.FuncMap{
 	"add":  func(a, b int) int { return a + b },
 	"page": func(title, root string) map[string]string { return map[string]string{"Title": title, "Root": root} },
 	"csp":  func() string { return Policy },
+	// local is whether the page is of a local view (render sets it).
+	"local": func() bool { return false },
+	"mark":  func() string { return LocalMark },
 	// count writes n with its noun in the right number ("1 run", "3 runs").
 	"count":   humanize.Count,
 	"seconds": func(p *float64) string { return humanize.Seconds(*p) },

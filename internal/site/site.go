@@ -178,6 +178,9 @@ type Site struct {
 	Warnings []string
 	Branch   string
 	Head     string
+	// Local marks a view of result folders on this machine (View): every
+	// page says LocalMark, and its runs are in Others.
+	Local bool
 }
 
 // Collect reads the manifest and every result folder of the repository's
@@ -296,13 +299,19 @@ func classify(name string, files map[string][]byte, o manifest.Options) *Run {
 		r.Label = LabelUnreviewed
 		r.Reasons = []string{"not in the approved manifest: a merged report is not an approved one"}
 	}
+	r.Reasons = append(r.Reasons, statusReasons(&res)...)
+	return r
+}
+
+// statusReasons are why a nonconforming or partial run has its status.
+func statusReasons(res *contract.Results) []string {
 	switch sr := res.Extensions.StatusReasons; res.Run.Status {
 	case contract.StatusNonconforming:
-		r.Reasons = append(r.Reasons, contract.Texts(sr.Nonconforming)...)
+		return contract.Texts(sr.Nonconforming)
 	case contract.StatusPartial:
-		r.Reasons = append(r.Reasons, contract.Texts(sr.Partial)...)
+		return contract.Texts(sr.Partial)
 	}
-	return r
+	return nil
 }
 
 // AssignSlugs gives every run a unique, safe page name: submitted folder
@@ -316,7 +325,9 @@ func AssignSlugs(s *Site) {
 			key += "\x00" + r.Entry.ResultsSHA256
 		}
 		h := sha256.Sum256([]byte(key))
-		slug := contract.Slug(r.Folder)
+		// A local view's folder is a path (an approved site's, one name):
+		// its last element names the page, the whole path keeps it unique.
+		slug := contract.Slug(path.Base(r.Folder))
 		if slug == "" {
 			slug = "run"
 		}
@@ -364,7 +375,11 @@ func Build(s *Site, out string) error {
 	if err := render(s, tmp); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(tmp, marker), []byte("built by strata bench site\n"), 0o644); err != nil {
+	by := "built by strata bench site\n"
+	if s.Local {
+		by = "built by strata bench view: " + LocalMark + "\n"
+	}
+	if err := os.WriteFile(filepath.Join(tmp, marker), []byte(by), 0o644); err != nil {
 		return err
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
@@ -398,7 +413,10 @@ func Build(s *Site, out string) error {
 }
 
 func render(s *Site, dir string) error {
-	t, err := template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html")
+	// local is the one function whose answer differs between the approved
+	// site and a local view: the marking, and the words "approved".
+	local := template.FuncMap{"local": func() bool { return s.Local }}
+	t, err := template.New("").Funcs(funcs).Funcs(local).ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return err
 	}
@@ -418,17 +436,13 @@ func render(s *Site, dir string) error {
 		}
 		return os.WriteFile(filepath.Join(dir, name), page, 0o644)
 	}
-	idx := indexData(s)
-	if err := write("index.html", "index.html", idx); err != nil {
-		return err
-	}
-	if err := write("other.html", "other.html", s); err != nil {
+	all, pairsOf := pairs(s)
+	if err := writeIndex(s, all, write); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o755); err != nil {
 		return err
 	}
-	all, pairsOf := pairs(s)
 	runs := append(append([]*Run{}, s.Approved...), s.Others...)
 	err = each(len(runs), func(i int) error {
 		r := runs[i]
@@ -459,6 +473,18 @@ func render(s *Site, dir string) error {
 		p := compared[i]
 		return write(filepath.Join("compare", p.Name+".html"), "compare.html", compareData(p))
 	})
+}
+
+// writeIndex writes the approved site's index.html and other.html, or a
+// local view's index.html (its folders and their pairs).
+func writeIndex(s *Site, all []*pair, write func(name, tmpl string, data any) error) error {
+	if s.Local {
+		return write("index.html", "view.html", viewIndex{Runs: s.Others, Pairs: all})
+	}
+	if err := write("index.html", "index.html", indexData(s)); err != nil {
+		return err
+	}
+	return write("other.html", "other.html", s)
 }
 
 // execute renders a page. html/template escapes markup but leaves the

@@ -56,6 +56,7 @@ func TestSite(t *testing.T) {
 	br := newBrowser(t)
 	t.Run("browser", func(t *testing.T) { t.Parallel(); inBrowser(t, br, s, c, dir) })
 	t.Run("browser attack", func(t *testing.T) { t.Parallel(); attackInBrowser(t, br, s, c, dir, "") })
+	t.Run("view layout", func(t *testing.T) { t.Parallel(); viewInBrowser(t, br) })
 	// The same site with a comparable pair of runs.
 	tw := twinSite(t, s, c)
 	twDir := filepath.Join(t.TempDir(), "site-twin")
