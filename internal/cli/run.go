@@ -104,7 +104,7 @@ func newRun(env procstate.State) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.url, "url", "", "base URL of a server that is already running (loopback for a standard result)")
+	f.StringVar(&o.url, "url", "", "the root URL of a server that is already running, e.g. http://127.0.0.1:8080, not …/v1 (loopback for a standard result)")
 	f.StringVar(&o.protocol, "protocol", "", "the protocol to run: "+protocol.SpecID+" (a Strata checkout's bundle; the default inside one) or "+protocol.StandInID+" (embedded; the default elsewhere)")
 	f.StringVar(&o.bundle, "bundle", "", "the bundle folder of a checkout's protocol (default: bench/prompts/standard-v1 of the current folder)")
 	f.BoolVar(&o.simulate, "simulate", false, "run against strata's simulated engine: the built-in profile \"simulator\" (results are synthetic and nonconforming)")
