@@ -87,7 +87,12 @@ hashes of unchanged files unless --rehash.
 
 --simulate is the built-in profile "simulator": strata's simulated engine (no
 GPU needed), started and stopped like a real one. Such a result is always
-nonconforming: its numbers are synthetic.`
+nonconforming: its numbers are synthetic.
+
+Exit 0 when the result is written, also a partial one that measured
+something; 1 when the run measured nothing (its warm-up failed, or every
+measured request did: the folder is still written and says why) or could not
+run; 2 for bad usage, before anything is sent; 130 after a signal.`
 
 func newRun(env procstate.State) *cobra.Command {
 	var o runOptions
