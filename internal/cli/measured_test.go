@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/simengine"
@@ -66,13 +65,7 @@ func failing(reqs []protocol.Request) map[string]simengine.Behaviour {
 // folder says what was skipped.
 func TestPartialRunThatMeasuredExits0(t *testing.T) {
 	t.Parallel()
-	b, err := prompts.Bundle()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, _, _ := prompts.Template(b)
-	sim := simengine.New(simengine.Config{PromptTPS: 5e6, DecodeTPS: 2e5, ReasoningTokens: 20, Accuracy: 1, Slots: 1, ContextTokens: 32768,
-		ModelPath: "m.gguf", Bundle: b, Template: string(tmpl)}).Handler()
+	sim := simHandler(t, func(*simengine.Config) {})
 	var gone atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
