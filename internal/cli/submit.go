@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -40,6 +41,9 @@ FILE, or --profile). Exit 1 when a check fails (and no text is printed).`,
 				return err
 			}
 			v, err := validate.Dir(dir, b)
+			if nr := (validate.NotResultFolder{}); errors.As(err, &nr) && len(nr.Inside) > 0 {
+				return fmt.Errorf("%w; give one of them: strata bench submit %s", err, filepath.Join(args[0], nr.Inside[0]))
+			}
 			if err != nil {
 				return err
 			}
