@@ -157,7 +157,7 @@ a result folder that anyone can re-validate.`,
 	}
 	// --version prints what `strata version` prints.
 	root.SetVersionTemplate("strata {{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitcode.UsageError{Err: err} })
+	root.SetFlagErrorFunc(flagError)
 	root.CompletionOptions.DisableDefaultCmd = true
 	bench := &cobra.Command{
 		Use: "bench",
@@ -207,6 +207,17 @@ func groupRunE(cmd *cobra.Command, args []string) error {
 		return unknownCommand(cmd, args[0])
 	}
 	return cmd.Help()
+}
+
+// flagError is the usage error for flags that do not parse. A command
+// group meets the flags of a mistyped subcommand (strata becnh run
+// --simulate): the word before them is what is wrong, and it is named with
+// the command meant.
+func flagError(cmd *cobra.Command, err error) error {
+	if rest := cmd.Flags().Args(); cmd.HasSubCommands() && len(rest) > 0 {
+		return unknownCommand(cmd, rest[0])
+	}
+	return exitcode.UsageError{Err: err}
 }
 
 // unknownCommand is the usage error for a subcommand that does not exist,

@@ -45,3 +45,27 @@ func TestSubmitFolderOfResults(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit %d with %q", r.code, r.stdout, r.stderr, exitcode.Failed, want)
 	}
 }
+
+// TestUnknownCommandBeforeFlags: a mistyped command is named as one, with
+// the command meant, also when flags follow it (flags the mistyped command
+// would have taken are no unknown flags of the level above); a flag that
+// no command takes is still an unknown flag.
+func TestUnknownCommandBeforeFlags(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args       []string
+		want, help string
+	}{
+		{[]string{"becnh", "run", "--simulate"}, `unknown command "becnh" for "strata"; did you mean "bench"?`, "Run 'strata --help' for usage."},
+		{[]string{"becnh", "--simulate"}, `unknown command "becnh" for "strata"; did you mean "bench"?`, "Run 'strata --help' for usage."},
+		{[]string{"bench", "runn", "--simulate", "--results-dir", "x"}, `unknown command "runn" for "strata bench"; did you mean "run"?`, "Run 'strata bench --help' for usage."},
+		{[]string{"bench", "corpus", "verfy", "--protocol", "p"}, `did you mean "verify"?`, "Run 'strata bench corpus --help' for usage."},
+		{[]string{"bench", "--simulate"}, "unknown flag: --simulate", "Run 'strata bench --help' for usage."},
+		{[]string{"bench", "run", "--simulat"}, "unknown flag: --simulat", "Run 'strata bench run --help' for usage."},
+	} {
+		r := runIn(t, t.TempDir(), "", c.args...)
+		if r.code != exitcode.Usage || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, c.help) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d with %q and %q", c.args, r.code, r.stderr, exitcode.Usage, c.want, c.help)
+		}
+	}
+}
