@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -105,10 +106,12 @@ func Run(ctx context.Context, args []string, env procstate.State) int {
 	// Everything a command prints, on a terminal or into a pipe, passes one
 	// filter: what came from outside (an engine's version, a run ID, an
 	// error a server wrote, a file name) is escaped so it cannot act on the
-	// terminal, and the secrets the command learns are removed.
+	// terminal, and the secrets the command learns are removed. What the
+	// user typed is theirs, and shown as typed.
 	if env.Keys == nil {
 		env.Keys = &redact.Keyring{}
 	}
+	env.Keys.Typed(typedWords(env, args)...)
 	clean := func(s string) string { return escape.Line(env.Keys.Redact(s)) }
 	stdout := liveline.New(env.Stdout, false, nil, clean)
 	stderr := liveline.New(env.Stderr, env.TTY, env.Width, clean)
@@ -134,6 +137,26 @@ func Run(ctx context.Context, args []string, env procstate.State) int {
 		printf(env.Stderr, "Run '%s --help' for usage.\n", path)
 	}
 	return code
+}
+
+// typedWords are the words of the command line as the user typed them
+// and as commands show them: each argument, a --flag=value's value, and a
+// path as resolved against the working folder.
+func typedWords(env procstate.State, args []string) []string {
+	var out []string
+	for _, a := range args {
+		words := []string{a}
+		if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
+			words = append(words, v)
+		}
+		for _, w := range words {
+			out = append(out, w)
+			if p := filepath.Clean(env.Path(w)); w != "" && p != w {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 func newRoot(env procstate.State) *cobra.Command {

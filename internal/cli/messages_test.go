@@ -69,3 +69,29 @@ func TestUnknownCommandBeforeFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestTypedPathsAreShown: a path the user typed is shown as typed (and as
+// resolved against the working folder), never as <secret>, though its last
+// name is one the terminal's filter reads as a secret setting's (passwd).
+func TestTypedPathsAreShown(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	passwd := filepath.Join(work, "etc", "passwd")
+	mustWrite(t, passwd, "root:x:0:0\n")
+	mustWrite(t, filepath.Join(work, "passwd"), "root:x:0:0\n")
+	local := filepath.Join(work, "passwd")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "run", "--simulate", "--results-dir", passwd}, "--results-dir " + passwd + ": " + passwd + " is a file, not a folder for results"},
+		{[]string{"bench", "run", "--simulate", "--results-dir=" + passwd}, "--results-dir " + passwd + ": " + passwd + " is a file, not a folder for results"},
+		{[]string{"bench", "run", "--simulate", "--results-dir", "passwd"}, "--results-dir " + local + ": " + local + " is a file, not a folder for results"},
+		{[]string{"bench", "report", passwd}, "result folder " + passwd + ": not a folder"},
+	} {
+		r := runIn(t, work, "", c.args...)
+		if r.code == exitcode.OK || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "<secret>") {
+			t.Errorf("%v: exit %d, stderr %q; want %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}
