@@ -34,15 +34,23 @@ func TestNotAResultFolder(t *testing.T) {
 // calls nothing in them private data.
 func TestSubmitFolderOfResults(t *testing.T) {
 	t.Parallel()
-	work := t.TempDir()
-	copyDir(t, results(t, "baseline"), filepath.Join(work, "bench-results", "run-a"))
-	copyDir(t, results(t, "candidate"), filepath.Join(work, "bench-results", "run-b"))
-	mustWrite(t, filepath.Join(work, "bench-results", "notes", "x.txt"), "not a result\n")
-	r := runIn(t, work, "", "bench", "submit", "bench-results")
-	want := filepath.Join(work, "bench-results") + " is not a result folder (no results.json); it holds 2 result folders: run-a, run-b; give one of them: strata bench submit " +
-		filepath.Join("bench-results", "run-a")
-	if r.code != exitcode.Failed || !strings.Contains(r.stderr, want) || strings.Contains(r.stdout, "private data") {
-		t.Errorf("exit %d, stdout %q, stderr %q; want exit %d with %q", r.code, r.stdout, r.stderr, exitcode.Failed, want)
+	for _, c := range []struct {
+		runs []string
+		says string
+	}{
+		{[]string{"baseline"}, "it holds 1 result folder: run-baseline; give it: strata bench submit "},
+		{[]string{"baseline", "candidate"}, "it holds 2 result folders: run-baseline, run-candidate; give one of them: strata bench submit "},
+	} {
+		work := t.TempDir()
+		for _, name := range c.runs {
+			copyDir(t, results(t, name), filepath.Join(work, "bench-results", "run-"+name))
+		}
+		mustWrite(t, filepath.Join(work, "bench-results", "notes", "x.txt"), "not a result\n")
+		r := runIn(t, work, "", "bench", "submit", "bench-results")
+		want := filepath.Join(work, "bench-results") + " is not a result folder (no results.json); " + c.says + filepath.Join("bench-results", "run-baseline") + "\n"
+		if r.code != exitcode.Failed || !strings.Contains(r.stderr, want) || strings.Contains(r.stdout, "private data") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d with %q", c.runs, r.code, r.stdout, r.stderr, exitcode.Failed, want)
+		}
 	}
 }
 

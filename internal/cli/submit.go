@@ -42,7 +42,11 @@ FILE, or --profile). Exit 1 when a check fails (and no text is printed).`,
 			}
 			v, err := validate.Dir(dir, b)
 			if nr := (validate.NotResultFolder{}); errors.As(err, &nr) && len(nr.Inside) > 0 {
-				return fmt.Errorf("%w; give one of them: strata bench submit %s", err, filepath.Join(args[0], nr.Inside[0]))
+				which := "give one of them"
+				if len(nr.Inside) == 1 {
+					which = "give it"
+				}
+				return fmt.Errorf("%w; %s: strata bench submit %s", err, which, filepath.Join(args[0], nr.Inside[0]))
 			}
 			if err != nil {
 				return err
