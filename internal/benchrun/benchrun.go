@@ -133,13 +133,10 @@ func Run(ctx context.Context, st procstate.State, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	out, err := b.execute(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if ctx.Err() != nil {
+	if out != nil && ctx.Err() != nil {
 		return out, exitcode.InterruptedError{Msg: fmt.Sprintf("the run was interrupted (%s); the partial result above was written", runner.Interruption(ctx))}
 	}
-	return out, nil
+	return out, err
 }
 
 // bench is one run while Run goes through its stages.
@@ -299,10 +296,29 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 	if err := jw.Remove(); err != nil {
 		p.out.Line("warning: the pending folder %s was not removed: %v", jw.Dir(), err)
 	}
+	out := &Outcome{Dir: dir, Results: res}
 	if ref := rec.Refusal; ref != "" {
-		return &Outcome{Dir: dir, Results: res}, fmt.Errorf("the run stopped after the warm-up: %s (the result in %s records it)", displayLine(ref), dir)
+		return out, fmt.Errorf("the run stopped after the warm-up: %s (the result in %s records it)", displayLine(ref), dir)
 	}
-	return &Outcome{Dir: dir, Results: res}, nil
+	if why := measuredNothing(rec, res.RequestCounts); why != "" && ctx.Err() == nil {
+		return out, fmt.Errorf("the run measured nothing: %s (the result in %s records it)", displayLine(why), dir)
+	}
+	return out, nil
+}
+
+// measuredNothing says why a run that was not interrupted failed although
+// its folder was written: no required measured request (performance or
+// sanity) completed or reached its cap, so the folder holds no speed and
+// no answer to score. It is "" for a run that measured something, even
+// one that skipped the rest (a partial result is still a result).
+func measuredNothing(rec *record.Run, c contract.RequestCounts) string {
+	if c.Performance.Completed+c.Performance.Truncated+c.Sanity.Completed+c.Sanity.Truncated > 0 {
+		return ""
+	}
+	if rec.Aborted != "" {
+		return rec.Aborted
+	}
+	return "every required request failed"
 }
 
 // keepLog keeps the engine's log for the result: the output of the engine

@@ -72,9 +72,8 @@ func (o *Target) validate() error {
 		return exitcode.Usagef("give exactly one of --url URL, --profile NAME or --simulate")
 	}
 	if o.URL != "" {
-		u, err := url.Parse(o.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return exitcode.Usagef("--url %q: expected http://HOST:PORT", o.URL)
+		if _, err := engine.ServerURL(o.URL); err != nil {
+			return exitcode.Usagef("--url %q: %w", o.URL, err)
 		}
 	}
 	if o.Simulate {

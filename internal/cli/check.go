@@ -37,7 +37,7 @@ checked.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.URL, "url", "", "base URL of a server that is already running")
+	f.StringVar(&o.URL, "url", "", "the root URL of a server that is already running, e.g. http://127.0.0.1:8080, not …/v1")
 	f.StringVar(&o.Profile, "profile", "", "engine profile (started if it is not serving, and stopped after)")
 	f.BoolVar(&o.Simulate, "simulate", false, "check strata's simulated engine")
 	f.BoolVar(&o.NoStart, "no-start", false, "never start an engine: use the one serving at the profile's URL or fail")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -105,10 +106,12 @@ func Run(ctx context.Context, args []string, env procstate.State) int {
 	// Everything a command prints, on a terminal or into a pipe, passes one
 	// filter: what came from outside (an engine's version, a run ID, an
 	// error a server wrote, a file name) is escaped so it cannot act on the
-	// terminal, and the secrets the command learns are removed.
+	// terminal, and the secrets the command learns are removed. What the
+	// user typed is theirs, and shown as typed.
 	if env.Keys == nil {
 		env.Keys = &redact.Keyring{}
 	}
+	env.Keys.Typed(typedWords(env, args)...)
 	clean := func(s string) string { return escape.Line(env.Keys.Redact(s)) }
 	stdout := liveline.New(env.Stdout, false, nil, clean)
 	stderr := liveline.New(env.Stderr, env.TTY, env.Width, clean)
@@ -136,6 +139,26 @@ func Run(ctx context.Context, args []string, env procstate.State) int {
 	return code
 }
 
+// typedWords are the words of the command line as the user typed them
+// and as commands show them: each argument, a --flag=value's value, and a
+// path as resolved against the working folder.
+func typedWords(env procstate.State, args []string) []string {
+	var out []string
+	for _, a := range args {
+		words := []string{a}
+		if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
+			words = append(words, v)
+		}
+		for _, w := range words {
+			out = append(out, w)
+			if p := filepath.Clean(env.Path(w)); w != "" && p != w {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
 func newRoot(env procstate.State) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "strata",
@@ -157,7 +180,7 @@ a result folder that anyone can re-validate.`,
 	}
 	// --version prints what `strata version` prints.
 	root.SetVersionTemplate("strata {{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitcode.UsageError{Err: err} })
+	root.SetFlagErrorFunc(flagError)
 	root.CompletionOptions.DisableDefaultCmd = true
 	bench := &cobra.Command{
 		Use: "bench",
@@ -207,6 +230,17 @@ func groupRunE(cmd *cobra.Command, args []string) error {
 		return unknownCommand(cmd, args[0])
 	}
 	return cmd.Help()
+}
+
+// flagError is the usage error for flags that do not parse. A command
+// group meets the flags of a mistyped subcommand (strata becnh run
+// --simulate): the word before them is what is wrong, and it is named with
+// the command meant.
+func flagError(cmd *cobra.Command, err error) error {
+	if rest := cmd.Flags().Args(); cmd.HasSubCommands() && len(rest) > 0 {
+		return unknownCommand(cmd, rest[0])
+	}
+	return exitcode.UsageError{Err: err}
 }
 
 // unknownCommand is the usage error for a subcommand that does not exist,

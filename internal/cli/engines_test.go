@@ -20,15 +20,7 @@ import (
 // the chat requests it was sent.
 func engineServer(t *testing.T, adjust func(*simengine.Config)) (string, *atomic.Int64) {
 	t.Helper()
-	b, err := prompts.Bundle()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, _, _ := prompts.Template(b)
-	cfg := simengine.Config{PromptTPS: 5e6, DecodeTPS: 2e5, ReasoningTokens: 20, Accuracy: 1, Slots: 1, ContextTokens: 32768,
-		ModelPath: "m.gguf", Bundle: b, Template: string(tmpl)}
-	adjust(&cfg)
-	sim := simengine.New(cfg).Handler()
+	sim := simHandler(t, adjust)
 	var chats atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/chat/completions" {
@@ -38,6 +30,21 @@ func engineServer(t *testing.T, adjust func(*simengine.Config)) (string, *atomic
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL, &chats
+}
+
+// simHandler is the simulated engine engineServer serves, adjust
+// changing its configuration first.
+func simHandler(t *testing.T, adjust func(*simengine.Config)) http.Handler {
+	t.Helper()
+	b, err := prompts.Bundle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, _, _ := prompts.Template(b)
+	cfg := simengine.Config{PromptTPS: 5e6, DecodeTPS: 2e5, ReasoningTokens: 20, Accuracy: 1, Slots: 1, ContextTokens: 32768,
+		ModelPath: "m.gguf", Bundle: b, Template: string(tmpl)}
+	adjust(&cfg)
+	return simengine.New(cfg).Handler()
 }
 
 // TestOllamaWithoutHealth: Ollama serves no /health (server/routes.go

@@ -87,7 +87,12 @@ hashes of unchanged files unless --rehash.
 
 --simulate is the built-in profile "simulator": strata's simulated engine (no
 GPU needed), started and stopped like a real one. Such a result is always
-nonconforming: its numbers are synthetic.`
+nonconforming: its numbers are synthetic.
+
+Exit 0 when the result is written, also a partial one that measured
+something; 1 when the run measured nothing (its warm-up failed, or every
+measured request did: the folder is still written and says why) or could not
+run; 2 for bad usage, before anything is sent; 130 after a signal.`
 
 func newRun(env procstate.State) *cobra.Command {
 	var o runOptions
@@ -104,7 +109,7 @@ func newRun(env procstate.State) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.url, "url", "", "base URL of a server that is already running (loopback for a standard result)")
+	f.StringVar(&o.url, "url", "", "the root URL of a server that is already running, e.g. http://127.0.0.1:8080, not …/v1 (loopback for a standard result)")
 	f.StringVar(&o.protocol, "protocol", "", "the protocol to run: "+protocol.SpecID+" (a Strata checkout's bundle; the default inside one) or "+protocol.StandInID+" (embedded; the default elsewhere)")
 	f.StringVar(&o.bundle, "bundle", "", "the bundle folder of a checkout's protocol (default: bench/prompts/standard-v1 of the current folder)")
 	f.BoolVar(&o.simulate, "simulate", false, "run against strata's simulated engine: the built-in profile \"simulator\" (results are synthetic and nonconforming)")

@@ -121,8 +121,8 @@ func TestReportBadInput(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "empty"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if r := runIn(t, dir, "", "bench", "report", "empty"); r.code != exitcode.Failed || !strings.Contains(r.stdout, "results.json: cannot be read") {
-		t.Errorf("empty folder: exit %d %q", r.code, r.stdout)
+	if r := runIn(t, dir, "", "bench", "report", "empty"); r.code != exitcode.Failed || !strings.Contains(r.stderr, "empty is not a result folder (no results.json)") {
+		t.Errorf("empty folder: exit %d %q", r.code, r.stderr)
 	}
 	mustWrite(t, filepath.Join(dir, "legacy", "results.json"), `{"schema": 1, "runs": []}`)
 	if r := runIn(t, dir, "", "bench", "report", "legacy"); r.code != exitcode.Failed || !strings.Contains(r.stdout, "unknown format") {

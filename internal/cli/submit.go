@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -41,7 +42,7 @@ FILE, or --profile). Exit 1 when a check fails (and no text is printed).`,
 			}
 			v, err := validate.Dir(dir, b)
 			if err != nil {
-				return err
+				return giveOne(err, args[0])
 			}
 			w := cmd.OutOrStdout()
 			findings, err := submit.Scan(dir, result.Redactor(env.Private(), b))
@@ -72,4 +73,18 @@ FILE, or --profile). Exit 1 when a check fails (and no text is printed).`,
 			return nil
 		},
 	}
+}
+
+// giveOne adds to the error of a folder that holds result folders, not
+// one, the command that submits one of them.
+func giveOne(err error, arg string) error {
+	var nr validate.NotResultFolder
+	if !errors.As(err, &nr) || len(nr.Inside) == 0 {
+		return err
+	}
+	which := "give one of them"
+	if len(nr.Inside) == 1 {
+		which = "give it"
+	}
+	return fmt.Errorf("%w; %s: strata bench submit %s", err, which, filepath.Join(arg, nr.Inside[0]))
 }

@@ -177,12 +177,12 @@ func (p *Profile) Check() []error {
 // checkURL checks the url: an http(s) server on loopback, at the port
 // the command (if any) listens on.
 func (p *Profile) checkURL() []error {
-	u, err := url.Parse(p.URL)
-	switch {
-	case p.URL == "":
+	if p.URL == "" {
 		return []error{errors.New("url is required (what the engine serves, e.g. http://127.0.0.1:8080)")}
-	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		return []error{fmt.Errorf("url %q: expected http://HOST:PORT", p.URL)}
+	}
+	u, err := ServerURL(p.URL)
+	if err != nil {
+		return []error{fmt.Errorf("url %q: %w", p.URL, err)}
 	}
 	var errs []error
 	if remote, why := protocol.Remote(p.URL); remote {
