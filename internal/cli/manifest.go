@@ -192,7 +192,8 @@ reason. Of a result folder only its results.json, README.md and the artifacts
 results.json lists (with matching hashes) are published, each as text under its
 name plus .txt; every page carries a Content-Security-Policy that allows nothing
 inline. --serve previews the site on 127.0.0.1 with the same policy, nosniff, and
-text/plain for all evidence.`,
+text/plain for all evidence. A repository holding bench/DEMONSTRATION.md (the
+committed test repository does) is labelled demonstration data on every page.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireFlag("out", out); err != nil {

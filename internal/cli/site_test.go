@@ -49,12 +49,13 @@ func TestSiteOnTestRepository(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	idx, _ := os.ReadFile(filepath.Join(out, "index.html"))
-	if n := strings.Count(string(idx), " data-run-id="); n != 10 {
-		t.Errorf("%d index rows", n)
+	// One card per run, with a row for each of its cases.
+	if n, rows := strings.Count(string(idx), " data-run-id="), strings.Count(string(idx), `<td class="c-case">`); n != 3 || rows != 10 {
+		t.Errorf("%d index runs, %d case rows; want 3 and 10", n, rows)
 	}
-	// Every row names its engine, and the engines can be filtered.
-	if n := strings.Count(string(idx), `data-engine="llama.cpp"`); n != 10 || !strings.Contains(string(idx), `data-filter="engine"`) {
-		t.Errorf("%d rows name their engine", n)
+	// Every run names its engine, and the engines can be filtered.
+	if n := strings.Count(string(idx), `data-engine="llama.cpp"`); n != 3 || !strings.Contains(string(idx), `data-filter="engine"`) {
+		t.Errorf("%d runs name their engine", n)
 	}
 	other, _ := os.ReadFile(filepath.Join(out, "other.html"))
 	for _, l := range []string{"label-legacy", "label-partial", "label-unreviewed", "label-unverifiable", "failed verification: "} {
