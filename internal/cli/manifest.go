@@ -220,6 +220,9 @@ committed test repository does) is labelled demonstration data on every page.`,
 				printf(cmd.ErrOrStderr(), "warning: %s\n", escape.Line(warn))
 			}
 			printf(w, "site: %s (%d approved, %d other)\n", dir, len(s.Approved), len(s.Others))
+			if s.Demo {
+				printf(w, "every page is labelled demonstration data: the repository holds %s\n", site.DemoMarker)
+			}
 			if !serve {
 				return nil
 			}

@@ -48,6 +48,9 @@ func TestSiteOnTestRepository(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "3 approved, 6 other") || strings.Count(r.stderr, "is not shown as approved") != 2 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	if !strings.Contains(r.stdout, "labelled demonstration data: the repository holds bench/DEMONSTRATION.md") {
+		t.Errorf("the output does not say the site is labelled demonstration data:\n%s", r.stdout)
+	}
 	idx, _ := os.ReadFile(filepath.Join(out, "index.html"))
 	// One card per run, with a row for each of its cases.
 	if n, rows := strings.Count(string(idx), " data-run-id="), strings.Count(string(idx), `<td class="c-case">`); n != 3 || rows != 10 {
