@@ -192,7 +192,8 @@ reason. Of a result folder only its results.json, README.md and the artifacts
 results.json lists (with matching hashes) are published, each as text under its
 name plus .txt; every page carries a Content-Security-Policy that allows nothing
 inline. --serve previews the site on 127.0.0.1 with the same policy, nosniff, and
-text/plain for all evidence.
+text/plain for all evidence. A repository holding bench/DEMONSTRATION.md (the
+committed test repository does) is labelled demonstration data on every page.
 
 --repo is the repository's root (its top folder, or a bare repository); any
 other folder is refused with exit 2. To see result folders of your own on these
@@ -231,6 +232,9 @@ pages, use bench view.`,
 				printf(cmd.ErrOrStderr(), "warning: %s\n", escape.Line(warn))
 			}
 			printf(w, "site: %s (%d approved, %d other)\n", dir, len(s.Approved), len(s.Others))
+			if s.Demo {
+				printf(w, "every page is labelled demonstration data: the repository holds %s\n", site.DemoMarker)
+			}
 			if !serve {
 				return nil
 			}

@@ -47,13 +47,17 @@ func TestSiteOnTestRepository(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "3 approved, 6 other") || strings.Count(r.stderr, "is not shown as approved") != 2 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	idx, _ := os.ReadFile(filepath.Join(out, "index.html"))
-	if n := strings.Count(string(idx), " data-run-id="); n != 10 {
-		t.Errorf("%d index rows", n)
+	if !strings.Contains(r.stdout, "labelled demonstration data: the repository holds bench/DEMONSTRATION.md") {
+		t.Errorf("the output does not say the site is labelled demonstration data:\n%s", r.stdout)
 	}
-	// Every row names its engine, and the engines can be filtered.
-	if n := strings.Count(string(idx), `data-engine="llama.cpp"`); n != 10 || !strings.Contains(string(idx), `data-filter="engine"`) {
-		t.Errorf("%d rows name their engine", n)
+	idx, _ := os.ReadFile(filepath.Join(out, "index.html"))
+	// One card per run, with a row for each of its cases.
+	if n, rows := strings.Count(string(idx), " data-run-id="), strings.Count(string(idx), `<td class="c-case">`); n != 3 || rows != 10 {
+		t.Errorf("%d index runs, %d case rows; want 3 and 10", n, rows)
+	}
+	// Every run names its engine, and the engines can be filtered.
+	if n := strings.Count(string(idx), `data-engine="llama.cpp"`); n != 3 || !strings.Contains(string(idx), `data-filter="engine"`) {
+		t.Errorf("%d runs name their engine", n)
 	}
 	other, _ := os.ReadFile(filepath.Join(out, "other.html"))
 	for _, l := range []string{"label-legacy", "label-partial", "label-unreviewed", "label-unverifiable", "failed verification: "} {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"sort"
+	"strings"
 
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/compare"
@@ -146,6 +147,9 @@ type comparePage struct {
 	Energy   []compareEnergyRow
 	Verdicts []compareVerdict
 	Charts   []template.HTML
+	// Capacity is, when the charts show a case of more than one client,
+	// its label and each run's server capacity.
+	Capacity string
 }
 
 // compareCase is one case's rows: per metric, both runs and the ratio.
@@ -153,6 +157,9 @@ type compareCase struct {
 	Case        string
 	Concurrency int
 	Rows        []compareRow
+	// Capacity is comparePage.Capacity for a case of more than one
+	// client.
+	Capacity []string
 }
 
 // compareEnergyRow is one case's energy metric in both runs.
@@ -194,9 +201,13 @@ func compareData(p *pair) comparePage {
 	c := p.Cmp
 	d := comparePage{Base: p.Base, Cand: p.Cand, C: c,
 		Title: p.Base.Results.GPULabel() + " vs " + p.Cand.Results.GPULabel() + " · " + str(p.Base.Results.Model.ID)}
+	capacity := []string{"baseline: " + capacityOf(p.Base.Results), "candidate: " + capacityOf(p.Cand.Results)}
 	for _, r := range c.Rows {
 		if n := len(d.Cases); n == 0 || d.Cases[n-1].Case != r.Case || d.Cases[n-1].Concurrency != r.Concurrency {
 			d.Cases = append(d.Cases, compareCase{Case: r.Case, Concurrency: r.Concurrency})
+			if r.Concurrency > 1 {
+				d.Cases[len(d.Cases)-1].Capacity = capacity
+			}
 		}
 		title := metricTitle(r.Metric)
 		// The words and numbers of bench compare: compare.ChangeOf.
@@ -221,6 +232,13 @@ func compareData(p *pair) comparePage {
 	}
 	if cs, err := charts.ForPair(p.Base.Results, p.Cand.Results); err == nil {
 		d.Charts = chartsOf(cs)
+	}
+	for _, r := range []*contract.Results{p.Base.Results, p.Cand.Results} {
+		for _, k := range charts.Cases(r) {
+			if caseCapacity(r, k.Phase) != "" {
+				d.Capacity = k.Label + ": " + strings.Join(capacity, "; ")
+			}
+		}
 	}
 	return d
 }

@@ -78,6 +78,7 @@ func layoutInBrowser(t *testing.T, br *browser, s *submissions.Scenario, c *site
 		byID[r.Results.Run.ID] = r
 	}
 	pages := sitePages(t, dir)
+	ids := siteIDs(c)
 	var comparePages []string
 	for _, p := range pages {
 		if strings.HasPrefix(p, "compare/") {
@@ -112,6 +113,7 @@ func layoutInBrowser(t *testing.T, br *browser, s *submissions.Scenario, c *site
 				shoot(t, ctx, shots, fmt.Sprintf("layout-%s-%d", name, w), 4)
 			}
 			checkFits(t, ctx, p, w)
+			checkIDs(t, ctx, p, w, ids)
 			if w == 1280 && p == "index.html" {
 				checkIndexColumns(t, ctx)
 			}
@@ -218,7 +220,7 @@ func checkFilterCards(t *testing.T, ctx context.Context) {
 		t.Fatal(err)
 	}
 	js[bool](t, ctx, `document.querySelector('select[data-filter="gpu"]').dispatchEvent(new Event('change'))`)
-	shown := js[[]string](t, ctx, `[...document.querySelectorAll('#results tbody tr')].filter(r => r.getBoundingClientRect().height > 0).map(r => r.dataset.gpu)`)
+	shown := js[[]string](t, ctx, `[...document.querySelectorAll('#results tbody tr')].filter(r => r.getBoundingClientRect().height > 0).map(r => r.closest('tbody').dataset.gpu)`)
 	if len(shown) != 4 {
 		t.Errorf("index at 390 px: %d cards shown after filtering by GPU, want 4: %q", len(shown), shown)
 	}

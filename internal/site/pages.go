@@ -35,6 +35,10 @@ var funcs = template.FuncMap{
 	"side": func(role, class string, r *Run) map[string]any {
 		return map[string]any{"Role": role, "Class": class, "Run": r}
 	},
+	"capacity": capacityOf,
+	// A build replaces these two with its site's (siteFuncs).
+	"demo": func() string { return "" },
+	"ids":  idMarker(nil),
 }
 
 // metricHead is a column of the five summary metrics.
@@ -64,7 +68,10 @@ var metricHeads = func() []metricHead {
 // n small beneath it; Full is the whole of humanize.Cell for a tooltip.
 type cell struct {
 	Title, Median, Range, N, Full string
-	Measured                      bool
+	// Unit is the metric's unit where the page lays it out by unit (the
+	// five summary metrics).
+	Unit     string
+	Measured bool
 }
 
 // cellOf writes a summary (nil or empty: not measured).
@@ -91,31 +98,40 @@ func cellOf(title string, s *contract.Summary) cell {
 func cells(r *contract.Results, phase, caseID string) []cell {
 	var out []cell
 	for _, h := range metricHeads {
-		out = append(out, cellOf(h.Title, r.Summary(phase, caseID, h.Metric)))
+		c := cellOf(h.Title, r.Summary(phase, caseID, h.Metric))
+		c.Unit = h.Unit
+		out = append(out, c)
 	}
 	return out
 }
 
-// Row is one (run, case) line of the comparison table.
-type Row struct {
-	Slug, RunID, GPU, Model, Quant, Track, Protocol, Case string
+// indexRun is one approved run of the comparison table: its identity
+// once, and a row for each of its cases.
+type indexRun struct {
+	Slug, RunID, GPU, Model, Quant, Track, Protocol string
 	// Engine is the engine the run was measured on: each rate is its own
-	// timer, so rows of different engines say which.
-	Engine         string
-	Concurrency    int
-	Input, Cached  tokenCount
-	Metrics        []cell
-	Capped, Sanity string
-	Verification   string
+	// timer, so runs of different engines say which.
+	Engine               string
+	Sanity, Verification string
 	// Status is the run's outcome; a partial run keeps its label and is
 	// never shown as a complete result.
 	Status string
-	// First marks a run's first row.
-	First bool
+	Cases  []Row
+}
+
+// Row is one case of a run in the comparison table.
+type Row struct {
+	Case        string
+	Concurrency int
+	// Capacity is the server's, beside a case of more than one client.
+	Capacity      string
+	Input, Cached tokenCount
+	Metrics       []cell
+	Capped        string
 }
 
 type indexPage struct {
-	Rows                         []Row
+	Runs                         []indexRun
 	GPUs, Models, Quants, Tracks []string
 	Engines                      []string
 	Approved, Others             int
@@ -181,20 +197,22 @@ func indexData(s *Site) indexPage {
 	sets := map[string]map[string]bool{"gpu": {}, "model": {}, "quant": {}, "track": {}, "engine": {}}
 	for _, run := range s.Approved {
 		r := run.Results
-		for i, k := range charts.Cases(r) {
-			row := Row{First: i == 0,
-				Slug: run.Slug, RunID: r.Run.ID, GPU: r.GPULabel(), Model: str(r.Model.ID), Quant: str(r.Model.Quantization),
-				Track: r.Configuration.Track, Protocol: r.Protocol.ID, Case: k.ID, Concurrency: concurrencyOf(k.Phase), Engine: compare.EngineOf(r),
+		ir := indexRun{Slug: run.Slug, RunID: r.Run.ID, GPU: r.GPULabel(), Model: str(r.Model.ID), Quant: str(r.Model.Quantization),
+			Track: r.Configuration.Track, Protocol: r.Protocol.ID, Engine: compare.EngineOf(r),
+			Sanity: fmt.Sprintf("%d/%d", r.Quality.Passed, r.Quality.Total), Verification: run.Entry.Verification, Status: r.Run.Status}
+		for _, k := range charts.Cases(r) {
+			ir.Cases = append(ir.Cases, Row{Case: k.ID, Concurrency: concurrencyOf(k.Phase), Capacity: caseCapacity(r, k.Phase),
 				Input:   tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.InputTokens }),
 				Cached:  tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.CachedTokens }),
-				Metrics: cells(r, k.Phase, k.ID),
-				Capped:  capped(r, k.Phase, k.ID), Sanity: fmt.Sprintf("%d/%d", r.Quality.Passed, r.Quality.Total),
-				Verification: run.Entry.Verification, Status: r.Run.Status,
-			}
-			p.Rows = append(p.Rows, row)
-			sets["gpu"][row.GPU], sets["model"][row.Model], sets["quant"][row.Quant], sets["track"][row.Track] = true, true, true, true
-			sets["engine"][row.Engine] = true
+				Metrics: cells(r, k.Phase, k.ID), Capped: capped(r, k.Phase, k.ID),
+			})
 		}
+		if len(ir.Cases) == 0 {
+			continue
+		}
+		p.Runs = append(p.Runs, ir)
+		sets["gpu"][ir.GPU], sets["model"][ir.Model], sets["quant"][ir.Quant], sets["track"][ir.Track] = true, true, true, true
+		sets["engine"][ir.Engine] = true
 	}
 	keys := func(m map[string]bool) []string {
 		var out []string
@@ -211,8 +229,11 @@ func indexData(s *Site) indexPage {
 
 // runPageData is a run page.
 type runPageData struct {
-	Run      *Run
-	R        *contract.Results
+	Run *Run
+	R   *contract.Results
+	// Capacity is the server's beside the charts' label of the
+	// concurrency case, when the run has one.
+	Capacity string
 	Cases    []caseRow
 	Energy   *energySection
 	Charts   []template.HTML
@@ -292,7 +313,7 @@ func energyOf(r *contract.Results) *energySection {
 type caseRow struct {
 	Phase, Case         string
 	Concurrency         int
-	Capped              string
+	Capped, Capacity    string
 	Input, Cached, Read tokenCount
 	Metrics             []cell
 }
@@ -338,8 +359,11 @@ func runPage(run *Run, evidence []Evidence, pairs []*pair) runPageData {
 	if r != nil {
 		d.Energy = energyOf(r)
 		for _, k := range charts.Cases(r) {
+			if c := caseCapacity(r, k.Phase); c != "" {
+				d.Capacity = k.Label + ": " + c
+			}
 			d.Cases = append(d.Cases, caseRow{
-				Phase: k.Phase, Case: k.ID, Concurrency: concurrencyOf(k.Phase), Capped: capped(r, k.Phase, k.ID),
+				Phase: k.Phase, Case: k.ID, Concurrency: concurrencyOf(k.Phase), Capped: capped(r, k.Phase, k.ID), Capacity: caseCapacity(r, k.Phase),
 				Input:   tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.InputTokens }),
 				Cached:  tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.CachedTokens }),
 				Read:    tokenRange(r, k.Phase, k.ID, func(t contract.Tokens) *int64 { return t.ReadTokens }),

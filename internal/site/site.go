@@ -63,6 +63,11 @@ const (
 // forms.
 const Policy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'"
 
+// DemoMarker is the file on a repository's default branch that marks it
+// as demonstration data, as strata's committed test repository is: every
+// page of its site says so.
+const DemoMarker = "bench/DEMONSTRATION.md"
+
 // TextSuffix is added to the name of every published file, so that any
 // static host serves it as text/plain, whatever a submitter named it.
 const TextSuffix = ".txt"
@@ -181,12 +186,20 @@ type Site struct {
 	// Local marks a view of result folders on this machine (View): every
 	// page says LocalMark, and its runs are in Others.
 	Local bool
+	// Demo is whether the repository marks itself as demonstration data
+	// (DemoMarker on its default branch): every page then says so.
+	Demo bool
 }
 
 // Collect reads the manifest and every result folder of the repository's
 // default branch.
 func Collect(repo *manifest.Repo, o manifest.Options) (*Site, error) {
 	s := &Site{Branch: repo.Branch, Head: repo.Head()}
+	demo, err := marked(repo)
+	if err != nil {
+		return nil, err
+	}
+	s.Demo = demo
 	approvedFolders := map[string]bool{}
 	failed := map[string][]string{}
 	var replaced []*Run
@@ -223,6 +236,24 @@ func Collect(repo *manifest.Repo, o manifest.Options) (*Site, error) {
 	s.Others = append(s.Others, replaced...)
 	AssignSlugs(s)
 	return s, nil
+}
+
+// marked reports whether the default branch holds DemoMarker. Only the
+// repository itself says it is a demonstration: a site of any other
+// repository carries no such label.
+func marked(repo *manifest.Repo) (bool, error) {
+	head, err := repo.Commit(repo.Head())
+	if err != nil {
+		return false, err
+	}
+	_, err = repo.File(head, DemoMarker)
+	if errors.Is(err, manifest.ErrNoFile) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s on %s: %w", DemoMarker, repo.Branch, err)
+	}
+	return true, nil
 }
 
 // addEntries puts the manifest's verified entries on the site: a current
@@ -416,7 +447,7 @@ func render(s *Site, dir string) error {
 	// local is the one function whose answer differs between the approved
 	// site and a local view: the marking, and the words "approved".
 	local := template.FuncMap{"local": func() bool { return s.Local }}
-	t, err := template.New("").Funcs(funcs).Funcs(local).ParseFS(assets, "assets/*.html")
+	t, err := template.New("").Funcs(funcs).Funcs(siteFuncs(s)).Funcs(local).ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return err
 	}

@@ -64,6 +64,14 @@ func TestSite(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("layout", func(t *testing.T) { t.Parallel(); layoutInBrowser(t, br, s, tw, twDir) })
+	t.Run("deterministic", func(t *testing.T) { sameSite(t, tw, twDir) })
+	// Runs whose servers had 1 slot, 4 slots and an unknown capacity.
+	capSite := capacitySite(t)
+	capDir := filepath.Join(t.TempDir(), "site-capacity")
+	if err := site.Build(capSite, capDir); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("capacity", func(t *testing.T) { t.Parallel(); capacityInBrowser(t, br, capSite, capDir) })
 	t.Run("comparisons: published files", func(t *testing.T) { publishedFiles(t, s, tw, twDir) })
 	t.Run("comparisons: browser attack", func(t *testing.T) { t.Parallel(); attackInBrowser(t, br, s, tw, twDir, dir) })
 }
@@ -278,7 +286,11 @@ func inBrowser(t *testing.T, br *browser, s *submissions.Scenario, c *site.Site,
 	}
 	// The index lists exactly the approved runs.
 	open("/index.html", "#results")
-	ids := js[[]string](t, ctx, `[...new Set([...document.querySelectorAll('#results tbody tr')].map(r => r.dataset.runId))].sort()`)
+	checkIndexOnPhone(t, ctx, 3)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
+	ids := js[[]string](t, ctx, `[...document.querySelectorAll('#results tbody')].map(r => r.dataset.runId).sort()`)
 	rows := js[int](t, ctx, `document.querySelectorAll('#results tbody tr').length`)
 	shot("index")
 	want := []string{s.RunIDs["approved3060"], s.RunIDs["approvedA4000"], s.RunIDs["approvedMarkup"]}
@@ -294,7 +306,7 @@ func inBrowser(t *testing.T, br *browser, s *submissions.Scenario, c *site.Site,
 		t.Fatal(err)
 	}
 	js[bool](t, ctx, `document.querySelector('select[data-filter="gpu"]').dispatchEvent(new Event('change'))`)
-	if visible := js[int](t, ctx, `[...document.querySelectorAll('#results tbody tr')].filter(r => !r.hidden).length`); visible != 4 {
+	if visible := js[int](t, ctx, `[...document.querySelectorAll('#results tbody tr')].filter(r => r.getBoundingClientRect().height > 0).length`); visible != 4 {
 		t.Errorf("%d rows visible after filtering by GPU, want 4", visible)
 	}
 	shot("index-filtered")

@@ -36,9 +36,20 @@ type Scenario struct {
 // text and never run it.
 const Markup = `strata bench run <script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">`
 
+// demonstration is the scenario's bench/DEMONSTRATION.md: the file that
+// makes every page of a site built from it say it is demonstration data.
+const demonstration = `# Demonstration data
+
+This is strata's test repository. Its runs were made with strata's simulated
+engine and its reviews are examples: none of it measures real hardware. A site
+built from it (strata bench site) labels every page as demonstration data
+because this file is here.
+`
+
 // BuildScenario makes the repository:
 //
-//	c1 adds approved3060; c2 adds approvedA4000, partial, nonconforming and a
+//	c1 adds approved3060 and bench/DEMONSTRATION.md (the repository is
+//	demonstration data, and its site says so); c2 adds approvedA4000, partial, nonconforming and a
 //	legacy report; c3 adds unreviewed, approvedMarkup, tampered and hostile;
 //	c4 adds bench/approved.json (approved3060@c1, approvedA4000@c2,
 //	approvedMarkup@c3, tampered with a wrong hash, nonconforming@c2); c5
@@ -76,6 +87,7 @@ func BuildScenario(tb testing.TB, protocolID string) *Scenario {
 		}
 		s.RunIDs[role] = r.Run.ID
 	}
+	s.Repo.Write(tb, "bench/DEMONSTRATION.md", []byte(demonstration))
 	add("approved3060", resulttest.Options{GPU: "NVIDIA GeForce RTX 3060", Quant: "IQ3_XXS", DecodeTPS: 150000})
 	s.Commits["c1"] = s.Repo.Commit(tb, "benchmark: RTX 3060 / Qwen3.8-Flash-Next / IQ3_XXS")
 	add("approvedA4000", resulttest.Options{GPU: "NVIDIA RTX A4000", Quant: "Q4_K_M", Track: "default", DecodeTPS: 250000, Optional: true})
