@@ -196,16 +196,25 @@ func factsOf(e Engine) engineFacts {
 	return engineFacts{timers: TimersLlamaCpp, preflight: llamaPreflight()}
 }
 
+// facts is this dialect's row: its engine's, or, where strata speaks the
+// engine's own chat API, that API's (ollamaNativeFacts).
+func (d Dialect) facts() engineFacts {
+	if d.API == APINative && d.Engine == Ollama {
+		return ollamaNativeFacts()
+	}
+	return factsOf(d.Engine)
+}
+
 // HiddenSettings says why the engine's /slots cannot show a request's
 // resolved settings ("" when it may): the check is then not attempted.
-func (d Dialect) HiddenSettings() string { return factsOf(d.Engine).hiddenSlots }
+func (d Dialect) HiddenSettings() string { return d.facts().hiddenSlots }
 
 // NotTaken lists the profile settings this engine cannot take on its chat
 // endpoint, each with the source that says so: strata does not send them,
 // and a run that needed them is nonconforming with each one named.
 func (d Dialect) NotTaken() []string {
 	var out []string
-	for _, n := range factsOf(d.Engine).dropped {
+	for _, n := range d.facts().dropped {
 		out = append(out, n.Setting+": "+n.Why)
 	}
 	return out
@@ -213,7 +222,7 @@ func (d Dialect) NotTaken() []string {
 
 // dropped reports whether the engine cannot take a setting.
 func (d Dialect) dropped(setting string) bool {
-	for _, n := range factsOf(d.Engine).dropped {
+	for _, n := range d.facts().dropped {
 		if n.Setting == setting {
 			return true
 		}
@@ -222,11 +231,11 @@ func (d Dialect) dropped(setting string) bool {
 }
 
 // Timers is where this engine's counts and durations are.
-func (d Dialect) Timers() Timers { return factsOf(d.Engine).timers }
+func (d Dialect) Timers() Timers { return d.facts().timers }
 
 // NoTimers says why the engine reports no per-request timer ("" when it
 // does).
-func (d Dialect) NoTimers() string { return factsOf(d.Engine).noTimers }
+func (d Dialect) NoTimers() string { return d.facts().noTimers }
 
 // IsReasoningField reports whether a stream delta's field carries
 // reasoning text on some engine (each engine's reasoning in factsOf). The
@@ -268,16 +277,16 @@ func (d Dialect) ConfigFrom() ConfigFrom {
 	// The simulator speaking as Strata's server reads a Strata config file
 	// (engine simulate --config) as the server does, so that file is read;
 	// otherwise it has none of these options.
-	if d.Simulated && factsOf(d.Engine).config != ConfigStrataFile {
+	if d.Simulated && d.facts().config != ConfigStrataFile {
 		return ConfigSimulator
 	}
-	return factsOf(d.Engine).config
+	return d.facts().config
 }
 
 // OwnVersion reports whether the engine names its version, if at all, on a
 // route of its own (Identify reads it into Version) rather than on the
 // spec's sources, /props build_info and /v1/status.
-func (d Dialect) OwnVersion() bool { return factsOf(d.Engine).ownVersion }
+func (d Dialect) OwnVersion() bool { return d.facts().ownVersion }
 
 // Known reports whether the engine was identified.
 func (d Dialect) Known() bool { return d.Engine != Unknown }
@@ -378,6 +387,11 @@ const (
 	// over every generated token) (backends/exllamav3/model.py @004e837
 	// handle_finish_chunk).
 	TimersTabbyAPI Timers = "tabbyapi usage timers"
+	// TimersOllama is the done line of Ollama's /api/chat stream, which
+	// the client keeps as the request's timings: its counts and its
+	// durations in nanoseconds (api.Metrics, api/types.go @96fb6d2fa
+	// l.557–564).
+	TimersOllama Timers = "ollama done line"
 	// TimersNone is the engine reports no per-request timer on its streaming
 	// chat endpoint; the rates are null with that reason.
 	TimersNone Timers = "none"
@@ -425,8 +439,27 @@ type TimerFields struct {
 	// Durations are the engine's two timers as fields of one object (nil
 	// for llama-server's timings and for an engine without timers).
 	Durations *Durations
+	// Counts are the engine's token counts as fields of its timer object
+	// instead of usage (nil: usage's prompt_tokens and completion_tokens).
+	Counts *Counts
 	// None is the engine reports no per-request timer.
 	None bool
+}
+
+// Counts are an engine's prompt and output counts as fields of its timer
+// object (Ollama's done line), and why its prompt count has no cached
+// part.
+type Counts struct {
+	// Input and Output are the count fields; InputSource and
+	// OutputSource name them as the result's sources say them.
+	Input, Output             string
+	InputSource, OutputSource string
+	// NoSplit says why the prompt's cached and evaluated tokens are
+	// unknown: cached_tokens and read_tokens are null with it. An engine
+	// log that splits them (llama-server's print_timing lines, which
+	// Ollama's log keeps) is a source the accounting can be given
+	// instead (measure.Evidence.Split).
+	NoSplit string
 }
 
 // Durations are an engine's prompt and decode durations as two fields of
@@ -447,6 +480,9 @@ type Durations struct {
 	// AfterFirst is the decode duration starts at the first token, so it
 	// covers completion_tokens - 1 of them.
 	AfterFirst bool
+	// DecodeCount is the field of Object the decode count is read from
+	// ("": usage.completion_tokens).
+	DecodeCount string
 	// Absent says why the fields may be missing; Note is said whenever
 	// they are read.
 	Absent, Note string
@@ -490,6 +526,8 @@ func (t Timers) Fields() TimerFields {
 				DecodeSource: "usage.completion_tokens (TabbyAPI's completion_time covers every generated token)",
 				Absent:       "usage.prompt_time or usage.completion_time (older TabbyAPI builds report counts only)",
 				Note:         "TabbyAPI rounds prompt_time and completion_time to 0.01 s"}}
+	case TimersOllama:
+		return ollamaTimerFields()
 	case TimersNone:
 		return TimerFields{None: true}
 	case TimersLlamaCpp, "":
@@ -578,4 +616,4 @@ func unverifiable(why string) Preflight {
 }
 
 // Preflight is how this engine's rendering and count are checked.
-func (d Dialect) Preflight() Preflight { return factsOf(d.Engine).preflight }
+func (d Dialect) Preflight() Preflight { return d.facts().preflight }
