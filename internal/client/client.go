@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/clock"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
@@ -93,25 +94,33 @@ func (c *Client) authorize(req *http.Request) {
 	}
 }
 
-// Chat sends one streaming chat completion with body and records its
+// Chat sends one streaming chat completion with body on the dialect's
+// wire (the zero Wire is the OpenAI-compatible one) and records its
 // outcome. It never retries. The timeout counts from dispatch (queueing
 // included) and closes the connection; a cancelled ctx ends the request the
 // same way, as a failure of kind "cancelled".
 //
 // onEvent, when set, is called with each event's kind as it arrives (for a
 // live display; it must not block).
-func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string)) (*record.Outcome, time.Time, time.Time) {
+func (c *Client) Chat(ctx context.Context, wire dialect.Wire, body []byte, onEvent func(kind string)) (*record.Outcome, time.Time, time.Time) {
 	o := &record.Outcome{}
 	reqCtx, cancel := context.WithTimeoutCause(ctx, c.timeout, errTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.base+"/v1/chat/completions", bytes.NewReader(body))
+	route, accept, read := dialect.ChatRoute, sseType, readStream
+	if wire.Route != "" {
+		route = wire.Route
+	}
+	if wire.NDJSON {
+		accept, read = ndjsonType, readNDJSON
+	}
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.base+route, bytes.NewReader(body))
 	if err != nil {
 		o.Error = &record.Error{Kind: record.ErrInvalidRequest, Message: err.Error()}
 		now := c.now()
 		return o, now, now
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Accept", accept)
 	c.authorize(req)
 
 	start := c.now() // dispatch: offset zero of the trace
@@ -155,15 +164,15 @@ func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string
 		o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
 		return o, start, c.now()
 	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, accept) {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		o.ErrorBody = evidence(data)
-		o.Error = &record.Error{Kind: record.ErrMalformed, Message: fmt.Sprintf("expected a text/event-stream answer, got Content-Type %q", ct)}
+		o.Error = &record.Error{Kind: record.ErrMalformed, Message: fmt.Sprintf("expected a %s answer, got Content-Type %q", accept, ct)}
 		o.Total = since()
 		o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
 		return o, start, c.now()
 	}
-	readErr := readStream(resp.Body, o, since, onEvent, c.keys.Redact)
+	readErr := read(resp.Body, o, since, onEvent, c.keys.Redact)
 	if readErr != nil {
 		// A timeout or a cancel is the cause of whatever the stream showed;
 		// otherwise an error event the server sent before the cut says more.
@@ -179,6 +188,13 @@ func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string
 }
 
 var errTimeout = errors.New("request timeout")
+
+// The answers' media types: Server-Sent Events, and Ollama's one JSON
+// object per line (server/routes.go @96fb6d2fa l.2080).
+const (
+	sseType    = "text/event-stream"
+	ndjsonType = "application/x-ndjson"
+)
 
 // classify names why a request ended without a normal stream.
 func classify(reqCtx, parent context.Context, err error, timeout time.Duration) *record.Error {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/record"
 )
 
@@ -37,7 +38,7 @@ func TestFreshConnectionPerRequest(t *testing.T) {
 	defer srv.Close()
 	c := New(Options{BaseURL: srv.URL})
 	for range 3 {
-		o, _, _ := c.Chat(context.Background(), []byte(`{}`), nil)
+		o, _, _ := c.Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
 		if o.Error != nil || !o.Normal {
 			t.Fatalf("outcome %+v", o.Error)
 		}
@@ -69,7 +70,7 @@ func TestHeadersAreNotTTFT(t *testing.T) {
 		fmt.Fprint(w, okStream)
 	}))
 	defer srv.Close()
-	o, _, _ := New(Options{BaseURL: srv.URL, Now: clk.Now}).Chat(context.Background(), []byte(`{}`), nil)
+	o, _, _ := New(Options{BaseURL: srv.URL, Now: clk.Now}).Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
 	if o.Error != nil || o.TTFT == nil {
 		t.Fatalf("%+v", o.Error)
 	}
@@ -114,7 +115,7 @@ func TestConnectionRefused(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
-	o, _, _ := New(Options{BaseURL: "http://" + addr}).Chat(context.Background(), []byte(`{}`), nil)
+	o, _, _ := New(Options{BaseURL: "http://" + addr}).Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
 	if o.Error == nil || o.Error.Kind != record.ErrConnection {
 		t.Fatalf("%+v", o.Error)
 	}
@@ -129,7 +130,7 @@ func TestBearerToken(t *testing.T) {
 		fmt.Fprint(w, okStream)
 	}))
 	defer srv.Close()
-	New(Options{BaseURL: srv.URL, APIKey: "sk-test-123456789"}).Chat(context.Background(), []byte(`{}`), nil)
+	New(Options{BaseURL: srv.URL, APIKey: "sk-test-123456789"}).Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
 	if got != "Bearer sk-test-123456789" {
 		t.Errorf("Authorization %q", got)
 	}
@@ -156,7 +157,7 @@ func TestNeverFollowsRedirects(t *testing.T) {
 			http.Redirect(w, r, other.URL+r.URL.Path, code)
 		}))
 		c := New(Options{BaseURL: srv.URL, APIKey: "sk-test-123456789"})
-		o, _, _ := c.Chat(context.Background(), []byte(`{"messages":[]}`), nil)
+		o, _, _ := c.Chat(context.Background(), dialect.Wire{}, []byte(`{"messages":[]}`), nil)
 		if o.Error == nil || o.Error.Kind != record.ErrRedirect || o.HTTPStatus != code || !strings.Contains(o.Error.Message, other.URL) {
 			t.Errorf("%d: %+v (status %d)", code, o.Error, o.HTTPStatus)
 		}
@@ -183,7 +184,7 @@ func TestUnaskedContentEncoding(t *testing.T) {
 		fmt.Fprint(w, okStream)
 	}))
 	defer srv.Close()
-	o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), []byte(`{}`), nil)
+	o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
 	if o.Error == nil || !strings.Contains(o.Error.Message, `Content-Encoding "gzip"`) || o.Normal {
 		t.Errorf("%+v", o.Error)
 	}
@@ -236,7 +237,7 @@ func TestHostileStreamsAreBounded(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), []byte(`{}`), nil)
+			o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
 			runtime.ReadMemStats(&after)
 			if o.Error == nil || !strings.Contains(o.Error.Message, c.says) || o.Normal {
 				t.Fatalf("error %+v", o.Error)

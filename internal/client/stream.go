@@ -448,6 +448,23 @@ func (s *streamState) expect(kind jsontext.Kind) error {
 	return nil
 }
 
+// readIndex reads a tool call's index: a nonnegative integer (a token of
+// another kind is malformed; jsontext's Int would panic on it).
+func (s *streamState) readIndex() (int, error) {
+	tok, err := s.dec.ReadToken()
+	if err != nil {
+		return 0, err
+	}
+	if tok.Kind() != '0' {
+		return 0, fmt.Errorf("tool_calls index: a %v, not a number", tok.Kind())
+	}
+	i, err := tok.Int()
+	if err != nil || i < 0 {
+		return 0, fmt.Errorf("tool_calls index: %v", tok)
+	}
+	return int(i), nil
+}
+
 // readString reads a string or null ("" for null).
 func (s *streamState) readString() (string, bool, error) {
 	tok, err := s.dec.ReadToken()
@@ -488,7 +505,7 @@ func (s *streamState) parseChoices(c *chunk) error {
 			}
 			switch name.String() {
 			case "delta":
-				if err := s.parseDelta(c); err != nil {
+				if err := s.parseDelta(c, false); err != nil {
 					return err
 				}
 			case "finish_reason":
@@ -512,7 +529,9 @@ func (s *streamState) parseChoices(c *chunk) error {
 	return s.expect(']')
 }
 
-func (s *streamState) parseDelta(c *chunk) error {
+// parseDelta reads a delta, or with native an Ollama message (its
+// reasoning is "thinking", its tool calls whole: parseOllamaCalls).
+func (s *streamState) parseDelta(c *chunk, native bool) error {
 	if s.dec.PeekKind() == 'n' {
 		_, err := s.dec.ReadToken()
 		return err
@@ -536,7 +555,7 @@ func (s *streamState) parseDelta(c *chunk) error {
 			if c.content, _, err = s.readString(); err != nil {
 				return err
 			}
-		case dialect.IsReasoningField(key):
+		case dialect.IsReasoningField(key) || native && key == "thinking":
 			// Every engine's name for it is read (dialect's table says
 			// which engine streams which). A delta may carry two of them (a
 			// gateway passing both on, one of them null or empty): the
@@ -549,7 +568,7 @@ func (s *streamState) parseDelta(c *chunk) error {
 				c.reasoning = text
 			}
 		case key == "tool_calls":
-			if err := s.parseToolCalls(c); err != nil {
+			if err := s.parseToolCalls(c, native); err != nil {
 				return err
 			}
 		default:
@@ -561,7 +580,11 @@ func (s *streamState) parseDelta(c *chunk) error {
 	return s.expect('}')
 }
 
-func (s *streamState) parseToolCalls(c *chunk) error {
+// parseToolCalls reads tool calls: OpenAI's deltas, or with native
+// Ollama's whole calls (api.ToolCall, api/types.go @96fb6d2fa: the index
+// inside function, the arguments a JSON object, sent on the done line:
+// llm/llama_server.go l.2020–2024).
+func (s *streamState) parseToolCalls(c *chunk, native bool) error {
 	if s.dec.PeekKind() == 'n' {
 		_, err := s.dec.ReadToken()
 		return err
@@ -581,15 +604,9 @@ func (s *streamState) parseToolCalls(c *chunk) error {
 			}
 			switch name.String() {
 			case "index":
-				tok, err := s.dec.ReadToken()
-				if err != nil {
+				if d.index, err = s.readIndex(); err != nil {
 					return err
 				}
-				i, err := tok.Int()
-				if err != nil || i < 0 {
-					return fmt.Errorf("tool_calls index: %v", tok)
-				}
-				d.index = int(i)
 			case "id":
 				if d.id, _, err = s.readString(); err != nil {
 					return err
@@ -599,30 +616,7 @@ func (s *streamState) parseToolCalls(c *chunk) error {
 					return err
 				}
 			case "function":
-				if err := s.expect('{'); err != nil {
-					return err
-				}
-				for s.dec.PeekKind() != '}' {
-					fname, err := s.dec.ReadToken()
-					if err != nil {
-						return err
-					}
-					switch fname.String() {
-					case "name":
-						if d.name, _, err = s.readString(); err != nil {
-							return err
-						}
-					case "arguments":
-						if d.args, _, err = s.readString(); err != nil {
-							return err
-						}
-					default:
-						if err := s.dec.SkipValue(); err != nil {
-							return err
-						}
-					}
-				}
-				if err := s.expect('}'); err != nil {
+				if err := s.parseFunction(&d, native); err != nil {
 					return err
 				}
 			default:
@@ -643,4 +637,46 @@ func (s *streamState) parseToolCalls(c *chunk) error {
 		c.tools = append(c.tools, d)
 	}
 	return s.expect(']')
+}
+
+// parseFunction reads a call's function: its name and arguments, a string
+// of JSON text (OpenAI's), or with native a JSON object (Ollama's), whose
+// text is kept as it came, and Ollama's index.
+func (s *streamState) parseFunction(d *toolDelta, native bool) error {
+	if err := s.expect('{'); err != nil {
+		return err
+	}
+	for s.dec.PeekKind() != '}' {
+		name, err := s.dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		switch key := name.String(); {
+		case key == "name":
+			if d.name, _, err = s.readString(); err != nil {
+				return err
+			}
+		case key == "arguments" && native:
+			v, err := s.dec.ReadValue()
+			if err != nil {
+				return err
+			}
+			if v.Kind() != 'n' {
+				d.args = string(v)
+			}
+		case key == "arguments":
+			if d.args, _, err = s.readString(); err != nil {
+				return err
+			}
+		case key == "index" && native:
+			if d.index, err = s.readIndex(); err != nil {
+				return err
+			}
+		default:
+			if err := s.dec.SkipValue(); err != nil {
+				return err
+			}
+		}
+	}
+	return s.expect('}')
 }

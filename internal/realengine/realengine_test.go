@@ -560,7 +560,7 @@ func one(t *testing.T, srv *Server, id string) (contract.Request, contract.Outpu
 		}
 	}
 	e := &record.Request{Req: req, Fixture: fx, Body: body}
-	e.Outcome, e.Start, e.End = c.Chat(context.Background(), body, nil)
+	e.Outcome, e.Start, e.End = c.Chat(context.Background(), d.Wire(), body, nil)
 	rec, o, _ := result.RequestRecord(e, d)
 	return rec, o
 }
