@@ -144,6 +144,9 @@ func (d Dialect) ollamaBody(f *fixtures.Fixture) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// ollamaToolSchema names the part of the tool cases Ollama cannot take.
+const ollamaToolSchema = "tools.function.parameters.additionalProperties"
+
 // ollamaNativeFacts is the row of Ollama spoken in its own API.
 func ollamaNativeFacts() engineFacts {
 	return engineFacts{
@@ -151,7 +154,14 @@ func ollamaNativeFacts() engineFacts {
 		alias: map[string]string{"temperature": "options.temperature", "top_p": "options.top_p", "top_k": "options.top_k",
 			"min_p": "options.min_p", "presence_penalty": "options.presence_penalty", "repetition_penalty": "options.repeat_penalty",
 			"reasoning_effort": "think", "chat_template_kwargs.enable_thinking": "think"},
-		timers: TimersOllama, ownVersion: true,
+		// api.ToolFunctionParameters (api/types.go l.473–479, the same at
+		// fb30760 and in the Go module v0.33.0) has type, $defs, items,
+		// required and properties only: a tool's additionalProperties is
+		// dropped when the request is read, and the parameters reach the
+		// template re-serialized in that order (observed: the Qwen3
+		// template renders T1 six tokens shorter than the bundle).
+		dropped: []notTaken{{ollamaToolSchema, "Ollama's api.ToolFunctionParameters has no additionalProperties field (api/types.go @96fb6d2fa l.473–479; the same at fb30760), so the tool cases' additionalProperties: false is dropped and their parameters reach the chat template re-serialized as type, required, properties: T1–T4 become other prompts than the bundle's"}},
+		timers:  TimersOllama, ownVersion: true,
 		// Ollama serves no /slots, and nothing else shows a request's
 		// resolved options (server/routes.go GenerateRoutes l.1823–1911).
 		hiddenSlots: "Ollama serves no /slots and no route shows a request's resolved options (server/routes.go @96fb6d2fa GenerateRoutes), so they are sent, not verified",
@@ -273,13 +283,17 @@ func (d Dialect) ollamaRefusesNative(rel [3]int, setting string) *Refusal {
 
 // ollamaLimitations are the standing caveats of a run on Ollama's own API.
 func (d Dialect) ollamaLimitations() []string {
-	return []string{
+	var taken []string
+	for _, n := range d.NotTaken() {
+		taken = append(taken, "Sent, but not taken: "+n+".")
+	}
+	return append([]string{
 		fmt.Sprintf("The engine is %s (%s). strata speaks Ollama's own POST %s: its OpenAI-compatible /v1/chat/completions drops top_k, min_p, repetition_penalty and chat_template_kwargs (openai/openai.go @0098875), while /api/chat takes every sampling setting, the seed and the cap as options (api/types.go @96fb6d2fa l.568–597) and the effort as think \"max\", Ollama's own word for xhigh (openai/openai.go @e0e1d3c7d thinkFromReasoningEffort).",
 			d.Name(), d.IdentifiedBy, ollamaChatRoute),
 		"think \"max\" reaches the chat template as enable_thinking true and reasoning_effort \"max\" (llm/llama_server.go @96fb6d2fa l.2183–2197); preserve_thinking cannot be sent on /api/chat, which changes nothing for a single-turn conversation. " + d.ReasoningBudget().Meaning + ".",
 		"Ollama's done line counts the prompt's cached tokens in prompt_eval_count while prompt_eval_duration times only those it evaluated, and no field of its API splits them (llm/llama_server.go @96fb6d2fa l.1509–1511, l.2016–2019): cached_tokens and read_tokens are null, and so is the prompt rate; the decode rate is eval_count (thinking included) over eval_duration.",
 		"How many requests Ollama serves at once (OLLAMA_NUM_PARALLEL, envconfig/config.go @96fb6d2fa l.275) is on no route of its API; only its log shows it. Ollama shows no request's resolved options either (no /slots), so the settings were sent, not verified.",
-	}
+	}, taken...)
 }
 
 // ollamaTimerFields is where Ollama's done line keeps a request's counts
