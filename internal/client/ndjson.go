@@ -21,7 +21,7 @@ import (
 // message {role, content, thinking, tool_calls}, done, and on the last
 // line done_reason and the request's counts and durations. An error after
 // the answer began is one more line, {"error": "..."}, and the stream
-// ends there with the HTTP status still 200 (l.2096–2101). The line with
+// ends there with the HTTP status still 200 (l.2098–2107). The line with
 // done true is the normal end, as data: [DONE] is on the SSE wire.
 
 // readNDJSON consumes an NDJSON chat answer as readStream consumes an SSE

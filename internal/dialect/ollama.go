@@ -200,7 +200,7 @@ type Shown struct {
 // the chat runs natively through the llama-server helper, else the Go
 // template (server/routes.go selectedModelTemplate l.1605–1612); a model
 // with a built-in renderer is rendered by Ollama's Go code
-// (usesOllamaRenderedChat l.2353–2355), which no route shows. modelfile's
+// (usesOllamaRenderedChat l.2349–2351), which no route shows. modelfile's
 // FROM line names the model's blob ($OLLAMA_MODELS/blobs/sha256-<hex>).
 func ReadShow(raw json.RawMessage) Shown {
 	var v struct {

@@ -11,7 +11,7 @@ import (
 // Ollama's own API as the simulator plays it: POST /api/chat streamed as
 // NDJSON and POST /api/show, in the shapes of ollama @96fb6d2fa (the Go
 // module v0.32.11): api.ChatRequest and api.ChatResponse (api/types.go
-// l.133–180, l.520–564), server/routes.go ChatHandler (l.2420–2660) and
+// l.133–180, l.520–564), server/routes.go ChatHandler (l.2417–2911) and
 // streamResponse (l.2079–2126), llm/llama_server.go's done line
 // (l.2008–2024).
 
