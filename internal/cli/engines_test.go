@@ -107,7 +107,7 @@ func TestOllamaWithTwoModels(t *testing.T) {
 	two := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/models" {
 			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, `{"object":"list","data":[{"id":"a:latest","object":"model","created":1,"owned_by":"library"},{"id":"b:latest","object":"model","created":1,"owned_by":"library"}]}`)
+			_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"a:latest","object":"model","created":1,"owned_by":"library"},{"id":"b:latest","object":"model","created":1,"owned_by":"library"}]}`) // the run's reading is under test, not this proxy's writes
 			return
 		}
 		proxy, _ := http.NewRequestWithContext(r.Context(), r.Method, url+r.URL.Path, r.Body)
@@ -116,10 +116,10 @@ func TestOllamaWithTwoModels(t *testing.T) {
 			w.WriteHeader(502)
 			return
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }() // read to its end below
 		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
 		w.WriteHeader(resp.StatusCode)
-		io.Copy(w, resp.Body)
+		_, _ = io.Copy(w, resp.Body) // as above
 	}))
 	t.Cleanup(two.Close)
 	r := runIn(t, t.TempDir(), "", "bench", "run", "--url", two.URL)

@@ -52,7 +52,7 @@ func readNDJSON(body io.Reader, o *record.Outcome, since func() float64, onEvent
 			s.fail(record.ErrLimit, err.Error()+"; the runner stopped reading the stream")
 			break
 		}
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
@@ -189,7 +189,7 @@ func (s *streamState) parseLine(data []byte) (c chunk, done bool, err error) {
 	if _, err := s.dec.ReadToken(); err != nil {
 		return c, false, err
 	}
-	if _, err := s.dec.ReadToken(); err != io.EOF {
+	if _, err := s.dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return c, false, errors.New("data after the JSON object")
 	}
 	rest.WriteByte('}')

@@ -140,12 +140,12 @@ func TestChatOnOllamaWire(t *testing.T) {
 		case "404":
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(404)
-			io.WriteString(w, `{"error":"model 'nope' not found"}`)
+			_, _ = io.WriteString(w, `{"error":"model 'nope' not found"}`) // the client's reading is under test, not this write
 			return
 		default:
 			w.Header().Set("Content-Type", "application/x-ndjson")
 		}
-		w.Write(ollamaCapture(t, "chat-think-max.ndjson"))
+		_, _ = w.Write(ollamaCapture(t, "chat-think-max.ndjson")) // as above
 	}))
 	t.Cleanup(srv.Close)
 	o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), wire, []byte(`{"model":"m"}`), nil)

@@ -593,39 +593,8 @@ func (s *streamState) parseToolCalls(c *chunk, native bool) error {
 		return err
 	}
 	for s.dec.PeekKind() != ']' {
-		if err := s.expect('{'); err != nil {
-			return err
-		}
-		d := toolDelta{index: -1}
-		for s.dec.PeekKind() != '}' {
-			name, err := s.dec.ReadToken()
-			if err != nil {
-				return err
-			}
-			switch name.String() {
-			case "index":
-				if d.index, err = s.readIndex(); err != nil {
-					return err
-				}
-			case "id":
-				if d.id, _, err = s.readString(); err != nil {
-					return err
-				}
-			case "type":
-				if d.typ, _, err = s.readString(); err != nil {
-					return err
-				}
-			case "function":
-				if err := s.parseFunction(&d, native); err != nil {
-					return err
-				}
-			default:
-				if err := s.dec.SkipValue(); err != nil {
-					return err
-				}
-			}
-		}
-		if err := s.expect('}'); err != nil {
+		d, err := s.parseToolCall(native)
+		if err != nil {
 			return err
 		}
 		if d.index < 0 {
@@ -637,6 +606,37 @@ func (s *streamState) parseToolCalls(c *chunk, native bool) error {
 		c.tools = append(c.tools, d)
 	}
 	return s.expect(']')
+}
+
+// parseToolCall reads one call of a tool_calls array (index -1: none
+// given).
+func (s *streamState) parseToolCall(native bool) (toolDelta, error) {
+	d := toolDelta{index: -1}
+	if err := s.expect('{'); err != nil {
+		return d, err
+	}
+	for s.dec.PeekKind() != '}' {
+		name, err := s.dec.ReadToken()
+		if err != nil {
+			return d, err
+		}
+		switch name.String() {
+		case "index":
+			d.index, err = s.readIndex()
+		case "id":
+			d.id, _, err = s.readString()
+		case "type":
+			d.typ, _, err = s.readString()
+		case "function":
+			err = s.parseFunction(&d, native)
+		default:
+			err = s.dec.SkipValue()
+		}
+		if err != nil {
+			return d, err
+		}
+	}
+	return d, s.expect('}')
 }
 
 // parseFunction reads a call's function: its name and arguments, a string
