@@ -165,7 +165,8 @@ func ollamaNativeFacts() engineFacts {
 		// Ollama serves no /slots, and nothing else shows a request's
 		// resolved options (server/routes.go GenerateRoutes l.1823–1911).
 		hiddenSlots: "Ollama serves no /slots and no route shows a request's resolved options (server/routes.go @96fb6d2fa GenerateRoutes), so they are sent, not verified",
-		preflight:   unverifiable("Ollama has no tokenize route (server/routes.go @96fb6d2fa GenerateRoutes), so the engine's count of the fixtures cannot be checked before the run; its chat template is POST " + ollamaShowRoute + "'s template"),
+		preflight: Preflight{Unverifiable: "Ollama has no tokenize route (server/routes.go @96fb6d2fa GenerateRoutes), so the engine's count of the fixtures cannot be checked before the run; its chat template is POST " + ollamaShowRoute + "'s template",
+			Source: "none: Ollama serves no route that counts a chat body (its /api/chat _debug_render_only renders one, without a count)"},
 	}
 }
 

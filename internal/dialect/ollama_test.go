@@ -157,7 +157,7 @@ func TestOllamaFacts(t *testing.T) {
 		f.Counts.Input != "prompt_eval_count" || f.Durations.DecodeCount != "eval_count" || !IsTimerObject(f.Durations.Object) {
 		t.Errorf("timers %q: %+v", d.Timers(), f)
 	}
-	if d.HiddenSettings() == "" || d.Preflight().Unverifiable == "" {
+	if pf := d.Preflight(); d.HiddenSettings() == "" || pf.Unverifiable == "" || strings.Contains(pf.Source, "/apply-template") {
 		t.Errorf("hidden %q, preflight %+v", d.HiddenSettings(), d.Preflight())
 	}
 	ctx, slots := d.Unrevealed()
