@@ -23,7 +23,8 @@ func main() {
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "hashbench-")
 	check(err)
-	defer os.RemoveAll(dir)
+	// Gigabytes of test files: a folder that cannot be removed is said.
+	defer func() { check(os.RemoveAll(dir)) }()
 	size := int64(*sizeMB) << 20
 	var shards []string
 	for i := 1; i <= 4; i++ {
@@ -33,9 +34,11 @@ func main() {
 	}
 	one := shards[0]
 	for _, p := range shards { // warm the page cache
-		f, _ := os.Open(p)
-		io.Copy(io.Discard, f)
-		f.Close()
+		f, err := os.Open(p)
+		check(err)
+		_, err = io.Copy(io.Discard, f)
+		check(err)
+		check(f.Close())
 	}
 	gb := float64(size) / 1e9
 
@@ -79,7 +82,10 @@ func main() {
 	for _, f := range shards {
 		cands = append(cands, modelfiles.Candidate{Path: f})
 	}
-	modelfiles.Hash(context.Background(), cands, modelfiles.Options{Cache: cache})
+	filled, _ := modelfiles.Hash(context.Background(), cands, modelfiles.Options{Cache: cache})
+	for _, h := range filled {
+		check(h.Err)
+	}
 	check(cache.Save())
 	start = time.Now()
 	c2, err := modelfiles.OpenCache(filepath.Join(dir, "cache.json"))
@@ -99,6 +105,8 @@ func write(path string, size int64) {
 	check(err)
 	buf := make([]byte, 4<<20)
 	rand.Read(buf)
+	// strata hashes only what starts as a GGUF file does.
+	copy(buf, "GGUF")
 	for n := int64(0); n < size; n += int64(len(buf)) {
 		_, err := f.Write(buf[:min(int64(len(buf)), size-n)])
 		check(err)

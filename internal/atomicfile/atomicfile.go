@@ -19,17 +19,19 @@ func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	// On a failure the temporary file is removed as far as it can be: the
+	// error that matters is the write's, and it is the one returned.
 	defer func() {
 		if err != nil {
-			os.Remove(tmp.Name())
+			_ = os.Remove(tmp.Name())
 		}
 	}()
 	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+		_ = tmp.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
+		_ = tmp.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {

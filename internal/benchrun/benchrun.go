@@ -109,7 +109,11 @@ func Run(ctx context.Context, st procstate.State, o Options) (*Outcome, error) {
 	if o.Finish == nil {
 		return nil, fmt.Errorf("benchrun.Run: no Finish to write the result folder with")
 	}
-	if err := o.Target.validate(); err != nil {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	logFile, err := o.logFile(st)
+	if err != nil {
 		return nil, err
 	}
 	p, err := newSession(st)
@@ -117,14 +121,14 @@ func Run(ctx context.Context, st procstate.State, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	defer p.scr.Clear()
-	b := &bench{p: p, o: o}
+	b := &bench{p: p, o: o, logFile: logFile}
 	if err := b.prepare(); err != nil {
 		return nil, err
 	}
-	if b.t, err = connect(ctx, p, o.Target, b.prof, b.bundle, b.hashes); err != nil {
+	if b.t, err = connect(ctx, p, o.Target, b.prof, b.bundle, b.hashes, b.root); err != nil {
 		return nil, err
 	}
-	defer b.t.stop()
+	defer b.t.close()
 	if err := b.beforeWarmup(ctx); err != nil {
 		return nil, err
 	}
@@ -151,6 +155,9 @@ type bench struct {
 	t      *target
 	srv    record.Server
 	facts  record.Facts
+	// logFile is the log file of an engine already serving (--engine-log;
+	// nil: none).
+	logFile *engine.LogFile
 }
 
 // prepare checks everything that can be checked before an engine is
@@ -171,21 +178,21 @@ func (b *bench) prepare() error {
 		p.out.Note("%s holds the journal of a run that did not finish; `strata bench recover` turns it into a partial result", pend)
 	}
 	var err error
-	if b.prof, err = o.Target.loadProfile(p); err != nil {
+	if b.prof, err = o.loadProfile(p); err != nil {
 		return err
 	}
 	if b.id, err = o.Declared.merge(b.prof); err != nil {
 		return err
 	}
 	b.id.Command = o.Command
-	if b.bundle, err = o.Target.bundle(p); err != nil {
+	if b.bundle, err = o.bundle(p); err != nil {
 		return fmt.Errorf("refusing to run: %w", err)
 	}
 	p.out.Line("protocol: %s", protocolLine(b.bundle))
 	b.hashes = newPrehash(p, b.prof, o.Rehash)
 	// A server off loopback makes the run nonconforming: said before
 	// anything is sent, with the result's own words, so the user can stop.
-	if u := o.Target.URL; u != "" || b.prof != nil {
+	if u := o.URL; u != "" || b.prof != nil {
 		if b.prof != nil {
 			u = b.prof.URL
 		}
@@ -260,12 +267,23 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 	if err := os.MkdirAll(b.root, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", b.root, err)
 	}
+	if b.logFile != nil {
+		if err := b.logFile.Mark(); err != nil {
+			return nil, err
+		}
+	}
 	jw, err := journal.Create(b.root, journal.Header{RunID: runID, Folder: contract.FolderName(started, b.facts.Hardware, runID), StartedAt: started,
 		Optional: b.o.Optional, Identity: b.id, Facts: b.facts, Server: b.srv, BaseURL: t.baseURL, EngineGroup: t.group()}, red)
 	if err != nil {
 		return nil, err
 	}
-	defer jw.Close()
+	// Every journal line was synced to disk as it was written: closing it
+	// (after Remove closed it already, or when the result could not be
+	// written) loses nothing.
+	defer func() { _ = jw.Close() }()
+	if err := t.adoptLog(jw.Dir()); err != nil {
+		p.out.Line("warning: %v; a killed run would lose the engine's log", err)
+	}
 	sampler := b.startPower(ctx)
 	progress := newProgress(p.scr, p.Clock, b.bundle.MaxShared(), b.srv)
 	rec := runner.Execute(ctx, runner.Config{Client: t.client, Bundle: b.bundle, Optional: b.o.Optional, Progress: progress, Server: &b.srv,
@@ -276,9 +294,7 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 		p.out.Line("warning: the run's journal could not be kept (%v); the result is written from memory", err)
 	}
 	t.stop()
-	if t.proc != nil {
-		b.facts.EngineLog = t.proc.Log()
-	}
+	b.keepLog()
 	dir, res, err := b.o.Finish(b.root, rec, b.id, b.facts, b.bundle, red, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w (the run's journal stays in %s; `strata bench recover` writes the result from it)", err, jw.Dir())
@@ -290,6 +306,27 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 		return &Outcome{Dir: dir, Results: res}, fmt.Errorf("the run stopped after the warm-up: %s (the result in %s records it)", displayLine(ref), dir)
 	}
 	return &Outcome{Dir: dir, Results: res}, nil
+}
+
+// keepLog keeps the engine's log for the result: the output of the engine
+// the runner started, or the log file --engine-log names, read now that
+// the run is over. A log that cannot be read is null with why.
+func (b *bench) keepLog() {
+	var err error
+	switch {
+	case b.t.proc != nil:
+		b.facts.EngineLog, err = b.t.proc.Log()
+	case b.logFile != nil:
+		b.facts.EngineLog, err = b.logFile.Read()
+	}
+	if err != nil {
+		b.facts.EngineLog = nil
+		b.p.out.Line("warning: the engine's log could not be kept: %v", err)
+		if b.facts.Missing == nil {
+			b.facts.Missing = map[string]string{}
+		}
+		b.facts.Missing[contract.PtrEngineLog] = "the engine's log could not be read after the run: " + err.Error()
+	}
 }
 
 // redacting is the journal the runner hears: it redacts each finished
@@ -349,34 +386,42 @@ func checkResultsRoot(root string, flag bool) error {
 	if flag {
 		name = "--results-dir " + root
 	}
-	dir := root
-	for {
-		st, err := os.Stat(dir)
-		if err == nil {
-			if !st.IsDir() {
-				if flag {
-					return exitcode.Usagef("%s: %s is a file, not a folder for results", name, dir)
-				}
-				return fmt.Errorf("%s: %s is a file, not a folder for results", name, dir)
-			}
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return fmt.Errorf("%s: no folder of it exists", name)
-		}
-		dir = parent
+	dir, st := existing(root)
+	switch {
+	case st == nil:
+		return fmt.Errorf("%s: no folder of it exists", name)
+	case !st.IsDir() && flag:
+		return exitcode.Usagef("%s: %s is a file, not a folder for results", name, dir)
+	case !st.IsDir():
+		return fmt.Errorf("%s: %s is a file, not a folder for results", name, dir)
 	}
 	probe, err := os.CreateTemp(dir, ".strata-write-check-")
 	if err != nil {
 		return fmt.Errorf("%s: %s is not writable: %w", name, dir, err)
 	}
-	probe.Close()
-	os.Remove(probe.Name())
+	// The probe is empty and only proved the folder writable: its cleanup
+	// is best effort and no reason to refuse the run.
+	_ = probe.Close()
+	_ = os.Remove(probe.Name())
 	if free, ok := freeBytes(dir); ok && free < minFreeBytes {
 		return fmt.Errorf("%s: only %d MiB free on the file system of %s; a result needs up to %d MiB", name, free>>20, dir, minFreeBytes>>20)
 	}
 	return nil
+}
+
+// existing is path or the nearest of its parents that exists, and what it
+// is (nil: none exists).
+func existing(path string) (string, os.FileInfo) {
+	for {
+		if st, err := os.Stat(path); err == nil {
+			return path, st
+		}
+		parent := filepath.Dir(path)
+		if parent == path {
+			return path, nil
+		}
+		path = parent
+	}
 }
 
 // minFreeBytes is the room a result folder may need: its journal and its

@@ -239,7 +239,7 @@ func readStrataFile(view record.EngineView, dir string) (*record.StrataFile, str
 	}
 	data, err := inputfile.Read(path, 4<<20)
 	if err != nil {
-		return nil, "", fmt.Errorf("the config file %s the server's command line names cannot be read: %v", filepath.Base(name), err)
+		return nil, "", fmt.Errorf("the config file %s the server's command line names cannot be read: %w", filepath.Base(name), err)
 	}
 	file, err := dialect.ParseStrataFile(filepath.Base(name), data)
 	if err != nil {

@@ -39,11 +39,11 @@ func Check(ctx context.Context, st procstate.State, o Target) error {
 	if err != nil {
 		return fmt.Errorf("refusing to check: %w", err)
 	}
-	t, err := connect(ctx, p, o, prof, bundle, nil)
+	t, err := connect(ctx, p, o, prof, bundle, nil, "")
 	if err != nil {
 		return err
 	}
-	defer t.stop()
+	defer t.close()
 	srv := runner.ProbeServer(ctx, t.client)
 	if err := t.checkKey(srv, bundle); err != nil {
 		return err
@@ -68,7 +68,7 @@ func Check(ctx context.Context, st procstate.State, o Target) error {
 		if !pf.Verifiable {
 			return exitcode.CheckFailed{Msg: "the preflight could not be done: " + pf.Reason}
 		}
-		return exitcode.CheckFailed{Msg: fmt.Sprintf("the engine's template or tokenizer differs from the bundle (%d of %d fixtures differ)", pf.Differ, len(pf.Fixtures))}
+		return exitcode.CheckFailed{Msg: fmt.Sprintf("%s (%s)", preflightVerdict(pf), pf.Tally())}
 	}
 	return nil
 }
@@ -91,6 +91,15 @@ func preflightCheck(ctx context.Context, c *client.Client, srv record.Server, bu
 	return preflight.Check(ctx, in), nil
 }
 
+// preflightVerdict says what a verifiable preflight that is not OK showed:
+// a difference, or nothing, as no fixture could be checked.
+func preflightVerdict(pf *contract.Preflight) string {
+	if len(pf.ByOutcome()[contract.OutcomeDiffer]) == 0 && (pf.TemplateAgrees || pf.EngineTemplateSHA256 == "") {
+		return "the engine's own template and tokenizer were " + contract.OutcomeNotChecked + " against the bundle"
+	}
+	return "the engine's own template and tokenizer DIFFER from the bundle"
+}
+
 // reportPreflight prints what matters of a preflight before the warm-up:
 // everything when it failed, one line when it agrees.
 func reportPreflight(w Printer, pf *contract.Preflight, verbose bool) {
@@ -111,7 +120,7 @@ func reportPreflight(w Printer, pf *contract.Preflight, verbose bool) {
 		w.Line("preflight not verifiable: %s", pf.Reason)
 		return
 	}
-	w.Line("%s", "preflight: the engine's own template and tokenizer DIFFER from the bundle:")
+	w.Line("preflight: %s:", preflightVerdict(pf))
 	for _, f := range pf.Fixtures {
 		if !f.Agree {
 			w.Line("  %s", preflight.FixtureLine(f))

@@ -3,12 +3,14 @@ package benchrun
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"time"
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/engine"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/journal"
@@ -59,6 +61,26 @@ func recovered(j *journal.Journal, b *fixtures.Bundle) *record.Run {
 	return rec
 }
 
+// recoverLog keeps the log the engine the runner started wrote into the
+// pending folder up to the kill, and says what became of it.
+func recoverLog(facts *record.Facts, dir string) string {
+	if e := facts.Extensions.Engine; e == nil || !e.StartedByRunner {
+		return "the runner did not start the engine, so the pending folder holds no engine log"
+	}
+	log, err := engine.ReadLog(filepath.Join(dir, contract.EngineLog))
+	if err != nil {
+		why := "the engine's output in the pending folder could not be read: " + err.Error()
+		facts.Missing = maps.Clone(facts.Missing)
+		if facts.Missing == nil {
+			facts.Missing = map[string]string{}
+		}
+		facts.Missing[contract.PtrEngineLog] = "the run was recovered from its journal, and " + why
+		return why
+	}
+	facts.EngineLog = log
+	return "the engine log is what the engine wrote into the pending folder up to the kill"
+}
+
 // Bundles open the bundle of a protocol by its ID (the run's own, which
 // its journal names) and give the redactor a run with it uses.
 type Bundles struct {
@@ -88,7 +110,7 @@ func Recover(ctx context.Context, dir string, bs Bundles, finish Finish, now tim
 	rec := recovered(j, b)
 	facts := j.Header.Facts
 	facts.Extensions.Recovered = &contract.Recovered{From: "the run's journal (" + journal.Name + ")", FinishedRequests: len(j.Dones),
-		TornLastLine: j.Torn, Note: "the engine log was held in memory by the runner and is lost"}
+		TornLastLine: j.Torn, Note: recoverLog(&facts, dir)}
 	valid := func(folder string) error {
 		v, err := validate.Dir(folder, b)
 		if err != nil {

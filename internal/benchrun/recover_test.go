@@ -45,7 +45,7 @@ var killed struct {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if killed.dir != "" {
-		os.RemoveAll(killed.dir)
+		_ = os.RemoveAll(killed.dir) // best effort: a folder under the system's temporary folder
 	}
 	os.Exit(code)
 }
@@ -84,7 +84,7 @@ func makeKilled(b *fixtures.Bundle, red *redact.Redactor) (string, string, error
 	if err != nil {
 		return "", "", err
 	}
-	defer sim.Close()
+	defer func() { _ = sim.Close() }() // the snapshot is taken by then; the simulator's shutdown is not under test
 	c := client.New(client.Options{BaseURL: url})
 	srv := runner.ProbeServer(context.Background(), c)
 	commit := strings.Repeat("ab", 20)
@@ -110,8 +110,9 @@ func makeKilled(b *fixtures.Bundle, red *redact.Redactor) (string, string, error
 	}
 	snap := &snapshot{redacting: redacting{w, red}, at: "sanity-R1", to: filepath.Join(snapDir, filepath.Base(w.Dir()))}
 	runner.Execute(context.Background(), runner.Config{Client: c, Bundle: b, Server: &srv, Journal: snap, ID: runID, StartedAt: origin})
-	w.Remove()
-	os.RemoveAll(root)
+	if err := errors.Join(snap.err, w.Remove(), os.RemoveAll(root)); err != nil {
+		return "", "", err
+	}
 	return snapDir, filepath.Base(w.Dir()), nil
 }
 
@@ -146,9 +147,8 @@ func editLines(t *testing.T, pending string, edit func(lines [][]byte) [][]byte)
 }
 
 // hugeLine keeps the journal's header and writes after it one line of
-// prefix, n bytes of "x" and suffix, streamed: the line is tens of MiB, and
-// building it in memory (and again in editLines) cost more than the rest
-// of the package together, on a machine where fresh pages are dear.
+// prefix, n bytes of "x" and suffix, streamed: the line is tens of MiB,
+// which need never be held in memory (editLines would hold it twice).
 func hugeLine(t *testing.T, pending, prefix string, n int, suffix string) {
 	t.Helper()
 	path := filepath.Join(pending, journal.Name)
@@ -161,14 +161,16 @@ func hugeLine(t *testing.T, pending, prefix string, n int, suffix string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A bufio.Writer keeps its first error and returns it from Flush,
+	// which is checked below.
 	w := bufio.NewWriterSize(f, 1<<16)
-	w.Write(header)
-	w.WriteString("\n" + prefix)
+	_, _ = w.Write(header)
+	_, _ = w.WriteString("\n" + prefix)
 	block := bytes.Repeat([]byte("x"), 1<<16)
 	for ; n > 0; n -= len(block) {
-		w.Write(block[:min(n, len(block))])
+		_, _ = w.Write(block[:min(n, len(block))])
 	}
-	w.WriteString(suffix)
+	_, _ = w.WriteString(suffix)
 	if err := errors.Join(w.Flush(), f.Close()); err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +196,7 @@ func editHeader(t *testing.T, pending string, edit func(h map[string]any)) {
 func listing(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -206,6 +208,9 @@ func listing(t *testing.T, dir string) map[string]string {
 		}
 		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 
@@ -216,7 +221,7 @@ func fileSum(t *testing.T, path string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		t.Fatal(err)
@@ -249,34 +254,40 @@ func TestRecoverRefusesWhatStrataDidNotWrite(t *testing.T) {
 		{"a project folder holding a copied journal", func(t *testing.T) string {
 			pending, _, _ := killedCopy(t)
 			project := filepath.Join(t.TempDir(), "project")
-			os.MkdirAll(filepath.Join(project, "src"), 0o755)
-			os.WriteFile(filepath.Join(project, "src", "main.go"), []byte("package main\n"), 0o644)
-			os.WriteFile(filepath.Join(project, "README.md"), []byte("# mine\n"), 0o644)
-			data, _ := os.ReadFile(filepath.Join(pending, journal.Name))
-			os.WriteFile(filepath.Join(project, journal.Name), data, 0o644)
+			data, err := os.ReadFile(filepath.Join(pending, journal.Name))
+			if err := errors.Join(err, os.MkdirAll(filepath.Join(project, "src"), 0o755),
+				os.WriteFile(filepath.Join(project, "src", "main.go"), []byte("package main\n"), 0o644),
+				os.WriteFile(filepath.Join(project, "README.md"), []byte("# mine\n"), 0o644),
+				os.WriteFile(filepath.Join(project, journal.Name), data, 0o644)); err != nil {
+				t.Fatal(err)
+			}
 			return project
 		}, "its name is not .<result folder>.pending"},
 		{"a pending-named folder without strata's marker", func(t *testing.T) string {
 			pending, _, _ := killedCopy(t)
-			os.Remove(filepath.Join(pending, journal.Marker))
+			if err := os.Remove(filepath.Join(pending, journal.Marker)); err != nil {
+				t.Fatal(err)
+			}
 			return pending
 		}, "marker"},
 		{"a copy of a pending folder under another name", func(t *testing.T) string {
 			pending, _, _ := killedCopy(t)
 			other := filepath.Join(filepath.Dir(pending), ".2026-01-01-standard-unknown-gpu-20260101T000000Z-abcdef.pending")
-			os.Rename(pending, other)
+			if err := os.Rename(pending, other); err != nil {
+				t.Fatal(err)
+			}
 			return other
 		}, "a copied or renamed pending folder"},
 		{"a journal linked to /dev/zero", func(t *testing.T) string {
 			pending, _, _ := killedCopy(t)
-			os.Remove(filepath.Join(pending, journal.Name))
-			os.Symlink("/dev/zero", filepath.Join(pending, journal.Name))
+			if err := errors.Join(os.Remove(filepath.Join(pending, journal.Name)), os.Symlink("/dev/zero", filepath.Join(pending, journal.Name))); err != nil {
+				t.Fatal(err)
+			}
 			return pending
 		}, "symbolic link"},
 		{"a FIFO journal", func(t *testing.T) string {
 			pending, _, _ := killedCopy(t)
-			os.Remove(filepath.Join(pending, journal.Name))
-			if err := syscall.Mkfifo(filepath.Join(pending, journal.Name), 0o644); err != nil {
+			if err := errors.Join(os.Remove(filepath.Join(pending, journal.Name)), syscall.Mkfifo(filepath.Join(pending, journal.Name), 0o644)); err != nil {
 				t.Fatal(err)
 			}
 			return pending
@@ -368,32 +379,19 @@ func TestRecoverRefusesWhatStrataDidNotWrite(t *testing.T) {
 			red := result.Redactor(redact.Machine{}, b)
 			parent := filepath.Dir(dir)
 			before := listing(t, parent)
-			type res struct {
-				out string
-				err error
+			// A journal that never ends (/dev/zero, a FIFO) must be refused,
+			// not read: were it read, Recover would not return and go
+			// test's -timeout would name this test.
+			out, err := Recover(context.Background(), dir, testBundles(b, red), folder.Finish, time.Now())
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Recover: %q, %v; want an error with %q", out, err, c.want)
 			}
-			done := make(chan res, 1)
-			start := time.Now()
-			go func() {
-				out, err := Recover(context.Background(), dir, testBundles(b, red), folder.Finish, time.Now())
-				done <- res{out, err}
-			}()
-			var r res
-			select {
-			case r = <-done:
-			case <-time.After(20 * time.Second):
-				t.Fatal("recover did not stop")
-			}
-			if r.err == nil || !strings.Contains(r.err.Error(), c.want) {
-				t.Fatalf("Recover: %q, %v; want an error with %q", r.out, r.err, c.want)
-			}
-			if strings.ContainsAny(r.err.Error(), "\x1b\x07") {
-				t.Errorf("the error carries raw escape bytes: %q", r.err)
+			if strings.ContainsAny(err.Error(), "\x1b\x07") {
+				t.Errorf("the error carries raw escape bytes: %q", err)
 			}
 			if !sameListing(before, listing(t, parent)) {
 				t.Errorf("recover changed %s although it refused", parent)
 			}
-			_ = start
 		})
 	}
 }
@@ -404,7 +402,9 @@ func TestRecoverRemovesOnlyItsOwn(t *testing.T) {
 	t.Parallel()
 	pending, b, red := killedCopy(t)
 	mine := filepath.Join(pending, "notes.txt")
-	os.WriteFile(mine, []byte("mine"), 0o644)
+	if err := os.WriteFile(mine, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out, err := Recover(context.Background(), pending, testBundles(b, red), folder.Finish, time.Now())
 	if err == nil || !strings.Contains(err.Error(), "did not write") {
 		t.Errorf("Recover: %v; want a note that other files were left", err)
@@ -457,16 +457,20 @@ type snapshot struct {
 	redacting
 	at, to string
 	once   sync.Once
+	err    error // the copy's, read once the run is over
 }
 
 func (s *snapshot) Begin(rec *record.Run, e *record.Request) {
 	s.redacting.Begin(rec, e)
 	if e.Req.ID == s.at {
 		s.once.Do(func() {
-			os.MkdirAll(s.to, 0o755)
+			s.err = os.MkdirAll(s.to, 0o755)
 			for _, name := range []string{journal.Name, journal.Marker} {
-				data, _ := os.ReadFile(filepath.Join(s.Dir(), name))
-				os.WriteFile(filepath.Join(s.to, name), data, 0o644)
+				data, err := os.ReadFile(filepath.Join(s.Dir(), name))
+				if err == nil {
+					err = os.WriteFile(filepath.Join(s.to, name), data, 0o644)
+				}
+				s.err = errors.Join(s.err, err)
 			}
 		})
 	}
@@ -478,14 +482,19 @@ func lines(t *testing.T, dir string) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	out := map[string]string{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
 		var o contract.Output
-		json.Unmarshal(sc.Bytes(), &o)
+		if err := json.Unmarshal(sc.Bytes(), &o); err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
 		out[o.RequestID] = sc.Text()
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("%s: %v", dir, err)
 	}
 	return out
 }
@@ -508,7 +517,11 @@ func TestRecoverMatchesTheRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer sim.Close()
+			defer func() {
+				if err := sim.Close(); err != nil {
+					t.Error(err)
+				}
+			}()
 			c := client.New(client.Options{BaseURL: url})
 			srv := runner.ProbeServer(context.Background(), c)
 			red := result.Redactor(redact.Machine{Users: []string{"alice"}}, b)
@@ -548,7 +561,9 @@ func TestRecoverMatchesTheRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w.Remove()
+			if err := errors.Join(snap.err, w.Remove()); err != nil {
+				t.Fatal(err)
+			}
 			got, err := Recover(context.Background(), snap.to, testBundles(b, red), folder.Finish, time.Now())
 			if err != nil {
 				t.Fatal(err)
@@ -560,7 +575,9 @@ func TestRecoverMatchesTheRun(t *testing.T) {
 			finished, inFlight := 0, 0
 			for _, q := range a.Results.Requests {
 				var o contract.Output
-				json.Unmarshal([]byte(have[q.ID]), &o)
+				if err := json.Unmarshal([]byte(have[q.ID]), &o); err != nil {
+					t.Fatalf("%s: the recovered line %q: %v", q.ID, have[q.ID], err)
+				}
 				switch {
 				case o.Error != nil && o.Error.Kind == derive.RunnerStoppedKind:
 					inFlight++ // begun, not finished (a round's four begin together)

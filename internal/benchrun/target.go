@@ -2,9 +2,11 @@ package benchrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,6 +25,7 @@ import (
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/localproc"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
@@ -38,6 +41,9 @@ type Target struct {
 	// checkout, else the stand-in) and BundleDir a bundle folder given
 	// with --bundle ("": the checkout's bench/prompts/standard-v1).
 	Protocol, BundleDir string
+	// EngineLog is the log file an engine already serving writes (bench run
+	// --engine-log; "": none).
+	EngineLog string
 }
 
 // bundle finds, verifies and loads the bundle of the target's protocol: a
@@ -48,6 +54,9 @@ func (o Target) bundle(p session) (*fixtures.Bundle, error) {
 	def, err := src.Protocol(o.Protocol)
 	if err != nil {
 		return nil, exitcode.Usagef("--protocol: %v", err)
+	}
+	if o.BundleDir != "" && def.Bundle == protocol.BundleEmbedded {
+		return nil, exitcode.Usagef("--bundle %s: the bundle of %s is embedded in strata, so no bundle folder is read for it; --bundle names the bundle of a protocol read from a Strata checkout", o.BundleDir, def.ID)
 	}
 	return src.Open(def)
 }
@@ -69,9 +78,25 @@ func (o *Target) validate() error {
 		}
 	}
 	if o.Simulate {
+		if o.EngineLog != "" {
+			return exitcode.Usagef("--engine-log names the log file of an engine already serving; --simulate starts strata's own engine, whose output strata keeps")
+		}
 		o.Profile = engine.SimulatorName
 	}
 	return nil
+}
+
+// logFile checks the file --engine-log names, before any work: a regular
+// file strata can read, within the bound of what it keeps.
+func (o Target) logFile(p procstate.State) (*engine.LogFile, error) {
+	if o.EngineLog == "" {
+		return nil, nil
+	}
+	l, err := engine.OpenLogFile(p.Path(o.EngineLog))
+	if err != nil {
+		return nil, exitcode.Usagef("--engine-log: %v", err)
+	}
+	return l, nil
 }
 
 // loadProfile reads the profile, if any (the simulator's is built in).
@@ -128,14 +153,24 @@ type target struct {
 	environ []string
 	stopped bool
 	p       session
+	// engineLog is --engine-log's file ("": none given).
+	engineLog string
+	// logDir is where the output of an engine the runner starts goes until
+	// the run's pending folder takes it ("": the system's temporary
+	// folder), and log that file (nil: no engine was started).
+	logDir string
+	log    *os.File
+	// adopted is set once the pending folder holds the log: the journal's
+	// removal removes it.
+	adopted bool
 }
 
 // connect makes sure an engine serves at the target's URL: one already
 // serving is used and left running; otherwise the profile's engine is
 // started (unless NoStart), and hashes, when set, hashes the model files
 // while it loads.
-func connect(ctx context.Context, p session, o Target, prof *engine.Profile, bundle *fixtures.Bundle, hashes *prehash) (*target, error) {
-	t := &target{baseURL: o.URL, prof: prof, p: p, environ: p.Environment()}
+func connect(ctx context.Context, p session, o Target, prof *engine.Profile, bundle *fixtures.Bundle, hashes *prehash, logDir string) (*target, error) {
+	t := &target{baseURL: o.URL, prof: prof, p: p, environ: p.Environment(), engineLog: o.EngineLog, logDir: logDir}
 	keyEnv, from := o.APIKeyEnv, "--api-key-env"
 	if prof != nil {
 		t.baseURL = prof.URL
@@ -163,6 +198,7 @@ func connect(ctx context.Context, p session, o Target, prof *engine.Profile, bun
 	var err error
 	t.served, t.proc, err = t.engineUp(ctx, o.NoStart, hashes)
 	if err != nil {
+		t.close()
 		return nil, err
 	}
 	return t, nil
@@ -186,6 +222,37 @@ func (t *target) stop() {
 			t.p.out.Line("warning: %v", err)
 		}
 	}
+}
+
+// close stops the engine this command started and removes its output's
+// file unless a pending folder took it.
+func (t *target) close() {
+	t.stop()
+	if t.log == nil {
+		return
+	}
+	// The engine has exited: nothing writes the file any more, and a
+	// failed close loses nothing that was read.
+	_ = t.log.Close()
+	if !t.adopted {
+		if err := os.Remove(t.log.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.p.out.Line("warning: the engine's output %s was not removed: %v", t.log.Name(), err)
+		}
+	}
+}
+
+// adoptLog moves the output of the engine this command started into the
+// run's pending folder (dir), where the engine goes on writing it and
+// where `bench recover` finds what it wrote up to a kill.
+func (t *target) adoptLog(dir string) error {
+	if t.log == nil {
+		return nil
+	}
+	if err := os.Rename(t.log.Name(), filepath.Join(dir, contract.EngineLog)); err != nil {
+		return fmt.Errorf("move the engine's output into the run's pending folder: %w", err)
+	}
+	t.adopted = true
+	return nil
 }
 
 // group is the process group of the engine the runner started, or 0.
@@ -256,7 +323,7 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("find a free loopback port: %w", err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }() // only its port number was wanted
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
@@ -304,8 +371,20 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 	if len(prof.Command) == 0 {
 		return nil, nil, fmt.Errorf("nothing serves at %s, and profile %s has no command to start one", c.BaseURL(), prof.Name)
 	}
+	if t.engineLog != "" {
+		return nil, nil, exitcode.Usagef("--engine-log names the log file of an engine already serving, but nothing serves at %s: strata would start profile %s's engine and keep its output itself; leave out --engine-log, or start the server first", c.BaseURL(), prof.Name)
+	}
 	out.Line("starting the %s engine: %s", prof.Name, escape.Line(strings.Join(prof.Command, " ")))
-	proc, err := engine.Start(prof, t.environ, t.p.Clock)
+	// The nearest folder of the result location that exists is on the file
+	// system the pending folder will be made on, so the file can move there.
+	dir := ""
+	if t.logDir != "" {
+		dir, _ = existing(t.logDir)
+	}
+	if t.log, err = os.CreateTemp(dir, ".strata-engine-*.log"); err != nil {
+		return nil, nil, fmt.Errorf("create a file for the engine's output: %w", err)
+	}
+	proc, err := engine.Start(prof, t.environ, t.p.Clock, t.log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -318,7 +397,9 @@ func (t *target) engineUp(ctx context.Context, noStart bool, hashes *prehash) (*
 	err = proc.WaitReady(ctx, health, limit, t.loadingStatus(limit, hashes))
 	t.p.clearStatus() // the load is over: its line goes
 	if err != nil {
-		proc.Stop(5*time.Second, nil)
+		if serr := proc.Stop(5*time.Second, nil); serr != nil {
+			out.Line("warning: %v", serr)
+		}
 		if ctx.Err() != nil {
 			// A signal during the load: no request was sent, nothing to write.
 			return nil, nil, exitcode.InterruptedError{Msg: fmt.Sprintf("interrupted (%s) while profile %s's engine loaded; it was stopped, and no request was sent",

@@ -16,9 +16,11 @@ import (
 // everywhere is not an engine.
 func TestReadyWithoutHealth(t *testing.T) {
 	t.Parallel()
+	// A scripted server's write that fails shows at the client, which is
+	// what the test reads.
 	ollama := http.NewServeMux()
-	ollama.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "Ollama is running") })
-	ollama.HandleFunc("GET /api/version", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"version":"0.32.15"}`) })
+	ollama.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "Ollama is running") })
+	ollama.HandleFunc("GET /api/version", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, `{"version":"0.32.15"}`) })
 	for _, c := range []struct {
 		name   string
 		h      http.Handler

@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // Capture is one recorded exchange.
@@ -61,36 +60,4 @@ func Load(dir, name string) (*Capture, error) {
 		c.EventMS, c.HeadersMS = mt.TEventMS, mt.THeaders
 	}
 	return c, nil
-}
-
-// Events splits an SSE body into its events, each with its terminating
-// blank line, so a replay can write them one at a time.
-func Events(body []byte) [][]byte {
-	var out [][]byte
-	for len(body) > 0 {
-		i := bytes.Index(body, []byte("\n\n"))
-		if i < 0 {
-			out = append(out, body)
-			break
-		}
-		out = append(out, body[:i+2])
-		body = body[i+2:]
-	}
-	return out
-}
-
-// Names lists the captures in dir with the given prefix.
-func Names(dir, prefix string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range entries {
-		n := e.Name()
-		if strings.HasPrefix(n, prefix) && strings.HasSuffix(n, ".resp.raw") {
-			out = append(out, strings.TrimSuffix(n, ".resp.raw"))
-		}
-	}
-	return out, nil
 }

@@ -220,7 +220,7 @@ func fromJSON(raw json.RawMessage) (jinja.Value, error) {
 	if err != nil {
 		return jinja.Undefined(), err
 	}
-	if _, err := dec.ReadToken(); err != io.EOF {
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return jinja.Undefined(), errors.New("trailing data after the JSON value")
 	}
 	return v, nil

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/strata-bench/strata/internal/exitcode"
 )
 
 // TestWordAPIKeysAreRefused (issue 46, item 4): a key that is a word of
@@ -25,12 +27,12 @@ func TestWordAPIKeysAreRefused(t *testing.T) {
 		mu.Unlock()
 		if r.URL.Path == "/health" {
 			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"status": "ok"}`))
+			_, _ = w.Write([]byte(`{"status": "ok"}`)) // a failed write is the command's to report
 			return
 		}
 		if r.URL.Path == "/props" {
 			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"build_info": "b9928-81ff7ab", "chat_template": "x"}`))
+			_, _ = w.Write([]byte(`{"build_info": "b9928-81ff7ab", "chat_template": "x"}`)) // as above
 			return
 		}
 		http.NotFound(w, r)
@@ -40,7 +42,7 @@ func TestWordAPIKeysAreRefused(t *testing.T) {
 		for _, cmd := range [][]string{{"bench", "run"}, {"bench", "check"}} {
 			work := t.TempDir()
 			r := runWithKey(t, work, key, append(cmd, "--url", srv.URL, "--api-key-env", "STRATA_TEST_KEY")...)
-			if r.code != ExitUsage || !strings.Contains(r.stderr, "--api-key-env STRATA_TEST_KEY: the API key ") || !strings.Contains(r.stderr, "openssl rand") {
+			if r.code != exitcode.Usage || !strings.Contains(r.stderr, "--api-key-env STRATA_TEST_KEY: the API key ") || !strings.Contains(r.stderr, "openssl rand") {
 				t.Errorf("%v with the key %q: exit %d %q", cmd, key, r.code, r.stderr)
 			}
 			if strings.Contains(r.stderr+r.stdout, key) {
@@ -56,7 +58,7 @@ func TestWordAPIKeysAreRefused(t *testing.T) {
 
 	work := t.TempDir()
 	r := runWithKey(t, work, "b9928-81ff7ab", "bench", "run", "--url", srv.URL, "--api-key-env", "STRATA_TEST_KEY")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "--api-key-env STRATA_TEST_KEY: the API key is part of what the server says about itself (how it was identified)") {
+	if r.code != exitcode.Usage || !strings.Contains(r.stderr, "--api-key-env STRATA_TEST_KEY: the API key is part of what the server says about itself (how it was identified)") {
 		t.Errorf("the build string as the key: exit %d %q", r.code, r.stderr)
 	}
 	if dirs, _ := filepath.Glob(filepath.Join(work, "bench-results", "*")); len(dirs) != 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/strictjson"
 )
 
@@ -19,7 +20,7 @@ import (
 // protocol strata knows gets the embedded bundle, and the validator says
 // the protocol is unknown; a known protocol whose bundle is not here is an
 // error that says where to find it.
-func folderBundle(e Env, dir, bundleDir string) (*fixtures.Bundle, error) {
+func folderBundle(e procstate.State, dir, bundleDir string) (*fixtures.Bundle, error) {
 	src := sources(e, bundleDir)
 	var head struct {
 		Protocol struct {
@@ -27,6 +28,8 @@ func folderBundle(e Env, dir, bundleDir string) (*fixtures.Bundle, error) {
 		} `json:"protocol"`
 	}
 	if data, err := strictjson.ReadFile(os.DirFS(dir), contract.ResultsFile, contract.MaxResultsBytes); err == nil {
+		// A results.json that does not parse names no protocol: it gets
+		// the embedded bundle, and the validator reports what is wrong.
 		_ = json.Unmarshal(data, &head)
 	}
 	def, err := src.Protocol(head.Protocol.ID)

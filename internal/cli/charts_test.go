@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/strata-bench/strata/internal/exitcode"
 )
 
 // victim is a file a symbolic link in a charts folder points to; it must
@@ -95,7 +97,7 @@ func TestChartsLinkedIntoTheResultFolder(t *testing.T) {
 		{"bench", "compare", dir, cand, "--charts", filepath.Join(cand, "charts")},
 	} {
 		r := runIn(t, t.TempDir(), "", args...)
-		if r.code != ExitUsage || !strings.Contains(r.stderr, "inside the result folder") {
+		if r.code != exitcode.Usage || !strings.Contains(r.stderr, "inside the result folder") {
 			t.Errorf("%v: exit %d, stderr %q; want a usage error", args[1:], r.code, r.stderr)
 		}
 	}

@@ -3,9 +3,10 @@ package cli
 import (
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/benchrun"
+	"github.com/strata-bench/strata/internal/procstate"
 )
 
-func newCheck(env Env) *cobra.Command {
+func newCheck(env procstate.State) *cobra.Command {
 	var o benchrun.Target
 	cmd := &cobra.Command{
 		Use:   "check (--url URL | --profile NAME | --simulate) [flags]",

@@ -6,6 +6,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"syscall"
@@ -20,22 +21,9 @@ import (
 	"github.com/strata-bench/strata/internal/redact"
 )
 
-// Exit codes (internal/exitcode holds them and the errors that choose them).
-const (
-	ExitOK          = exitcode.OK
-	ExitFailed      = exitcode.Failed
-	ExitUsage       = exitcode.Usage
-	ExitInterrupted = exitcode.Interrupted
-)
-
-// Env is the process state a command may touch (internal/procstate):
-// nothing else in the command layer reads os.Args, os.Getenv, the working
-// directory or the std streams.
-type Env = procstate.State
-
 // sources are where the bundles of a command are: the protocol table, the
 // working folder (a Strata checkout) and --bundle DIR.
-func sources(e Env, bundleDir string) prompts.Sources {
+func sources(e procstate.State, bundleDir string) prompts.Sources {
 	return prompts.Sources{Table: e.Protocols, Workdir: e.Dir, Dir: e.Path(bundleDir)}
 }
 
@@ -88,7 +76,7 @@ func Main() int { return mainWith(nil) }
 
 // mainWith is Main with the process state adjusted first (tests run this
 // binary as strata with a faster simulator).
-func mainWith(adjust func(*Env)) int {
+func mainWith(adjust func(*procstate.State)) int {
 	env := procstate.OS()
 	if adjust != nil {
 		adjust(&env)
@@ -98,13 +86,19 @@ func mainWith(adjust func(*Env)) int {
 
 func usagef(format string, a ...any) error { return exitcode.Usagef(format, a...) }
 
+// printf prints to a command's stdout or stderr and discards the write's
+// error: those are Run's screens, which report none (a terminal or pipe
+// that went away must not stop a run midway; procstate ignores SIGPIPE
+// for the same reason).
+func printf(w io.Writer, format string, a ...any) { _, _ = fmt.Fprintf(w, format, a...) }
+
 // checkFailed marks a completed check that found problems (exit 1) whose
 // details the command has already printed.
 func checkFailed(msg string) error { return exitcode.CheckFailed{Msg: msg} }
 
 // Run runs strata with args (without the program name) and returns the exit
 // code.
-func Run(ctx context.Context, args []string, env Env) int {
+func Run(ctx context.Context, args []string, env procstate.State) int {
 	ctx, now, stop := withSignals(ctx, env.Signals)
 	defer stop()
 	env.StopNow = now
@@ -128,21 +122,21 @@ func Run(ctx context.Context, args []string, env Env) int {
 	root.SetErr(env.Stderr)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
-		return ExitOK
+		return exitcode.OK
 	}
-	fmt.Fprintf(env.Stderr, "strata: %v\n", err)
+	printf(env.Stderr, "strata: %v\n", err)
 	code := exitcode.Of(ctx, err)
-	if code == ExitUsage {
+	if code == exitcode.Usage {
 		path := "strata"
 		if cmd != nil {
 			path = cmd.CommandPath()
 		}
-		fmt.Fprintf(env.Stderr, "Run '%s --help' for usage.\n", path)
+		printf(env.Stderr, "Run '%s --help' for usage.\n", path)
 	}
 	return code
 }
 
-func newRoot(env Env) *cobra.Command {
+func newRoot(env procstate.State) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "strata",
 		Short: "Run the Strata standard benchmark against a local LLM inference server",

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/strata-bench/strata/internal/exitcode"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/simengine"
 	"github.com/strata-bench/strata/internal/version"
 )
@@ -21,7 +23,7 @@ import (
 // as an engine (the simulator profile runs os.Executable()).
 func TestMain(m *testing.M) {
 	if os.Getenv("STRATA_TEST_AS_CLI") == "1" {
-		os.Exit(mainWith(func(e *Env) {
+		os.Exit(mainWith(func(e *procstate.State) {
 			if v, err := strconv.ParseFloat(os.Getenv("STRATA_TEST_SPEED"), 64); err == nil {
 				e.SimulatorSpeed = v
 			}
@@ -48,13 +50,13 @@ type cliResult struct {
 // working and cache folders, no probes of this machine (no nvidia-smi, no
 // lsblk, no /proc), this test binary as strata (STRATA_TEST_AS_CLI) and the
 // simulator at testSpeed.
-func testEnv(t testing.TB, dir string, stdin io.Reader, stdout, stderr io.Writer) Env {
+func testEnv(t testing.TB, dir string, stdin io.Reader, stdout, stderr io.Writer) procstate.State {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Dir: dir,
+	return procstate.State{Stdin: stdin, Stdout: stdout, Stderr: stderr, Dir: dir,
 		Getenv:     func(string) string { return "" },
 		Environ:    func() []string { return append(os.Environ(), "STRATA_TEST_AS_CLI=1") },
 		CacheDir:   t.TempDir(),
@@ -94,8 +96,8 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"tokens", "--tokenizer", "t.json", "--tools", "x.json"},
 	} {
 		r := runIn(t, dir, "", args...)
-		if r.code != ExitUsage {
-			t.Errorf("%v: exit %d, want %d (stderr %q)", args, r.code, ExitUsage, r.stderr)
+		if r.code != exitcode.Usage {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", args, r.code, exitcode.Usage, r.stderr)
 		}
 		if !strings.Contains(r.stderr, "strata: ") {
 			t.Errorf("%v: stderr %q has no error line", args, r.stderr)
@@ -131,7 +133,7 @@ func TestHelpEverywhere(t *testing.T) {
 	}
 	for _, p := range paths {
 		r := runIn(t, t.TempDir(), "", append(p, "--help")...)
-		if r.code != ExitOK || !strings.Contains(r.stdout, "Usage:") || !strings.Contains(r.stdout, "Examples:") {
+		if r.code != exitcode.OK || !strings.Contains(r.stdout, "Usage:") || !strings.Contains(r.stdout, "Examples:") {
 			t.Errorf("%v --help: exit %d, stdout %q", p, r.code, r.stdout)
 		}
 	}
@@ -155,8 +157,8 @@ func TestUnknownCommands(t *testing.T) {
 		{[]string{"version", "extra"}, "takes no arguments", "Run 'strata version --help' for usage."},
 	} {
 		r := runIn(t, t.TempDir(), "", c.args...)
-		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, c.help) {
-			t.Errorf("%v: exit %d, stderr %q; want exit %d with %q and %q", c.args, r.code, r.stderr, ExitUsage, c.want, c.help)
+		if r.code != exitcode.Usage || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, c.help) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d with %q and %q", c.args, r.code, r.stderr, exitcode.Usage, c.want, c.help)
 		}
 	}
 }
@@ -192,6 +194,13 @@ func mustWrite(t testing.TB, path, content string) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustRemove(t testing.TB, path string) {
+	t.Helper()
+	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -3,12 +3,14 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/compare"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/humanize"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/validate"
 )
 
@@ -30,7 +32,7 @@ versions differ, since a claimed improvement needs a same-machine baseline.
 --markdown prints Markdown; --charts DIR writes one SVG per metric, baseline
 and candidate side by side.`
 
-func newCompare(env Env) *cobra.Command {
+func newCompare(env procstate.State) *cobra.Command {
 	var markdown bool
 	var chartsDir string
 	cmd := &cobra.Command{
@@ -46,20 +48,9 @@ func newCompare(env Env) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var rs [2]*contract.Results
-			for i, a := range args {
-				b, err := folderBundle(env, env.Path(a), "")
-				if err != nil {
-					return err
-				}
-				v, err := validate.Dir(env.Path(a), b)
-				if err != nil {
-					return err
-				}
-				if len(v.Violations) > 0 {
-					return fmt.Errorf("%s is not a valid result (%s, first: %s); run strata bench report on it", a, humanize.Count(len(v.Violations), "violation", "violations"), v.Violations[0])
-				}
-				rs[i] = v.Results
+			rs, err := validResults(env, args)
+			if err != nil {
+				return err
 			}
 			c, err := compare.New(rs[0], rs[1])
 			var refusal *compare.Refusal
@@ -69,33 +60,59 @@ func newCompare(env Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w := cmd.OutOrStdout()
+			write := c.WriteText
 			if markdown {
-				c.WriteMarkdown(w)
-			} else {
-				c.WriteText(w)
+				write = c.WriteMarkdown
 			}
-			if chartsDir != "" {
-				cs, err := c.Charts()
-				if err != nil {
-					return err
-				}
-				var files []charts.File
-				for _, m := range charts.Metrics() {
-					files = append(files, charts.File{Name: "compare-" + m.Metric + ".svg", Data: cs[m.Metric]})
-				}
-				written, err := charts.Write(env.Path(chartsDir), []string{env.Path(args[0]), env.Path(args[1])}, files)
-				for _, p := range written {
-					fmt.Fprintf(cmd.ErrOrStderr(), "chart: %s\n", p)
-				}
-				if err != nil {
-					return err
-				}
+			if err := write(cmd.OutOrStdout()); err != nil {
+				return fmt.Errorf("print the comparison: %w", err)
 			}
-			return nil
+			if chartsDir == "" {
+				return nil
+			}
+			return writeCompareCharts(env, cmd.ErrOrStderr(), c, chartsDir, args)
 		},
 	}
 	cmd.Flags().BoolVar(&markdown, "markdown", false, "print Markdown")
 	cmd.Flags().StringVar(&chartsDir, "charts", "", "write one SVG chart per metric into this folder, outside both result folders")
 	return cmd
+}
+
+// validResults reads the result folders dirs name, each validated first:
+// only a valid result is compared.
+func validResults(env procstate.State, dirs []string) ([2]*contract.Results, error) {
+	var rs [2]*contract.Results
+	for i, a := range dirs {
+		b, err := folderBundle(env, env.Path(a), "")
+		if err != nil {
+			return rs, err
+		}
+		v, err := validate.Dir(env.Path(a), b)
+		if err != nil {
+			return rs, err
+		}
+		if len(v.Violations) > 0 {
+			return rs, fmt.Errorf("%s is not a valid result (%s, first: %s); run strata bench report on it", a, humanize.Count(len(v.Violations), "violation", "violations"), v.Violations[0])
+		}
+		rs[i] = v.Results
+	}
+	return rs, nil
+}
+
+// writeCompareCharts writes one SVG per metric into chartsDir, outside
+// both result folders, and names each file written on w.
+func writeCompareCharts(env procstate.State, w io.Writer, c *compare.Comparison, chartsDir string, dirs []string) error {
+	cs, err := c.Charts()
+	if err != nil {
+		return err
+	}
+	var files []charts.File
+	for _, m := range charts.Metrics() {
+		files = append(files, charts.File{Name: "compare-" + m.Metric + ".svg", Data: cs[m.Metric]})
+	}
+	written, err := charts.Write(env.Path(chartsDir), []string{env.Path(dirs[0]), env.Path(dirs[1])}, files)
+	for _, p := range written {
+		printf(w, "chart: %s\n", p)
+	}
+	return err
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
@@ -15,12 +17,13 @@ import (
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/humanize"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/strictjson"
 	"github.com/strata-bench/strata/internal/tokenizer"
 )
 
-func newCorpusBuild(env Env) *cobra.Command {
+func newCorpusBuild(env procstate.State) *cobra.Command {
 	var tokPath, tmplPath, out, protocolID string
 	cmd := &cobra.Command{
 		Use:   "build --tokenizer PATH [--template PATH] --out DIR",
@@ -76,21 +79,21 @@ the bundle is written to a temporary folder and renamed into place.`,
 			if err != nil {
 				return fmt.Errorf("build the bundle: %w", err)
 			}
-			if err := b.Write(out); err != nil {
+			if err := writeBundle(b, def, out); err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "wrote %d files to %s\n", len(b.Files), out)
+			printf(w, "wrote %d files to %s\n", len(b.Files), out)
 			for _, size := range []protocol.Size{protocol.Size4K, protocol.Size16K} {
 				c := b.Records[size]
-				fmt.Fprintf(w, "%-4s %d records -> %d tokens (target %d; %d -> %d, %d -> %d)\n", size,
+				printf(w, "%-4s %d records -> %d tokens (target %d; %d -> %d, %d -> %d)\n", size,
 					c.Records, c.Tokens, c.Target, c.Below.Records, c.Below.Tokens, c.Above.Records, c.Above.Tokens)
 			}
-			fmt.Fprintf(w, "corpus SHA-256 %s\n", b.SHA256)
+			printf(w, "corpus SHA-256 %s\n", b.SHA256)
 			if b.SHA256 == def.CorpusSHA256 {
-				fmt.Fprintf(w, "identical to the bundle of %s\n", def.ID)
+				printf(w, "identical to the bundle of %s\n", def.ID)
 			} else {
-				fmt.Fprintf(w, "differs from the bundle of %s (corpus SHA-256 %s): a run with it is not that protocol's workload\n", def.ID, def.CorpusSHA256)
+				printf(w, "differs from the bundle of %s (corpus SHA-256 %s): a run with it is not that protocol's workload\n", def.ID, def.CorpusSHA256)
 			}
 			return nil
 		},
@@ -99,11 +102,22 @@ the bundle is written to a temporary folder and renamed into place.`,
 	f.StringVar(&tokPath, "tokenizer", "", "tokenizer.json, vocab.json, a folder with either, or a GGUF file")
 	f.StringVar(&tmplPath, "template", "", "chat template: .jinja, tokenizer_config.json or GGUF")
 	f.StringVar(&out, "out", "", "output folder (must not exist)")
-	f.StringVar(&protocolID, "protocol", "", "the protocol the bundle is for (default: the spec's in a Strata checkout, else "+protocol.StandInID+")")
+	f.StringVar(&protocolID, "protocol", "", "the protocol the bundle is for (default: the spec's in a Strata checkout, else "+protocol.StandInID+"); a bundle for the spec's under another corpus SHA-256 is refused, not written")
 	return cmd
 }
 
-func buildInputs(ctx context.Context, env Env, tokPath, tmplPath string) (corpus.Inputs, error) {
+// writeBundle writes the bundle built for def into out, unless def's runs
+// read its bundle from a folder and this one is under another corpus:
+// they would refuse it, so nothing is written.
+func writeBundle(b *corpus.Bundle, def protocol.Definition, out string) error {
+	if def.Bundle == protocol.BundleCheckout && b.SHA256 != def.CorpusSHA256 {
+		return fmt.Errorf("the bundle built for %s hashes to corpus SHA-256 %s, not the protocol's %s: every run of %s would refuse it, so nothing was written to %s",
+			def.ID, b.SHA256, def.CorpusSHA256, def.ID, out)
+	}
+	return b.Write(out)
+}
+
+func buildInputs(ctx context.Context, env procstate.State, tokPath, tmplPath string) (corpus.Inputs, error) {
 	// A template of its own is checked first: it is a few kilobytes and
 	// fails in a millisecond, the tokenizer is 150,000 tokens to read. A
 	// GGUF that holds both is a tokenizer first.
@@ -141,7 +155,7 @@ func buildInputs(ctx context.Context, env Env, tokPath, tmplPath string) (corpus
 	return in, nil
 }
 
-func newCorpusVerify(env Env) *cobra.Command {
+func newCorpusVerify(env procstate.State) *cobra.Command {
 	var protocolID string
 	cmd := &cobra.Command{
 		Use: "verify [DIR]",
@@ -152,8 +166,10 @@ func newCorpusVerify(env Env) *cobra.Command {
 extra), the manifest against the corpus SHA-256 of the protocol its build.json
 names (or --protocol), and every fixture against the protocol's schedule. DIR
 defaults to bench/prompts/` + protocol.BundleName + ` when the current folder has it (a
-Strata checkout), otherwise the bundle embedded in this binary. Exit 1 names
-every file that differs.`,
+Strata checkout), otherwise the bundle embedded in this binary. A checkout's
+bench/prompts/` + protocol.BundleName + ` is the spec's bundle, so it is held to the spec's
+corpus SHA-256 whatever its build.json names. Exit 1 names every file that
+differs.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := cmd.OutOrStdout()
@@ -169,11 +185,18 @@ every file that differs.`,
 			default:
 				where, fsys = prompts.Where, prompts.FS()
 			}
+			if d, ok := checkoutProtocol(src, where); ok && protocolID == "" {
+				// A checkout's bench/prompts/standard-v1 is the spec's bundle,
+				// whatever its build.json claims.
+				protocolID = d.ID
+			}
 			if protocolID == "" {
 				if data, err := strictjson.ReadFile(fsys, fixtures.BuildName, fixtures.MaxFileBytes); err == nil {
 					var named struct {
 						ProtocolID string `json:"protocol_id"`
 					}
+					// A build.json that does not parse names no protocol;
+					// fixtures.Load reads it strictly and says why.
 					_ = json.Unmarshal(data, &named)
 					protocolID = named.ProtocolID
 				}
@@ -185,13 +208,13 @@ every file that differs.`,
 			b, err := fixtures.Load(fsys, where, def)
 			var ve *fixtures.VerifyError
 			if errors.As(err, &ve) {
-				fmt.Fprintln(w, ve.Error())
-				return checkFailed(fmt.Sprintf("bundle %s failed verification (%s)", where, humanize.Count(len(ve.Problems), "problem", "problems")))
+				printf(w, "%s\n", ve.Error())
+				return checkFailed(fmt.Sprintf("bundle %s failed verification as the bundle of %s (%s)", where, def.ID, humanize.Count(len(ve.Problems), "problem", "problems")))
 			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "bundle %s: every file matches MANIFEST.sha256; corpus SHA-256 %s is that of %s\n", where, b.SHA256, def.ID)
+			printf(w, "bundle %s: every file matches MANIFEST.sha256; corpus SHA-256 %s is that of %s\n", where, b.SHA256, def.ID)
 			return nil
 		},
 	}
@@ -199,7 +222,22 @@ every file that differs.`,
 	return cmd
 }
 
-func isDir(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
+// checkoutProtocol is the protocol whose bundle a Strata checkout keeps
+// where dir is (bench/prompts/<its bundle name>); false when dir is not
+// laid out so.
+func checkoutProtocol(src prompts.Sources, dir string) (protocol.Definition, bool) {
+	parent, layout := filepath.Dir(filepath.Clean(dir)), filepath.Dir(prompts.CheckoutDir)
+	if parent != layout && !strings.HasSuffix(parent, string(filepath.Separator)+layout) {
+		return protocol.Definition{}, false
+	}
+	table := src.Table
+	if table == nil {
+		table = protocol.Known()
+	}
+	for _, d := range table {
+		if d.Bundle == protocol.BundleCheckout && d.BundleName == filepath.Base(dir) {
+			return d, true
+		}
+	}
+	return protocol.Definition{}, false
 }

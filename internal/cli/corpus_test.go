@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/sharedpath"
@@ -105,11 +106,26 @@ func TestBuildFromGGUF(t *testing.T) {
 func TestVerify(t *testing.T) {
 	t.Parallel()
 	root := repoRoot(t)
-	// Default: the checkout's bundle, when the working folder has one.
+	// Default: the checkout's bundle, when the working folder has one; it
+	// is the spec's bundle, so a copy of the stand-in's there is refused
+	// (issue 48), naming both corpus SHAs, though its build.json names the
+	// stand-in and every file matches its manifest.
 	checkout := t.TempDir()
 	copyDir(t, filepath.Join(root, "bench", "prompts", protocol.StandInBundleName), filepath.Join(checkout, "bench", "prompts", "standard-v1"))
-	if r := runIn(t, checkout, "", "bench", "corpus", "verify"); r.code != 0 || !strings.Contains(r.stdout, "bench/prompts/standard-v1") {
-		t.Fatalf("verify in the checkout: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	spec, _ := protocol.Known().Lookup(protocol.SpecID)
+	for _, args := range [][]string{nil, {filepath.Join("bench", "prompts", "standard-v1")}} {
+		r := runIn(t, checkout, "", append([]string{"bench", "corpus", "verify"}, args...)...)
+		if r.code != exitcode.Failed || !strings.Contains(r.stdout, "bench/prompts/standard-v1") ||
+			!strings.Contains(r.stdout, spec.CorpusSHA256) || !strings.Contains(r.stdout, protocol.StandIn().CorpusSHA256) {
+			t.Fatalf("verify %v of a checkout whose standard-v1 is the stand-in's: exit %d, want 1 naming both corpus SHAs\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	// A copy anywhere else is verified for the protocol its build.json
+	// names.
+	elsewhere := filepath.Join(t.TempDir(), protocol.StandInBundleName)
+	copyDir(t, filepath.Join(root, "bench", "prompts", protocol.StandInBundleName), elsewhere)
+	if r := runIn(t, checkout, "", "bench", "corpus", "verify", elsewhere); r.code != 0 {
+		t.Fatalf("verify of a copy elsewhere: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	// Elsewhere: the embedded bundle.
 	if r := runIn(t, t.TempDir(), "", "bench", "corpus", "verify"); r.code != 0 || !strings.Contains(r.stdout, "embedded") {
@@ -118,39 +134,39 @@ func TestVerify(t *testing.T) {
 	src := filepath.Join(root, "bench", "prompts", protocol.StandInBundleName)
 	cases := []struct {
 		name   string
-		mutate func(dir string)
+		mutate func(t *testing.T, dir string)
 		want   string
 	}{
-		{"one byte changed", func(dir string) {
+		{"one byte changed", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "sanity-I1.json")
 			b, _ := os.ReadFile(p)
 			b[len(b)/2] ^= 1
-			os.WriteFile(p, b, 0o644)
+			mustWrite(t, p, string(b))
 		}, "sanity-I1.json: SHA-256 is"},
-		{"file missing", func(dir string) { os.Remove(filepath.Join(dir, "warmup.json")) }, "warmup.json: listed in the manifest but missing"},
-		{"extra file", func(dir string) { os.WriteFile(filepath.Join(dir, "extra.json"), []byte("{}"), 0o644) }, "extra.json: not listed"},
-		{"CRLF line endings", func(dir string) {
+		{"file missing", func(t *testing.T, dir string) { mustRemove(t, filepath.Join(dir, "warmup.json")) }, "warmup.json: listed in the manifest but missing"},
+		{"extra file", func(t *testing.T, dir string) { mustWrite(t, filepath.Join(dir, "extra.json"), "{}") }, "extra.json: not listed"},
+		{"CRLF line endings", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "build.json")
 			b, _ := os.ReadFile(p)
-			os.WriteFile(p, bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n")), 0o644)
+			mustWrite(t, p, strings.ReplaceAll(string(b), "\n", "\r\n"))
 		}, "build.json: SHA-256 is"},
-		{"manifest rewritten to match", func(dir string) {
+		{"manifest rewritten to match", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "MANIFEST.sha256")
 			b, _ := os.ReadFile(p)
 			// Drop build.json's line and the file: every listed file still
 			// matches, but the manifest no longer hashes to the protocol's SHA.
 			lines := strings.SplitAfter(string(b), "\n")
-			os.WriteFile(p, []byte(strings.Join(lines[1:], "")), 0o644)
-			os.Remove(filepath.Join(dir, "build.json"))
+			mustWrite(t, p, strings.Join(lines[1:], ""))
+			mustRemove(t, filepath.Join(dir, "build.json"))
 		}, "MANIFEST.sha256: SHA-256 is"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "b")
 			copyDir(t, src, dir)
-			c.mutate(dir)
+			c.mutate(t, dir)
 			r := runIn(t, t.TempDir(), "", "bench", "corpus", "verify", dir)
-			if r.code != ExitFailed {
+			if r.code != exitcode.Failed {
 				t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 			}
 			if !strings.Contains(r.stdout, c.want) {
@@ -228,7 +244,7 @@ func TestBuildBadInput(t *testing.T) {
 				args = append(args, "--template", c.tmpl)
 			}
 			r := runIn(t, dir, "", args...)
-			if r.code != ExitFailed {
+			if r.code != exitcode.Failed {
 				t.Fatalf("exit %d, want 1; stderr %q", r.code, r.stderr)
 			}
 			for _, w := range c.want {
@@ -288,5 +304,37 @@ func TestBuildFromAPack(t *testing.T) {
 	}
 	if strings.Join(names, " ") != "vocab.json merges.txt token_type.json tokenizer.json" {
 		t.Errorf("build.json names the tokenizer's inputs %v", names)
+	}
+}
+
+// TestBuildUnderAProtocolRefusesAnotherCorpus (issue 48): a bundle built
+// for the spec's protocol (--protocol, or the default inside a Strata
+// checkout) whose corpus SHA-256 is not the spec's is refused, naming
+// both SHAs, and nothing is written under --out: every run would refuse
+// that bundle.
+func TestBuildUnderAProtocolRefusesAnotherCorpus(t *testing.T) {
+	t.Parallel()
+	tok, tmpl := qwenPaths(t)
+	spec, _ := protocol.Known().Lookup(protocol.SpecID)
+	checkout := t.TempDir()
+	copyDir(t, filepath.Join(repoRoot(t), "bench", "prompts", protocol.StandInBundleName), filepath.Join(checkout, "bench", "prompts", protocol.BundleName))
+	for _, c := range []struct {
+		name, dir string
+		args      []string
+	}{
+		{"--protocol " + protocol.SpecID, t.TempDir(), []string{"--protocol", protocol.SpecID}},
+		{"the default in a checkout", checkout, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			parent := t.TempDir()
+			out := filepath.Join(parent, "bundle")
+			r := runIn(t, c.dir, "", append([]string{"bench", "corpus", "build", "--tokenizer", tok, "--template", tmpl, "--out", out}, c.args...)...)
+			if r.code != exitcode.Failed || !strings.Contains(r.stderr, spec.CorpusSHA256) || !strings.Contains(r.stderr, protocol.SpecID) {
+				t.Fatalf("exit %d, want 1 naming the spec's corpus SHA-256\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if left, _ := os.ReadDir(parent); len(left) != 0 {
+				t.Errorf("left in --out's folder: %v", left)
+			}
+		})
 	}
 }

@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/power"
 	"github.com/strata-bench/strata/internal/probe"
 	"github.com/strata-bench/strata/internal/probe/probetest"
+	"github.com/strata-bench/strata/internal/procstate"
 )
 
 // powerMachine is a machine with two NVIDIA GPUs whose nvidia-smi streams
@@ -27,7 +29,7 @@ func powerMachine(t *testing.T) probetest.Recorded {
 
 // energyRun runs the protocol (with the concurrency stage) against the
 // simulator in env and returns its folder and results.
-func energyRun(t *testing.T, env Env) (string, *contract.Results, string) {
+func energyRun(t *testing.T, env procstate.State) (string, *contract.Results, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	env.Stdout, env.Stderr = &out, &errb
@@ -69,8 +71,8 @@ func TestRunRecordsEnergyFromTheStreamingStandIn(t *testing.T) {
 	env.SimulatorSpeed, env.PowerInterval = 10, time.Millisecond
 	dir, res, said := energyRun(t, env)
 	e := res.Extensions.Energy
-	if want := "nvidia-smi --query-gpu=index,power.draw --format=csv,noheader,nounits -lms 1"; e.Source != want || e.NotMeasured != "" {
-		t.Fatalf("source %q (not measured %q), want %q", e.Source, e.NotMeasured, want)
+	if want := "nvidia-smi --query-gpu=index,power.draw --format=csv,noheader,nounits -lms 1"; e.SourceName() != want || e.NotMeasured != "" {
+		t.Fatalf("source %q (not measured %q), want %q", e.SourceName(), e.NotMeasured, want)
 	}
 	if !strings.Contains(said, "energy: sampling nvidia-smi") {
 		t.Errorf("the run does not say what samples the power:\n%s", said)
@@ -135,9 +137,9 @@ func TestRunRecordsEnergyFromTheStreamingStandIn(t *testing.T) {
 	b, _ := os.ReadFile(p)
 	lines := strings.SplitN(string(b), "\n", 3)
 	lines[1] = strings.Replace(lines[1], ",0,", ",1,", 1)
-	os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644)
+	mustWrite(t, p, strings.Join(lines, "\n"))
 	rep = runIn(t, work, "", "bench", "report", "-q", dir)
-	if rep.code != ExitFailed || !strings.Contains(rep.stdout, "changed after the run") || !strings.Contains(rep.stdout, "/extensions/energy/idle_w") {
+	if rep.code != exitcode.Failed || !strings.Contains(rep.stdout, "changed after the run") || !strings.Contains(rep.stdout, "/extensions/energy/idle_w") {
 		t.Fatalf("tampered power.csv: exit %d\n%s", rep.code, rep.stdout)
 	}
 }
@@ -153,7 +155,7 @@ func TestRunWithoutAPowerSourceRecordsWhy(t *testing.T) {
 	work := t.TempDir()
 	dir, res, said := energyRun(t, testEnv(t, work, strings.NewReader(""), nil, nil))
 	e := res.Extensions.Energy
-	if e.Source != "" || !strings.Contains(e.NotMeasured, "no GPU was probed") || e.Samples != "" || e.SampleCount != 0 {
+	if e.Source != nil || !strings.Contains(e.NotMeasured, "no GPU was probed") || e.Samples != "" || e.SampleCount != 0 {
 		t.Fatalf("energy head %+v", e)
 	}
 	if !strings.Contains(said, "energy: not measured (no GPU was probed") {
@@ -298,8 +300,8 @@ func TestRunWithNegativeAMDPower(t *testing.T) {
 		Answers: map[string]string{"amd-smi list": "amd-smi-list.json", "amd-smi static": "amd-smi-static-asic.json",
 			"amd-smi metric --power": "amd-smi-metric-power-negative.json"}})
 	e := res.Extensions.Energy
-	if e.Source != "amd-smi metric --power --json" || e.SampleCount != 0 {
-		t.Errorf("source %q, %d readings kept", e.Source, e.SampleCount)
+	if e.SourceName() != "amd-smi metric --power --json" || e.SampleCount != 0 {
+		t.Errorf("source %q, %d readings kept", e.SourceName(), e.SampleCount)
 	}
 	if n := droppedSaid(t, e, said); n[power.DropNegative] == 0 {
 		t.Errorf("dropped %v, want the negative readings counted", e.Dropped)

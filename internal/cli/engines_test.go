@@ -13,6 +13,7 @@ import (
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/simengine"
 )
 
@@ -78,7 +79,7 @@ func TestOllamaRefusesThinkMaxBeforeTheWarmup(t *testing.T) {
 	url, chats := engineServer(t, func(c *simengine.Config) { c.Dialect, c.OllamaVersion = simengine.DialectOllama, "0.21.2" })
 	work := t.TempDir()
 	r := runIn(t, work, "", "bench", "run", "--url", url)
-	if r.code != ExitFailed {
+	if r.code != exitcode.Failed {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	for _, want := range []string{"before the warm-up", "ollama 0.21.2", "reasoning_effort xhigh", "the first version that takes it is 0.22.0", "invalid think value"} {
@@ -123,7 +124,7 @@ func TestOllamaWithTwoModels(t *testing.T) {
 	}))
 	t.Cleanup(two.Close)
 	r := runIn(t, t.TempDir(), "", "bench", "run", "--url", two.URL)
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "before the warm-up: ollama 0.32.15 does not list exactly one model") || chats.Load() != 0 {
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "before the warm-up: ollama 0.32.15 does not list exactly one model") || chats.Load() != 0 {
 		t.Errorf("exit %d, %d chat requests\n%s", r.code, chats.Load(), r.stderr)
 	}
 }
@@ -138,7 +139,7 @@ func TestVLLMRefusesXHighAtTheWarmup(t *testing.T) {
 	url, chats := engineServer(t, func(c *simengine.Config) { c.Dialect, c.VLLMRejectXHigh = simengine.DialectVLLM, true })
 	work := t.TempDir()
 	r := runIn(t, work, "", "bench", "run", "--url", url)
-	if r.code != ExitFailed || chats.Load() != 1 {
+	if r.code != exitcode.Failed || chats.Load() != 1 {
 		t.Fatalf("exit %d, %d chat requests\n%s", r.code, chats.Load(), r.stderr)
 	}
 	for _, want := range []string{"stopped after the warm-up", "vllm 0.11.2", "reasoning_effort xhigh", "first version that takes it is not known to strata", "Input should be 'low', 'medium' or 'high'"} {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/strata-bench/strata/internal/exitcode"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -21,10 +23,7 @@ func golden(t *testing.T, name, got string) {
 	t.Helper()
 	p := filepath.Join("testdata", "golden", name)
 	if *update {
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, p, got)
 		return
 	}
 	want, err := os.ReadFile(p)
@@ -59,9 +58,9 @@ func TestSubmitRefusesPrivateData(t *testing.T) {
 	copyDir(t, results(t, "baseline"), dir)
 	readme := filepath.Join(dir, "README.md")
 	b, _ := os.ReadFile(readme)
-	os.WriteFile(readme, append(b, []byte("\nContact me at alice@example.com from 192.168.3.4.\n")...), 0o644)
+	mustWrite(t, readme, string(b)+"\nContact me at alice@example.com from 192.168.3.4.\n")
 	r := runIn(t, t.TempDir(), "", "bench", "submit", dir)
-	if r.code != ExitFailed || !strings.Contains(r.stdout, "private data: README.md: an e-mail address: alice@example.com") || strings.Contains(r.stdout, "Title:") {
+	if r.code != exitcode.Failed || !strings.Contains(r.stdout, "private data: README.md: an e-mail address: alice@example.com") || strings.Contains(r.stdout, "Title:") {
 		t.Errorf("exit %d\n%s", r.code, r.stdout)
 	}
 }
@@ -87,9 +86,22 @@ func TestCompareGolden(t *testing.T) {
 		}
 		golden(t, "compare-"+m+".svg", string(b))
 	}
-	// Refusals: another quantization (and model files), a different protocol.
+	// The same model file under another declared quantization: the files
+	// decide, and both strings are shown (issue 48).
 	r = runIn(t, t.TempDir(), "", "bench", "compare", base, results(t, "partial"))
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "quantizations differ (IQ3_XXS vs Q4_K_M)") {
+	if r.code != 0 || !strings.Contains(r.stdout, "although the declared quantizations differ (IQ3_XXS vs Q4_K_M)") {
+		t.Errorf("identical files, other quantization: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// Refusal: another quantization and another model file.
+	otherFile := filepath.Join(t.TempDir(), "partial")
+	copyDir(t, results(t, "partial"), otherFile)
+	pr := filepath.Join(otherFile, "results.json")
+	pb, _ := os.ReadFile(pr)
+	if err := os.WriteFile(pr, []byte(strings.Replace(string(pb), strings.Repeat("cd", 32), strings.Repeat("ef", 32), 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runIn(t, t.TempDir(), "", "bench", "compare", base, otherFile)
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "quantizations differ (IQ3_XXS vs Q4_K_M)") {
 		t.Errorf("refusal: exit %d %s", r.code, r.stderr)
 	}
 	golden(t, "compare-refusal.txt", r.stderr)
@@ -98,12 +110,12 @@ func TestCompareGolden(t *testing.T) {
 	copyDir(t, cand, other)
 	p := filepath.Join(other, "results.json")
 	b, _ := os.ReadFile(p)
-	os.WriteFile(p, []byte(strings.Replace(string(b), `"name": "NVIDIA GeForce RTX 3060"`, `"name": "NVIDIA GeForce RTX 4090"`, 1)), 0o644)
+	mustWrite(t, p, strings.Replace(string(b), `"name": "NVIDIA GeForce RTX 3060"`, `"name": "NVIDIA GeForce RTX 4090"`, 1))
 	r = runIn(t, t.TempDir(), "", "bench", "compare", base, other)
 	if r.code != 0 || !strings.Contains(r.stdout, "WARNING: GPUs differ") || !strings.Contains(r.stdout, "same-machine baseline") {
 		t.Errorf("hardware warning: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := runIn(t, t.TempDir(), "", "bench", "compare", base); r.code != ExitUsage {
+	if r := runIn(t, t.TempDir(), "", "bench", "compare", base); r.code != exitcode.Usage {
 		t.Errorf("one folder: exit %d", r.code)
 	}
 }
@@ -121,13 +133,13 @@ func TestReportChartsAndReadme(t *testing.T) {
 	if len(svgs) != 3 {
 		t.Errorf("charts %v", svgs)
 	}
-	if r := runIn(t, t.TempDir(), "", "bench", "report", "-q", dir, "--charts", filepath.Join(dir, "charts")); r.code != ExitUsage {
+	if r := runIn(t, t.TempDir(), "", "bench", "report", "-q", dir, "--charts", filepath.Join(dir, "charts")); r.code != exitcode.Usage {
 		t.Errorf("charts inside the folder: exit %d", r.code)
 	}
 	// A README edited by hand is a note, not a violation.
 	readme := filepath.Join(dir, "README.md")
 	b, _ := os.ReadFile(readme)
-	os.WriteFile(readme, []byte(strings.Replace(string(b), "**11/12** passed", "**12/12** passed", 1)), 0o644)
+	mustWrite(t, readme, strings.Replace(string(b), "**11/12** passed", "**12/12** passed", 1))
 	r = runIn(t, t.TempDir(), "", "bench", "report", "-q", dir)
 	if r.code != 0 || !strings.Contains(r.stdout, "note: README.md line") {
 		t.Errorf("readme: exit %d\n%s", r.code, r.stdout)
@@ -141,9 +153,9 @@ func TestReportChartsAndReadme(t *testing.T) {
 	if tampered == string(b) {
 		t.Fatal("the fixture has no failed verdict to tamper with")
 	}
-	os.WriteFile(p, []byte(tampered), 0o644)
+	mustWrite(t, p, tampered)
 	r = runIn(t, t.TempDir(), "", "bench", "report", "-q", dir)
-	if r.code != ExitFailed || !strings.Contains(r.stdout, "I3 is stored as passed=true, but re-scoring the saved output gives passed=false") {
+	if r.code != exitcode.Failed || !strings.Contains(r.stdout, "I3 is stored as passed=true, but re-scoring the saved output gives passed=false") {
 		t.Errorf("tampered verdict: exit %d\n%s", r.code, r.stdout)
 	}
 }

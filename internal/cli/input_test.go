@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/strata-bench/strata/internal/exitcode"
 )
 
 // TestSpecialFilesFailAtOnce: every file input is a regular file with a
@@ -61,7 +63,7 @@ func TestSpecialFilesFailAtOnce(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				t.Fatal("the command did not stop: it read or waited on a special file")
 			}
-			if r.code == ExitOK || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "not a regular file") {
+			if r.code == exitcode.OK || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "not a regular file") {
 				t.Errorf("exit %d, stderr %q; want a failure naming %q", r.code, r.stderr, c.want)
 			}
 		})
@@ -77,13 +79,15 @@ func TestEngineStringsAreEscaped(t *testing.T) {
 	const key = "sk-test-0123456789abcdefXYZ"
 	evil := "0.11\x1b]0;pwned\x07\x1b]52;c;ZXZpbA==\x07\u202eevil\x1b[2J"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A failed write is the command's to report: the test reads what
+		// it says.
 		switch r.URL.Path {
 		case "/health":
-			w.Write([]byte(`{}`))
+			_, _ = w.Write([]byte(`{}`))
 		case "/version":
-			json.NewEncoder(w).Encode(map[string]string{"version": evil})
+			_ = json.NewEncoder(w).Encode(map[string]string{"version": evil})
 		case "/v1/models":
-			w.Write([]byte(`{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm","max_model_len":32768}]}`))
+			_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm","max_model_len":32768}]}`))
 		default:
 			http.Error(w, "bad key "+key+" \x1b]0;pwned\x07", http.StatusBadRequest)
 		}

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/strata-bench/strata/internal/exitcode"
 )
 
 // strataProcess starts this test binary as strata (`bench run --simulate`)
@@ -34,7 +36,8 @@ func strataProcess(t *testing.T, work string) (*exec.Cmd, int, <-chan struct{}) 
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// The process may have ended, and been waited for, by then.
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	portRE := regexp.MustCompile(`engine simulate --port (\d+)`)
 	port := 0
 	ready := make(chan struct{})
@@ -45,14 +48,16 @@ func strataProcess(t *testing.T, work string) (*exec.Cmd, int, <-chan struct{}) 
 		signalled := false
 		for sc.Scan() {
 			if m := portRE.FindStringSubmatch(sc.Text()); m != nil {
-				fmt.Sscanf(m[1], "%d", &port)
+				port, _ = strconv.Atoi(m[1]) // digits, as matched
 			}
 			if !signalled && strings.Contains(sc.Text(), "performance-short-r1:") {
 				signalled = true
 				close(ready)
 			}
 		}
-		io.Copy(io.Discard, stderr)
+		// Drained so that the process never blocks on a full pipe; how
+		// it ends is the test's to check.
+		_, _ = io.Copy(io.Discard, stderr)
 	}()
 	select {
 	case <-ready:
@@ -76,7 +81,11 @@ func engineOf(t *testing.T, port int) int {
 			if err != nil {
 				t.Fatalf("pidfd of the simulator (pid %d): %v", pid, err)
 			}
-			t.Cleanup(func() { unix.Close(fd) })
+			t.Cleanup(func() {
+				if err := unix.Close(fd); err != nil {
+					t.Error(err)
+				}
+			})
 			return fd
 		}
 	}
@@ -105,14 +114,15 @@ func engineGone(t *testing.T, pidfd, port int) {
 		break
 	}
 	if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-		c.Close()
+		_ = c.Close() // the answer was the finding
 		t.Error("the simulator's port still answers after it exited")
 	}
 }
 
 // TestSIGKILLThenRecover: a runner killed with SIGKILL mid-run takes its
 // engine with it (the parent-death signal), and `bench recover` in the same
-// folder writes a partial result that report accepts.
+// folder writes a partial result that report accepts, with the log the
+// engine wrote into the pending folder up to the kill.
 func TestSIGKILLThenRecover(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
@@ -121,11 +131,14 @@ func TestSIGKILLThenRecover(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Wait()
+	_ = cmd.Wait() // "signal: killed", as sent
 	engineGone(t, engine, port)
 	pending, _ := filepath.Glob(filepath.Join(work, "bench-results", ".*.pending"))
 	if len(pending) != 1 {
 		t.Fatalf("pending folders %v", pending)
+	}
+	if log, err := os.ReadFile(filepath.Join(pending[0], "engine.log")); err != nil || !strings.Contains(string(log), "simulated engine listening on") {
+		t.Errorf("the pending folder's engine log: %v\n%s", err, log)
 	}
 	// A new run says there is something to recover.
 	r := runIn(t, work, "", "bench", "run", "--url", "http://127.0.0.1:9")
@@ -139,6 +152,16 @@ func TestSIGKILLThenRecover(t *testing.T) {
 	res, dir := readResults(t, work)
 	if rep := runIn(t, work, "", "bench", "report", "-q", dir); rep.code != 0 {
 		t.Fatalf("report of the recovered folder: %s", rep.stdout)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "engine.log"))
+	if e := res.Extensions.Engine; err != nil || !strings.Contains(string(log), "simulated engine listening on") || e == nil || e.Log == nil ||
+		!strings.Contains(res.Extensions.Recovered.Note, "what the engine wrote into the pending folder up to the kill") {
+		t.Errorf("the recovered engine log: %v, extensions.engine %+v, recovered %+v\n%s", err, res.Extensions.Engine, res.Extensions.Recovered, log)
+	}
+	left, _ := filepath.Glob(filepath.Join(work, "bench-results", ".*"))
+	if stray, _ := filepath.Glob(filepath.Join(work, ".strata-engine-*")); len(left)+len(stray) > 0 {
+		left = append(left, stray...)
+		t.Errorf("left in the result location after recover: %v", left)
 	}
 	failed, skipped, done := 0, 0, 0
 	for _, q := range res.Requests {
@@ -167,10 +190,13 @@ func TestSIGHUPWritesTheResult(t *testing.T) {
 	work := t.TempDir()
 	cmd, port, done := strataProcess(t, work)
 	engine := engineOf(t, port)
-	cmd.Process.Signal(syscall.SIGHUP)
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
 	<-done
 	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != ExitInterrupted {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitcode.Interrupted {
 		t.Fatalf("exit: %v", err)
 	}
 	engineGone(t, engine, port)

@@ -16,10 +16,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/manifest"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/site"
 )
 
-func newManifest(env Env) *cobra.Command {
+func newManifest(env procstate.State) *cobra.Command {
 	m := &cobra.Command{
 		Use: "manifest",
 		Example: `  strata bench manifest verify --repo results-repo
@@ -33,7 +34,7 @@ func newManifest(env Env) *cobra.Command {
 	return m
 }
 
-func manifestOptions(env Env, activate []string) (manifest.Options, error) {
+func manifestOptions(env procstate.State, activate []string) (manifest.Options, error) {
 	b, err := prompts.Bundle()
 	if err != nil {
 		return manifest.Options{}, err
@@ -43,7 +44,7 @@ func manifestOptions(env Env, activate []string) (manifest.Options, error) {
 
 const activateHelp = "a protocol ID that is activated (repeatable); none is by default, since the draft protocol has no approved results"
 
-func newManifestVerify(env Env) *cobra.Command {
+func newManifestVerify(env procstate.State) *cobra.Command {
 	var repoDir string
 	var activate []string
 	cmd := &cobra.Command{
@@ -56,8 +57,10 @@ entry: results_path resolved at evidence_commit (from the git objects; no git
 binary needed), its SHA-256, every referenced artifact's hash, the strict result
 validator, that the evidence commit introduced the report, that the protocol ID
 is activated, that the run is neither partial nor nonconforming, and that the
-review is not dated after now. Every failure names the entry and the reason;
-exit 1 if any.`,
+review is not dated after now. A replaced entry (kept, marked replaced_by) is
+verified too, and every replaces/replaced_by must name an entry that names it
+back, without a loop; a run has one current entry. Every failure names the
+entry and the reason; exit 1 if any.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			repo, err := manifest.Open(env.Path(repoDir))
@@ -76,19 +79,22 @@ exit 1 if any.`,
 			bad := 0
 			for _, c := range repo.Verify(m, o) {
 				if c.OK() {
-					fmt.Fprintf(w, "ok      %s  %s\n", escape.Line(c.Entry.RunID), escape.Line(c.Entry.ResultsPath))
+					printf(w, "ok      %s  %s\n", escape.Line(c.Entry.RunID), escape.Line(c.Entry.ResultsPath))
+					if by := c.Entry.ReplacedBy; by != nil {
+						printf(w, "        replaced by %s: a preserved record, not the current entry\n", escape.Line(by.String()))
+					}
 					if len(c.ChangedAfter) > 0 {
-						fmt.Fprintf(w, "        note: changed on %s after review (%s); the reviewed version is the evidence\n", repo.Branch, strings.Join(c.ChangedAfter, ", "))
+						printf(w, "        note: changed on %s after review (%s); the reviewed version is the evidence\n", repo.Branch, strings.Join(c.ChangedAfter, ", "))
 					}
 					continue
 				}
 				bad++
-				fmt.Fprintf(w, "FAILED  %s  %s\n", escape.Line(c.Entry.RunID), escape.Line(c.Entry.ResultsPath))
+				printf(w, "FAILED  %s  %s\n", escape.Line(c.Entry.RunID), escape.Line(c.Entry.ResultsPath))
 				for _, p := range c.Problems {
-					fmt.Fprintf(w, "        %s\n", escape.Line(p))
+					printf(w, "        %s\n", escape.Line(p))
 				}
 			}
-			fmt.Fprintf(w, "%s, %d failed (branch %s at %s)\n", humanize.Count(len(m.Entries), "entry", "entries"), bad, repo.Branch, repo.Head()[:12])
+			printf(w, "%s, %d failed (branch %s at %s)\n", humanize.Count(len(m.Entries), "entry", "entries"), bad, repo.Branch, repo.Head()[:12])
 			if bad > 0 {
 				return checkFailed(fmt.Sprintf("%s failed verification", humanize.Count(bad, "manifest entry", "manifest entries")))
 			}
@@ -100,11 +106,11 @@ exit 1 if any.`,
 	return cmd
 }
 
-func newManifestAdd(env Env) *cobra.Command {
-	var repoDir, results, pr, by string
+func newManifestAdd(env procstate.State) *cobra.Command {
+	var repoDir, results, pr, by, replaces string
 	var activate []string
 	cmd := &cobra.Command{
-		Use: "add --repo DIR --results PATH --review-pr URL --reviewed-by HANDLE",
+		Use: "add --repo DIR --results PATH --review-pr URL --reviewed-by HANDLE [--replaces RUN_ID]",
 		Example: `  strata bench manifest add --repo results-repo --results bench-results/RUN \
       --review-pr https://github.com/OWNER/results/pull/12 --reviewed-by maintainer`,
 		Short: "A maintainer's helper: verify a reviewed run and add its entry to bench/approved.json",
@@ -113,7 +119,13 @@ on the default branch exactly as "manifest verify" would, then write its entry
 into the working tree's bench/approved.json (commit it yourself). The evidence
 commit is the commit that introduced the report's current version. It refuses a
 draft (not activated) protocol, a partial or nonconforming run, a run already in
-the manifest, and anything that fails verification.`,
+the manifest, and anything that fails verification.
+
+A new review of a run already approved (its results changed after review, or a
+new run that supersedes it) is added with --replaces RUN_ID: the new entry names
+the entry it replaces ("replaces": run ID and results SHA-256), and the old
+entry stays in the manifest, marked with the entry that replaced it
+("replaced_by").`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, f := range []struct{ name, v string }{{"results", results}, {"review-pr", pr}, {"reviewed-by", by}} {
@@ -134,7 +146,7 @@ the manifest, and anything that fails verification.`,
 			if err != nil {
 				return err
 			}
-			m, c, err := repo.Add(current, manifest.AddOptions{Options: o, ResultsPath: results, ReviewPR: pr, ReviewedBy: by})
+			m, err := repo.Add(current, manifest.AddOptions{Options: o, ResultsPath: results, ReviewPR: pr, ReviewedBy: by, Replaces: replaces})
 			if err != nil {
 				return err
 			}
@@ -142,8 +154,10 @@ the manifest, and anything that fails verification.`,
 				return err
 			}
 			e := m.Entries[len(m.Entries)-1]
-			fmt.Fprintf(cmd.OutOrStdout(), "added %s (evidence commit %s, results %s) to %s\n", e.RunID, e.EvidenceCommit, e.ResultsSHA256[:12], manifest.Path)
-			_ = c
+			printf(cmd.OutOrStdout(), "added %s (evidence commit %s, results %s) to %s\n", e.RunID, e.EvidenceCommit, e.ResultsSHA256[:12], manifest.Path)
+			if e.Replaces != nil {
+				printf(cmd.OutOrStdout(), "replacing %s, which stays in the manifest marked replaced_by\n", escape.Line(e.Replaces.String()))
+			}
 			return nil
 		},
 	}
@@ -152,11 +166,12 @@ the manifest, and anything that fails verification.`,
 	f.StringVar(&results, "results", "", "bench/results/<folder>/results.json (or the folder), repository-relative")
 	f.StringVar(&pr, "review-pr", "", "the benchmark pull request's URL")
 	f.StringVar(&by, "reviewed-by", "", "the reviewing maintainer's GitHub handle")
+	f.StringVar(&replaces, "replaces", "", "the run ID whose current entry this review replaces (the old entry is kept, marked replaced_by)")
 	f.StringArrayVar(&activate, "activate", nil, activateHelp)
 	return cmd
 }
 
-func newSite(env Env) *cobra.Command {
+func newSite(env procstate.State) *cobra.Command {
 	var repoDir, out, addr string
 	var activate []string
 	var serve bool
@@ -169,8 +184,8 @@ func newSite(env Env) *cobra.Command {
 shows only verified, approved entries of activated protocols (their data from the
 evidence commit), with comparison tables by prompt case and filters by GPU,
 model, quantization and track; every other report in bench/results (draft,
-partial, nonconforming, legacy, unreviewed, unverifiable) is on its own page with
-a conspicuous label; each run has a page with identity, per-case medians with
+partial, nonconforming, legacy, unreviewed, unverifiable, replaced) is on its own
+page with a conspicuous label; each run has a page with identity, per-case medians with
 ranges, the Capped column, sanity verdicts, concurrency rounds, evidence with
 hashes, and SVG charts. Entries that fail verification are listed with the
 reason. Of a result folder only its results.json, README.md and the artifacts
@@ -201,9 +216,9 @@ text/plain for all evidence.`,
 			}
 			w := cmd.OutOrStdout()
 			for _, warn := range s.Warnings {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", escape.Line(warn))
+				printf(cmd.ErrOrStderr(), "warning: %s\n", escape.Line(warn))
 			}
-			fmt.Fprintf(w, "site: %s (%d approved, %d other)\n", dir, len(s.Approved), len(s.Others))
+			printf(w, "site: %s (%d approved, %d other)\n", dir, len(s.Approved), len(s.Others))
 			if !serve {
 				return nil
 			}
@@ -229,8 +244,13 @@ func serveDir(ctx context.Context, dir, addr string, w interface{ Write([]byte) 
 		return err
 	}
 	srv := &http.Server{Handler: site.Handler(dir), ReadHeaderTimeout: 5 * time.Second}
-	fmt.Fprintf(w, "serving http://%s/ (Ctrl-C stops)\n", ln.Addr())
-	go func() { <-ctx.Done(); srv.Close() }()
+	printf(w, "serving http://%s/ (Ctrl-C stops)\n", ln.Addr())
+	go func() {
+		<-ctx.Done()
+		// Close ends Serve below, which returns ErrServerClosed; the
+		// preview has nothing left to report.
+		_ = srv.Close()
+	}()
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

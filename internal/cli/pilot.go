@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/pilot"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/validate"
 )
@@ -41,7 +42,7 @@ is not a folder, or the same folder twice, is a usage error (exit 2) before
 anything is read. A copy of a folder (the same run ID, or the same outputs.jsonl)
 is the same run: it is listed as a copy of the first and counted once.`
 
-func newPilot(env Env) *cobra.Command {
+func newPilot(env procstate.State) *cobra.Command {
 	var asJSON bool
 	var bundleDir string
 	cmd := &cobra.Command{
@@ -64,13 +65,12 @@ func newPilot(env Env) *cobra.Command {
 				inputs = append(inputs, in)
 			}
 			rep := pilot.Build(inputs, pilot.Options{Energy: pilot.ResultsEnergy})
-			w := cmd.OutOrStdout()
+			write := rep.WriteMarkdown
 			if asJSON {
-				if err := rep.WriteJSON(w); err != nil {
-					return err
-				}
-			} else {
-				rep.WriteMarkdown(w)
+				write = rep.WriteJSON
+			}
+			if err := write(cmd.OutOrStdout()); err != nil {
+				return err
 			}
 			if bad := rep.Invalid(); len(bad) > 0 {
 				names := make([]string, len(bad))
@@ -90,7 +90,7 @@ func newPilot(env Env) *cobra.Command {
 // pilotArgs refuses, before any folder is read, no folder, a name that is
 // not a folder, and a folder named twice (it would count as two pieces of
 // evidence).
-func pilotArgs(env Env, args []string) error {
+func pilotArgs(env procstate.State, args []string) error {
 	if len(args) == 0 {
 		return usagef("pilot needs at least one result folder")
 	}

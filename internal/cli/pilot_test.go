@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/pilot"
 )
 
@@ -42,9 +43,9 @@ func TestPilotInvalidFolder(t *testing.T) {
 	copyDir(t, results(t, "baseline"), filepath.Join(work, "broken"))
 	p := filepath.Join(work, "broken", "results.json")
 	b, _ := os.ReadFile(p)
-	os.WriteFile(p, []byte(strings.Replace(string(b), `"passed": 11,`, `"passed": 12,`, 1)), 0o644)
+	mustWrite(t, p, strings.Replace(string(b), `"passed": 11,`, `"passed": 12,`, 1))
 	r := runIn(t, work, "", "bench", "pilot", "broken", "good")
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "1 folder is not valid, no evidence: broken") {
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "1 folder is not valid, no evidence: broken") {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	for _, want := range []string{
@@ -61,7 +62,7 @@ func TestPilotInvalidFolder(t *testing.T) {
 	}
 	r = runIn(t, work, "", "bench", "pilot", "--json", "broken", "good")
 	var rep pilot.Report
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != ExitFailed {
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != exitcode.Failed {
 		t.Fatalf("--json: exit %d, %v\n%s", r.code, err, r.stdout)
 	}
 	if f := rep.Folders[0]; f.Valid || f.Evidence != nil || len(f.Violations) == 0 || !rep.Folders[1].Valid {
@@ -75,7 +76,7 @@ func TestPilotUsage(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
 	copyDir(t, results(t, "baseline"), filepath.Join(work, "run"))
-	os.WriteFile(filepath.Join(work, "file"), []byte("x"), 0o644)
+	mustWrite(t, filepath.Join(work, "file"), "x")
 	for _, c := range []struct {
 		args []string
 		says string
@@ -87,7 +88,7 @@ func TestPilotUsage(t *testing.T) {
 		{[]string{"--markdown", "run"}, "unknown flag: --markdown"},
 	} {
 		r := runIn(t, work, "", append([]string{"bench", "pilot"}, c.args...)...)
-		if r.code != ExitUsage || r.stdout != "" || !strings.Contains(r.stderr, c.says) {
+		if r.code != exitcode.Usage || r.stdout != "" || !strings.Contains(r.stderr, c.says) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", c.args, r.code, r.stdout, r.stderr)
 		}
 	}

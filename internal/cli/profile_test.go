@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/simengine"
 )
@@ -23,8 +24,11 @@ func freeTestPort(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	port := ln.Addr().(*net.TCPAddr).Port
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return port
 }
 
 // simProfile writes a profile whose engine is this test binary acting as
@@ -101,6 +105,18 @@ func TestProfileStartsAndStopsTheEngine(t *testing.T) {
 	if rep := runIn(t, work, "", "bench", "report", "-q", dir); rep.code != 0 {
 		t.Errorf("report: %s", rep.stdout)
 	}
+	noEngineOutputLeft(t, work)
+}
+
+// noEngineOutputLeft: the file the engine the runner started wrote its
+// output to is gone once the run is over (the result keeps the log).
+func noEngineOutputLeft(t *testing.T, work string) {
+	t.Helper()
+	left, _ := filepath.Glob(filepath.Join(work, ".strata-engine-*"))
+	pending, _ := filepath.Glob(filepath.Join(work, "bench-results", ".*"))
+	if left = append(left, pending...); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
 }
 
 func TestProfileAlreadyServing(t *testing.T) {
@@ -122,11 +138,13 @@ func TestProfileAlreadyServing(t *testing.T) {
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sim.ServeHTTP(w, r)
 		if r.URL.Path == "/metrics" {
-			fmt.Fprint(w, "# TYPE strata_test_seconds summary\nstrata_test_seconds{quantile=\"0.5\"} NaN\nstrata_test_seconds_sum +Inf\n")
+			// A failed write is the run's to report.
+			_, _ = fmt.Fprint(w, "# TYPE strata_test_seconds summary\nstrata_test_seconds{quantile=\"0.5\"} NaN\nstrata_test_seconds_sum +Inf\n")
 		}
 	})}
-	go srv.Serve(ln)
-	defer srv.Close()
+	// Serve returns ErrServerClosed once the deferred Close ends it.
+	go func() { _ = srv.Serve(ln) }()
+	defer func() { _ = srv.Close() }()
 	work := simProfile(t, port)
 	r := runIn(t, work, "", "bench", "run", "--profile", "fake", "--no-start")
 	if r.code != 0 || !strings.Contains(r.stderr, "already serving") || strings.Contains(r.stderr, "starting the") {
@@ -146,7 +164,9 @@ func TestProfileAlreadyServing(t *testing.T) {
 		} `json:"engine"`
 	}
 	raw, _ := json.Marshal(res.Extensions)
-	json.Unmarshal(raw, &ext)
+	if err := json.Unmarshal(raw, &ext); err != nil {
+		t.Fatal(err)
+	}
 	if ext.Engine.StartedByRunner || ext.Engine.Served.Answered == nil || *ext.Engine.Served.Answered != 0 {
 		t.Errorf("engine extension %+v", res.Extensions.Engine)
 	}
@@ -169,7 +189,7 @@ func TestProfileFailures(t *testing.T) {
 	port := freeTestPort(t)
 	work := simProfile(t, port)
 	r := runIn(t, work, "", "bench", "run", "--profile", "fake", "--no-start")
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "--no-start forbids") {
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "--no-start forbids") {
 		t.Errorf("--no-start: exit %d %s", r.code, r.stderr)
 	}
 	// Something else holds the port.
@@ -178,29 +198,30 @@ func TestProfileFailures(t *testing.T) {
 	otherPort := other.Listener.Addr().(*net.TCPAddr).Port
 	work2 := simProfile(t, otherPort)
 	r = runIn(t, work2, "", "bench", "run", "--profile", "fake")
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "not an inference engine") || !strings.Contains(r.stderr, "the port is taken, and profile fake's engine cannot listen there") {
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "not an inference engine") || !strings.Contains(r.stderr, "the port is taken, and profile fake's engine cannot listen there") {
 		t.Errorf("port taken: exit %d %s", r.code, r.stderr)
 	}
 	// The same server named by --url is the user's: not a port taken.
 	r = runIn(t, t.TempDir(), "", "bench", "run", "--url", other.URL)
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "not an inference engine") || strings.Contains(r.stderr, "port is taken") {
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "not an inference engine") || strings.Contains(r.stderr, "port is taken") {
 		t.Errorf("--url to a server that is not an engine: exit %d %s", r.code, r.stderr)
 	}
 	// The engine exits during load: a clear message with its log's tail.
 	work3 := simProfile(t, port, "--accuracy", "7")
 	r = runIn(t, work3, "", "bench", "run", "--profile", "fake")
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "exited during load") || !strings.Contains(r.stderr, "--accuracy must be between 0 and 1") {
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "exited during load") || !strings.Contains(r.stderr, "--accuracy must be between 0 and 1") {
 		t.Errorf("crash during load: exit %d %s", r.code, r.stderr)
 	}
 	for _, w := range []string{work, work2, work3} {
 		if _, err := os.Stat(filepath.Join(w, "bench-results")); !os.IsNotExist(err) {
 			t.Errorf("a result folder was written for a run that never started")
 		}
+		noEngineOutputLeft(t, w)
 	}
 	// A profile that is not there, or not usable, is bad usage, said
 	// before anything is started.
 	r = runIn(t, work, "", "bench", "run", "--profile", "nope")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, `profile "nope" not found`) {
+	if r.code != exitcode.Usage || !strings.Contains(r.stderr, `profile "nope" not found`) {
 		t.Errorf("missing profile: exit %d %s", r.code, r.stderr)
 	}
 	for name, body := range map[string]string{
@@ -209,8 +230,8 @@ func TestProfileFailures(t *testing.T) {
 		"command": "url = \"http://127.0.0.1:1\"\ncommand = \"llama-server\"\n",
 	} {
 		mustWrite(t, filepath.Join(work, "profiles", name+".toml"), body)
-		if r := runIn(t, work, "", "bench", "run", "--profile", name); r.code != ExitUsage || !strings.Contains(r.stderr, name+".toml") {
-			t.Errorf("profile %s: exit %d, want %d naming the file: %s", name, r.code, ExitUsage, r.stderr)
+		if r := runIn(t, work, "", "bench", "run", "--profile", name); r.code != exitcode.Usage || !strings.Contains(r.stderr, name+".toml") {
+			t.Errorf("profile %s: exit %d, want %d naming the file: %s", name, r.code, exitcode.Usage, r.stderr)
 		}
 	}
 }
@@ -221,13 +242,13 @@ func TestProfilesCommands(t *testing.T) {
 	work := simProfile(t, port)
 	mustWrite(t, filepath.Join(work, "profiles", "typo.toml"), "url = \"http://127.0.0.1:1\"\nmodel_file = [\"x\"]\n")
 	r := runIn(t, work, "", "bench", "profiles")
-	if r.code != ExitFailed || !strings.Contains(r.stdout, "fake") || !strings.Contains(r.stdout, "simulator") || !strings.Contains(r.stdout, "model_file") {
+	if r.code != exitcode.Failed || !strings.Contains(r.stdout, "fake") || !strings.Contains(r.stdout, "simulator") || !strings.Contains(r.stdout, "model_file") {
 		t.Errorf("profiles: exit %d %s", r.code, r.stdout)
 	}
 	if r := runIn(t, work, "", "bench", "profile", "check", "fake"); r.code != 0 || !strings.Contains(r.stdout, "ok") {
 		t.Errorf("check fake: exit %d %s %s", r.code, r.stdout, r.stderr)
 	}
-	if r := runIn(t, work, "", "bench", "profile", "check", "typo"); r.code != ExitFailed || !strings.Contains(r.stderr, "unknown key") {
+	if r := runIn(t, work, "", "bench", "profile", "check", "typo"); r.code != exitcode.Failed || !strings.Contains(r.stderr, "unknown key") {
 		t.Errorf("check typo: exit %d %s", r.code, r.stderr)
 	}
 }
@@ -243,7 +264,7 @@ func TestPlantedSecretsNeverReachTheFolder(t *testing.T) {
 	p := filepath.Join(work, "profiles", "fake.toml")
 	b, _ := os.ReadFile(p)
 	body := strings.Replace(string(b), "[env]\n", "api_key_env = \"STRATA_TEST_KEY\"\n[env]\nHF_TOKEN = \"hf_ABCDEFGHIJKLMNOPQRSTUVWXYZ\"\n", 1)
-	os.WriteFile(p, []byte(body), 0o644)
+	mustWrite(t, p, body)
 	var out, errb strings.Builder
 	env := testEnv(t, work, strings.NewReader(""), &out, &errb)
 	env.Getenv = func(k string) string { return map[string]string{"STRATA_TEST_KEY": "my-private-server-key-42"}[k] }
@@ -297,7 +318,9 @@ func TestProfileOldBuildServerBudget(t *testing.T) {
 	var line struct {
 		Reasoning string `json:"reasoning"`
 	}
-	json.Unmarshal(out[:strings.IndexByte(string(out), '\n')], &line)
+	if err := json.Unmarshal(out[:strings.IndexByte(string(out), '\n')], &line); err != nil {
+		t.Fatal(err)
+	}
 	if n := len(strings.Fields(line.Reasoning)); n == 0 || n > 16 {
 		t.Errorf("the server budget of 16 should cut the warm-up's reasoning to at most 16 tokens: %q", line.Reasoning)
 	}
@@ -403,7 +426,9 @@ func TestModelFilesHashWhileTheEngineLoads(t *testing.T) {
 		} `json:"model_hashing"`
 	}
 	raw, _ := json.Marshal(res.Extensions)
-	json.Unmarshal(raw, &ext)
+	if err := json.Unmarshal(raw, &ext); err != nil {
+		t.Fatal(err)
+	}
 	h := ext.Hashing
 	if h.During == nil || h.During.Files != 1 || h.During.HashingS <= 0 || h.During.EngineLoadS < 0.9 || h.DurationS < h.During.HashingS {
 		t.Fatalf("model_hashing %+v, during the load %+v", h, h.During)

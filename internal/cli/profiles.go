@@ -6,9 +6,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/engine"
 	"github.com/strata-bench/strata/internal/humanize"
+	"github.com/strata-bench/strata/internal/procstate"
 )
 
-func newProfiles(env Env) *cobra.Command {
+func newProfiles(env procstate.State) *cobra.Command {
 	return &cobra.Command{
 		Use:     "profiles",
 		Example: `  strata bench profiles`,
@@ -41,12 +42,12 @@ Unknown keys are an error.`,
 			for _, p := range engine.List(env.Dir) {
 				if p.Err != nil {
 					bad++
-					fmt.Fprintf(w, "%-20s %s\n  error: %v\n", p.Name, p.Path, p.Err)
+					printf(w, "%-20s %s\n  error: %v\n", p.Name, p.Path, p.Err)
 					continue
 				}
-				fmt.Fprintf(w, "%-20s %s\n", p.Name, p.Path)
+				printf(w, "%-20s %s\n", p.Name, p.Path)
 			}
-			fmt.Fprintf(w, "(looked in %v)\n", engine.Dirs(env.Dir))
+			printf(w, "(looked in %v)\n", engine.Dirs(env.Dir))
 			if bad > 0 {
 				return checkFailed(fmt.Sprintf("%s not parse", humanize.Count(bad, "profile does", "profiles do")))
 			}
@@ -55,7 +56,7 @@ Unknown keys are an error.`,
 	}
 }
 
-func newProfileCheck(env Env) *cobra.Command {
+func newProfileCheck(env procstate.State) *cobra.Command {
 	return &cobra.Command{
 		Use: "check NAME",
 		Example: `  strata bench profile check simulator
@@ -72,7 +73,7 @@ naming a variable, and the identity track. Every problem is listed; exit 1 if an
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[0] == engine.SimulatorName {
-				fmt.Fprintln(cmd.OutOrStdout(), "simulator: built-in profile (strata engine simulate on a free loopback port); ok")
+				printf(cmd.OutOrStdout(), "simulator: built-in profile (strata engine simulate on a free loopback port); ok\n")
 				return nil
 			}
 			p, err := engine.Load(args[0], env.Dir)
@@ -82,12 +83,12 @@ naming a variable, and the identity track. Every problem is listed; exit 1 if an
 			errs := p.Check()
 			w := cmd.OutOrStdout()
 			if len(errs) == 0 {
-				fmt.Fprintf(w, "%s (%s): ok\n  url %s\n  command %v\n", p.Name, p.Path, p.URL, p.Command)
+				printf(w, "%s (%s): ok\n  url %s\n  command %v\n", p.Name, p.Path, p.URL, p.Command)
 				return nil
 			}
-			fmt.Fprintf(w, "%s (%s): %s\n", p.Name, p.Path, humanize.Count(len(errs), "problem", "problems"))
+			printf(w, "%s (%s): %s\n", p.Name, p.Path, humanize.Count(len(errs), "problem", "problems"))
 			for _, e := range errs {
-				fmt.Fprintf(w, "  %v\n", e)
+				printf(w, "  %v\n", e)
 			}
 			return checkFailed(fmt.Sprintf("profile %s is not usable", p.Name))
 		},

@@ -4,12 +4,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/corpus"
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
@@ -37,7 +40,9 @@ func TestProtocolOfARun(t *testing.T) {
 	}
 	data, _ := os.ReadFile(filepath.Join(dirs[0], contract.ResultsFile))
 	var res contract.Results
-	json.Unmarshal(data, &res)
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
 	if res.Protocol.ID != standIn.ID || res.Protocol.Profile != standIn.Profile || res.Protocol.CorpusSHA256 != standIn.CorpusSHA256 {
 		t.Errorf("results.json protocol %+v", res.Protocol)
 	}
@@ -52,7 +57,7 @@ func TestProtocolOfARun(t *testing.T) {
 	checkout := t.TempDir()
 	copyDir(t, filepath.Join(repoRoot(t), "bench", "prompts", protocol.StandInBundleName), filepath.Join(checkout, "bench", "prompts", protocol.BundleName))
 	r = runIn(t, checkout, "", "bench", "run", "--simulate")
-	if r.code != ExitFailed || !strings.Contains(r.stderr, standIn.CorpusSHA256) || !strings.Contains(r.stderr, spec.CorpusSHA256) ||
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, standIn.CorpusSHA256) || !strings.Contains(r.stderr, spec.CorpusSHA256) ||
 		strings.Contains(r.stderr, "warmup") {
 		t.Errorf("a checkout's bundle under another corpus: exit %d\n%s", r.code, r.stderr)
 	}
@@ -63,7 +68,7 @@ func TestProtocolOfARun(t *testing.T) {
 	if r.code != 0 || !strings.HasPrefix(protocolLineOf(r.stderr), "protocol: "+standIn.ID) {
 		t.Errorf("--protocol %s in the checkout: exit %d\n%s", standIn.ID, r.code, r.stderr)
 	}
-	if r := runIn(t, work, "", "bench", "run", "--simulate", "--protocol", "bogus"); r.code != ExitUsage || !strings.Contains(r.stderr, "unknown protocol") {
+	if r := runIn(t, work, "", "bench", "run", "--simulate", "--protocol", "bogus"); r.code != exitcode.Usage || !strings.Contains(r.stderr, "unknown protocol") {
 		t.Errorf("--protocol bogus: exit %d\n%s", r.code, r.stderr)
 	}
 }
@@ -88,8 +93,19 @@ func specCheckout(t *testing.T) (string, protocol.Table) {
 	tok, tmpl := qwenPaths(t)
 	checkout := t.TempDir()
 	bundle := filepath.Join(checkout, "bench", "prompts", protocol.BundleName)
-	if r := runIn(t, checkout, "", "bench", "corpus", "build", "--protocol", protocol.SpecID, "--tokenizer", tok, "--template", tmpl, "--out", bundle); r.code != 0 {
-		t.Fatalf("corpus build: exit %d\n%s", r.code, r.stderr)
+	// Built here, not by bench corpus build, which refuses a bundle for
+	// the spec's protocol under another corpus than the spec pins.
+	in, err := buildInputs(t.Context(), testEnv(t, checkout, strings.NewReader(""), io.Discard, io.Discard), tok, tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.ProtocolID, in.BundleName = protocol.SpecID, protocol.BundleName
+	b, err := corpus.Build(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Write(bundle); err != nil {
+		t.Fatal(err)
 	}
 	src, _ := os.ReadFile(tmpl)
 	mustWrite(t, filepath.Join(checkout, "serve", "chat_template.jinja"), string(src))
@@ -126,5 +142,29 @@ func TestProtocolsAreNeverMixed(t *testing.T) {
 	}
 	if r := run("bench", "compare", dirs[0], dirs[1]); r.code == 0 || !strings.Contains(r.stderr, "protocol IDs differ") {
 		t.Errorf("compare across protocols: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestBundleWithAnEmbeddedProtocol (issue 48): --bundle names the bundle
+// folder of a protocol read from a checkout; with the stand-in, whose
+// bundle is embedded, it would be ignored, so it is a usage error before
+// anything runs. (Without --protocol, --bundle makes the spec's protocol
+// the default, as a checkout does.)
+func TestBundleWithAnEmbeddedProtocol(t *testing.T) {
+	t.Parallel()
+	bundle := filepath.Join(t.TempDir(), protocol.StandInBundleName)
+	copyDir(t, filepath.Join(repoRoot(t), "bench", "prompts", protocol.StandInBundleName), bundle)
+	for _, args := range [][]string{
+		{"bench", "run", "--simulate", "--protocol", protocol.StandInID, "--bundle", bundle},
+		{"bench", "check", "--simulate", "--protocol", protocol.StandInID, "--bundle", bundle},
+	} {
+		work := t.TempDir()
+		r := runIn(t, work, "", args...)
+		if r.code != exitcode.Usage || !strings.Contains(r.stderr, "--bundle") || !strings.Contains(r.stderr, "embedded") {
+			t.Errorf("%v: exit %d, want 2 naming --bundle\n%s", args[1:], r.code, r.stderr)
+		}
+		if left, _ := os.ReadDir(work); len(left) != 0 {
+			t.Errorf("%v left %v", args[1:], left)
+		}
 	}
 }

@@ -19,11 +19,12 @@ import (
 	"github.com/strata-bench/strata/internal/folder"
 	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/journal"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/result"
 )
 
-func newRecover(env Env) *cobra.Command {
+func newRecover(env procstate.State) *cobra.Command {
 	return &cobra.Command{
 		Use:   "recover [DIR]",
 		Short: "Turn the journal of a run that was killed into a partial result folder",
@@ -32,8 +33,10 @@ where its result folder will be): every finished request's record, synced to dis
 before the next request is sent. When the runner is killed (SIGKILL, out of
 memory, a power loss) the journal stays; recover turns it into a valid partial
 result folder: the requests it had finished exactly as the run would have written
-them, the one in flight failed ("the runner stopped"), the rest skipped. The
-engine log, which the runner held in memory, is lost.
+them, the one in flight failed ("the runner stopped"), the rest skipped. An
+engine the runner started wrote its output into the pending folder, and the
+result keeps that log up to the kill; a --engine-log file is read only after a
+run, so a recovered --url run has no engine log.
 
 DIR is a pending folder or a folder holding them; without DIR, every unrecovered
 journal under the current folder's result location (bench/results, else
@@ -68,17 +71,17 @@ journal under the current folder's result location (bench/results, else
 				if g := engineGroupOf(cmd.Context(), p, env.Clock()); g > 0 && runtime.GOOS != "linux" {
 					// No parent-death signal here: the engine may have
 					// outlived the runner that was killed.
-					fmt.Fprintf(w, "note: the run in %s started an engine as process group %d; if it still runs, stop it: kill -- -%d\n", shown, g, g)
+					printf(w, "note: the run in %s started an engine as process group %d; if it still runs, stop it: kill -- -%d\n", shown, g, g)
 				}
 				out, err := benchrun.Recover(cmd.Context(), p, bundles, folder.Finish, env.Clock())
 				switch {
 				case journal.IsLocked(err):
-					fmt.Fprintf(w, "skipped %s: a running strata still writes it\n", shown)
+					printf(w, "skipped %s: a running strata still writes it\n", shown)
 				case err != nil:
-					fmt.Fprintf(w, "FAILED %s: %s (the folder was left as it was)\n", shown, escape.Line(err.Error()))
+					printf(w, "FAILED %s: %s (the folder was left as it was)\n", shown, escape.Line(err.Error()))
 					failed = append(failed, shown)
 				default:
-					fmt.Fprintf(w, "recovered: %s\n", escape.Line(out))
+					printf(w, "recovered: %s\n", escape.Line(out))
 				}
 			}
 			if len(failed) > 0 {
@@ -101,7 +104,7 @@ func engineGroupOf(ctx context.Context, pending string, now time.Time) int {
 
 // pendingJournals are the pending folders DIR (args) names, or those under
 // the result location; with none it says so, and where.
-func pendingJournals(env Env, args []string, w io.Writer) ([]string, error) {
+func pendingJournals(env procstate.State, args []string, w io.Writer) ([]string, error) {
 	where := benchrun.ResultsRoot(env.Dir)
 	if len(args) == 1 {
 		where = env.Path(args[0])
@@ -110,7 +113,7 @@ func pendingJournals(env Env, args []string, w io.Writer) ([]string, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && len(args) == 0:
 		// No run has written a result here: nothing was lost.
-		fmt.Fprintf(w, "nothing to recover: no result folder %s yet\n", escape.Line(where))
+		printf(w, "nothing to recover: no result folder %s yet\n", escape.Line(where))
 		return nil, nil
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, usagef("%s does not exist: name a pending result folder or a folder holding them", args[0])
@@ -126,7 +129,7 @@ func pendingJournals(env Env, args []string, w io.Writer) ([]string, error) {
 		pending = []string{where}
 	}
 	if len(pending) == 0 {
-		fmt.Fprintf(w, "nothing to recover under %s\n", escape.Line(where))
+		printf(w, "nothing to recover under %s\n", escape.Line(where))
 	}
 	return pending, nil
 }

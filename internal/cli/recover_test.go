@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/strata-bench/strata/internal/exitcode"
 )
 
 // TestRecoverLeavesAProjectFolderAlone: `strata bench recover .` in a
@@ -17,7 +19,7 @@ func TestRecoverLeavesAProjectFolderAlone(t *testing.T) {
 	mustWrite(t, filepath.Join(project, "main.go"), "package main\n")
 	mustWrite(t, filepath.Join(project, "journal.jsonl"), `{"header":{"format":"strata-run-journal","version":2,"run_id":"\u001b]0;x\u0007"}}`+"\n")
 	r := runIn(t, project, "", "bench", "recover", ".")
-	if r.code != ExitFailed || !strings.Contains(r.stdout, "not a pending folder of a strata run") {
+	if r.code != exitcode.Failed || !strings.Contains(r.stdout, "not a pending folder of a strata run") {
 		t.Errorf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	for _, name := range []string{"main.go", "journal.jsonl"} {
@@ -39,7 +41,7 @@ func TestRecoverWithNothingToRecover(t *testing.T) {
 	if r := runIn(t, work, "", "bench", "recover"); r.code != 0 || !strings.Contains(r.stdout, "nothing to recover: no result folder") {
 		t.Errorf("no result folder: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if r := runIn(t, work, "", "bench", "recover", "gone"); r.code != ExitUsage || !strings.Contains(r.stderr, "gone does not exist") {
+	if r := runIn(t, work, "", "bench", "recover", "gone"); r.code != exitcode.Usage || !strings.Contains(r.stderr, "gone does not exist") {
 		t.Errorf("a folder that is not there: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -2,19 +2,26 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/humanize"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/report"
 	"github.com/strata-bench/strata/internal/validate"
 )
 
-func newReport(env Env) *cobra.Command {
-	var quiet bool
-	var chartsDir, bundleDir string
+// reportOptions are the flags of report.
+type reportOptions struct {
+	quiet                bool
+	chartsDir, bundleDir string
+}
+
+func newReport(env procstate.State) *cobra.Command {
+	var o reportOptions
 	cmd := &cobra.Command{
 		Use: "report DIR [DIR...]",
 		Example: `  strata bench report bench-results/RUN
@@ -43,43 +50,16 @@ goes is refused, never written through.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			w := cmd.OutOrStdout()
 			var failed []string
 			for _, arg := range args {
 				dir := env.Path(arg)
-				bundle, err := folderBundle(env, dir, bundleDir)
+				n, err := reportFolder(env, cmd.OutOrStdout(), dir, o)
 				if err != nil {
 					return err
 				}
-				v, err := validate.Dir(dir, bundle)
-				if err != nil {
-					return err
+				if n > 0 {
+					failed = append(failed, fmt.Sprintf("%s (%s)", dir, humanize.Count(n, "violation", "violations")))
 				}
-				if v.Results != nil && !quiet {
-					report.README(w, v.Results)
-					fmt.Fprintln(w)
-				}
-				if v.Results != nil {
-					for _, d := range report.Diff(dir, v.Results) {
-						fmt.Fprintf(w, "note: %s\n", d)
-					}
-				}
-				if chartsDir != "" && v.Results != nil {
-					written, err := writeCharts(env.Path(chartsDir), dir, v.Results)
-					if err != nil {
-						return err
-					}
-					fmt.Fprintf(w, "charts: %s\n", strings.Join(written, ", "))
-				}
-				if len(v.Violations) == 0 {
-					fmt.Fprintf(w, "valid: %s follows the result contract (%d requests, status %s)\n", dir, len(v.Results.Requests), v.Results.Run.Status)
-					continue
-				}
-				fmt.Fprintf(w, "INVALID: %s in %s\n", humanize.Count(len(v.Violations), "violation", "violations"), dir)
-				for _, x := range v.Violations {
-					fmt.Fprintln(w, "  "+x.String())
-				}
-				failed = append(failed, fmt.Sprintf("%s (%s)", dir, humanize.Count(len(v.Violations), "violation", "violations")))
 			}
 			if len(failed) > 0 {
 				return checkFailed("failed validation: " + strings.Join(failed, ", "))
@@ -87,10 +67,51 @@ goes is refused, never written through.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the validation outcome")
-	cmd.Flags().StringVar(&bundleDir, "bundle", "", "the bundle folder of a checkout's protocol, for a result of the spec's protocol (default: bench/prompts/standard-v1 of the current folder)")
-	cmd.Flags().StringVar(&chartsDir, "charts", "", "write SVG charts (prompt rate, decode rate, TTFT per case) into this folder, outside the result folder")
+	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only the validation outcome")
+	cmd.Flags().StringVar(&o.bundleDir, "bundle", "", "the bundle folder of a checkout's protocol, for a result of the spec's protocol (default: bench/prompts/standard-v1 of the current folder)")
+	cmd.Flags().StringVar(&o.chartsDir, "charts", "", "write SVG charts (prompt rate, decode rate, TTFT per case) into this folder, outside the result folder")
 	return cmd
+}
+
+// reportFolder validates one result folder, prints its report (unless
+// quiet), where its README.md differs and the outcome, and writes its
+// charts; it returns the folder's number of violations.
+func reportFolder(env procstate.State, w io.Writer, dir string, o reportOptions) (int, error) {
+	bundle, err := folderBundle(env, dir, o.bundleDir)
+	if err != nil {
+		return 0, err
+	}
+	v, err := validate.Dir(dir, bundle)
+	if err != nil {
+		return 0, err
+	}
+	if v.Results != nil {
+		if !o.quiet {
+			if err := report.README(w, v.Results); err != nil {
+				return 0, fmt.Errorf("print the report of %s: %w", dir, err)
+			}
+			printf(w, "\n")
+		}
+		for _, d := range report.Diff(dir, v.Results) {
+			printf(w, "note: %s\n", d)
+		}
+		if o.chartsDir != "" {
+			written, err := writeCharts(env.Path(o.chartsDir), dir, v.Results)
+			if err != nil {
+				return 0, err
+			}
+			printf(w, "charts: %s\n", strings.Join(written, ", "))
+		}
+	}
+	if len(v.Violations) == 0 {
+		printf(w, "valid: %s follows the result contract (%d requests, status %s)\n", dir, len(v.Results.Requests), v.Results.Run.Status)
+		return 0, nil
+	}
+	printf(w, "INVALID: %s in %s\n", humanize.Count(len(v.Violations), "violation", "violations"), dir)
+	for _, x := range v.Violations {
+		printf(w, "  %s\n", x.String())
+	}
+	return len(v.Violations), nil
 }
 
 // writeCharts writes a run's charts into out, refusing a folder inside the

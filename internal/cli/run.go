@@ -10,12 +10,14 @@ import (
 	"github.com/strata-bench/strata/internal/benchrun"
 	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/folder"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
 // runOptions are bench run's flags.
 type runOptions struct {
 	url, apiKeyEnv, resultsDir  string
+	engineLog                   string
 	protocol, bundle            string
 	profile                     string
 	simulate, optional          bool
@@ -70,8 +72,15 @@ and a custom pack's description may span lines.
 With --profile the runner starts that profile's engine (its own process group,
 output captured as the engine log), waits for /health to answer 200, runs, and
 stops only the engine it started. An engine already serving at the profile's
-URL is used and left running, and the result records that it was not freshly
-loaded. --no-start forbids starting. Before the warm-up the runner probes the
+URL is used and left running, and the result records whether it was freshly
+loaded. --no-start forbids starting.
+
+An engine strata did not start (--url, or a profile's engine already serving)
+gives strata no output to keep: name the log file the server writes with
+--engine-log FILE (llama-server --log-file FILE). It is read after the run,
+redacted and kept as the engine log; what the engine wrote while the run went
+is held against the run's records. Without it the result has no engine log,
+says so, and bench submit refuses it. Before the warm-up the runner probes the
 machine and hashes the model files (the server's model_path, every shard, the
 files in the engine's arguments and the profile's model_files), reusing cached
 hashes of unchanged files unless --rehash.
@@ -80,7 +89,7 @@ hashes of unchanged files unless --rehash.
 GPU needed), started and stopped like a real one. Such a result is always
 nonconforming: its numbers are synthetic.`
 
-func newRun(env Env) *cobra.Command {
+func newRun(env procstate.State) *cobra.Command {
 	var o runOptions
 	cmd := &cobra.Command{
 		Use:   "run (--url URL | --profile NAME | --simulate) [flags]",
@@ -101,6 +110,7 @@ func newRun(env Env) *cobra.Command {
 	f.BoolVar(&o.simulate, "simulate", false, "run against strata's simulated engine: the built-in profile \"simulator\" (results are synthetic and nonconforming)")
 	f.StringVar(&o.profile, "profile", "", "engine profile: NAME (./profiles/NAME.toml, then the user config folder's strata/profiles/NAME.toml) or a path to a .toml file")
 	f.BoolVar(&o.noStart, "no-start", false, "never start an engine: use the one serving at the profile's URL or fail")
+	f.StringVar(&o.engineLog, "engine-log", "", "the log file an engine already serving writes (llama-server --log-file FILE), kept as the engine log")
 	f.BoolVar(&o.rehash, "rehash", false, "hash every model file again instead of trusting the hash cache")
 	f.BoolVar(&o.optional, "optional-concurrency", false, "add the optional concurrency stage (3 rounds of 4 requests)")
 	f.StringVar(&o.apiKeyEnv, "api-key-env", "", "name of an environment variable holding the server's API key, of at least 8 characters (sent as a bearer token, never recorded)")
@@ -124,7 +134,7 @@ func newRun(env Env) *cobra.Command {
 	return cmd
 }
 
-func runBench(ctx context.Context, cmd *cobra.Command, env Env, o runOptions) error {
+func runBench(ctx context.Context, cmd *cobra.Command, env procstate.State, o runOptions) error {
 	for _, name := range []string{"concurrency", "repeat", "request-timeout"} {
 		if cmd.Flags().Changed(name) {
 			return usagef("--%s is refused: it would change the workload, and the protocol's workload is fixed (a different workload is a different protocol ID)", name)
@@ -132,15 +142,15 @@ func runBench(ctx context.Context, cmd *cobra.Command, env Env, o runOptions) er
 	}
 	out, err := benchrun.Run(ctx, env, benchrun.Options{
 		Target: benchrun.Target{URL: o.url, Profile: o.profile, Simulate: o.simulate, NoStart: o.noStart, APIKeyEnv: o.apiKeyEnv,
-			Protocol: o.protocol, BundleDir: o.bundle},
+			Protocol: o.protocol, BundleDir: o.bundle, EngineLog: o.engineLog},
 		Optional: o.optional, Rehash: o.rehash, ResultsDir: o.resultsDir,
 		Declared: declared(cmd, o), Command: commandLine(cmd), Finish: folder.Finish,
 	})
 	if out != nil {
 		w := cmd.OutOrStdout()
 		r := out.Results
-		fmt.Fprintf(w, "result: %s\n", out.Dir)
-		fmt.Fprintf(w, "status: %s; sanity %d/%d; requests %d\n", r.Run.Status, r.Quality.Passed, r.Quality.Total, len(r.Requests))
+		printf(w, "result: %s\n", out.Dir)
+		printf(w, "status: %s; sanity %d/%d; requests %d\n", r.Run.Status, r.Quality.Passed, r.Quality.Total, len(r.Requests))
 	}
 	return err
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/exitcode"
 )
 
 // TestRunSimulateAndReport is the README's main command in process: a full
@@ -26,7 +27,9 @@ func TestRunSimulateAndReport(t *testing.T) {
 		t.Skip("a full simulated run takes about 16 s")
 	}
 	work := t.TempDir()
-	os.MkdirAll(filepath.Join(work, "bench", "results"), 0o755)
+	if err := os.MkdirAll(filepath.Join(work, "bench", "results"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	r := runIn(t, work, "", "bench", "run", "--simulate", "--track-notes", "simulated demo", "--background", "none")
 	if r.code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -63,9 +66,9 @@ func TestRunSimulateAndReport(t *testing.T) {
 	// Tamper with a byte of the evidence: report fails with exit 1.
 	p := filepath.Join(dirs[0], "outputs.jsonl")
 	b, _ := os.ReadFile(p)
-	os.WriteFile(p, append(b, ' '), 0o644)
+	mustWrite(t, p, string(b)+" ")
 	rep = runIn(t, work, "", "bench", "report", "-q", dirs[0])
-	if rep.code != ExitFailed || !strings.Contains(rep.stdout, "changed after the run") {
+	if rep.code != exitcode.Failed || !strings.Contains(rep.stdout, "changed after the run") {
 		t.Fatalf("tampered: exit %d\n%s", rep.code, rep.stdout)
 	}
 }
@@ -76,7 +79,7 @@ func TestRunRefusesWorkloadFlags(t *testing.T) {
 		{"--concurrency", "2"}, {"--repeat", "5"}, {"--request-timeout", "60"},
 	} {
 		r := runIn(t, t.TempDir(), "", append([]string{"bench", "run", "--simulate"}, args...)...)
-		if r.code != ExitUsage || !strings.Contains(r.stderr, "would change the workload") {
+		if r.code != exitcode.Usage || !strings.Contains(r.stderr, "would change the workload") {
 			t.Errorf("%v: exit %d, %q", args, r.code, r.stderr)
 		}
 	}
@@ -91,7 +94,7 @@ func TestRunRefusesWorkloadFlags(t *testing.T) {
 		{[]string{"--url", "http://127.0.0.1:9", "--api-key-env", "STRATA_NO_SUCH_VAR"}, "STRATA_NO_SUCH_VAR"},
 	} {
 		r := runIn(t, t.TempDir(), "", append([]string{"bench", "run"}, c.args...)...)
-		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) {
+		if r.code != exitcode.Usage || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("%v: exit %d, %q", c.args, r.code, r.stderr)
 		}
 	}
@@ -101,7 +104,7 @@ func TestRunServerDoesNotAnswer(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
 	r := runIn(t, work, "", "bench", "run", "--url", "http://127.0.0.1:9")
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "does not answer") {
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "does not answer") {
 		t.Fatalf("exit %d: %q", r.code, r.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(work, "bench-results")); !os.IsNotExist(err) {
@@ -112,22 +115,24 @@ func TestRunServerDoesNotAnswer(t *testing.T) {
 func TestReportBadInput(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if r := runIn(t, dir, "", "bench", "report", "nope"); r.code != ExitFailed || !strings.Contains(r.stderr, "nope") {
+	if r := runIn(t, dir, "", "bench", "report", "nope"); r.code != exitcode.Failed || !strings.Contains(r.stderr, "nope") {
 		t.Errorf("missing folder: exit %d %q", r.code, r.stderr)
 	}
-	os.MkdirAll(filepath.Join(dir, "empty"), 0o755)
-	if r := runIn(t, dir, "", "bench", "report", "empty"); r.code != ExitFailed || !strings.Contains(r.stdout, "results.json: cannot be read") {
+	if err := os.MkdirAll(filepath.Join(dir, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := runIn(t, dir, "", "bench", "report", "empty"); r.code != exitcode.Failed || !strings.Contains(r.stdout, "results.json: cannot be read") {
 		t.Errorf("empty folder: exit %d %q", r.code, r.stdout)
 	}
 	mustWrite(t, filepath.Join(dir, "legacy", "results.json"), `{"schema": 1, "runs": []}`)
-	if r := runIn(t, dir, "", "bench", "report", "legacy"); r.code != ExitFailed || !strings.Contains(r.stdout, "unknown format") {
+	if r := runIn(t, dir, "", "bench", "report", "legacy"); r.code != exitcode.Failed || !strings.Contains(r.stdout, "unknown format") {
 		t.Errorf("legacy format: exit %d %q", r.code, r.stdout)
 	}
 	mustWrite(t, filepath.Join(dir, "html", "results.json"), `<html>`)
-	if r := runIn(t, dir, "", "bench", "report", "html"); r.code != ExitFailed || !strings.Contains(r.stdout, "results.json: is not strict JSON") {
+	if r := runIn(t, dir, "", "bench", "report", "html"); r.code != exitcode.Failed || !strings.Contains(r.stdout, "results.json: is not strict JSON") {
 		t.Errorf("not JSON: exit %d %q", r.code, r.stdout)
 	}
-	if r := runIn(t, dir, "", "bench", "report"); r.code != ExitUsage {
+	if r := runIn(t, dir, "", "bench", "report"); r.code != exitcode.Usage {
 		t.Errorf("no argument: exit %d", r.code)
 	}
 }
@@ -187,7 +192,7 @@ func TestRunInterrupted(t *testing.T) {
 			env := testEnv(t, work, strings.NewReader(""), &out, errb)
 			env.Signals = sigs
 			code := Run(context.Background(), []string{"bench", "run", "--profile", "fake"}, env)
-			if code != ExitInterrupted || !strings.Contains(errb.String(), "interrupted ("+c.says) {
+			if code != exitcode.Interrupted || !strings.Contains(errb.String(), "interrupted ("+c.says) {
 				t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 			}
 			if _, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
@@ -235,7 +240,7 @@ func TestShortAPIKeyIsRefusedBeforeAnythingIsSent(t *testing.T) {
 	}
 	for _, cmd := range [][]string{{"bench", "run"}, {"bench", "check"}} {
 		r := run(t.TempDir(), "k3y-s7x", append(cmd, "--url", srv.URL, "--api-key-env", "STRATA_TEST_KEY")...)
-		if r.code != ExitUsage || !strings.Contains(r.stderr, "--api-key-env STRATA_TEST_KEY: the API key has 7 characters; strata needs at least 8") {
+		if r.code != exitcode.Usage || !strings.Contains(r.stderr, "--api-key-env STRATA_TEST_KEY: the API key has 7 characters; strata needs at least 8") {
 			t.Errorf("%v with a 7-character key: exit %d %q", cmd, r.code, r.stderr)
 		}
 	}
@@ -249,8 +254,8 @@ func TestShortAPIKeyIsRefusedBeforeAnythingIsSent(t *testing.T) {
 	work := simProfile(t, freeTestPort(t))
 	p := filepath.Join(work, "profiles", "fake.toml")
 	b, _ := os.ReadFile(p)
-	os.WriteFile(p, []byte(strings.Replace(string(b), "[env]\n", "api_key_env = \"STRATA_TEST_KEY\"\n[env]\n", 1)), 0o644)
-	if r := run(work, "abc", "bench", "run", "--profile", "fake"); r.code != ExitUsage || !strings.Contains(r.stderr, "profile fake api_key_env STRATA_TEST_KEY: the API key has 3 characters") {
+	mustWrite(t, p, strings.Replace(string(b), "[env]\n", "api_key_env = \"STRATA_TEST_KEY\"\n[env]\n", 1))
+	if r := run(work, "abc", "bench", "run", "--profile", "fake"); r.code != exitcode.Usage || !strings.Contains(r.stderr, "profile fake api_key_env STRATA_TEST_KEY: the API key has 3 characters") {
 		t.Errorf("profile with a 3-character key: exit %d %q", r.code, r.stderr)
 	}
 	if r := run(t.TempDir(), "k3y-s8xz", "bench", "check", "--url", srv.URL, "--api-key-env", "STRATA_TEST_KEY"); strings.Contains(r.stderr, "at least 8") {
@@ -280,18 +285,20 @@ func TestResultsDirChecksComeFirst(t *testing.T) {
 	work := t.TempDir()
 	mustWrite(t, filepath.Join(work, "afile"), "not a folder")
 	r := runIn(t, work, "", "bench", "run", "--url", srv.URL, "--results-dir", "afile")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "--results-dir") || !strings.Contains(r.stderr, "is a file") {
+	if r.code != exitcode.Usage || !strings.Contains(r.stderr, "--results-dir") || !strings.Contains(r.stderr, "is a file") {
 		t.Errorf("a file: exit %d %q", r.code, r.stderr)
 	}
 	r = runIn(t, work, "", "bench", "run", "--url", srv.URL, "--results-dir", "afile/below")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "is a file") {
+	if r.code != exitcode.Usage || !strings.Contains(r.stderr, "is a file") {
 		t.Errorf("under a file: exit %d %q", r.code, r.stderr)
 	}
 	if os.Geteuid() != 0 { // root writes anywhere
 		ro := filepath.Join(work, "ro")
-		os.MkdirAll(ro, 0o555)
+		if err := os.MkdirAll(ro, 0o555); err != nil {
+			t.Fatal(err)
+		}
 		r = runIn(t, work, "", "bench", "run", "--url", srv.URL, "--results-dir", "ro/results")
-		if r.code != ExitFailed || !strings.Contains(r.stderr, "is not writable") {
+		if r.code != exitcode.Failed || !strings.Contains(r.stderr, "is not writable") {
 			t.Errorf("read-only: exit %d %q", r.code, r.stderr)
 		}
 	}
@@ -315,7 +322,7 @@ func TestInterruptedWhileTheEngineLoads(t *testing.T) {
 	env := testEnv(t, work, strings.NewReader(""), &out, errb)
 	env.Signals = sigs
 	code := Run(context.Background(), []string{"bench", "run", "--profile", "fake"}, env)
-	if code != ExitInterrupted || !strings.Contains(errb.String(), "interrupted (SIGINT) while profile fake's engine loaded") {
+	if code != exitcode.Interrupted || !strings.Contains(errb.String(), "interrupted (SIGINT) while profile fake's engine loaded") {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 	if _, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
@@ -355,7 +362,7 @@ func TestOneLineIdentityFlagsAreRefused(t *testing.T) {
 		for _, v := range []string{"IQ3\nXXS", "IQ3\rXXS", "\x1b[2JIQ3", "IQ3\u202eXXS", "IQ3\xffXXS"} {
 			work := t.TempDir()
 			r := runIn(t, work, "", "bench", "run", "--simulate", "--"+flag, v)
-			if r.code != ExitUsage || !strings.Contains(r.stderr, "--"+flag) || !strings.Contains(r.stderr, "one line") {
+			if r.code != exitcode.Usage || !strings.Contains(r.stderr, "--"+flag) || !strings.Contains(r.stderr, "one line") {
 				t.Errorf("--%s %q: exit %d, stderr %q", flag, v, r.code, r.stderr)
 			}
 			if entries, _ := os.ReadDir(filepath.Join(work, "bench-results")); len(entries) != 0 {

@@ -15,11 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/tokenizer"
 )
 
 // cpuTime is the CPU time process pid has spent, from /proc.
-func cpuTime(t *testing.T, pid int) time.Duration {
+func cpuTime(pid int) time.Duration {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
@@ -46,7 +47,7 @@ func sigtermWhenBusy(t *testing.T, dir, stdin string, args ...string) (int, stri
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }() // read only; the child has its own copy
 		cmd.Stdin = f
 	}
 	cmd.Env = append(os.Environ(), "STRATA_TEST_AS_CLI=1", "XDG_CACHE_HOME="+t.TempDir())
@@ -56,10 +57,12 @@ func sigtermWhenBusy(t *testing.T, dir, stdin string, args ...string) (int, stri
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	// The exit code is read from ProcessState once exited is closed, and
+	// by the cleanup the process may be gone.
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
 	deadline := time.After(60 * time.Second)
-	for cpuTime(t, cmd.Process.Pid) < 500*time.Millisecond {
+	for cpuTime(cmd.Process.Pid) < 500*time.Millisecond {
 		select {
 		case <-exited:
 			t.Fatalf("%v ended before it was busy: %s", args, stderr.String())
@@ -124,8 +127,8 @@ func TestSIGTERMEndsBusyWork(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, stderr := sigtermWhenBusy(t, dir, c.stdin, c.args...)
-			if code != ExitInterrupted || !strings.Contains(stderr, "SIGTERM") {
-				t.Errorf("exit %d after SIGTERM, stderr %q; want exit %d naming SIGTERM", code, stderr, ExitInterrupted)
+			if code != exitcode.Interrupted || !strings.Contains(stderr, "SIGTERM") {
+				t.Errorf("exit %d after SIGTERM, stderr %q; want exit %d naming SIGTERM", code, stderr, exitcode.Interrupted)
 			}
 		})
 	}

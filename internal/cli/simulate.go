@@ -13,6 +13,7 @@ import (
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/engineconfig"
 	"github.com/strata-bench/strata/internal/inputfile"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/simengine"
 )
@@ -90,7 +91,7 @@ Each behaviour ({...}) may set:
              "replay": "FILE" (serve a recorded llama-server body).
 For example {"requests": {"performance-short-r1": {"cut_after": 5}}}.`
 
-func newSimulate(env Env) *cobra.Command {
+func newSimulate(env procstate.State) *cobra.Command {
 	o := simulateOptions{cfg: simengine.DefaultConfig()}
 	cmd := &cobra.Command{
 		Use:   "simulate [--port N] [--scenario FILE] [flags]",
@@ -138,7 +139,7 @@ type simulateOptions struct {
 }
 
 // runSimulate checks the flags and serves until the context ends.
-func runSimulate(cmd *cobra.Command, env Env, o simulateOptions) error {
+func runSimulate(cmd *cobra.Command, env procstate.State, o simulateOptions) error {
 	cfg := o.cfg
 	if err := o.check(); err != nil {
 		return err
@@ -202,9 +203,9 @@ func runSimulate(cmd *cobra.Command, env Env, o simulateOptions) error {
 	cfg.Template, cfg.Now = string(tmpl), env.Now
 	return simengine.New(cfg).Serve(cmd.Context(), net.JoinHostPort(o.host, strconv.Itoa(o.port)), func(url string) {
 		if o.banner != "" {
-			fmt.Fprintln(cmd.OutOrStdout(), o.banner)
+			printf(cmd.OutOrStdout(), "%s\n", o.banner)
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "simulated engine listening on %s, model %s\n", url, cfg.ModelPath)
+		printf(cmd.OutOrStdout(), "simulated engine listening on %s, model %s\n", url, cfg.ModelPath)
 	})
 }
 
@@ -236,7 +237,7 @@ func (o simulateOptions) check() error {
 // the simulator models of it (serve/server.py @452325a9 main,
 // StrataEngine.__init__): --max-context is the context, and model_path is
 // the value after --native (else --pack), as written.
-func strataConfig(env Env, name string, cfg *simengine.Config) error {
+func strataConfig(env procstate.State, name string, cfg *simengine.Config) error {
 	if cfg.Dialect != simengine.DialectStrata && cfg.Dialect != simengine.DialectStrataAlias {
 		return usagef("--config: only the strata dialect reads a Strata config file (--dialect %s)", cfg.Dialect)
 	}

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/strata-bench/strata/internal/exitcode"
 )
 
 // TestSimulateAPIKeyEnv: engine simulate --api-key-env reads Strata's key
@@ -26,7 +28,7 @@ func TestSimulateAPIKeyEnv(t *testing.T) {
 		env := testEnv(t, t.TempDir(), strings.NewReader(""), &out, &errb)
 		env.Getenv = func(k string) string { return map[string]string{"HAS_KEY": "k"}[k] }
 		code := Run(context.Background(), append([]string{"engine", "simulate", "--port", "0"}, c.args...), env)
-		if code != ExitUsage || !strings.Contains(errb.String(), c.want) {
+		if code != exitcode.Usage || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q", c.args, code, errb.String())
 		}
 	}
@@ -39,7 +41,7 @@ func TestSimulateAPIKeyEnv(t *testing.T) {
 	done := make(chan int)
 	go func() {
 		code := Run(ctx, []string{"engine", "simulate", "--port", "0", "--dialect", "strata-server", "--api-key-env", "SIM_KEY", "--load-time", "0s"}, env)
-		pw.Close() // the reader sees the end even when the command ends at once
+		_ = pw.Close() // always nil; the reader sees the end even when the command ends at once
 		done <- code
 	}()
 	t.Cleanup(func() { cancel(); <-done })
@@ -47,7 +49,7 @@ func TestSimulateAPIKeyEnv(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no start line: %v (%s)", err, errb.String())
 	}
-	go io.Copy(io.Discard, pr)
+	go func() { _, _ = io.Copy(io.Discard, pr) }() // the rest is drained, not read
 	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(line)
 	if url == "" || strings.Contains(line, "s3cret") {
 		t.Fatalf("start line %q", line)
@@ -64,7 +66,7 @@ func TestSimulateAPIKeyEnv(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close() // only the status is checked
 		if resp.StatusCode != c.status {
 			t.Errorf("/props with %q: %d, want %d", c.header, resp.StatusCode, c.status)
 		}

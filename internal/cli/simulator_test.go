@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/resulttest/submissions"
 )
@@ -52,7 +53,7 @@ func TestDisguisedSimulatorEndToEnd(t *testing.T) {
 
 	submissions.ClaimComplete(t, dir)
 	rep := runIn(t, work, "", "bench", "report", "-q", dir)
-	if rep.code != ExitFailed || !strings.Contains(rep.stdout, "/run/status: is complete, but the reasons give nonconforming") {
+	if rep.code != exitcode.Failed || !strings.Contains(rep.stdout, "/run/status: is complete, but the reasons give nonconforming") {
 		t.Errorf("report of the folder claiming complete: exit %d\n%s", rep.code, rep.stdout)
 	}
 
@@ -62,7 +63,7 @@ func TestDisguisedSimulatorEndToEnd(t *testing.T) {
 	intro := repo.Commit(t, "benchmark: a real run, says the submitter")
 	add := runIn(t, t.TempDir(), "", "bench", "manifest", "add", "--repo", repo.Dir, "--results", folder, "--review-pr", "https://example.invalid/pr/3",
 		"--reviewed-by", "maint", "--activate", protocol.StandInID)
-	if add.code != ExitFailed || !strings.Contains(add.stderr, "cannot be approved") || !strings.Contains(add.stderr, "/run/status") {
+	if add.code != exitcode.Failed || !strings.Contains(add.stderr, "cannot be approved") || !strings.Contains(add.stderr, "/run/status") {
 		t.Errorf("manifest add: exit %d\n%s", add.code, add.stderr)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, contract.ResultsFile))
@@ -77,7 +78,7 @@ func TestDisguisedSimulatorEndToEnd(t *testing.T) {
 	repo.Write(t, "bench/approved.json", entry)
 	repo.Commit(t, "approve by hand")
 	ver := runIn(t, t.TempDir(), "", "bench", "manifest", "verify", "--repo", repo.Dir, "--activate", protocol.StandInID)
-	if ver.code != ExitFailed || !strings.Contains(ver.stdout, "FAILED  "+res.Run.ID) || !strings.Contains(ver.stdout, "simulated engine") {
+	if ver.code != exitcode.Failed || !strings.Contains(ver.stdout, "FAILED  "+res.Run.ID) || !strings.Contains(ver.stdout, "simulated engine") {
 		t.Errorf("manifest verify: exit %d\n%s", ver.code, ver.stdout)
 	}
 	site := runIn(t, t.TempDir(), "", "bench", "site", "--repo", repo.Dir, "--out", filepath.Join(t.TempDir(), "site"), "--activate", protocol.StandInID)

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/resulttest"
 	"github.com/strata-bench/strata/internal/resulttest/submissions"
 )
 
@@ -19,7 +21,7 @@ func testRepo(t *testing.T) string { return submissions.CommittedRepo(t) }
 func TestManifestVerifyOnTestRepository(t *testing.T) {
 	t.Parallel()
 	r := runIn(t, t.TempDir(), "", "bench", "manifest", "verify", "--repo", testRepo(t), "--activate", protocol.StandInID)
-	if r.code != ExitFailed || strings.Count(r.stdout, "ok      ") != 3 || strings.Count(r.stdout, "FAILED  ") != 2 {
+	if r.code != exitcode.Failed || strings.Count(r.stdout, "ok      ") != 3 || strings.Count(r.stdout, "FAILED  ") != 2 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	for _, want := range []string{"changed on main after review", "not the approved 0000", "nonconforming"} {
@@ -29,10 +31,10 @@ func TestManifestVerifyOnTestRepository(t *testing.T) {
 	}
 	// Without activation the draft protocol has no approved results at all.
 	r = runIn(t, t.TempDir(), "", "bench", "manifest", "verify", "--repo", testRepo(t))
-	if r.code != ExitFailed || strings.Count(r.stdout, "not activated") != 5 {
+	if r.code != exitcode.Failed || strings.Count(r.stdout, "not activated") != 5 {
 		t.Errorf("draft: exit %d\n%s", r.code, r.stdout)
 	}
-	if r := runIn(t, t.TempDir(), "", "bench", "manifest", "verify", "--repo", t.TempDir()); r.code != ExitFailed || !strings.Contains(r.stderr, "repository") {
+	if r := runIn(t, t.TempDir(), "", "bench", "manifest", "verify", "--repo", t.TempDir()); r.code != exitcode.Failed || !strings.Contains(r.stderr, "repository") {
 		t.Errorf("not a repository: exit %d %s", r.code, r.stderr)
 	}
 }
@@ -92,11 +94,11 @@ func TestManifestAdd(t *testing.T) {
 		t.Error("the entry was not written")
 	}
 	r = runIn(t, t.TempDir(), "", append(args, "--results", s.Folders["partial"])...)
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "partial") {
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "partial") {
 		t.Errorf("partial: exit %d %s", r.code, r.stderr)
 	}
 	r = runIn(t, t.TempDir(), "", "bench", "manifest", "add", "--repo", s.Repo.Dir, "--results", s.Folders["unreviewed"])
-	if r.code != ExitUsage {
+	if r.code != exitcode.Usage {
 		t.Errorf("missing flags: exit %d", r.code)
 	}
 }
@@ -112,7 +114,7 @@ func TestSiteServe(t *testing.T) {
 	go func() {
 		done <- Run(ctx, []string{"bench", "site", "--repo", testRepo(t), "--out", filepath.Join(t.TempDir(), "site"),
 			"--activate", protocol.StandInID, "--serve", "--addr", "127.0.0.1:0"}, env)
-		lines.Close()
+		_ = lines.Close() // always nil; the reader sees the end
 	}()
 	// The URL is the serving line's; the rest of the output is read on, so
 	// the command never waits on a full pipe.
@@ -125,7 +127,7 @@ func TestSiteServe(t *testing.T) {
 				urls <- url
 			}
 		}
-		io.Copy(io.Discard, out)
+		_, _ = io.Copy(io.Discard, out) // the rest is drained, not read
 	}()
 	var url string
 	select {
@@ -138,7 +140,7 @@ func TestSiteServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	_ = resp.Body.Close() // read to its end above
 	if resp.StatusCode != 200 || !strings.Contains(string(body), "Approved results") {
 		t.Errorf("GET index: %d", resp.StatusCode)
 	}
@@ -151,7 +153,50 @@ func TestSiteServe(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Errorf("exit %d", code)
 	}
-	if r := runIn(t, t.TempDir(), "", "bench", "site", "--repo", testRepo(t), "--out", filepath.Join(t.TempDir(), "s"), "--serve", "--addr", "0.0.0.0:0"); r.code != ExitUsage {
+	if r := runIn(t, t.TempDir(), "", "bench", "site", "--repo", testRepo(t), "--out", filepath.Join(t.TempDir(), "s"), "--serve", "--addr", "0.0.0.0:0"); r.code != exitcode.Usage {
 		t.Errorf("a non-loopback preview address: exit %d", r.code)
+	}
+}
+
+// TestManifestAddReplaces (issue 48): a run whose results changed after
+// review is added again with --replaces; the old entry stays in the
+// manifest, marked, verify accepts both and says which replaced which,
+// and the site links the replaced entry's page from the current one.
+func TestManifestAddReplaces(t *testing.T) {
+	t.Parallel()
+	s := submissions.Committed(t)
+	folder := s.Folders["approvedA4000"]
+	p := filepath.Join(s.Repo.Dir, folder, "results.json")
+	data, _ := os.ReadFile(p)
+	s.Repo.Write(t, filepath.Join(folder, "results.json"), resulttest.EditJSON(t, data, func(m map[string]any) {
+		m["run"].(map[string]any)["command"] = "strata bench run --profile a4000 --track default"
+	}))
+	s.Repo.Commit(t, "benchmark: A4000, command corrected")
+	id := s.RunIDs["approvedA4000"]
+	args := []string{"bench", "manifest", "add", "--repo", s.Repo.Dir, "--results", folder, "--review-pr", "https://example.invalid/pr/8",
+		"--reviewed-by", "maint", "--activate", protocol.StandInID}
+	if r := runIn(t, t.TempDir(), "", args...); r.code != exitcode.Failed || !strings.Contains(r.stderr, "--replaces "+id) {
+		t.Fatalf("without --replaces: exit %d\n%s", r.code, r.stderr)
+	}
+	r := runIn(t, t.TempDir(), "", append(args, "--replaces", id)...)
+	if r.code != 0 || !strings.Contains(r.stdout, "added "+id) || !strings.Contains(r.stdout, "replacing run "+id) {
+		t.Fatalf("--replaces: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	after, _ := os.ReadFile(filepath.Join(s.Repo.Dir, "bench", "approved.json"))
+	if strings.Count(string(after), `"run_id": "`+id+`"`) != 4 { // two entries, and each names the other
+		t.Errorf("the manifest does not hold both entries of %s:\n%s", id, after)
+	}
+	s.Repo.Commit(t, "approve the corrected A4000 run")
+	v := runIn(t, t.TempDir(), "", "bench", "manifest", "verify", "--repo", s.Repo.Dir, "--activate", protocol.StandInID)
+	if strings.Count(v.stdout, "ok      "+id) != 2 || !strings.Contains(v.stdout, "replaced by run "+id) {
+		t.Errorf("verify:\n%s", v.stdout)
+	}
+	out := filepath.Join(t.TempDir(), "site")
+	if r := runIn(t, t.TempDir(), "", "bench", "site", "--repo", s.Repo.Dir, "--out", out, "--activate", protocol.StandInID); r.code != 0 {
+		t.Fatalf("site: exit %d\n%s", r.code, r.stderr)
+	}
+	other, _ := os.ReadFile(filepath.Join(out, "other.html"))
+	if !strings.Contains(string(other), "label-replaced") {
+		t.Error("other.html does not list the replaced entry")
 	}
 }

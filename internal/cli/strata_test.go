@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/simengine"
 )
 
@@ -62,14 +63,14 @@ func TestStrataServerRun(t *testing.T) {
 	const key = "strata-server-key-8f3e2a"
 	work := strataProfile(t, key)
 	r := runWithKey(t, work, "", "bench", "run", "--profile", "strata")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "the server needs an API key") || !strings.Contains(r.stderr, "--api-key-env") ||
+	if r.code != exitcode.Usage || !strings.Contains(r.stderr, "the server needs an API key") || !strings.Contains(r.stderr, "--api-key-env") ||
 		!strings.Contains(r.stderr, "HTTP 401") || strings.Contains(r.stderr, "warm-up") {
 		t.Fatalf("without the key: exit %d\n%s", r.code, r.stderr)
 	}
 	if dirs, _ := filepath.Glob(filepath.Join(work, "bench-results", "*")); len(dirs) != 0 {
 		t.Fatalf("a refused run left %v", dirs)
 	}
-	if r := runWithKey(t, work, "n0t-the-servers-k3y", "bench", "run", "--profile", "strata", "--api-key-env", "STRATA_TEST_KEY"); r.code != ExitUsage ||
+	if r := runWithKey(t, work, "n0t-the-servers-k3y", "bench", "run", "--profile", "strata", "--api-key-env", "STRATA_TEST_KEY"); r.code != exitcode.Usage ||
 		!strings.Contains(r.stderr, "refused the API key from --api-key-env STRATA_TEST_KEY") || strings.Contains(r.stderr, "n0t-the-servers-k3y") {
 		t.Fatalf("a wrong key: exit %d\n%s", r.code, r.stderr)
 	}

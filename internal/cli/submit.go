@@ -6,12 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/humanize"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/submit"
 	"github.com/strata-bench/strata/internal/validate"
 )
 
-func newSubmit(env Env) *cobra.Command {
+func newSubmit(env procstate.State) *cobra.Command {
 	return &cobra.Command{
 		Use:     "submit DIR",
 		Example: `  strata bench submit bench-results/RUN`,
@@ -23,7 +24,9 @@ e-mail and MAC addresses, keys). Then print, ready to paste, the pull request's
 title in the spec's form (benchmark: <GPU> / <model> / <quant> / <protocol-id>)
 and a body that links the report, names required versus optional stages and
 lists every failed, skipped, missing and nonconforming measurement. Nothing is
-uploaded. Exit 1 when a check fails (and no text is printed).`,
+uploaded. A folder without an engine log is not ready either: step 2 of the
+spec's "Submit and review" asks for the engine logs (bench run --engine-log
+FILE, or --profile). Exit 1 when a check fails (and no text is printed).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("submit takes one result folder")
@@ -45,16 +48,27 @@ uploaded. Exit 1 when a check fails (and no text is printed).`,
 			if err != nil {
 				return err
 			}
-			if len(v.Violations) > 0 || len(findings) > 0 {
+			noLog := ""
+			if v.Results != nil {
+				noLog = submit.NoEngineLog(v.Results)
+			}
+			if len(v.Violations) > 0 || len(findings) > 0 || noLog != "" {
 				for _, x := range v.Violations {
-					fmt.Fprintf(w, "invalid: %s\n", x)
+					printf(w, "invalid: %s\n", x)
 				}
 				for _, f := range findings {
-					fmt.Fprintf(w, "private data: %s\n", f)
+					printf(w, "private data: %s\n", f)
 				}
-				return checkFailed(fmt.Sprintf("%s is not ready to share: %s, %s", dir, humanize.Count(len(v.Violations), "violation", "violations"), humanize.Count(len(findings), "private finding", "private findings")))
+				why := fmt.Sprintf("%s, %s", humanize.Count(len(v.Violations), "violation", "violations"), humanize.Count(len(findings), "private finding", "private findings"))
+				if noLog != "" {
+					if _, err := fmt.Fprintf(w, "incomplete: %s\n", noLog); err != nil {
+						return err
+					}
+					why += ", no engine log (--engine-log)"
+				}
+				return checkFailed(fmt.Sprintf("%s is not ready to share: %s", dir, why))
 			}
-			fmt.Fprintf(w, "Title:\n%s\n\nBody:\n%s", submit.Title(v.Results), submit.Body(v.Results, filepath.Base(dir)))
+			printf(w, "Title:\n%s\n\nBody:\n%s", submit.Title(v.Results), submit.Body(v.Results, filepath.Base(dir)))
 			return nil
 		},
 	}

@@ -39,7 +39,8 @@ func newTmux(t *testing.T) *tmuxServer {
 	// A first session keeps the server up; the history limit applies to
 	// the sessions made after it.
 	s.tm(t, "-f", "/dev/null", "new-session", "-d", "-s", "keep", "sleep 600")
-	t.Cleanup(func() { exec.Command(bin, "-L", s.sock, "kill-server").Run() })
+	// Best effort: a server that already ended has nothing to kill.
+	t.Cleanup(func() { _ = exec.Command(bin, "-L", s.sock, "kill-server").Run() })
 	s.tm(t, "set-option", "-g", "history-limit", "5000")
 	return s
 }
@@ -68,7 +69,8 @@ func (s *tmuxServer) start(t *testing.T, width int, term string, speed int, raw 
 	mustWrite(t, script, fmt.Sprintf("#!/bin/sh\nread go\ncd %q\nexport STRATA_TEST_AS_CLI=1 STRATA_TEST_SPEED=%d XDG_CACHE_HOME=%q TERM=%s\n%q bench run --simulate\necho EXIT=$?\nsleep 600\n",
 		work, speed, t.TempDir(), term, exe))
 	s.tm(t, "new-session", "-d", "-s", name, "-x", fmt.Sprint(width), "-y", "80", "sh "+script)
-	t.Cleanup(func() { exec.Command(s.bin, "-L", s.sock, "kill-session", "-t", name).Run() })
+	// Best effort: a session that already ended has nothing to kill.
+	t.Cleanup(func() { _ = exec.Command(s.bin, "-L", s.sock, "kill-session", "-t", name).Run() })
 	if raw != "" {
 		s.tm(t, "pipe-pane", "-o", "-t", name, "cat >> "+raw)
 	}
@@ -238,7 +240,7 @@ func TestWarningsWhenTheyHappen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sim.Close()
+	defer func() { _ = sim.Close() }() // the run is over; what it saw is checked below
 	r := runIn(t, t.TempDir(), "", "bench", "run", "--url", url)
 	reuse := strings.Index(r.stderr, "warning: the run will be nonconforming: performance-prompt-4k-r2: unexpected cache reuse")
 	setting := strings.Index(r.stderr, "warning: the run will be nonconforming: the server resolved temperature")

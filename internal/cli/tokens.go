@@ -16,10 +16,11 @@ import (
 	"github.com/strata-bench/strata/internal/corpus"
 	"github.com/strata-bench/strata/internal/gguf"
 	"github.com/strata-bench/strata/internal/inputfile"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/tokenizer"
 )
 
-func newTokens(env Env) *cobra.Command {
+func newTokens(env procstate.State) *cobra.Command {
 	var tokPath, tmplPath, msgPath, toolsPath, kwargs string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -103,7 +104,7 @@ func readAll(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
 
 // promptText is the text to tokenize: stdin byte for byte, or the chat in
 // msgPath rendered with the template.
-func promptText(ctx context.Context, env Env, msgPath, toolsPath, tmplPath, kwargs string) (string, error) {
+func promptText(ctx context.Context, env procstate.State, msgPath, toolsPath, tmplPath, kwargs string) (string, error) {
 	if msgPath == "" {
 		data, err := readAll(ctx, env.Stdin, maxStdin)
 		if err != nil {

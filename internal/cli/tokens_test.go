@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/gguf"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/sharedpath"
 	"github.com/strata-bench/strata/internal/tokenizer"
 )
@@ -25,7 +27,7 @@ func readLines(t *testing.T, path string) [][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	var out [][]byte
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
@@ -61,7 +63,7 @@ func TestTokensAgreesWithVectors(t *testing.T) {
 		if err := json.Unmarshal(line, &v); err != nil {
 			t.Fatal(err)
 		}
-		env := Env{Stdin: strings.NewReader(v.Text)}
+		env := procstate.State{Stdin: strings.NewReader(v.Text)}
 		text, err := promptText(context.Background(), env, "", "", "", "")
 		if err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
@@ -93,7 +95,7 @@ func TestTokensAgreesWithVectors(t *testing.T) {
 		if err := os.WriteFile(msgFile, line, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		env := Env{Dir: dir}
+		env := procstate.State{Dir: dir}
 		text, err := promptText(context.Background(), env, msgFile, "", tmplPath, "")
 		if err != nil {
 			t.Fatalf("%s: %v", v.Name, err)
@@ -141,12 +143,12 @@ func TestTokensCommand(t *testing.T) {
 		t.Fatalf("--kwargs: exit %d stdout %q stderr %q (want 27 tokens)", r.code, r.stdout, r.stderr)
 	}
 	r = runIn(t, dir, "\xff\xfe", "tokens", "--tokenizer", tokPath)
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "not valid UTF-8") {
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "not valid UTF-8") {
 		t.Fatalf("invalid UTF-8: exit %d stderr %q", r.code, r.stderr)
 	}
 	mustWrite(t, filepath.Join(dir, "bad.json"), `{"role":"user"}`)
 	r = runIn(t, dir, "", "tokens", "--tokenizer", tokPath, "--template", tmplPath, "--messages", "bad.json")
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "bad.json") {
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "bad.json") {
 		t.Fatalf("bad messages: exit %d stderr %q", r.code, r.stderr)
 	}
 }
@@ -156,8 +158,10 @@ func TestTokensCommand(t *testing.T) {
 func TestTokensStopsOnASignal(t *testing.T) {
 	t.Parallel()
 	tok := sharedpath.Path(t, "tokenizer", "qwen3", "tokenizer.json")
-	pr, pw := io.Pipe() // never written: a terminal nobody types into
-	defer pw.Close()
+	// Never written: a terminal nobody types into (a pipe's Close always
+	// returns nil).
+	pr, pw := io.Pipe()
+	defer func() { _ = pw.Close() }()
 	sigs := make(chan os.Signal, 1)
 	var out, errb bytes.Buffer
 	env := testEnv(t, t.TempDir(), pr, &out, &errb)
@@ -167,7 +171,7 @@ func TestTokensStopsOnASignal(t *testing.T) {
 	sigs <- syscall.SIGTERM
 	select {
 	case c := <-code:
-		if c != ExitInterrupted || !strings.Contains(errb.String(), "SIGTERM") {
+		if c != exitcode.Interrupted || !strings.Contains(errb.String(), "SIGTERM") {
 			t.Errorf("exit %d, %s", c, errb.String())
 		}
 	case <-time.After(20 * time.Second):
@@ -196,7 +200,7 @@ func TestTokensRefusesAHostileTemplate(t *testing.T) {
 		{"huge.gguf", "huge.gguf: the template exceeds strata's bounds: the template is 41942"},
 	} {
 		r := runIn(t, dir, "", "tokens", "--tokenizer", tokPath, "--template", c.file, "--messages", "m.json")
-		if r.code != ExitFailed || !strings.Contains(r.stderr, c.want) {
+		if r.code != exitcode.Failed || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 1 saying %q", c.file, r.code, r.stderr, c.want)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/install"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/version"
 )
@@ -24,7 +25,7 @@ func protocolLine() string {
 // (or why there is none, and how to get an install that has one), the
 // module version a go install recorded, and what the checkout around the
 // working folder says.
-func versionString(env Env) string {
+func versionString(env procstate.State) string {
 	inst := env.Install()
 	lines := []string{fmt.Sprintf("%s (protocols %s)", version.Version, protocolLine()), inst.Line()}
 	if v := inst.ModuleVersion; v != "" && v != "(devel)" {
@@ -39,14 +40,14 @@ func versionString(env Env) string {
 	return strings.Join(lines, "\n")
 }
 
-func newVersion(env Env) *cobra.Command {
+func newVersion(env procstate.State) *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
 		Short:   "Print strata's version, the protocol it implements and the commit it was built from",
 		Example: "  strata version",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "strata %s\n", versionString(env))
+			printf(cmd.OutOrStdout(), "strata %s\n", versionString(env))
 			return nil
 		},
 	}

@@ -103,88 +103,118 @@ func (c *Client) authorize(req *http.Request) {
 // onEvent, when set, is called with each event's kind as it arrives (for a
 // live display; it must not block).
 func (c *Client) Chat(ctx context.Context, wire dialect.Wire, body []byte, onEvent func(kind string)) (*record.Outcome, time.Time, time.Time) {
-	o := &record.Outcome{}
 	reqCtx, cancel := context.WithTimeoutCause(ctx, c.timeout, errTimeout)
 	defer cancel()
-	route, accept, read := dialect.ChatRoute, sseType, readStream
-	if wire.Route != "" {
-		route = wire.Route
-	}
-	if wire.NDJSON {
-		accept, read = ndjsonType, readNDJSON
-	}
+	route, w := wireOf(wire)
 	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.base+route, bytes.NewReader(body))
 	if err != nil {
-		o.Error = &record.Error{Kind: record.ErrInvalidRequest, Message: err.Error()}
+		// Never dispatched: there is no trace to end.
 		now := c.now()
-		return o, now, now
+		return &record.Outcome{Error: &record.Error{Kind: record.ErrInvalidRequest, Message: err.Error()}}, now, now
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", accept)
+	req.Header.Set("Accept", w.accept)
 	c.authorize(req)
 
+	o := &record.Outcome{}
 	start := c.now() // dispatch: offset zero of the trace
 	since := func() float64 { return c.now().Sub(start).Seconds() }
 	resp, err := c.http.Do(req)
 	if err != nil {
-		o.Error = classify(reqCtx, ctx, err, c.timeout)
-		o.Total = since()
-		o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
-		return o, start, start.Add(time.Duration(o.Total * float64(time.Second)))
+		return c.end(o, classify(reqCtx, ctx, err, c.timeout), start, since)
 	}
-	defer resp.Body.Close()
+	// The body is closed once the outcome is complete: an answer read to
+	// its end or cut short has nothing left to say, and closing it only
+	// drops the connection.
+	defer func() { _ = resp.Body.Close() }()
+	return c.end(o, c.answer(reqCtx, ctx, w, resp, o, since, onEvent), start, since)
+}
+
+// streamWire is how an answer on one wire is read: the media type asked
+// for and the reader of its stream.
+type streamWire struct {
+	accept string
+	read   func(body io.Reader, o *record.Outcome, since func() float64, onEvent func(string), red func(string) string) error
+}
+
+// wireOf is the route a dialect's wire posts to and how its answer is
+// read: Server-Sent Events from the OpenAI-compatible route unless the
+// wire says otherwise.
+func wireOf(wire dialect.Wire) (string, streamWire) {
+	route, w := dialect.ChatRoute, streamWire{accept: sseType, read: readStream}
+	if wire.Route != "" {
+		route = wire.Route
+	}
+	if wire.NDJSON {
+		w = streamWire{accept: ndjsonType, read: readNDJSON}
+	}
+	return route, w
+}
+
+// end is where every dispatched request ends: its error (nil for a normal
+// stream), its total from dispatch and the trace's end event, then the
+// instants of dispatch and end.
+func (c *Client) end(o *record.Outcome, e *record.Error, start time.Time, since func() float64) (*record.Outcome, time.Time, time.Time) {
+	o.Error = e
+	o.Total = since()
+	o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
+	return o, start, c.now()
+}
+
+// answer records what the server answered into o (its status, the
+// instant of its headers, its stream) and returns why the request did not
+// end normally: why there is no stream to read (a redirect, an unasked
+// encoding, a status other than 200, a content type other than the
+// wire's), or how the stream ended.
+func (c *Client) answer(reqCtx, ctx context.Context, w streamWire, resp *http.Response, o *record.Outcome, since func() float64, onEvent func(string)) *record.Error {
 	o.HTTPStatus = resp.StatusCode
 	o.Events = append(o.Events, record.Event{T: since(), Kind: record.EvHeaders})
+	if e := c.refused(reqCtx, ctx, w.accept, resp, o); e != nil {
+		return e
+	}
+	readErr := w.read(resp.Body, o, since, onEvent, c.keys.Redact)
+	if readErr == nil {
+		return o.Error
+	}
+	o.Normal = false
+	// A timeout or a cancel is the cause of whatever the stream showed;
+	// otherwise an error event the server sent before the cut says more.
+	if cause := classify(reqCtx, ctx, readErr, c.timeout); o.Error == nil || cause.Kind == record.ErrTimeout || cause.Kind == record.ErrCancelled {
+		return cause
+	}
+	return o.Error
+}
+
+// refused is why an answer is not a stream to read, with its body kept as
+// evidence where it has one, or nil for a 200 answer of the accepted type.
+func (c *Client) refused(reqCtx, ctx context.Context, accept string, resp *http.Response, o *record.Outcome) *record.Error {
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		o.Error = &record.Error{Kind: record.ErrRedirect, Message: fmt.Sprintf("HTTP %d redirect to %q: strata never follows a redirect (the request and the key go only to the configured server)",
+		return &record.Error{Kind: record.ErrRedirect, Message: fmt.Sprintf("HTTP %d redirect to %q: strata never follows a redirect (the request and the key go only to the configured server)",
 			resp.StatusCode, resp.Header.Get("Location"))}
-		o.Total = since()
-		o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
-		return o, start, c.now()
 	}
 	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
-		o.Error = &record.Error{Kind: record.ErrMalformed, Message: fmt.Sprintf("the answer came with Content-Encoding %q, which the client did not ask for (it sends no Accept-Encoding): the stream is not read", enc)}
-		o.Total = since()
-		o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
-		return o, start, c.now()
+		return &record.Error{Kind: record.ErrMalformed, Message: fmt.Sprintf("the answer came with Content-Encoding %q, which the client did not ask for (it sends no Accept-Encoding): the stream is not read", enc)}
 	}
 	if resp.StatusCode != http.StatusOK {
 		data, rerr := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		o.ErrorBody = evidence(data)
+		if rerr != nil && reqCtx.Err() != nil {
+			return classify(reqCtx, ctx, rerr, c.timeout)
+		}
 		msg := fmt.Sprintf("HTTP %d", resp.StatusCode)
 		if m := errorMessage(bytes.TrimSpace(data), c.keys.Redact); m != "" && len(data) > 0 {
 			msg += ": " + m
 		}
-		if rerr != nil && reqCtx.Err() != nil {
-			o.Error = classify(reqCtx, ctx, rerr, c.timeout)
-		} else {
-			o.Error = &record.Error{Kind: record.ErrHTTPStatus, Message: msg}
-		}
-		o.Total = since()
-		o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
-		return o, start, c.now()
+		return &record.Error{Kind: record.ErrHTTPStatus, Message: msg}
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, accept) {
+		// What arrived of a body that is not the stream is evidence as far
+		// as it goes; a read cut short keeps the part that came.
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		o.ErrorBody = evidence(data)
-		o.Error = &record.Error{Kind: record.ErrMalformed, Message: fmt.Sprintf("expected a %s answer, got Content-Type %q", accept, ct)}
-		o.Total = since()
-		o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
-		return o, start, c.now()
+		return &record.Error{Kind: record.ErrMalformed, Message: fmt.Sprintf("expected a %s answer, got Content-Type %q", accept, ct)}
 	}
-	readErr := read(resp.Body, o, since, onEvent, c.keys.Redact)
-	if readErr != nil {
-		// A timeout or a cancel is the cause of whatever the stream showed;
-		// otherwise an error event the server sent before the cut says more.
-		cause := classify(reqCtx, ctx, readErr, c.timeout)
-		if o.Error == nil || cause.Kind == record.ErrTimeout || cause.Kind == record.ErrCancelled {
-			o.Error = cause
-		}
-		o.Normal = false
-	}
-	o.Total = since()
-	o.Events = append(o.Events, record.Event{T: o.Total, Kind: record.EvEnd})
-	return o, start, c.now()
+	return nil
 }
 
 var errTimeout = errors.New("request timeout")
@@ -201,7 +231,7 @@ func classify(reqCtx, parent context.Context, err error, timeout time.Duration) 
 	switch {
 	case parent.Err() != nil:
 		why := "an interrupt"
-		if cause := context.Cause(parent); cause != nil && cause != context.Canceled {
+		if cause := context.Cause(parent); cause != nil && !errors.Is(cause, context.Canceled) {
 			why = cause.Error()
 		}
 		return &record.Error{Kind: record.ErrCancelled, Message: "the run was interrupted (" + why + ") while the request was in flight"}
@@ -260,10 +290,9 @@ func (c *Client) small(ctx context.Context, method, path string, body []byte, ti
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	defer resp.Body.Close()
+	// The body is read as far as it is taken; closing it only drops the
+	// connection.
+	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return resp.StatusCode, resp.Header, data, err
-	}
-	return resp.StatusCode, resp.Header, data, nil
+	return resp.StatusCode, resp.Header, data, err
 }

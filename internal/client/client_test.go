@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -32,7 +33,7 @@ func TestFreshConnectionPerRequest(t *testing.T) {
 		conns[r.RemoteAddr] = true
 		mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, okStream)
+		serve(t, w, okStream)
 	}))
 	srv.Start()
 	defer srv.Close()
@@ -67,7 +68,7 @@ func TestHeadersAreNotTTFT(t *testing.T) {
 		w.(http.Flusher).Flush()
 		<-read
 		clk.advance(150 * time.Millisecond)
-		fmt.Fprint(w, okStream)
+		serve(t, w, okStream)
 	}))
 	defer srv.Close()
 	o, _, _ := New(Options{BaseURL: srv.URL, Now: clk.Now}).Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
@@ -76,6 +77,15 @@ func TestHeadersAreNotTTFT(t *testing.T) {
 	}
 	if *o.TTFT != 0.15 || o.Events[0].Kind != record.EvHeaders || o.Events[0].T != 0 {
 		t.Errorf("TTFT %v, events %v", *o.TTFT, o.Events[:2])
+	}
+}
+
+// serve writes s as a test server's answer; a write the client did not
+// take fails the test.
+func serve(t *testing.T, w io.Writer, s string) {
+	t.Helper()
+	if _, err := io.WriteString(w, s); err != nil {
+		t.Errorf("the test server's answer: %v", err)
 	}
 }
 
@@ -112,9 +122,14 @@ func (c *stepClock) nextRead() <-chan struct{} {
 
 func TestConnectionRefused(t *testing.T) {
 	t.Parallel()
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	addr := ln.Addr().String()
-	ln.Close()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
 	o, _, _ := New(Options{BaseURL: "http://" + addr}).Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
 	if o.Error == nil || o.Error.Kind != record.ErrConnection {
 		t.Fatalf("%+v", o.Error)
@@ -127,7 +142,7 @@ func TestBearerToken(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = r.Header.Get("Authorization")
 		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, okStream)
+		serve(t, w, okStream)
 	}))
 	defer srv.Close()
 	New(Options{BaseURL: srv.URL, APIKey: "sk-test-123456789"}).Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
@@ -149,7 +164,7 @@ func TestNeverFollowsRedirects(t *testing.T) {
 		hits++
 		elsewhere.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, okStream)
+		serve(t, w, okStream)
 	}))
 	defer other.Close()
 	for _, code := range []int{301, 302, 303, 307, 308} {
@@ -181,7 +196,9 @@ func TestUnaskedContentEncoding(t *testing.T) {
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Content-Encoding", "gzip")
-		fmt.Fprint(w, okStream)
+		// The client reads none of this answer: what it was sent does not
+		// matter.
+		_, _ = fmt.Fprint(w, okStream)
 	}))
 	defer srv.Close()
 	o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
@@ -251,6 +268,95 @@ func TestHostileStreamsAreBounded(t *testing.T) {
 			}
 			if size > MaxTextBytes+MaxEvents*40 {
 				t.Errorf("the outcome holds %d bytes", size)
+			}
+		})
+	}
+}
+
+// TestEveryDispatchedRequestEnds: whatever ends a dispatched request (no
+// connection, a redirect, an unasked encoding, a status, an answer that
+// is not a stream, a cut stream, a normal one), on either wire, its trace
+// ends with one end event at its total.
+func TestEveryDispatchedRequestEnds(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ndjson := dialect.Wire{Route: "/api/chat", NDJSON: true}
+	const doneLine = `{"message":{"role":"assistant","content":"READY"},"done":true,"done_reason":"stop","eval_count":1}` + "\n"
+	for _, c := range []struct {
+		name  string
+		wire  dialect.Wire
+		serve func(w http.ResponseWriter, r *http.Request)
+		kind  string // the error's kind, "" for a normal end
+	}{
+		{"no connection", dialect.Wire{}, nil, record.ErrConnection},
+		{"a redirect", dialect.Wire{}, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/elsewhere", http.StatusFound) }, record.ErrRedirect},
+		{"an unasked encoding", dialect.Wire{}, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Header().Set("Content-Encoding", "gzip")
+		}, record.ErrMalformed},
+		{"a status", dialect.Wire{}, func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, `{"error":{"message":"busy"}}`, http.StatusServiceUnavailable)
+		}, record.ErrHTTPStatus},
+		{"not a stream", dialect.Wire{}, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			serve(t, w, `{}`)
+		}, record.ErrMalformed},
+		{"a cut stream", dialect.Wire{}, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			serve(t, w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"RE\"}}]}\n\n")
+		}, record.ErrTruncated},
+		{"a normal stream", dialect.Wire{}, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			serve(t, w, okStream)
+		}, ""},
+		{"not an NDJSON stream", ndjson, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			serve(t, w, okStream)
+		}, record.ErrMalformed},
+		{"an NDJSON stream cut before its done line", ndjson, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			serve(t, w, `{"message":{"role":"assistant","content":"RE"},"done":false}`+"\n")
+		}, record.ErrTruncated},
+		{"an error line after the 200", ndjson, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			serve(t, w, `{"error":"an error was encountered while running the model: unexpected EOF"}`+"\n")
+		}, record.ErrStreamError},
+		{"a normal NDJSON stream", ndjson, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			serve(t, w, doneLine)
+		}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			url := refused
+			if c.serve != nil {
+				srv := httptest.NewServer(http.HandlerFunc(c.serve))
+				t.Cleanup(srv.Close)
+				url = srv.URL
+			}
+			o, start, end := New(Options{BaseURL: url}).Chat(context.Background(), c.wire, []byte(`{}`), nil)
+			kind := ""
+			if o.Error != nil {
+				kind = o.Error.Kind
+			}
+			if kind != c.kind || (kind == "") != o.Normal {
+				t.Errorf("error %+v, normal %v; want kind %q", o.Error, o.Normal, c.kind)
+			}
+			ends := 0
+			for _, e := range o.Events {
+				if e.Kind == record.EvEnd {
+					ends++
+				}
+			}
+			if n := len(o.Events); ends != 1 || n == 0 || o.Events[n-1].Kind != record.EvEnd || o.Events[n-1].T != o.Total || end.Before(start) {
+				t.Errorf("events %v, total %v, from %v to %v; want one end event, last, at the total", o.Events, o.Total, start, end)
 			}
 		})
 	}

@@ -83,10 +83,8 @@ type streamState struct {
 	stop     bool                // a bound was reached: read no further
 }
 
-func (s *streamState) add(kind string) float64 {
-	t := s.since()
-	s.addAt(kind, t)
-	return t
+func (s *streamState) add(kind string) {
+	s.addAt(kind, s.since())
 }
 
 func (s *streamState) addAt(kind string, t float64) {
@@ -129,7 +127,7 @@ func readStream(body io.Reader, o *record.Outcome, since func() float64, onEvent
 	var readErr error
 	for {
 		ev, err := r.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
@@ -431,7 +429,7 @@ func (s *streamState) parseChunk(data []byte) (chunk, error) {
 	if _, err := s.dec.ReadToken(); err != nil {
 		return c, err
 	}
-	if _, err := s.dec.ReadToken(); err != io.EOF {
+	if _, err := s.dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return c, errors.New("data after the JSON object")
 	}
 	return c, nil
@@ -495,42 +493,47 @@ func (s *streamState) parseChoices(c *chunk) error {
 			}
 			continue
 		}
-		if err := s.expect('{'); err != nil {
-			return err
-		}
-		for s.dec.PeekKind() != '}' {
-			name, err := s.dec.ReadToken()
-			if err != nil {
-				return err
-			}
-			switch name.String() {
-			case "delta":
-				if err := s.parseDelta(c, false); err != nil {
-					return err
-				}
-			case "finish_reason":
-				fr, ok, err := s.readString()
-				if err != nil {
-					return err
-				}
-				if ok {
-					c.finish = &fr
-				}
-			default:
-				if err := s.dec.SkipValue(); err != nil {
-					return err
-				}
-			}
-		}
-		if err := s.expect('}'); err != nil {
+		if err := s.parseChoice(c); err != nil {
 			return err
 		}
 	}
 	return s.expect(']')
 }
 
+// parseChoice reads the first choice: its delta and finish reason.
+func (s *streamState) parseChoice(c *chunk) error {
+	if err := s.expect('{'); err != nil {
+		return err
+	}
+	for s.dec.PeekKind() != '}' {
+		name, err := s.dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		switch name.String() {
+		case "delta":
+			if err := s.parseDelta(c, false); err != nil {
+				return err
+			}
+		case "finish_reason":
+			fr, ok, err := s.readString()
+			if err != nil {
+				return err
+			}
+			if ok {
+				c.finish = &fr
+			}
+		default:
+			if err := s.dec.SkipValue(); err != nil {
+				return err
+			}
+		}
+	}
+	return s.expect('}')
+}
+
 // parseDelta reads a delta, or with native an Ollama message (its
-// reasoning is "thinking", its tool calls whole: parseOllamaCalls).
+// reasoning is "thinking", its tool calls whole: parseToolCalls).
 func (s *streamState) parseDelta(c *chunk, native bool) error {
 	if s.dec.PeekKind() == 'n' {
 		_, err := s.dec.ReadToken()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -33,7 +32,7 @@ func capture(t *testing.T, name string) *captures.Capture {
 	return c
 }
 
-func replay(t *testing.T, body []byte) (*record.Outcome, error) {
+func replay(body []byte) (*record.Outcome, error) {
 	o := &record.Outcome{}
 	err := readStream(bytes.NewReader(body), o, fakeClock(), nil, nil)
 	return o, err
@@ -81,7 +80,7 @@ func TestCaptures(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cap := capture(t, c.name)
-			o, err := replay(t, cap.Body)
+			o, err := replay(cap.Body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +180,7 @@ func TestStreamRules(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			o, err := replay(t, []byte(c.body))
+			o, err := replay([]byte(c.body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,7 +200,7 @@ func TestStreamRules(t *testing.T) {
 func TestLongLine(t *testing.T) {
 	t.Parallel()
 	body := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + strings.Repeat("a", 2<<20) + "\"}}]}\n\n"
-	o, err := replay(t, []byte(body))
+	o, err := replay([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +213,7 @@ func FuzzReadStream(f *testing.F) {
 	f.Add([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"))
 	f.Add([]byte(":\n\ndata: {\"error\":{\"code\":500,\"message\":\"x\"}}\n\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		o, err := replay(t, body)
+		o, err := replay(body)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +236,7 @@ func TestReasoningUnderEitherName(t *testing.T) {
 			`data: {"choices":[{"index":0,"delta":{"content":"42"},"finish_reason":"stop"}]}` + "\n\n" + "data: [DONE]\n\n"
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
-			io.WriteString(w, body)
+			serve(t, w, body)
 		}))
 		o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
 		srv.Close()
@@ -252,7 +251,7 @@ func chatBody(t *testing.T, body string) *record.Outcome {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, body)
+		serve(t, w, body)
 	}))
 	defer srv.Close()
 	o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
@@ -347,11 +346,11 @@ func TestClippedTextIsRedactedFirst(t *testing.T) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if strings.Contains(r.URL.RawQuery, "plain") {
 				w.WriteHeader(500)
-				fmt.Fprint(w, pad+" "+secret+" and more")
+				serve(t, w, pad+" "+secret+" and more")
 				return
 			}
 			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprintf(w, "data: {%s %s\n\n", pad, secret)
+			serve(t, w, fmt.Sprintf("data: {%s %s\n\n", pad, secret))
 		}))
 		for _, path := range []string{"", "?plain"} {
 			c := New(Options{BaseURL: srv.URL + path, APIKey: key})

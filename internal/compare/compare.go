@@ -16,6 +16,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/humanize"
 )
@@ -143,8 +144,9 @@ func refusals(base, cand *contract.Results) (refuse, notes []string) {
 
 // sameModel says why the two runs are not shown to be of the same model
 // and quantization: byte-identical model files are the same model and
-// quantization, declared or not. Otherwise both must be declared, and
-// alike, for the two to be shown to be the same.
+// quantization, whatever quantization each run declared (the note shows
+// both). Otherwise both must be declared, and alike, for the two to be
+// shown to be the same.
 func sameModel(base, cand *contract.Results) (refuse, notes []string) {
 	bh, bok := fileHashes(base)
 	ch, cok := fileHashes(cand)
@@ -161,11 +163,16 @@ func sameModel(base, cand *contract.Results) (refuse, notes []string) {
 	} else if !identical {
 		refuse = append(refuse, fmt.Sprintf("the server named no model in %s, and the model files are not shown to be identical", which(base.Model.ID == nil, cand.Model.ID == nil)))
 	}
+	// The files decide where they are shown identical: a declared string
+	// is a name, the bytes are the quantization.
+	filesDecide := fmt.Sprintf("the model files are byte-identical (%s, same SHA-256s), so the model and quantization are the same although ", humanize.Count(len(bh), "file", "files"))
 	switch {
+	case identical && bq != nil && cq != nil && *bq != *cq:
+		notes = append(notes, filesDecide+fmt.Sprintf("the declared quantizations differ (%s vs %s)", escape.Line(*bq), escape.Line(*cq)))
 	case bq != nil && cq != nil:
 		refuse = append(refuse, differs("quantizations", *bq, *cq)...)
 	case identical:
-		notes = append(notes, fmt.Sprintf("the model files are byte-identical (%s, same SHA-256s), so the model and quantization are the same although the quantization is not declared in %s", humanize.Count(len(bh), "file", "files"), which(bq == nil, cq == nil)))
+		notes = append(notes, filesDecide+"the quantization is not declared in "+which(bq == nil, cq == nil))
 	default:
 		refuse = append(refuse, fmt.Sprintf("the quantization is not declared in %s and the model files are not shown to be identical; declare it with bench run --quantization", which(bq == nil, cq == nil)))
 	}
@@ -173,7 +180,8 @@ func sameModel(base, cand *contract.Results) (refuse, notes []string) {
 }
 
 // warnings names what differs between two comparable runs and makes the
-// comparison weaker: the machine, the engine, the track, an incomplete run.
+// comparison weaker: an engine not shown to have been freshly loaded
+// first, then the machine, the engine, the track, an incomplete run.
 func warnings(base, cand *contract.Results) []string {
 	var out []string
 	warn := func(what, a, b string) {
@@ -196,6 +204,19 @@ func warnings(base, cand *contract.Results) []string {
 	for _, r := range []*contract.Results{base, cand} {
 		if r.Run.Status != contract.StatusComplete {
 			out = append(out, fmt.Sprintf("run %s is %s", r.Run.ID, r.Run.Status))
+		}
+	}
+	return append(unfresh(base, cand), out...)
+}
+
+// unfresh warns of each run whose engine is not shown to have been freshly
+// loaded. A folder without the engine block (written before strata kept
+// it) makes no claim either way.
+func unfresh(base, cand *contract.Results) []string {
+	var out []string
+	for _, r := range []*contract.Results{base, cand} {
+		if e := r.Extensions.Engine; e != nil && !derive.Fresh(e) {
+			out = append(out, fmt.Sprintf("run %s's engine was %s: its numbers may hold a warm cache or a long-running server's state", r.Run.ID, derive.Freshness(e)))
 		}
 	}
 	return out
@@ -379,74 +400,97 @@ func Direction(metric string, base, cand float64) string {
 	return "higher latency"
 }
 
-// WriteText writes the comparison as an aligned terminal table.
-func (c *Comparison) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "baseline:  %s (%s, %s, %s)\ncandidate: %s (%s, %s, %s)\n", c.Base.Run.ID, gpus(c.Base), EngineOf(c.Base), c.Base.Run.Status, c.Cand.Run.ID, gpus(c.Cand), EngineOf(c.Cand), c.Cand.Run.Status)
+// WriteText writes the comparison as an aligned terminal table. It
+// returns the first write error, after which it writes nothing more.
+func (c *Comparison) WriteText(w io.Writer) error {
+	var p printer
+	p.printf(w, "baseline:  %s (%s, %s, %s)\ncandidate: %s (%s, %s, %s)\n", c.Base.Run.ID, gpus(c.Base), EngineOf(c.Base), c.Base.Run.Status, c.Cand.Run.ID, gpus(c.Cand), EngineOf(c.Cand), c.Cand.Run.Status)
 	for _, wmsg := range c.Warnings {
-		fmt.Fprintf(w, "WARNING: %s\n", wmsg)
+		p.printf(w, "WARNING: %s\n", wmsg)
 	}
 	for _, n := range c.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		p.printf(w, "note: %s\n", n)
 	}
 	for _, o := range c.OnlyIn {
-		fmt.Fprintf(w, "note: %s (not compared)\n", o)
+		p.printf(w, "note: %s (not compared)\n", o)
 	}
-	fmt.Fprintln(w)
+	p.printf(w, "\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "case\tconc\tmetric\tbaseline\tcandidate\tdiff\tratio\tcandidate is")
+	p.printf(tw, "case\tconc\tmetric\tbaseline\tcandidate\tdiff\tratio\tcandidate is\n")
 	for _, r := range c.Rows {
 		ch := ChangeOf(r.Metric, r.Base, r.Cand)
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Case, r.Concurrency, r.Metric, stat(r.Base), stat(r.Cand), ch.Diff, ch.Ratio, ch.Direction)
+		p.printf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Case, r.Concurrency, r.Metric, stat(r.Base), stat(r.Cand), ch.Diff, ch.Ratio, ch.Direction)
 	}
-	tw.Flush()
+	p.flush(tw)
 	if len(c.Energy) > 0 {
-		fmt.Fprintf(w, "\nenergy (GPU joules over each request's dispatch→end window):\n")
+		p.printf(w, "\nenergy (GPU joules over each request's dispatch→end window):\n")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "case\tmetric\tbaseline\tcandidate\tdiff\tratio\tcandidate is")
+		p.printf(tw, "case\tmetric\tbaseline\tcandidate\tdiff\tratio\tcandidate is\n")
 		for _, r := range c.Energy {
 			ch := ChangeOf(r.Metric, r.Base, r.Cand)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Case, r.Metric, stat(r.Base), stat(r.Cand), ch.Diff, ch.Ratio, ch.Direction)
+			p.printf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Case, r.Metric, stat(r.Base), stat(r.Cand), ch.Diff, ch.Ratio, ch.Direction)
 		}
-		tw.Flush()
+		p.flush(tw)
 	}
-	fmt.Fprintf(w, "\nsanity: %d/%d vs %d/%d\n", c.Base.Quality.Passed, c.Base.Quality.Total, c.Cand.Quality.Passed, c.Cand.Quality.Total)
+	p.printf(w, "\nsanity: %d/%d vs %d/%d\n", c.Base.Quality.Passed, c.Base.Quality.Total, c.Cand.Quality.Passed, c.Cand.Quality.Total)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "case\tbaseline\tcandidate")
+	p.printf(tw, "case\tbaseline\tcandidate\n")
 	for _, v := range c.Verdicts {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Case, v.Base, v.Cand)
+		p.printf(tw, "%s\t%s\t%s\n", v.Case, v.Base, v.Cand)
 	}
-	tw.Flush()
+	p.flush(tw)
+	return p.err
 }
 
-// WriteMarkdown writes the comparison as Markdown.
-func (c *Comparison) WriteMarkdown(w io.Writer) {
+// WriteMarkdown writes the comparison as Markdown. It returns the first
+// write error, after which it writes nothing more.
+func (c *Comparison) WriteMarkdown(w io.Writer) error {
+	var p printer
 	md := escape.Markdown
-	fmt.Fprintf(w, "## Comparison\n\n- Baseline: `%s` (%s, %s, %s)\n- Candidate: `%s` (%s, %s, %s)\n", escape.CodeSpan(c.Base.Run.ID), md(gpus(c.Base)), md(EngineOf(c.Base)), md(c.Base.Run.Status),
+	p.printf(w, "## Comparison\n\n- Baseline: `%s` (%s, %s, %s)\n- Candidate: `%s` (%s, %s, %s)\n", escape.CodeSpan(c.Base.Run.ID), md(gpus(c.Base)), md(EngineOf(c.Base)), md(c.Base.Run.Status),
 		escape.CodeSpan(c.Cand.Run.ID), md(gpus(c.Cand)), md(EngineOf(c.Cand)), md(c.Cand.Run.Status))
 	for _, wmsg := range c.Warnings {
-		fmt.Fprintf(w, "- **Warning:** %s\n", md(wmsg))
+		p.printf(w, "- **Warning:** %s\n", md(wmsg))
 	}
 	for _, n := range c.Notes {
-		fmt.Fprintf(w, "- Note: %s\n", md(n))
+		p.printf(w, "- Note: %s\n", md(n))
 	}
 	for _, o := range c.OnlyIn {
-		fmt.Fprintf(w, "- Note: %s (not compared)\n", md(o))
+		p.printf(w, "- Note: %s (not compared)\n", md(o))
 	}
-	fmt.Fprintf(w, "\n| Case | Concurrency | Metric | Baseline | Candidate | Difference | Ratio | Candidate is |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	p.printf(w, "\n| Case | Concurrency | Metric | Baseline | Candidate | Difference | Ratio | Candidate is |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range c.Rows {
 		ch := ChangeOf(r.Metric, r.Base, r.Cand)
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", r.Case, r.Concurrency, r.Metric, stat(r.Base), stat(r.Cand), ch.Diff, ch.Ratio, ch.Direction)
+		p.printf(w, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", r.Case, r.Concurrency, r.Metric, stat(r.Base), stat(r.Cand), ch.Diff, ch.Ratio, ch.Direction)
 	}
 	if len(c.Energy) > 0 {
-		fmt.Fprintf(w, "\n### Energy (GPU joules over each request's dispatch→end window)\n\n| Case | Metric | Baseline | Candidate | Difference | Ratio | Candidate is |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+		p.printf(w, "\n### Energy (GPU joules over each request's dispatch→end window)\n\n| Case | Metric | Baseline | Candidate | Difference | Ratio | Candidate is |\n| --- | --- | --- | --- | --- | --- | --- |\n")
 		for _, r := range c.Energy {
 			ch := ChangeOf(r.Metric, r.Base, r.Cand)
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Case, r.Metric, stat(r.Base), stat(r.Cand), ch.Diff, ch.Ratio, ch.Direction)
+			p.printf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Case, r.Metric, stat(r.Base), stat(r.Cand), ch.Diff, ch.Ratio, ch.Direction)
 		}
 	}
-	fmt.Fprintf(w, "\n### Sanity: %d/%d vs %d/%d\n\n| Case | Baseline | Candidate |\n| --- | --- | --- |\n", c.Base.Quality.Passed, c.Base.Quality.Total, c.Cand.Quality.Passed, c.Cand.Quality.Total)
+	p.printf(w, "\n### Sanity: %d/%d vs %d/%d\n\n| Case | Baseline | Candidate |\n| --- | --- | --- |\n", c.Base.Quality.Passed, c.Base.Quality.Total, c.Cand.Quality.Passed, c.Cand.Quality.Total)
 	for _, v := range c.Verdicts {
-		fmt.Fprintf(w, "| %s | %s | %s |\n", md(v.Case), md(v.Base), md(v.Cand))
+		p.printf(w, "| %s | %s | %s |\n", md(v.Case), md(v.Base), md(v.Cand))
+	}
+	return p.err
+}
+
+// printer formats a comparison onto a writer and keeps the first error:
+// after it, nothing more is written.
+type printer struct{ err error }
+
+func (p *printer) printf(w io.Writer, format string, a ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(w, format, a...)
+	}
+}
+
+// flush writes out a table.
+func (p *printer) flush(tw *tabwriter.Writer) {
+	if p.err == nil {
+		p.err = tw.Flush()
 	}
 }
 

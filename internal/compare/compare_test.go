@@ -3,7 +3,9 @@ package compare
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -47,9 +49,19 @@ func TestIdentity(t *testing.T) {
 			c.Model.Quantization = nil
 			c.Model.Files[0].Path = "elsewhere/" + c.Model.Files[0].Path
 		}, note: "not declared in the candidate"},
-		{name: "declared quantizations differ", edit: func(b, c *contract.Results) {
+		// The files decide (issue 48): byte-identical files are one
+		// quantization whatever each run declared, and both names are shown.
+		{name: "identical files, declared quantizations differ", edit: func(b, c *contract.Results) {
 			c.Model.Quantization = str("Q4_K_M")
-		}, refuse: []string{"quantizations differ"}},
+		}, note: "byte-identical (1 file, same SHA-256s), so the model and quantization are the same although the declared quantizations differ (IQ3_XXS vs Q4_K_M)"},
+		{name: "unhashed, declared quantizations differ", edit: func(b, c *contract.Results) {
+			c.Model.Quantization = str("Q4_K_M")
+			c.Model.Files[0].SHA256 = nil
+		}, refuse: []string{"quantizations differ (IQ3_XXS vs Q4_K_M)"}},
+		{name: "different files, declared quantizations differ", edit: func(b, c *contract.Results) {
+			c.Model.Quantization = str("Q4_K_M")
+			c.Model.Files[0].SHA256 = str(strings.Repeat("ab", 32))
+		}, refuse: []string{"the model files differ", "quantizations differ"}},
 		{name: "different files, undeclared", edit: func(b, c *contract.Results) {
 			c.Model.Files[0].SHA256 = str(strings.Repeat("ab", 32))
 			b.Model.Quantization, c.Model.Quantization = nil, nil
@@ -91,7 +103,9 @@ func TestIdentity(t *testing.T) {
 				t.Fatalf("refused: %v", err)
 			}
 			var out bytes.Buffer
-			cmp.WriteText(&out)
+			if err := cmp.WriteText(&out); err != nil {
+				t.Fatal(err)
+			}
 			if c.note != "" && !strings.Contains(out.String(), "note: "+"the model files are "+c.note) && !strings.Contains(out.String(), c.note) {
 				t.Errorf("no note %q in\n%s", c.note, out.String())
 			}
@@ -142,12 +156,14 @@ func TestTextReadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, write := range []func(*Comparison, *bytes.Buffer){
-		func(c *Comparison, w *bytes.Buffer) { c.WriteText(w) },
-		func(c *Comparison, w *bytes.Buffer) { c.WriteMarkdown(w) },
+	for _, write := range []func(*Comparison, *bytes.Buffer) error{
+		func(c *Comparison, w *bytes.Buffer) error { return c.WriteText(w) },
+		func(c *Comparison, w *bytes.Buffer) error { return c.WriteMarkdown(w) },
 	} {
 		var out bytes.Buffer
-		write(cmp, &out)
+		if err := write(cmp, &out); err != nil {
+			t.Fatal(err)
+		}
 		s := out.String()
 		if strings.Contains(s, "(, ") {
 			t.Errorf("an empty GPU name:\n%s", s)
@@ -179,7 +195,9 @@ func TestEnginesDiffer(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	cmp.WriteText(&out)
+	if err := cmp.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{"engines differ (llama.cpp vs vllm): each rate is that engine's own timer", "(NVIDIA GeForce RTX 3060, llama.cpp, complete)", "(NVIDIA GeForce RTX 3060, vllm, complete)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in\n%s", want, out.String())
@@ -235,8 +253,12 @@ func TestEnergyComparedWhenBothHaveIt(t *testing.T) {
 		t.Fatalf("energy rows %+v", c.Energy)
 	}
 	var text, md bytes.Buffer
-	c.WriteText(&text)
-	c.WriteMarkdown(&md)
+	if err := c.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(text.String(), "energy (GPU joules") || !strings.Contains(md.String(), "### Energy") || !strings.Contains(md.String(), "| prompt-16k | joules | ") {
 		t.Errorf("energy not shown:\n%s\n%s", text.String(), md.String())
 	}
@@ -258,5 +280,66 @@ func TestEnergyComparedWhenBothHaveIt(t *testing.T) {
 	cand.Extensions.Energy = nil
 	if c, _ := New(base, cand); c.Energy != nil {
 		t.Error("compared on energy with one run without it")
+	}
+}
+
+// TestWritesReturnTheWriteError: a failed write is the comparison's
+// error, as text and as Markdown.
+func TestWritesReturnTheWriteError(t *testing.T) {
+	t.Parallel()
+	c, err := New(load(t, "baseline"), load(t, "candidate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, write := range map[string]func(io.Writer) error{"text": c.WriteText, "Markdown": c.WriteMarkdown} {
+		// A pipe whose reader is gone fails every write, as a closed
+		// terminal does.
+		pr, pw := io.Pipe()
+		_ = pr.Close() // a pipe's Close always returns nil
+		if err := write(pw); !errors.Is(err, io.ErrClosedPipe) {
+			t.Errorf("%s on a closed pipe: %v, want %v", name, err, io.ErrClosedPipe)
+		}
+	}
+}
+
+// TestFreshnessWarned: a run whose engine is not shown to have been freshly
+// loaded is warned of in the comparison's first lines, naming the run and
+// what the engine had answered; freshly loaded engines are not.
+func TestFreshnessWarned(t *testing.T) {
+	t.Parallel()
+	two, zero := int64(2), int64(0)
+	for _, c := range []struct {
+		name   string
+		base   *contract.Engine
+		cand   *contract.Engine
+		warned string // "" none
+	}{
+		{"both started by strata", &contract.Engine{StartedByRunner: true}, &contract.Engine{StartedByRunner: true}, ""},
+		{"serving, no request answered", &contract.Engine{ServedBeforeRun: &contract.ServedBefore{Answered: &zero}}, &contract.Engine{StartedByRunner: true}, ""},
+		{"the candidate had answered two", &contract.Engine{StartedByRunner: true}, &contract.Engine{ServedBeforeRun: &contract.ServedBefore{Answered: &two}},
+			"not freshly loaded: it had answered 2 requests before this run"},
+		{"the baseline's count unknown", &contract.Engine{ServedBeforeRun: &contract.ServedBefore{Reason: "the engine's /metrics has no request or token counters"}}, &contract.Engine{StartedByRunner: true},
+			"whether it was freshly loaded is unknown"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b, cd := load(t, "baseline"), load(t, "candidate")
+			b.Extensions.Engine, cd.Extensions.Engine = c.base, c.cand
+			cmp, err := New(b, cd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := cmp.WriteText(&out); err != nil {
+				t.Fatal(err)
+			}
+			third := strings.SplitN(out.String(), "\n", 4)[2]
+			switch {
+			case c.warned == "" && strings.Contains(out.String(), "freshly loaded"):
+				t.Errorf("a warning of freshness:\n%s", out.String())
+			case c.warned != "" && (!strings.HasPrefix(third, "WARNING: run ") || !strings.Contains(third, c.warned)):
+				t.Errorf("the third line is %q, want a warning with %q", third, c.warned)
+			}
+		})
 	}
 }

@@ -144,13 +144,6 @@ type PathSHA struct {
 	SHA256 string `json:"sha256"`
 }
 
-// Sampling is configuration.sampling: the profile's settings, field for
-// field as internal/protocol defines them.
-type Sampling = protocol.Sampling
-
-// Kwargs is configuration.chat_template_kwargs.
-type Kwargs = protocol.TemplateKwargs
-
 // Configuration objects that mirror engine options keep the engine's own
 // names, so they are raw JSON objects (or null).
 type Configuration struct {
@@ -166,8 +159,14 @@ type Configuration struct {
 	Calibration         json.RawMessage `json:"calibration"`
 	ExperimentalOptions json.RawMessage `json:"experimental_options"`
 	Template            *PathSHA        `json:"template"`
-	Sampling            Sampling        `json:"sampling"`
-	ChatTemplateKwargs  Kwargs          `json:"chat_template_kwargs"`
+	// Sampling is the profile's settings, field for field as
+	// internal/protocol defines them.
+	Sampling protocol.Sampling `json:"sampling"`
+	// ChatTemplateKwargs is what every request body carried in
+	// chat_template_kwargs, as sent (SentKwargs): the profile's thinking
+	// flags, and its effort where the dialect passes it there too; null
+	// when no body carried it.
+	ChatTemplateKwargs json.RawMessage `json:"chat_template_kwargs"`
 }
 
 // EngineOption returns the field of an engine-option object by its
@@ -473,6 +472,18 @@ type Output struct {
 	// SettingsCheck is what the server revealed of the resolved settings.
 	SettingsCheck *SettingsCheck `json:"settings_check,omitempty"`
 	SkipReason    *string        `json:"skip_reason,omitempty"`
+}
+
+// SentKwargs is the chat_template_kwargs object of a request body as it
+// was sent (nil: the body carries none, or there is no body).
+func SentKwargs(body json.RawMessage) json.RawMessage {
+	var b struct {
+		Kwargs json.RawMessage `json:"chat_template_kwargs"`
+	}
+	if json.Unmarshal(body, &b) != nil || string(b.Kwargs) == "null" {
+		return nil
+	}
+	return b.Kwargs
 }
 
 // SettingsCheck is what the server revealed of the settings it resolved for

@@ -33,9 +33,10 @@ type Dialect struct {
 // Budget is how "no custom reasoning budget" is said to an engine
 // (extensions.engine_dialect.reasoning_budget).
 type Budget struct {
-	// Field is the request field strata sends ("" when it sends none).
-	Field string `json:"field"`
-	Value int    `json:"value"`
+	// Field is the request field strata sends; nil when it sends none
+	// (missing says why, at PtrEngineDialectBudgetField).
+	Field *string `json:"field"`
+	Value int     `json:"value"`
 	// PerRequest is false when the engine ignores the field, so only a
 	// server-level budget applies.
 	PerRequest bool `json:"per_request"`

@@ -168,6 +168,11 @@ type LocalProcess struct {
 	Program string `json:"program"`
 }
 
+// NotFreshlyLoaded begins the words for an engine that had answered at
+// least one request before the run (ServedBefore's Reason, where the
+// engine shows work but no count).
+const NotFreshlyLoaded = "not freshly loaded"
+
 // ServedBefore is what an already-serving engine says of its past work.
 type ServedBefore struct {
 	// Answered is the number of requests answered before the run, or nil
@@ -301,10 +306,10 @@ func (g *GGUF) String(name string) string {
 // The readings themselves are the samples artifact (PowerFile); validate
 // derives every number here from it and the request records again.
 type Energy struct {
-	// Source names the power reader; NotMeasured (with Source "") says why
-	// there is none, or why it gave no reading.
-	Source      string `json:"source"`
-	NotMeasured string `json:"not_measured,omitempty"`
+	// Source names the power reader; nil when there is none, and then
+	// NotMeasured says why (and missing, at PtrEnergySource).
+	Source      *string `json:"source"`
+	NotMeasured string  `json:"not_measured,omitempty"`
 	// IntervalS is the sampling interval asked of the source.
 	IntervalS *float64 `json:"interval_s"`
 	// GPUs are the device indices sampled (hardware.gpus').
@@ -387,6 +392,14 @@ func (e *Energy) Summary(caseID, metric string) *Summary {
 		}
 	}
 	return nil
+}
+
+// SourceName is the power reader's name ("" when there is none).
+func (e *Energy) SourceName() string {
+	if e == nil || e.Source == nil {
+		return ""
+	}
+	return *e.Source
 }
 
 // Measured says the block holds readings to compare.

@@ -75,6 +75,49 @@ type ContextFit struct {
 	MayFill []string `json:"prompt_plus_cap_exceeds_context"`
 }
 
+// The outcomes of a preflight fixture, in the words the terminal and a
+// result's README both use.
+const (
+	OutcomeAgree      = "agree"
+	OutcomeDiffer     = "differ"
+	OutcomeNotChecked = "not checked"
+)
+
+// Outcome is what the check showed of the fixture: it agrees; it differs
+// (the engine showed another rendering or count, or resolved the sampling
+// otherwise); or it was not checked (a route failed before the engine
+// showed a rendering or a count), which shows nothing either way. Differ
+// counts the last two alike; people are told which.
+func (f PreflightFixture) Outcome() string {
+	switch {
+	case f.Agree:
+		return OutcomeAgree
+	case f.FirstDifference != nil || f.EngineTokens != nil:
+		return OutcomeDiffer
+	}
+	return OutcomeNotChecked
+}
+
+// ByOutcome lists the fixtures' request IDs by outcome, in check order.
+func (r *Preflight) ByOutcome() map[string][]string {
+	out := map[string][]string{}
+	for _, f := range r.Fixtures {
+		out[f.Outcome()] = append(out[f.Outcome()], f.RequestID)
+	}
+	return out
+}
+
+// Tally counts the fixtures by outcome: "34 fixtures: 30 agree, 2 differ,
+// 2 not checked" (not checked only when there are).
+func (r *Preflight) Tally() string {
+	by := r.ByOutcome()
+	s := fmt.Sprintf("%d fixtures: %d %s, %d %s", len(r.Fixtures), len(by[OutcomeAgree]), OutcomeAgree, len(by[OutcomeDiffer]), OutcomeDiffer)
+	if n := len(by[OutcomeNotChecked]); n > 0 {
+		s += fmt.Sprintf(", %d %s", n, OutcomeNotChecked)
+	}
+	return s
+}
+
 // TemplateLine says whether the engine's chat template is the bundle's,
 // for people.
 func (r *Preflight) TemplateLine() string {

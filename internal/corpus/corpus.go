@@ -19,6 +19,7 @@ import (
 
 	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/fixtures"
+	"github.com/strata-bench/strata/internal/jsonfmt"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/tokenizer"
 )
@@ -133,13 +134,13 @@ func Build(ctx context.Context, in Inputs) (*Bundle, error) {
 		return nil, err
 	}
 	for _, f := range out.Fixtures {
-		data, err := fixtures.Encode(f)
+		data, err := jsonfmt.Indent(f)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.RequestID, err)
 		}
 		out.Files[fixtures.FileName(f.RequestID)] = data
 	}
-	buildJSON, err := fixtures.Encode(b.buildInfo(out))
+	buildJSON, err := jsonfmt.Indent(b.buildInfo(out))
 	if err != nil {
 		return nil, err
 	}

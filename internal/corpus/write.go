@@ -117,9 +117,11 @@ func (b *Bundle) Write(dir string) (err error) {
 	if err != nil {
 		return fmt.Errorf("create a temporary folder in %s: %w", parent, err)
 	}
+	// A failed build's temporary folder is removed as far as it can be:
+	// the build's error is the one that matters, and the one returned.
 	defer func() {
 		if err != nil {
-			os.RemoveAll(tmp)
+			_ = os.RemoveAll(tmp)
 		}
 	}()
 	names := make([]string, 0, len(b.Files))

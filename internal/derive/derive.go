@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/fixtures"
@@ -211,13 +210,4 @@ func RoundTimings(reqs []contract.Request, outs map[string]contract.Output) map[
 		}
 	}
 	return timing
-}
-
-// Join is the plain list of reasons as sentences.
-func Join(rs []Reason) string {
-	var out []string
-	for _, r := range rs {
-		out = append(out, r.Text)
-	}
-	return strings.Join(out, "; ")
 }

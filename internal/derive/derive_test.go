@@ -41,21 +41,21 @@ func TestRequestStatus(t *testing.T) {
 
 func TestStatusPrecedence(t *testing.T) {
 	t.Parallel()
-	skipped := Reason{Kind: contract.SkippedWork, Text: "skipped"}
-	remote := Reason{Kind: contract.RemoteServer, Text: "remote"}
+	skipped := contract.StatusReason{Kind: contract.SkippedWork, Text: "skipped"}
+	remote := contract.StatusReason{Kind: contract.RemoteServer, Text: "remote"}
 	for _, c := range []struct {
-		rs   []Reason
+		rs   []contract.StatusReason
 		want string
 	}{
 		{nil, contract.StatusComplete},
-		{[]Reason{skipped, Interruption("SIGHUP")}, contract.StatusPartial},
-		{[]Reason{skipped, remote}, contract.StatusNonconforming},
+		{[]contract.StatusReason{skipped, Interruption("SIGHUP")}, contract.StatusPartial},
+		{[]contract.StatusReason{skipped, remote}, contract.StatusNonconforming},
 	} {
 		if got := measure.Status(c.rs); got != c.want {
 			t.Errorf("measure.Status(%v) = %s, want %s", c.rs, got, c.want)
 		}
 	}
-	sr := Split([]Reason{remote, skipped, remote})
+	sr := Split([]contract.StatusReason{remote, skipped, remote})
 	if len(sr.Nonconforming) != 1 || len(sr.Partial) != 1 || sr.Nonconforming[0].Kind != contract.RemoteServer {
 		t.Errorf("Split: %+v (a repeated reason is listed once, with its kind)", sr)
 	}
@@ -319,7 +319,7 @@ func TestPreflightDiffers(t *testing.T) {
 		switch {
 		case c.want == "" && r != nil:
 			t.Errorf("%s: a reason %q", c.name, r.Text)
-		case c.want != "" && (r == nil || r.Kind != contract.PreflightDiffers || !strings.Contains(r.Text, c.want) || measure.Status([]Reason{*r}) != contract.StatusNonconforming):
+		case c.want != "" && (r == nil || r.Kind != contract.PreflightDiffers || !strings.Contains(r.Text, c.want) || measure.Status([]contract.StatusReason{*r}) != contract.StatusNonconforming):
 			t.Errorf("%s: %+v, want a nonconforming reason saying %q", c.name, r, c.want)
 		}
 	}

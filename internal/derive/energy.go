@@ -30,19 +30,9 @@ func Energy(head contract.Energy, readings []power.Reading, res *contract.Result
 		return contract.Pointer(append([]any{"extensions", "energy"}, tokens...)...)
 	}
 	series := power.ByGPU(readings)
-	// notMeasured is why nothing can be given, for every value at once.
-	notMeasured := ""
-	switch {
-	case e.NotMeasured != "":
-		notMeasured = "not measured: " + e.NotMeasured
-	case len(readings) == 0:
-		notMeasured = "not measured: the power source gave no reading"
-		if d := contract.DroppedText(e.Dropped); d != "" {
-			notMeasured += " the sampler kept: " + d
-		}
-		if e.Stopped != "" {
-			notMeasured += " (" + e.Stopped + ")"
-		}
+	notMeasured := notMeasuredReason(e, len(readings))
+	if e.Source == nil {
+		missing[contract.PtrEnergySource] = orReason(notMeasured, "no power source was named")
 	}
 	interval := 0.0
 	if e.IntervalS != nil {
@@ -68,25 +58,53 @@ func Energy(head contract.Energy, readings []power.Reading, res *contract.Result
 		return j, why
 	}
 	joules, perJoule, reasons := energyRequests(&e, res, outs, window, func(i int, field, why string) { missing[at("requests", i, field)] = why })
+	e.Summaries = energySummaries(res, reuse, [2]map[string]*float64{joules, perJoule}, reasons,
+		func(i int, field, why string) { missing[at("summaries", i, field)] = why })
+	e.Rounds = energyRounds(res, outs, window, func(i int, field, why string) { missing[at("rounds", i, field)] = why })
+	return e, missing
+}
+
+// notMeasuredReason is why no energy value can be given, for every value
+// at once ("" when readings can give them): the source was not measured,
+// or it gave no reading (what the sampler dropped and why it stopped said).
+func notMeasuredReason(e contract.Energy, readings int) string {
+	switch {
+	case e.NotMeasured != "":
+		return "not measured: " + e.NotMeasured
+	case readings == 0:
+		why := "not measured: the power source gave no reading"
+		if d := contract.DroppedText(e.Dropped); d != "" {
+			why += " the sampler kept: " + d
+		}
+		if e.Stopped != "" {
+			why += " (" + e.Stopped + ")"
+		}
+		return why
+	}
+	return ""
+}
+
+// energySummaries are the performance cases' summaries of joules and
+// decode tokens per joule (values[0] and values[1], their reasons by
+// request ID), with the null reasons of an empty one.
+func energySummaries(res *contract.Results, reuse measure.ReuseExclusions, values [2]map[string]*float64, reasons map[string][2]string,
+	miss func(i int, field, why string)) []contract.Summary {
+	out := []contract.Summary{}
 	for _, c := range protocol.PerformanceCases() {
 		for k, metric := range []string{contract.MetricJoules, contract.MetricDecodeTokensPerJoule} {
 			s := contract.Summary{Phase: string(protocol.PhasePerformance), CaseID: c, Concurrency: 1, Metric: metric, Unit: EnergyUnit(metric)}
 			measure.Summarize(&s, res.Requests, reuse, func(r *contract.Request) (*float64, string) {
-				if k == 0 {
-					return joules[r.ID], reasons[r.ID][0]
-				}
-				return perJoule[r.ID], reasons[r.ID][1]
+				return values[k][r.ID], reasons[r.ID][k]
 			})
 			if s.N == 0 {
 				for _, f := range []string{"median", "min", "max"} {
-					missing[at("summaries", len(e.Summaries), f)] = measure.SummaryNullReason(s)
+					miss(len(out), f, measure.SummaryNullReason(s))
 				}
 			}
-			e.Summaries = append(e.Summaries, s)
+			out = append(out, s)
 		}
 	}
-	e.Rounds = energyRounds(res, outs, window, func(i int, field, why string) { missing[at("rounds", i, field)] = why })
-	return e, missing
+	return out
 }
 
 // energyRequests fills e.Requests: each dispatched request outside the

@@ -49,7 +49,7 @@ func energyRecords() (*contract.Results, map[string]contract.Output, []power.Rea
 func TestEnergyPerRequestAndRound(t *testing.T) {
 	t.Parallel()
 	res, outs, rs := energyRecords()
-	head := contract.Energy{Source: "nvidia-smi", IntervalS: f64(0.1), GPUs: []int{0}, Samples: contract.PowerFile, SampleCount: len(rs)}
+	head := contract.Energy{Source: new("nvidia-smi"), IntervalS: f64(0.1), GPUs: []int{0}, Samples: contract.PowerFile, SampleCount: len(rs)}
 	e, missing := Energy(head, rs, res, outs, nil)
 	if len(e.Requests) != 2 {
 		t.Fatalf("requests %+v: a skipped request has no energy and concurrency requests have their round's", e.Requests)
@@ -106,7 +106,7 @@ func TestEnergyRatesStayFinite(t *testing.T) {
 	for i := range rs {
 		rs[i].W = 1e-320
 	}
-	head := contract.Energy{Source: "nvidia-smi", IntervalS: f64(0.1), GPUs: []int{0}, Samples: contract.PowerFile, SampleCount: len(rs)}
+	head := contract.Energy{Source: new("nvidia-smi"), IntervalS: f64(0.1), GPUs: []int{0}, Samples: contract.PowerFile, SampleCount: len(rs)}
 	e, missing := Energy(head, rs, res, outs, nil)
 	if _, err := json.Marshal(e); err != nil {
 		t.Fatalf("the energy block cannot be written: %v", err)

@@ -11,15 +11,11 @@ import (
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
-// Reason is one reason for a run's status (contract.StatusReason: its
-// kind, the request it is about and the sentence the result records).
-type Reason = contract.StatusReason
-
 // Split is the reasons as the result lists them, nonconforming and
 // partial, each in order and without repeated sentences.
-func Split(rs []Reason) contract.StatusReasons {
+func Split(rs []contract.StatusReason) contract.StatusReasons {
 	seen := map[string]bool{}
-	out := contract.StatusReasons{Nonconforming: []Reason{}, Partial: []Reason{}}
+	out := contract.StatusReasons{Nonconforming: []contract.StatusReason{}, Partial: []contract.StatusReason{}}
 	for _, r := range rs {
 		if seen[r.Text] {
 			continue
@@ -36,9 +32,9 @@ func Split(rs []Reason) contract.StatusReasons {
 
 // Remote is the reason a server off loopback makes a run nonconforming
 // (standard latency is a loopback measurement), or nil on loopback.
-func Remote(base string) *Reason {
+func Remote(base string) *contract.StatusReason {
 	if remote, why := protocol.Remote(base); remote {
-		return &Reason{Kind: contract.RemoteServer, Text: why}
+		return &contract.StatusReason{Kind: contract.RemoteServer, Text: why}
 	}
 	return nil
 }
@@ -47,14 +43,14 @@ func Remote(base string) *Reason {
 // (the simulator, settings it cannot take) and the identity (commit, model
 // hashes, template, budget). The runner says them before the warm-up, with
 // the words the result will use.
-func BeforeRun(res *contract.Results, server contract.ServerEvidence, notTaken []string, budget string) []Reason {
+func BeforeRun(res *contract.Results, server contract.ServerEvidence, notTaken []string, budget string) []contract.StatusReason {
 	return append(engineReasons(res, server, notTaken), identityReasons(res, budget)...)
 }
 
 // simulated is the reason a run of strata's simulator is nonconforming,
 // naming every trace it left (dialect.SimulatorTraces of the server's
 // evidence and the result), or nil when there is none.
-func simulated(res *contract.Results, server contract.ServerEvidence) *Reason {
+func simulated(res *contract.Results, server contract.ServerEvidence) *contract.StatusReason {
 	ext := res.Extensions
 	ev := dialect.SimulatorEvidence{Server: server, GGUFName: ext.GGUF.String("name")}
 	if d := ext.EngineDialect; d != nil {
@@ -79,17 +75,17 @@ func simulated(res *contract.Results, server contract.ServerEvidence) *Reason {
 	if len(traces) == 0 {
 		return nil
 	}
-	return &Reason{Kind: contract.SimulatedEngine, Text: "the server is strata's simulated engine, not a real inference engine: its numbers are made up (it left " +
+	return &contract.StatusReason{Kind: contract.SimulatedEngine, Text: "the server is strata's simulated engine, not a real inference engine: its numbers are made up (it left " +
 		strings.Join(traces, "; ") + ")"}
 }
 
-func engineReasons(res *contract.Results, server contract.ServerEvidence, notTaken []string) []Reason {
-	var out []Reason
+func engineReasons(res *contract.Results, server contract.ServerEvidence, notTaken []string) []contract.StatusReason {
+	var out []contract.StatusReason
 	if r := simulated(res, server); r != nil {
 		out = append(out, *r)
 	}
 	for _, n := range notTaken {
-		out = append(out, Reason{Kind: contract.SettingNotTaken, Text: "the engine cannot take the profile's setting " + n})
+		out = append(out, contract.StatusReason{Kind: contract.SettingNotTaken, Text: "the engine cannot take the profile's setting " + n})
 	}
 	if r := PreflightDiffers(res.Extensions.Preflight); r != nil {
 		out = append(out, *r)
@@ -105,7 +101,7 @@ func engineReasons(res *contract.Results, server contract.ServerEvidence, notTak
 // changed profile setting (spec, run status), whether or not its count
 // falls outside the 2 % rule (a template that drops the tools changes T1–T4
 // and leaves the long prompts' lengths alone).
-func PreflightDiffers(pf *contract.Preflight) *Reason {
+func PreflightDiffers(pf *contract.Preflight) *contract.StatusReason {
 	if pf == nil {
 		return nil
 	}
@@ -120,14 +116,16 @@ func PreflightDiffers(pf *contract.Preflight) *Reason {
 	} else {
 		how = fmt.Sprintf("it counts %d tokens, frozen %d", *f.EngineTokens, f.FrozenTokens)
 	}
-	return &Reason{Kind: contract.PreflightDiffers, Text: fmt.Sprintf("the preflight showed the engine's chat template or tokenizer is not the profile's: "+
+	return &contract.StatusReason{Kind: contract.PreflightDiffers, Text: fmt.Sprintf("the preflight showed the engine's chat template or tokenizer is not the profile's: "+
 		"%d of the %d fixtures it checked became another prompt than the bundle's (first %s: %s), so the requests it ran are not the protocol's workload",
 		len(diff), len(pf.Fixtures), f.RequestID, how)}
 }
 
-func identityReasons(res *contract.Results, budget string) []Reason {
-	var out []Reason
-	add := func(k contract.ReasonKind, text string) { out = append(out, Reason{Kind: k, Text: text}) }
+func identityReasons(res *contract.Results, budget string) []contract.StatusReason {
+	var out []contract.StatusReason
+	add := func(k contract.ReasonKind, text string) {
+		out = append(out, contract.StatusReason{Kind: k, Text: text})
+	}
 	if res.Software.StrataCommit == nil {
 		add(contract.NoCommit, "the install has no commit (strata_commit is null): required identity is missing")
 	}
@@ -156,10 +154,10 @@ func identityReasons(res *contract.Results, budget string) []Reason {
 // cache reuse of the user payload and the length rule (performance
 // requests). Run-level checks use it for every request, and the live line
 // as each request ends, so a warning is shown when it happens.
-func RequestReasons(q contract.Request, o contract.Output, maxShared map[string]int) []Reason {
-	var out []Reason
+func RequestReasons(q contract.Request, o contract.Output, maxShared map[string]int) []contract.StatusReason {
+	var out []contract.StatusReason
 	add := func(k contract.ReasonKind, text string) {
-		out = append(out, Reason{Kind: k, Request: q.ID, Text: text})
+		out = append(out, contract.StatusReason{Kind: k, Request: q.ID, Text: text})
 	}
 	if s := o.HTTPStatus; s != nil && (*s == 400 || *s == 422) {
 		msg := ""
@@ -186,15 +184,43 @@ func RequestReasons(q contract.Request, o contract.Output, maxShared map[string]
 }
 
 // Served says in a few words what an already-serving engine had done
-// before the run.
+// before the run: no request, some (contract.NotFreshlyLoaded), or
+// unknown, with the engine's evidence.
 func Served(s contract.ServedBefore) string {
 	switch {
 	case s.Answered != nil && *s.Answered == 0:
 		return "it had answered no request before this run"
 	case s.Answered != nil:
-		return "not freshly loaded: it had answered " + humanize.Count(int(*s.Answered), "request", "requests") + " before this run"
+		return contract.NotFreshlyLoaded + ": it had answered " + humanize.Count(int(*s.Answered), "request", "requests") + " before this run"
+	case strings.HasPrefix(s.Reason, contract.NotFreshlyLoaded):
+		return s.Reason
 	}
-	return s.Reason
+	return "whether it was freshly loaded is unknown: " + s.Reason
+}
+
+// Fresh reports whether the engine is shown to have been freshly loaded
+// for the run: strata started it, or it had answered no request before.
+func Fresh(e *contract.Engine) bool {
+	if e == nil {
+		return false
+	}
+	sb := e.ServedBeforeRun
+	return e.StartedByRunner || sb != nil && sb.Answered != nil && *sb.Answered == 0
+}
+
+// Freshness says who started the engine and what it had answered before
+// the run, for the report's first section, the pull request and bench
+// compare.
+func Freshness(e *contract.Engine) string {
+	switch {
+	case e == nil:
+		return "not recorded"
+	case e.StartedByRunner:
+		return "freshly loaded: strata started it for this run"
+	case e.ServedBeforeRun == nil:
+		return "already serving, not started by strata; what it had answered before this run is not recorded"
+	}
+	return "already serving, not started by strata; " + Served(*e.ServedBeforeRun)
 }
 
 // RunnerStoppedKind is the error kind of a request that was in flight
@@ -207,11 +233,11 @@ const (
 )
 
 // Interruption is the reason an interrupted run is partial.
-func Interruption(how string) Reason {
+func Interruption(how string) contract.StatusReason {
 	if how == "" {
 		how = "an interrupt"
 	}
-	return Reason{Kind: contract.Interrupted, Text: "the run was interrupted: " + how}
+	return contract.StatusReason{Kind: contract.Interrupted, Text: "the run was interrupted: " + how}
 }
 
 // Evidence is what the folder holds that the reasons are derived from.
@@ -234,11 +260,11 @@ type Evidence struct {
 // lists them: the simulator, each request's refusal and resolved settings,
 // each performance request's cache reuse and length rule, the identity the
 // run lacks, the reasoning budget, then skipped required work.
-func Reasons(ev Evidence) []Reason {
+func Reasons(ev Evidence) []contract.StatusReason {
 	res := ev.Results
-	var out []Reason
+	var out []contract.StatusReason
 	add := func(k contract.ReasonKind, id, text string) {
-		out = append(out, Reason{Kind: k, Request: id, Text: text})
+		out = append(out, contract.StatusReason{Kind: k, Request: id, Text: text})
 	}
 	out = append(out, engineReasons(res, ev.Server, ev.NotTaken)...)
 	for _, q := range res.Requests {

@@ -108,8 +108,8 @@ func (d Dialect) body(f *fixtures.Fixture, effortInKwargs bool) ([]byte, error) 
 	}
 	setting("chat_template_kwargs", "{"+kwargs+"}")
 	setting("reasoning_effort", effort)
-	if budget := d.ReasoningBudget(); budget.Field != "" {
-		field(budget.Field, strconv.Itoa(budget.Value))
+	if budget := d.ReasoningBudget(); budget.Field != nil {
+		field(*budget.Field, strconv.Itoa(budget.Value))
 	}
 	if f.OffersTools() {
 		tools := bytes.TrimSpace(f.Tools)

@@ -235,9 +235,10 @@ func (d Dialect) Name() string {
 	return string(d.Engine)
 }
 
-// ReasoningBudget returns the field and value strata sends.
+// ReasoningBudget returns the field and value strata sends (no field: a
+// nil Field).
 func (d Dialect) ReasoningBudget() contract.Budget {
-	const field = "reasoning_budget_tokens"
+	field := new("reasoning_budget_tokens")
 	switch {
 	case d.Engine == StrataServer:
 		return contract.Budget{Field: field, Value: 0, PerRequest: true, Known: true,

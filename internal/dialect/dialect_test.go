@@ -146,8 +146,8 @@ func TestBodyIsJSON(t *testing.T) {
 				var got struct {
 					ToolChoice string `json:"tool_choice"`
 				}
-				if json.Unmarshal(b, &got); got.ToolChoice != c.choice {
-					t.Errorf("%s: tool_choice %q sent as %q", e, c.choice, got.ToolChoice)
+				if err := json.Unmarshal(b, &got); err != nil || got.ToolChoice != c.choice {
+					t.Errorf("%s: tool_choice %q sent as %q (%v)", e, c.choice, got.ToolChoice, err)
 				}
 			case err == nil || !strings.Contains(err.Error(), "tool_choice"):
 				t.Errorf("%s, tool_choice %q: built %s (err %v)", e, c.choice, b, err)
@@ -322,7 +322,7 @@ func TestBodyPerEngine(t *testing.T) {
 				t.Errorf("timers %q (%q), want %q", d.Timers(), d.NoTimers(), c.timers)
 			}
 			bud := d.ReasoningBudget()
-			if bud.ByDefault != c.budgetDefault || bud.Field != "" || !bud.Known || strings.Contains(bud.Meaning, "only the native think takes one") {
+			if bud.ByDefault != c.budgetDefault || bud.Field != nil || !bud.Known || strings.Contains(bud.Meaning, "only the native think takes one") {
 				t.Errorf("budget %+v", bud)
 			}
 			if c.budgetDefault {

@@ -45,11 +45,6 @@ const (
 	TabbyAPI Engine = "tabbyapi"
 )
 
-// engines lists every engine of the table, in a fixed order.
-func engines() []Engine {
-	return []Engine{LlamaCpp, StrataServer, Unknown, VLLM, SGLang, Ollama, IKLlamaCpp, LMStudio, TabbyAPI}
-}
-
 // notTaken is one protocol setting an engine's chat endpoint does not
 // take, and the source that says so.
 type notTaken struct {
@@ -90,6 +85,12 @@ type engineFacts struct {
 	// chat_template_kwargs, where the engine hands it to the template
 	// (the top-level field alone does not reach it on every build).
 	effortInKwargs bool
+	// requestLog reads its log's per-request timer lines (nil: strata
+	// knows none).
+	requestLog func(log []byte) []LogRequest
+	// noKwargs says why its bodies carry no chat_template_kwargs where
+	// its API reaches the template another way ("" otherwise).
+	noKwargs string
 }
 
 // The delta fields engines stream reasoning text in.
@@ -114,7 +115,8 @@ func factsOf(e Engine) engineFacts {
 		// common/chat.cpp @99f3dc32 and @34af94cd9), so the effort goes there
 		// too.
 		return engineFacts{alias: map[string]string{"repetition_penalty": "repeat_penalty"}, keepSpec: true, timers: TimersLlamaCpp,
-			reasoning: reasoningContent, preflight: llamaPreflight(), config: ConfigLlamaArgs, effortInKwargs: true}
+			reasoning: reasoningContent, preflight: llamaPreflight(), config: ConfigLlamaArgs, effortInKwargs: true,
+			requestLog: LlamaLogRequests}
 	case IKLlamaCpp:
 		// Its server keeps llama-server's /apply-template and /tokenize
 		// (examples/server/server.cpp @8337e4c l.1424–1459). The top-level
@@ -204,6 +206,11 @@ func (d Dialect) facts() engineFacts {
 	}
 	return factsOf(d.Engine)
 }
+
+// NoKwargs says why this dialect's request bodies carry no
+// chat_template_kwargs where its API reaches the template's flags another
+// way ("" otherwise: NotTaken says why an engine cannot take the field).
+func (d Dialect) NoKwargs() string { return d.facts().noKwargs }
 
 // HiddenSettings says why the engine's /slots cannot show a request's
 // resolved settings ("" when it may): the check is then not attempted.

@@ -198,7 +198,7 @@ func TestTabbyAPIForcedOverrides(t *testing.T) {
 func TestBudgetRows(t *testing.T) {
 	t.Parallel()
 	tb := Dialect{Engine: TabbyAPI}.ReasoningBudget()
-	if tb.Field != "reasoning_budget_tokens" || tb.Value != LlamaNoBudget || !tb.PerRequest || tb.ByDefault {
+	if tb.Field == nil || *tb.Field != "reasoning_budget_tokens" || tb.Value != LlamaNoBudget || !tb.PerRequest || tb.ByDefault {
 		t.Errorf("TabbyAPI budget %+v", tb)
 	}
 	if chk := (Dialect{Engine: TabbyAPI}).CheckBudget(record.EngineView{}); chk.State != "overridden per request" || !strings.Contains(chk.Detail, "2147483647") {

@@ -160,8 +160,9 @@ func ollamaNativeFacts() engineFacts {
 		// dropped when the request is read, and the parameters reach the
 		// template re-serialized in that order (observed: the Qwen3
 		// template renders T1 six tokens shorter than the bundle).
-		dropped: []notTaken{{ollamaToolSchema, "Ollama's api.ToolFunctionParameters has no additionalProperties field (api/types.go @96fb6d2fa l.473–479; the same at fb30760), so the tool cases' additionalProperties: false is dropped and their parameters reach the chat template re-serialized as type, required, properties: T1–T4 become other prompts than the bundle's"}},
-		timers:  TimersOllama, ownVersion: true,
+		dropped:  []notTaken{{ollamaToolSchema, "Ollama's api.ToolFunctionParameters has no additionalProperties field (api/types.go @96fb6d2fa l.473–479; the same at fb30760), so the tool cases' additionalProperties: false is dropped and their parameters reach the chat template re-serialized as type, required, properties: T1–T4 become other prompts than the bundle's"}},
+		noKwargs: "Ollama's /api/chat has no chat_template_kwargs field: Ollama derives the template's enable_thinking (true) and reasoning_effort (\"max\") from think \"max\" (llm/llama_server.go @96fb6d2fa l.2183–2197), and preserve_thinking cannot be sent",
+		timers:   TimersOllama, ownVersion: true,
 		// Ollama serves no /slots, and nothing else shows a request's
 		// resolved options (server/routes.go GenerateRoutes l.1823–1911).
 		hiddenSlots: "Ollama serves no /slots and no route shows a request's resolved options (server/routes.go @96fb6d2fa GenerateRoutes), so they are sent, not verified",

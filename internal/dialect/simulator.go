@@ -76,59 +76,8 @@ type SimulatorEvidence struct {
 // ask it. The phrases name where each trace is, never a value a redactor
 // could rewrite, so the run and the saved folder give the same words.
 func SimulatorTraces(ev SimulatorEvidence) []string {
-	var out []string
+	out := serverTraces(ev.Server)
 	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
-	s := ev.Server
-	if s.SimulatorHeader != "" {
-		add("the %s response header", SimulatorHeaderName)
-	}
-	if s.ServerHeader == SimulatorOwner {
-		add("the Server header %q", SimulatorOwner)
-	}
-	var props map[string]json.RawMessage
-	if isObject(s.Props) && json.Unmarshal(s.Props, &props) == nil {
-		for _, k := range []string{simulatorPropsMarker, simulatorPropsVersion} {
-			if _, ok := props[k]; ok {
-				add("/props %s", k)
-			}
-		}
-		var bi string
-		if json.Unmarshal(props["build_info"], &bi) == nil && IsSimulatorVersion(strings.TrimPrefix(bi, strataBuildPrefix)) {
-			add("a %s version in /props build_info", simulatorPrefix)
-		}
-	}
-	var st struct { // Strata's /v1/status calls it engine (Service.v1_status)
-		Version       any `json:"version"`
-		EngineVersion any `json:"engine_version"`
-		Engine        any `json:"engine"`
-	}
-	if isObject(s.Status) && json.Unmarshal(s.Status, &st) == nil && (isSimString(st.Version) || isSimString(st.EngineVersion) || isSimString(st.Engine)) {
-		add("a %s version in /v1/status", simulatorPrefix)
-	}
-	for _, raw := range []json.RawMessage{s.Version, s.OllamaVersion, s.ServerInfo} {
-		var v struct {
-			Version any `json:"version"`
-		}
-		if isObject(raw) && json.Unmarshal(raw, &v) == nil && isSimString(v.Version) {
-			add("a %s version in an engine's version route", simulatorPrefix)
-			break
-		}
-	}
-	for _, raw := range []json.RawMessage{s.Models, s.LMStudioModels} {
-		var m struct {
-			Data []struct {
-				OwnedBy any `json:"owned_by"`
-			} `json:"data"`
-		}
-		if isObject(raw) && json.Unmarshal(raw, &m) == nil {
-			for _, d := range m.Data {
-				if d.OwnedBy == SimulatorOwner {
-					add("a model list saying owned_by %q", SimulatorOwner)
-					break
-				}
-			}
-		}
-	}
 	if IsSimulatorVersion(ev.EngineVersion) {
 		add("a %s engine version (software.engine_version)", simulatorPrefix)
 	}
@@ -157,6 +106,82 @@ func SimulatorTraces(ev SimulatorEvidence) []string {
 		add("the stand-in model's GGUF general.name (extensions.gguf)")
 	}
 	return out
+}
+
+// serverTraces are the traces in what the server served about itself: its
+// headers, /props, /v1/status, its version routes and its model lists.
+func serverTraces(s contract.ServerEvidence) []string {
+	var out []string
+	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
+	if s.SimulatorHeader != "" {
+		add("the %s response header", SimulatorHeaderName)
+	}
+	if s.ServerHeader == SimulatorOwner {
+		add("the Server header %q", SimulatorOwner)
+	}
+	out = append(out, propsTraces(s.Props)...)
+	var st struct { // Strata's /v1/status calls it engine (Service.v1_status)
+		Version       any `json:"version"`
+		EngineVersion any `json:"engine_version"`
+		Engine        any `json:"engine"`
+	}
+	if isObject(s.Status) && json.Unmarshal(s.Status, &st) == nil && (isSimString(st.Version) || isSimString(st.EngineVersion) || isSimString(st.Engine)) {
+		add("a %s version in /v1/status", simulatorPrefix)
+	}
+	for _, raw := range []json.RawMessage{s.Version, s.OllamaVersion, s.ServerInfo} {
+		var v struct {
+			Version any `json:"version"`
+		}
+		if isObject(raw) && json.Unmarshal(raw, &v) == nil && isSimString(v.Version) {
+			add("a %s version in an engine's version route", simulatorPrefix)
+			break
+		}
+	}
+	for _, raw := range []json.RawMessage{s.Models, s.LMStudioModels} {
+		if ownedBySimulator(raw) {
+			add("a model list saying owned_by %q", SimulatorOwner)
+		}
+	}
+	return out
+}
+
+// propsTraces are the simulator's own /props keys and a simulator version
+// in its build_info.
+func propsTraces(raw json.RawMessage) []string {
+	var props map[string]json.RawMessage
+	if !isObject(raw) || json.Unmarshal(raw, &props) != nil {
+		return nil
+	}
+	var out []string
+	for _, k := range []string{simulatorPropsMarker, simulatorPropsVersion} {
+		if _, ok := props[k]; ok {
+			out = append(out, fmt.Sprintf("/props %s", k))
+		}
+	}
+	var bi string
+	if json.Unmarshal(props["build_info"], &bi) == nil && IsSimulatorVersion(strings.TrimPrefix(bi, strataBuildPrefix)) {
+		out = append(out, fmt.Sprintf("a %s version in /props build_info", simulatorPrefix))
+	}
+	return out
+}
+
+// ownedBySimulator reports whether a model list names the simulator as a
+// model's owner.
+func ownedBySimulator(raw json.RawMessage) bool {
+	var m struct {
+		Data []struct {
+			OwnedBy any `json:"owned_by"`
+		} `json:"data"`
+	}
+	if !isObject(raw) || json.Unmarshal(raw, &m) != nil {
+		return false
+	}
+	for _, d := range m.Data {
+		if d.OwnedBy == SimulatorOwner {
+			return true
+		}
+	}
+	return false
 }
 
 func isSimString(v any) bool {

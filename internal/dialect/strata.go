@@ -229,10 +229,10 @@ func ParseStrataFile(name string, data []byte) (*record.StrataFile, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	var f record.StrataFile
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("Strata config file %s: not a JSON object with an args list of strings: %w", name, err)
+		return nil, fmt.Errorf("the Strata config file %s is not a JSON object with an args list of strings: %w", name, err)
 	}
 	if f.Args == nil {
-		return nil, fmt.Errorf("Strata config file %s: no args list (the engine's flags)", name)
+		return nil, fmt.Errorf("the Strata config file %s has no args list (the engine's flags)", name)
 	}
 	f.Name = name
 	return &f, nil

@@ -27,7 +27,9 @@ func BenchmarkReport(b *testing.B) {
 		if err != nil || len(v.Violations) > 0 {
 			b.Fatal(err, v.Violations)
 		}
-		report.README(io.Discard, v.Results)
+		if err := report.README(io.Discard, v.Results); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

@@ -65,7 +65,7 @@ func TestDialects(t *testing.T) {
 			}
 			for id, out := range o.outs {
 				var body map[string]json.RawMessage
-				json.Unmarshal(out.Request, &body)
+				decode(t, id+"'s request", out.Request, &body)
 				if string(body["reasoning_budget_tokens"]) != itoa(c.budget) {
 					t.Errorf("%s was sent reasoning_budget_tokens %s, want %d", id, body["reasoning_budget_tokens"], c.budget)
 				}
@@ -108,7 +108,7 @@ func keysAndPlaceholders(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	var doc any
-	json.Unmarshal(data, &doc)
+	decode(t, contract.ResultsFile, data, &doc)
 	var walk func(ptr string, v any)
 	walk = func(ptr string, v any) {
 		switch x := v.(type) {
@@ -172,7 +172,7 @@ func TestTabbyAPIServerBudget(t *testing.T) {
 		}
 		sent++
 		var body map[string]json.RawMessage
-		json.Unmarshal(out.Request, &body)
+		decode(t, id+"'s request", out.Request, &body)
 		if string(body["reasoning_budget_tokens"]) != "2147483647" {
 			t.Errorf("%s was sent reasoning_budget_tokens %s", id, body["reasoning_budget_tokens"])
 		}

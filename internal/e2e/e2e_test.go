@@ -44,9 +44,8 @@ type harness struct {
 	decodeTPS float64
 	ctx       context.Context
 	// before runs after the server started (to kill it, and so on).
-	url    string
-	facts  *record.Facts
-	engine *simengine.Server
+	url   string
+	facts *record.Facts
 	// sim adjusts the simulator's configuration (its dialect, say).
 	sim func(*simengine.Config)
 	// view is what the runner could see of the engine process.
@@ -132,7 +131,11 @@ func (h harness) execute(t testing.TB) (*record.Run, string) {
 		if url, err = sim.Start("127.0.0.1:0"); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { sim.Close() })
+		t.Cleanup(func() {
+			if err := sim.Close(); err != nil {
+				t.Error(err)
+			}
+		})
 	} else {
 		url = resulttest.Unmarked(t, sim, h.keep...)
 	}
@@ -231,7 +234,7 @@ func readOutputs(t testing.TB, dir string) map[string]contract.Output {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	out := map[string]contract.Output{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
@@ -271,15 +274,24 @@ func (o outcome) mustBeValid(t *testing.T) {
 func i(n int) *int       { return &n }
 func s(v string) *string { return &v }
 
-func summary(t *testing.T, r *contract.Results, phase, caseID, metric string) contract.Summary {
+// summary is the performance phase's summary of caseID's metric.
+func summary(t *testing.T, r *contract.Results, caseID, metric string) contract.Summary {
 	t.Helper()
 	for _, s := range r.Summaries {
-		if s.Phase == phase && s.CaseID == caseID && s.Metric == metric {
+		if s.Phase == "performance" && s.CaseID == caseID && s.Metric == metric {
 			return s
 		}
 	}
-	t.Fatalf("no summary %s/%s/%s", phase, caseID, metric)
+	t.Fatalf("no summary performance/%s/%s", caseID, metric)
 	return contract.Summary{}
+}
+
+// decode decodes data into v or ends the test, naming what was read.
+func decode(t testing.TB, what string, data []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
 }
 
 func excluded(s contract.Summary, id string) string {

@@ -50,13 +50,17 @@ func TestMarkdownFromOutsideIsText(t *testing.T) {
 	hostile(base)
 	hostile(cand)
 	var readme, md strings.Builder
-	report.README(&readme, cand)
+	if err := report.README(&readme, cand); err != nil {
+		t.Fatal(err)
+	}
 	other := load("candidate")
 	hostile(other)
-	if c, err := compare.New(base, other); err == nil {
-		c.WriteMarkdown(&md)
-	} else {
+	c, err := compare.New(base, other)
+	if err != nil {
 		t.Fatalf("compare: %v", err)
+	}
+	if err := c.WriteMarkdown(&md); err != nil {
+		t.Fatalf("compare --markdown: %v", err)
 	}
 	raw := regexp.MustCompile(`(^|[^\\])(<script|<img|\]\(javascript:|!\[x\]\(https)`)
 	for what, text := range map[string]string{"README.md": readme.String(), "compare --markdown": md.String(),

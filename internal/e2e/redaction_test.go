@@ -103,7 +103,9 @@ func TestSubmitFindsSecretsPlantedAfterTheRun(t *testing.T) {
 	alone := t.TempDir()
 	readme := filepath.Join(alone, contract.ReadmeFile)
 	for _, f := range plant.Forms {
-		os.WriteFile(readme, append(append([]byte{}, clean...), []byte("\n"+f.Text+"\n")...), 0o644)
+		if err := os.WriteFile(readme, append(append([]byte{}, clean...), []byte("\n"+f.Text+"\n")...), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		found, err := submit.Scan(alone, red)
 		if err != nil {
 			t.Fatal(err)

@@ -69,7 +69,7 @@ func TestCompleteRun(t *testing.T) {
 	if len(r.Summaries) != 15 {
 		t.Errorf("%d summaries, want 15", len(r.Summaries))
 	}
-	fa := summary(t, r, "performance", "prompt-16k", "first_answer_s")
+	fa := summary(t, r, "prompt-16k", "first_answer_s")
 	if fa.N != 0 || fa.Median != nil || len(fa.Excluded) != 3 || !strings.Contains(fa.Excluded[0].Reason, "output cap (finish_reason length) while still reasoning") {
 		t.Errorf("first-answer summary of capped requests: %+v", fa)
 	}
@@ -225,7 +225,7 @@ func TestStreamFaults(t *testing.T) {
 		if q.Status != contract.Failed || q.Error == nil || q.Error.Kind != kind {
 			t.Errorf("%s: %s %+v, want failed %s", id, q.Status, q.Error, kind)
 		}
-		if s := summary(t, o.res, "performance", q.CaseID, "total_s"); !strings.Contains(excluded(s, id), "failed") {
+		if s := summary(t, o.res, q.CaseID, "total_s"); !strings.Contains(excluded(s, id), "failed") {
 			t.Errorf("%s is not excluded from the %s summary: %+v", id, q.CaseID, s.Excluded)
 		}
 	}
@@ -243,7 +243,7 @@ func TestStreamFaults(t *testing.T) {
 		t.Errorf("status %s (%s), sanity %+v", o.res.Run.Status, o.reasons(), o.res.RequestCounts.Sanity)
 	}
 	for _, c := range protocol.PerformanceCases() {
-		if s := summary(t, o.res, "performance", c, "decode_tps"); s.N != 0 || o.res.Missing[contract.Pointer("summaries", 0, "median")] == "" {
+		if s := summary(t, o.res, c, "decode_tps"); s.N != 0 || o.res.Missing[contract.Pointer("summaries", 0, "median")] == "" {
 			t.Errorf("%s: n=%d, want 0 with null statistics and reasons", c, s.N)
 		}
 	}
@@ -272,7 +272,7 @@ func TestMissingUsageTimingsAndKeepAlives(t *testing.T) {
 	if q.Metrics.PromptTPS != nil || q.Metrics.DecodeTPS != nil || q.Tokens.OutputTokens == nil || q.Status != contract.Completed {
 		t.Errorf("no timings: rates must be null, counts kept: %+v %+v", q.Metrics, q.Tokens)
 	}
-	if s := summary(t, r, "performance", "short", "decode_tps"); s.N != 2 || !strings.Contains(excluded(s, q.ID), "decode_tps is null") {
+	if s := summary(t, r, "short", "decode_tps"); s.N != 2 || !strings.Contains(excluded(s, q.ID), "decode_tps is null") {
 		t.Errorf("decode summary %+v", s)
 	}
 	q = o.req(t, "performance-short-r3")
@@ -282,7 +282,7 @@ func TestMissingUsageTimingsAndKeepAlives(t *testing.T) {
 	// Keep-alives and empty deltas never count as the first token.
 	q = o.req(t, "performance-prompt-4k-r1")
 	var events [][2]any
-	json.Unmarshal(o.outs[q.ID].Events, &events)
+	decode(t, q.ID+"'s events", o.outs[q.ID].Events, &events)
 	comments, empties := 0, 0
 	for _, e := range events {
 		switch e[1] {
@@ -469,12 +469,12 @@ func TestPayloadReuseAndRefusedSetting(t *testing.T) {
 	}
 	for _, id := range []string{"performance-prompt-4k-r2"} {
 		for _, m := range contract.SummaryMetrics() {
-			if s := summary(t, r, "performance", "prompt-4k", m); !strings.Contains(excluded(s, id), "unexpected cache reuse") {
+			if s := summary(t, r, "prompt-4k", m); !strings.Contains(excluded(s, id), "unexpected cache reuse") {
 				t.Errorf("%s not excluded from %s: %+v", id, m, s.Excluded)
 			}
 		}
 	}
-	if s := summary(t, r, "performance", "short", "prompt_tps"); s.N != 3 {
+	if s := summary(t, r, "short", "prompt_tps"); s.N != 3 {
 		t.Errorf("cached 16 = 8 + 8 is within the allowance: %+v", s)
 	}
 	if chk := o.outs["sanity-I2"].SettingsCheck; chk.SeenFor("sanity-I2")["temperature"] != 0 || len(chk.Mismatches) == 0 {
@@ -535,7 +535,7 @@ func TestRunTwiceFlagsReuse(t *testing.T) {
 	if second.res.Run.Status != contract.StatusNonconforming || !strings.Contains(second.reasons(), "unexpected cache reuse") {
 		t.Fatalf("second run: %s (%s)", second.res.Run.Status, second.reasons())
 	}
-	if s := summary(t, second.res, "performance", "prompt-16k", "prompt_tps"); s.N != 0 {
+	if s := summary(t, second.res, "prompt-16k", "prompt_tps"); s.N != 0 {
 		t.Errorf("reused payloads stay out of the speed summaries: %+v", s)
 	}
 }
@@ -599,16 +599,25 @@ func TestNullReasonsAndUnknownFormat(t *testing.T) {
 	}
 	mutate := func(name string, f func(m map[string]any)) string {
 		var m map[string]any
-		json.Unmarshal(data, &m)
+		decode(t, contract.ResultsFile, data, &m)
 		f(m)
 		dir := filepath.Join(t.TempDir(), name)
-		os.MkdirAll(dir, 0o755)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		for _, n := range []string{contract.OutputsFile, contract.ConfigFile, contract.TemplateFile, contract.ReadmeFile} {
-			b, _ := os.ReadFile(filepath.Join(o.dir, n))
-			os.WriteFile(filepath.Join(dir, n), b, 0o644)
+			b, err := os.ReadFile(filepath.Join(o.dir, n))
+			if err == nil {
+				err = os.WriteFile(filepath.Join(dir, n), b, 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 		}
 		out, _ := json.MarshalIndent(m, "", "  ")
-		os.WriteFile(filepath.Join(dir, contract.ResultsFile), out, 0o644)
+		if err := os.WriteFile(filepath.Join(dir, contract.ResultsFile), out, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		return dir
 	}
 	cases := []struct {
@@ -656,7 +665,9 @@ func TestNullReasonsAndUnknownFormat(t *testing.T) {
 		})
 	}
 	// An altered artifact.
-	os.WriteFile(filepath.Join(o.dir, contract.OutputsFile), []byte("{}\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(o.dir, contract.OutputsFile), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	v, _ := validate.Dir(o.dir, bundle(t))
 	found := false
 	for _, x := range v.Violations {
@@ -813,7 +824,7 @@ func TestContradictoryEngineNumbers(t *testing.T) {
 	if q.Tokens.DecodeTokens != nil || q.Metrics.DecodeTPS != nil || !strings.Contains(missing(q, "/metrics/decode_tps"), "the count that implies (30000) exceeds the API's completion_tokens (3)") {
 		t.Errorf("a rate far from the count: decode %v decode_tps %v (%s)", q.Tokens.DecodeTokens, q.Metrics.DecodeTPS, missing(q, "/metrics/decode_tps"))
 	}
-	if s := summary(t, o.res, "performance", "short", "decode_tps"); !strings.Contains(excluded(s, q.ID), "contradictory evidence") {
+	if s := summary(t, o.res, "short", "decode_tps"); !strings.Contains(excluded(s, q.ID), "contradictory evidence") {
 		t.Errorf("decode summary %+v", s)
 	}
 }

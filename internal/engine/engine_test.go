@@ -35,18 +35,22 @@ func TestMain(m *testing.M) {
 				w.WriteHeader(503)
 				return
 			}
-			w.Write([]byte(`{"status":"ok"}`))
+			_, _ = w.Write([]byte(`{"status":"ok"}`)) // a failed write shows as the client's error
 		})
 		ln, err := net.Listen("tcp", "127.0.0.1:"+os.Getenv("PORT"))
 		if err != nil {
 			fmt.Println(err)
 			os.Exit(3)
 		}
-		http.Serve(ln, nil)
+		fmt.Println(http.Serve(ln, nil))
+		os.Exit(3)
 	case "crash":
 		fmt.Println("fake engine: loading")
 		fmt.Fprintln(os.Stderr, "error: failed to allocate 24 GiB of VRAM")
 		os.Exit(1)
+	case "quit":
+		fmt.Println("fake engine: nothing to serve")
+		os.Exit(0)
 	case "never-loads":
 		hang()
 	case "ignore-term":
@@ -74,12 +78,22 @@ func fakeProfile(t *testing.T, mode string, port int) *Profile {
 		Env: map[string]string{"STRATA_FAKE_ENGINE": mode, "PORT": fmt.Sprint(port)}}
 }
 
+// logFile is a file for an engine's output, closed at the test's end.
+func logFile(t *testing.T) *os.File {
+	f, err := os.CreateTemp(t.TempDir(), "engine-*.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeRead(f) })
+	return f
+}
+
 func freePort(t *testing.T) int {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }() // only its port number was wanted
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
@@ -90,7 +104,7 @@ func healthOf(port int) Health {
 		if err != nil {
 			return 0, err
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close() // only the status is read
 		return resp.StatusCode, nil
 	}
 }
@@ -104,7 +118,7 @@ func stillLoading(context.Context) (int, error) { return http.StatusServiceUnava
 func TestStartWaitStop(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
-	p, err := Start(fakeProfile(t, "serve", port), os.Environ(), nil)
+	p, err := Start(fakeProfile(t, "serve", port), os.Environ(), nil, logFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,8 +138,8 @@ func TestStartWaitStop(t *testing.T) {
 	if _, err := healthOf(port)(context.Background()); err == nil {
 		t.Error("the engine still answers after Stop")
 	}
-	if !strings.Contains(string(p.Log()), "fake engine: loading model") {
-		t.Errorf("log %q", p.Log())
+	if log, err := p.Log(); err != nil || !strings.Contains(string(log), "fake engine: loading model") {
+		t.Errorf("log %q, %v", log, err)
 	}
 }
 
@@ -134,7 +148,7 @@ func TestStartWaitStop(t *testing.T) {
 func TestCrashDuringLoad(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
-	p, err := Start(fakeProfile(t, "crash", port), os.Environ(), nil)
+	p, err := Start(fakeProfile(t, "crash", port), os.Environ(), nil, logFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,6 +156,21 @@ func TestCrashDuringLoad(t *testing.T) {
 	err = p.WaitReady(context.Background(), stillLoading, 30*time.Second, nil)
 	if err == nil || !strings.Contains(err.Error(), "exited during load") || !strings.Contains(err.Error(), "failed to allocate 24 GiB") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// TestCleanExitDuringLoad: an engine that exits with status 0 while
+// loading is reported with that status, as any other exit is.
+func TestCleanExitDuringLoad(t *testing.T) {
+	t.Parallel()
+	p, err := Start(fakeProfile(t, "quit", freePort(t)), os.Environ(), nil, logFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.after = func(time.Duration) <-chan time.Time { return nil }
+	err = p.WaitReady(context.Background(), stillLoading, 30*time.Second, nil)
+	if want := "the engine exited during load (exit status 0)"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("err %v; want it to start %q", err, want)
 	}
 }
 
@@ -170,19 +199,19 @@ func testTimers(p *Child) <-chan timerAsk {
 func TestLoadTimeoutAndSIGKILL(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
-	p, err := Start(fakeProfile(t, "ignore-term", port), os.Environ(), nil)
+	p, err := Start(fakeProfile(t, "ignore-term", port), os.Environ(), nil, logFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	asks := testTimers(p)
 	said := make(chan struct{})
 	var once sync.Once
-	health := func(context.Context) (int, error) {
-		if strings.Contains(string(p.Log()), "ignoring SIGTERM") {
+	health := Health(func(context.Context) (int, error) {
+		if log, _ := p.Log(); strings.Contains(string(log), "ignoring SIGTERM") {
 			once.Do(func() { close(said) })
 		}
 		return http.StatusServiceUnavailable, nil
-	}
+	})
 	waited := make(chan error, 1)
 	go func() { waited <- p.WaitReady(context.Background(), health, time.Minute, nil) }()
 	load := <-asks
@@ -221,7 +250,7 @@ func TestLoadTimeoutAndSIGKILL(t *testing.T) {
 
 func TestStartMissingCommand(t *testing.T) {
 	t.Parallel()
-	_, err := Start(&Profile{Name: "x", Command: []string{"/nonexistent/llama-server"}}, nil, nil)
+	_, err := Start(&Profile{Name: "x", Command: []string{"/nonexistent/llama-server"}}, nil, nil, logFile(t))
 	if err == nil || !strings.Contains(err.Error(), "llama-server") {
 		t.Fatalf("err %v", err)
 	}
@@ -229,7 +258,9 @@ func TestStartMissingCommand(t *testing.T) {
 
 func writeProfile(t *testing.T, dir, name, body string) {
 	t.Helper()
-	os.MkdirAll(filepath.Join(dir, "profiles"), 0o755)
+	if err := os.MkdirAll(filepath.Join(dir, "profiles"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "profiles", name+".toml"), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +383,7 @@ func TestCountServed(t *testing.T) {
 		s    contract.ServedBefore
 		want string
 	}{
-		{CountServed(after, nil, busy), `"reason":"llama.cpp's /metrics counts tokens`},
+		{CountServed(after, nil, busy), `"reason":"not freshly loaded: llama.cpp's /metrics counts tokens`},
 		{CountServed(fresh, nil, idle), `"requests_answered":0,"metrics":{`},
 	} {
 		b, _ := json.Marshal(c.s)
@@ -363,8 +394,12 @@ func TestCountServed(t *testing.T) {
 			t.Errorf("JSON %s, want %s", b, c.want)
 		}
 	}
-	if got := derive.Served(CountServed(after, nil, busy)); !strings.Contains(got, "at least one request") {
+	// Work shown without a count is said as it is: not freshly loaded.
+	if got := derive.Served(CountServed(after, nil, busy)); !strings.HasPrefix(got, "not freshly loaded: ") || !strings.Contains(got, "at least one request") {
 		t.Errorf("summary %q", got)
+	}
+	if got := derive.Served(CountServed([]byte("llamacpp:prompt_tokens_total 0\n"), nil, []byte(`[{"id":0,"id_task":7}]`))); !strings.HasPrefix(got, "not freshly loaded: /slots shows a finished task") {
+		t.Errorf("summary of a finished task %q", got)
 	}
 	if got := derive.Served(CountServed(fresh, nil, idle)); got != "it had answered no request before this run" {
 		t.Errorf("summary %q", got)

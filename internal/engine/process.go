@@ -3,15 +3,16 @@ package engine
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -21,8 +22,12 @@ import (
 
 // Child is an engine the runner started.
 type Child struct {
-	cmd    *exec.Cmd
-	log    *logBuffer
+	cmd *exec.Cmd
+	// log is the file the engine writes its output to (stdout and stderr
+	// interleaved) itself: what it wrote before a kill of the runner is
+	// there for the journal's recovery, and nothing of it passes through
+	// the runner's memory.
+	log    *os.File
 	exited chan struct{}
 	err    error // set before exited closes
 	now    clock.Func
@@ -31,56 +36,36 @@ type Child struct {
 	after func(time.Duration) <-chan time.Time
 }
 
-// logBuffer keeps the engine's output (stdout and stderr interleaved) in
-// memory, bounded, for the engine log artifact and for the tail shown when
-// loading fails.
-type logBuffer struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	limit int
-	cut   bool
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.buf.Len()+len(p) > l.limit {
-		// Keep the head (startup: configuration) and drop the middle.
-		l.cut = true
-		return len(p), nil
-	}
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := append([]byte(nil), l.buf.Bytes()...)
-	if l.cut {
-		b = append(b, []byte("\n[strata: the engine log was cut at 32 MiB]\n")...)
-	}
-	return b
-}
+// tailBytes is how much of the log's end Tail reads for its lines.
+const tailBytes = 64 << 10
 
 // Tail returns the last n lines of the log.
 func (p *Child) Tail(n int) string {
-	lines := strings.Split(strings.TrimRight(string(p.log.bytes()), "\n"), "\n")
+	st, err := p.log.Stat()
+	if err != nil {
+		return "(the engine's log cannot be read: " + err.Error() + ")"
+	}
+	from := max(st.Size()-tailBytes, 0)
+	b := make([]byte, st.Size()-from)
+	k, _ := p.log.ReadAt(b, from) // a short read shows what was read
+	lines := strings.Split(strings.TrimRight(string(b[:k]), "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
 }
 
-// Log returns the captured output.
-func (p *Child) Log() []byte { return p.log.bytes() }
+// Log returns the captured output: its head, at most
+// contract.MaxEngineLogBytes.
+func (p *Child) Log() ([]byte, error) { return readLog(p.log) }
 
 // Group is the engine's process group (its own PID, as it leads it).
 func (p *Child) Group() int { return p.cmd.Process.Pid }
 
 // Start starts the profile's command in its own process group with its
-// output captured. Wait runs in a goroutine, so an engine that exits during
-// load is noticed at once.
-func Start(p *Profile, environ []string, now clock.Func) (*Child, error) {
+// output going to log. Wait runs in a goroutine, so an engine that exits
+// during load is noticed at once.
+func Start(p *Profile, environ []string, now clock.Func, log *os.File) (*Child, error) {
 	if len(p.Command) == 0 {
 		return nil, fmt.Errorf("profile %s has no command to start an engine with", p.Name)
 	}
@@ -91,7 +76,6 @@ func Start(p *Profile, environ []string, now clock.Func) (*Child, error) {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.SysProcAttr = sysProcAttr()
-	log := &logBuffer{limit: 32 << 20}
 	cmd.Stdout, cmd.Stderr = log, log
 	proc := &Child{cmd: cmd, log: log, exited: make(chan struct{}), now: clock.Or(now)}
 	// On Linux the engine gets SIGKILL when the thread that started it
@@ -137,6 +121,10 @@ func (p *Child) Exited() bool {
 // when nothing answered.
 type Health func(ctx context.Context) (int, error)
 
+// errCleanExit is an engine's exit with status 0, which exec reports as
+// no error: during a load it is as much a failure as any other exit.
+var errCleanExit = errors.New("exit status 0")
+
 // ErrLoadTimeout is returned when the engine did not load in time.
 var ErrLoadTimeout = errors.New("the engine did not finish loading in time")
 
@@ -163,7 +151,7 @@ func (p *Child) WaitReady(ctx context.Context, health Health, timeout time.Durat
 		}
 		select {
 		case <-p.exited:
-			return fmt.Errorf("the engine exited during load (%v); last lines of its log:\n%s", p.err, p.Tail(20))
+			return fmt.Errorf("the engine exited during load (%w); last lines of its log:\n%s", cmp.Or(p.err, errCleanExit), p.Tail(20))
 		case <-deadline:
 			return fmt.Errorf("%w (%s); last lines of its log:\n%s", ErrLoadTimeout, timeout, p.Tail(20))
 		case <-ctx.Done():
@@ -246,9 +234,9 @@ func CountServed(metrics []byte, metricsErr error, slots []byte) contract.Served
 		if okG {
 			work = append(work, fmt.Sprintf("predicted %.0f tokens", gt))
 		}
-		sb.Reason = "llama.cpp's /metrics counts tokens, not requests: it had " + strings.Join(work, " and ") + " before this run, so it had answered at least one request"
+		sb.Reason = contract.NotFreshlyLoaded + ": llama.cpp's /metrics counts tokens, not requests: it had " + strings.Join(work, " and ") + " before this run, so it had answered at least one request; how many, it does not say"
 	case busySlot:
-		sb.Reason = "/slots shows a finished task, so the engine had answered at least one request; it does not say how many"
+		sb.Reason = contract.NotFreshlyLoaded + ": /slots shows a finished task, so the engine had answered at least one request; it does not say how many"
 	case okP:
 		zero := int64(0)
 		sb.Answered = &zero

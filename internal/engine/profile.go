@@ -159,30 +159,7 @@ func Parse(data []byte, path string) (*Profile, error) {
 
 // Check validates a profile and returns every problem found.
 func (p *Profile) Check() []error {
-	var errs []error
-	u, err := url.Parse(p.URL)
-	switch {
-	case p.URL == "":
-		errs = append(errs, errors.New("url is required (what the engine serves, e.g. http://127.0.0.1:8080)"))
-	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		errs = append(errs, fmt.Errorf("url %q: expected http://HOST:PORT", p.URL))
-	default:
-		if remote, why := protocol.Remote(p.URL); remote {
-			errs = append(errs, fmt.Errorf("url %q: %s", p.URL, why))
-		}
-		if port, ok := commandPort(p.Command); ok && port != urlPort(u) {
-			errs = append(errs, fmt.Errorf("command listens on --port %s but url %q names port %s: strata would wait at a port the engine never opens", port, p.URL, urlPort(u)))
-		}
-	}
-	if len(p.Command) > 0 && !p.Builtin {
-		if _, err := exec.LookPath(p.Command[0]); err != nil && !filepath.IsAbs(p.Command[0]) {
-			errs = append(errs, fmt.Errorf("command %q: not found on PATH", p.Command[0]))
-		} else if filepath.IsAbs(p.Command[0]) {
-			if st, err := os.Stat(p.Command[0]); err != nil || st.IsDir() {
-				errs = append(errs, fmt.Errorf("command %q: no such executable", p.Command[0]))
-			}
-		}
-	}
+	errs := append(p.checkURL(), p.checkCommand()...)
 	if _, err := p.Timeout(); err != nil {
 		errs = append(errs, err)
 	}
@@ -194,12 +171,54 @@ func (p *Profile) Check() []error {
 	if p.APIKeyEnv != "" && strings.ContainsAny(p.APIKeyEnv, " =") {
 		errs = append(errs, fmt.Errorf("api_key_env %q: name an environment variable, never the key itself", p.APIKeyEnv))
 	}
-	if t := p.Identity.Track; t != nil {
+	return append(errs, p.Identity.check()...)
+}
+
+// checkURL checks the url: an http(s) server on loopback, at the port
+// the command (if any) listens on.
+func (p *Profile) checkURL() []error {
+	u, err := url.Parse(p.URL)
+	switch {
+	case p.URL == "":
+		return []error{errors.New("url is required (what the engine serves, e.g. http://127.0.0.1:8080)")}
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return []error{fmt.Errorf("url %q: expected http://HOST:PORT", p.URL)}
+	}
+	var errs []error
+	if remote, why := protocol.Remote(p.URL); remote {
+		errs = append(errs, fmt.Errorf("url %q: %s", p.URL, why))
+	}
+	if port, ok := commandPort(p.Command); ok && port != urlPort(u) {
+		errs = append(errs, fmt.Errorf("command listens on --port %s but url %q names port %s: strata would wait at a port the engine never opens", port, p.URL, urlPort(u)))
+	}
+	return errs
+}
+
+// checkCommand checks that a user's profile's command names an
+// executable (the built-in one runs strata itself).
+func (p *Profile) checkCommand() []error {
+	if len(p.Command) == 0 || p.Builtin {
+		return nil
+	}
+	if _, err := exec.LookPath(p.Command[0]); err != nil && !filepath.IsAbs(p.Command[0]) {
+		return []error{fmt.Errorf("command %q: not found on PATH", p.Command[0])}
+	} else if filepath.IsAbs(p.Command[0]) {
+		if st, err := os.Stat(p.Command[0]); err != nil || st.IsDir() {
+			return []error{fmt.Errorf("command %q: no such executable", p.Command[0])}
+		}
+	}
+	return nil
+}
+
+// check checks the declared identity: a known track, and each value that
+// names one thing on one line.
+func (id Identity) check() []error {
+	var errs []error
+	if t := id.Track; t != nil {
 		if ok, why := protocol.ValidTrack(*t); !ok {
 			errs = append(errs, fmt.Errorf("identity.track %q: %s", *t, why))
 		}
 	}
-	id := p.Identity
 	for _, f := range []struct {
 		key  string
 		vals []string

@@ -64,7 +64,9 @@ func Write(root string, a *result.Assembled, red *redact.Redactor, check func(di
 	ok := false
 	defer func() {
 		if !ok {
-			os.RemoveAll(tmp)
+			// Best effort: the write's own error is the one to report, and
+			// a leftover is hidden and named as partial.
+			_ = os.RemoveAll(tmp)
 		}
 	}()
 	files, err := Render(a, red)
@@ -150,7 +152,7 @@ func Render(a *result.Assembled, red *redact.Redactor) (map[string][]byte, error
 			res.Artifacts = append(res.Artifacts, contract.Artifact{Kind: art.kind, Path: art.name, SHA256: sha256Hex(data)})
 		}
 	}
-	data, err := MarshalResults(&res)
+	data, err := jsonfmt.Indent(&res)
 	if err == nil {
 		data, err = red.JSON(data, true, contract.ProtocolOwned(contract.ResultsFile))
 	}
@@ -166,14 +168,10 @@ func Render(a *result.Assembled, red *redact.Redactor) (map[string][]byte, error
 	// The README is derived from the redacted results.json alone, so it is
 	// not redacted again (its own wording is strata's).
 	var readme bytes.Buffer
-	report.README(&readme, &final)
+	_ = report.README(&readme, &final) // a bytes.Buffer's writes never fail
 	files[contract.ReadmeFile] = readme.Bytes()
 	return files, nil
 }
-
-// MarshalResults writes results.json: two-space indent, no HTML escaping,
-// one trailing newline.
-func MarshalResults(r *contract.Results) ([]byte, error) { return jsonfmt.Indent(r) }
 
 func sha256Hex(b []byte) string {
 	s := sha256.Sum256(b)

@@ -6,7 +6,6 @@ package gguf
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -50,78 +49,83 @@ func Write(path string, kvs []KV) error {
 }
 
 func encode(w io.Writer, kvs []KV) error {
-	le := binary.LittleEndian
-	put := func(v any) error { return binary.Write(w, le, v) }
-	putString := func(s string) error {
-		if err := put(uint64(len(s))); err != nil {
-			return err
-		}
-		_, err := io.WriteString(w, s)
-		return err
-	}
-	if _, err := io.WriteString(w, "GGUF"); err != nil {
-		return err
-	}
-	if err := put(uint32(3)); err != nil {
-		return err
-	}
-	if err := put(uint64(0)); err != nil { // tensors
-		return err
-	}
-	if err := put(uint64(len(kvs))); err != nil {
-		return err
-	}
+	e := &encoder{w: w}
+	e.raw("GGUF")
+	e.put(uint32(3))
+	e.put(uint64(0)) // tensors
+	e.put(uint64(len(kvs)))
 	for _, kv := range kvs {
-		if err := putString(kv.Key); err != nil {
+		e.putString(kv.Key)
+		if err := e.value(kv); err != nil {
 			return err
 		}
-		var err error
-		switch v := kv.Value.(type) {
-		case string:
-			if err = put(typeString); err == nil {
-				err = putString(v)
-			}
-		case bool:
-			b := uint8(0)
-			if v {
-				b = 1
-			}
-			if err = put(typeBool); err == nil {
-				err = put(b)
-			}
-		case uint32:
-			if err = put(typeUint32); err == nil {
-				err = put(v)
-			}
-		case int32:
-			if err = put(typeInt32); err == nil {
-				err = put(v)
-			}
-		case uint64:
-			if err = put(typeUint64); err == nil {
-				err = put(v)
-			}
-		case float32:
-			if err = put(typeFloat32); err == nil {
-				err = put(math.Float32bits(v))
-			}
-		case []string:
-			if err = put(typeArray); err == nil {
-				err = errors.Join(put(typeString), put(uint64(len(v))))
-			}
-			for i := 0; err == nil && i < len(v); i++ {
-				err = putString(v[i])
-			}
-		case []int32:
-			if err = put(typeArray); err == nil {
-				err = errors.Join(put(typeInt32), put(uint64(len(v))), put(v))
-			}
-		default:
-			return fmt.Errorf("metadata %s: unsupported value type %T", kv.Key, kv.Value)
+	}
+	return e.err
+}
+
+// encoder writes GGUF's little-endian values to w; after its first
+// failure it writes nothing more and err holds the failure.
+type encoder struct {
+	w   io.Writer
+	err error
+}
+
+func (e *encoder) raw(s string) {
+	if e.err == nil {
+		_, e.err = io.WriteString(e.w, s)
+	}
+}
+
+func (e *encoder) put(v any) {
+	if e.err == nil {
+		e.err = binary.Write(e.w, binary.LittleEndian, v)
+	}
+}
+
+func (e *encoder) putString(s string) {
+	e.put(uint64(len(s)))
+	e.raw(s)
+}
+
+// value writes a metadata value: its type, then the value.
+func (e *encoder) value(kv KV) error {
+	switch v := kv.Value.(type) {
+	case string:
+		e.put(typeString)
+		e.putString(v)
+	case bool:
+		b := uint8(0)
+		if v {
+			b = 1
 		}
-		if err != nil {
-			return err
+		e.put(typeBool)
+		e.put(b)
+	case uint32:
+		e.put(typeUint32)
+		e.put(v)
+	case int32:
+		e.put(typeInt32)
+		e.put(v)
+	case uint64:
+		e.put(typeUint64)
+		e.put(v)
+	case float32:
+		e.put(typeFloat32)
+		e.put(math.Float32bits(v))
+	case []string:
+		e.put(typeArray)
+		e.put(typeString)
+		e.put(uint64(len(v)))
+		for _, s := range v {
+			e.putString(s)
 		}
+	case []int32:
+		e.put(typeArray)
+		e.put(typeInt32)
+		e.put(uint64(len(v)))
+		e.put(v)
+	default:
+		return fmt.Errorf("metadata %s: unsupported value type %T", kv.Key, kv.Value)
 	}
 	return nil
 }

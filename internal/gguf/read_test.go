@@ -92,7 +92,9 @@ func TestOpenErrors(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 	bad := filepath.Join(dir, "bad.gguf")
-	os.WriteFile(bad, []byte("not a gguf file at all"), 0o644)
+	if err := os.WriteFile(bad, []byte("not a gguf file at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Open(bad); err == nil || !strings.Contains(err.Error(), "bad.gguf") {
 		t.Errorf("garbage: %v", err)
 	}

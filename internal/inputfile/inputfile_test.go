@@ -14,15 +14,21 @@ func TestRead(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	small := filepath.Join(dir, "small.json")
-	os.WriteFile(small, []byte(`{"a":1}`), 0o644)
+	if err := os.WriteFile(small, []byte(`{"a":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	link := filepath.Join(dir, "link.json")
-	os.Symlink(small, link)
+	if err := os.Symlink(small, link); err != nil {
+		t.Fatal(err)
+	}
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	zero := filepath.Join(dir, "zero.json")
-	os.Symlink("/dev/zero", zero)
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name, path string
 		limit      int64

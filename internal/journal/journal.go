@@ -15,9 +15,11 @@
 //
 // Every line's strings pass through the run's redactor, and the run hands
 // the journal each request with the server's evidence already redacted as
-// the result will hold it (internal/benchrun does), so the pending folder
-// holds no more private data than the result folder will; the API key
-// never reaches it.
+// the result will hold it (internal/benchrun does), so the journal holds
+// no more private data than the result folder will; the API key never
+// reaches it. Beside it, the engine the runner started writes its own
+// output (engine.log) as it goes, so a killed run keeps it; it is
+// redacted, as every engine log is, when the result folder is written.
 package journal
 
 import (
@@ -118,7 +120,9 @@ func Create(root string, h Header, red *redact.Redactor) (*Writer, error) {
 		return nil, fmt.Errorf("create the run's pending folder: %w", err)
 	}
 	if err := writeMarker(dir, h); err != nil {
-		os.Remove(dir)
+		// Best effort: the marker's error is the one to report, and a
+		// folder left behind without a marker is never taken by recover.
+		_ = os.Remove(dir)
 		return nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(dir, Name), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
@@ -127,11 +131,11 @@ func Create(root string, h Header, red *redact.Redactor) (*Writer, error) {
 	}
 	unlock, err := lockFile(f)
 	if err != nil {
-		f.Close()
+		_ = f.Close() // nothing was written yet; the lock's error is the one to report
 		return nil, fmt.Errorf("lock the run's journal: %w", err)
 	}
 	w := &Writer{dir: dir, f: f, red: red, lock: unlock}
-	h.Facts.EngineLog = nil // kept in memory until the end; a killed run's log is lost
+	h.Facts.EngineLog = nil // the engine writes its own beside the journal
 	h.Facts.Engine.Env = budgetEnv(h.Facts.Engine.Env)
 	w.write(line{Header: &h})
 	return w, w.err
@@ -238,6 +242,8 @@ func (w *Writer) Close() error {
 // Remove closes the journal and removes the pending folder: the result
 // folder it stood for has been written. Only what strata put there goes.
 func (w *Writer) Remove() error {
-	w.Close()
+	// Every line was synced to disk as it was written, so closing the
+	// file loses nothing whatever Close says; the folder goes either way.
+	_ = w.Close()
 	return removePending(w.dir)
 }

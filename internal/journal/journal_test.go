@@ -20,7 +20,11 @@ func TestLockedJournalIsLeftAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Remove()
+	defer func() {
+		if err := w.Remove(); err != nil {
+			t.Error(err)
+		}
+	}()
 	// Another process (flock locks belong to the open file): a child opens
 	// and tries to lock the journal.
 	if os.Getenv("STRATA_JOURNAL_CHILD") == "" {
@@ -41,5 +45,7 @@ func TestLockChild(t *testing.T) {
 	}
 	_, err := Read(context.Background(), dir, time.Now())
 	t.Logf("locked: %v", IsLocked(err))
-	os.Stdout.WriteString("locked: " + map[bool]string{true: "true", false: "false"}[IsLocked(err)] + "\n")
+	if _, err := os.Stdout.WriteString("locked: " + map[bool]string{true: "true", false: "false"}[IsLocked(err)] + "\n"); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -52,10 +52,11 @@ func writeMarker(dir string, h Header) error {
 	return nil
 }
 
-// removePending removes a pending folder's own files and then the folder,
-// which goes only when nothing else is left in it.
+// removePending removes a pending folder's own files (the journal, the
+// marker and the output of the engine the runner started) and then the
+// folder, which goes only when nothing else is left in it.
 func removePending(dir string) error {
-	for _, name := range []string{Name, Marker} {
+	for _, name := range []string{Name, Marker, contract.EngineLog} {
 		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
@@ -136,7 +137,7 @@ func Read(ctx context.Context, dir string, now time.Time) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", err, ErrNotPending)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: its content was read or refused
 	if size > MaxBytes {
 		return nil, fmt.Errorf("%s is %d bytes, larger than a run's journal can be (%d)", path, size, MaxBytes)
 	}
@@ -180,7 +181,7 @@ func readMarker(dir, folder string) (marker, error) {
 		err = decodeStrict(data, &mk)
 	}
 	if err != nil {
-		return mk, fmt.Errorf("%s: %v: %w", path, err, ErrNotPending)
+		return mk, fmt.Errorf("%s: %w: %w", path, err, ErrNotPending)
 	}
 	if mk.Format != Format || mk.Folder != folder {
 		return mk, fmt.Errorf("%s names the folder %q, not %q (a copied or renamed pending folder is not recovered): %w", path, mk.Folder, folder, ErrNotPending)
@@ -205,14 +206,14 @@ func (j *Journal) read(ctx context.Context, r io.Reader) error {
 	var total int64
 	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("stopped (%v)", context.Cause(ctx))
+			return fmt.Errorf("stopped (%w)", context.Cause(ctx))
 		}
 		raw, err := readLine(br, MaxLineBytes)
 		total += int64(len(raw))
 		if total > MaxBytes {
 			return fmt.Errorf("larger than a run's journal can be (%d bytes)", MaxBytes)
 		}
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			if len(bytes.TrimSpace(raw)) > 0 {
 				j.Torn = true
 			}
@@ -241,7 +242,7 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 		if size > limit {
 			return nil, fmt.Errorf("a line longer than %d bytes; no journal line strata writes is", limit)
 		}
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			chunks = append(chunks, bytes.Clone(chunk))
 			continue
 		}

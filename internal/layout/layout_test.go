@@ -38,8 +38,11 @@ func TestReadmeLayoutMatchesTheTree(t *testing.T) {
 	}
 	// Every folder with Go files is listed (or is inside a listed
 	// folder that is not internal/, such as bench/prompts' data).
-	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err // a folder not read is a folder not checked
+		}
+		if !d.IsDir() {
 			return nil
 		}
 		rel, _ := filepath.Rel(root, path)
@@ -63,4 +66,7 @@ func TestReadmeLayoutMatchesTheTree(t *testing.T) {
 		}
 		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -8,10 +8,12 @@ import (
 	"testing"
 )
 
-// TestTheLinterHoldsTheRules: CI runs the pinned golangci-lint, and its
-// configuration holds the rules of ARCHITECTURE.md: forbidigo on the
-// process's streams, environment, exit, wall clock and signals; funlen at
-// 80 lines; revive's exported-doc and package-comment rules.
+// TestTheLinterHoldsTheRules: CI runs the pinned golangci-lint and
+// deadcode, and the linter's configuration holds the rules of
+// ARCHITECTURE.md: forbidigo on the process's streams, environment, exit,
+// wall clock and signals; funlen at 80 lines; revive's exported-doc and
+// package-comment rules; every error handled (errcheck, errorlint, nilerr);
+// nothing dead or needless (unused, unparam, staticcheck); gocognit at 30.
 func TestTheLinterHoldsTheRules(t *testing.T) {
 	t.Parallel()
 	read := func(name string) string { return repoFile(t, name) }
@@ -23,11 +25,18 @@ func TestTheLinterHoldsTheRules(t *testing.T) {
 		t.Error("scripts/lint.sh does not build the linter from tools/lint/go.mod")
 	}
 	if !regexp.MustCompile(`(?m)^\tgithub\.com/golangci/golangci-lint/v2 v2\.15\.0\b`).MatchString(tools) ||
-		!strings.Contains(tools, "tool github.com/golangci/golangci-lint/v2/cmd/golangci-lint") {
+		!isTool(tools, "github.com/golangci/golangci-lint/v2/cmd/golangci-lint") {
 		t.Error("tools/lint/go.mod does not pin golangci-lint v2.15.0 as a tool")
+	}
+	if !regexp.MustCompile(`(?m)^\tgolang\.org/x/tools v0\.52\.0\b`).MatchString(tools) || !isTool(tools, "golang.org/x/tools/cmd/deadcode") {
+		t.Error("tools/lint/go.mod does not pin deadcode (golang.org/x/tools v0.52.0) as a tool")
+	}
+	if !strings.Contains(lint, `"$bin/deadcode" -test ./...`) {
+		t.Error("scripts/lint.sh does not run deadcode -test ./...")
 	}
 	for _, want := range []string{
 		`version: "2"`, "default: none", "- forbidigo", "- funlen", "- revive",
+		"- errcheck", "- errorlint", "- gocognit", "- nilerr", "- staticcheck", "- unparam", "- unused", "min-complexity: 30",
 		`os\.(Stdout|Stderr|Stdin|Getenv|LookupEnv|Environ|Exit|Args)`, `time\.(Now|Since|Until)`, `signal\.(Notify|Ignore)`,
 		"lines: 80", "- name: exported", "- name: package-comments", "max-issues-per-linter: 0",
 	} {
@@ -48,6 +57,12 @@ func TestTheLinterHoldsTheRules(t *testing.T) {
 			t.Errorf(".golangci.yml exempts %s from forbidigo", m[1])
 		}
 	}
+}
+
+// isTool reports whether a go.mod names path in a tool directive, alone
+// or in a tool block.
+func isTool(gomod, path string) bool {
+	return regexp.MustCompile(`(?m)^(tool |\t)` + regexp.QuoteMeta(path) + `$`).MatchString(gomod)
 }
 
 // TestCIBuildsTheRelease: CI runs the release test (which runs

@@ -55,6 +55,11 @@ func (s *Screen) cleaned(text string) string {
 	return s.clean(text)
 }
 
+// put writes to the screen. The screen is what the user watches (a
+// command's stderr): when it cannot be written there is no one left to
+// tell, and the run goes on to write its result folder regardless.
+func (s *Screen) put(text string) { _, _ = io.WriteString(s.w, text) }
+
 // Live reports whether the screen keeps a status line.
 func (s *Screen) Live() bool { return s.live }
 
@@ -80,7 +85,7 @@ func (s *Screen) Status(text string) {
 		return
 	}
 	s.shown = line
-	fmt.Fprint(s.w, "\r\033[K"+line)
+	s.put("\r\033[K" + line)
 }
 
 // Clear removes the status line.
@@ -92,7 +97,7 @@ func (s *Screen) Clear() {
 
 func (s *Screen) clear() {
 	if s.live && s.shown != "" {
-		fmt.Fprint(s.w, "\r\033[K")
+		s.put("\r\033[K")
 		s.shown = ""
 	}
 }
@@ -111,19 +116,19 @@ func (s *Screen) println(text string) {
 		lines[i] = s.cleaned(l)
 	}
 	if !s.live {
-		fmt.Fprintln(s.w, strings.Join(lines, "\n"))
+		s.put(strings.Join(lines, "\n") + "\n")
 		return
 	}
 	shown := s.shown
 	s.clear()
 	for _, l := range lines {
 		for _, w := range Wrap(l, s.Width()-1) {
-			fmt.Fprintln(s.w, w)
+			s.put(w + "\n")
 		}
 	}
 	if shown != "" {
 		s.shown = shown
-		fmt.Fprint(s.w, shown)
+		s.put(shown)
 	}
 }
 

@@ -55,7 +55,7 @@ func Listening(root fs.FS, port int) (*Process, error) {
 	}
 	pids, err := fs.ReadDir(root, "proc")
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotFound, err)
+		return nil, fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
 	for _, e := range pids {
 		pid, err := strconv.Atoi(e.Name())

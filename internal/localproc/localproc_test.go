@@ -21,7 +21,7 @@ func TestListeningFindsThisProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }() // it only had to be listening
 	p, err := Listening(os.DirFS("/"), ln.Addr().(*net.TCPAddr).Port)
 	if err != nil {
 		t.Fatal(err)

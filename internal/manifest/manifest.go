@@ -69,6 +69,13 @@ type Entry struct {
 	ReviewedAt         string   `json:"reviewed_at"`
 	Verification       string   `json:"verification"`
 	ReproductionRunIDs []string `json:"reproduction_run_ids"`
+	// Replaces and ReplacedBy mark a replacement ("changes to results
+	// require a newly reviewed entry/hash; preserve old records or mark
+	// their replacement explicitly"): the new entry names the one it
+	// replaces, the old one, kept, names the one that replaced it. Both are
+	// optional, and absent on an entry that is neither.
+	Replaces   *EntryRef `json:"replaces,omitempty"`
+	ReplacedBy *EntryRef `json:"replaced_by,omitempty"`
 }
 
 // Manifest is bench/approved.json.
@@ -167,7 +174,9 @@ func (r *Repo) File(c *object.Commit, p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rd.Close()
+	// Closing a blob's reader only releases it: the read's outcome is
+	// ReadAll's.
+	defer func() { _ = rd.Close() }()
 	return io.ReadAll(rd)
 }
 
@@ -292,17 +301,20 @@ func (o Options) activated(id string) bool {
 	return false
 }
 
-// Verify checks every entry, and that each reproduction run ID names
-// another approved entry of the manifest that itself verifies.
+// Verify checks every entry, replaced ones included, how the entries mark
+// their replacements, and that each reproduction run ID names another
+// approved entry of the manifest (the run's current one) that itself
+// verifies.
 func (r *Repo) Verify(m *Manifest, o Options) []*Checked {
 	var out []*Checked
 	seen := map[string]int{}
-	for _, e := range m.Entries {
+	marks := replacementProblems(m.Entries)
+	for i, e := range m.Entries {
 		c := r.Check(e, o)
-		if _, dup := seen[e.RunID]; dup {
-			c.Problems = append(c.Problems, "the run ID appears in more than one entry")
+		c.Problems = append(c.Problems, marks[i]...)
+		if j, ok := seen[e.RunID]; !ok || e.Current() || !m.Entries[j].Current() {
+			seen[e.RunID] = len(out)
 		}
-		seen[e.RunID] = len(out)
 		out = append(out, c)
 	}
 	for _, c := range out {
@@ -561,7 +573,7 @@ func (r *Repo) bundleFor(c *object.Commit, id string, o Options) (*fixtures.Bund
 	dir := path.Join("bench", "prompts", protocol.BundleName)
 	files, links, err := r.folderFiles(c, dir)
 	if err != nil {
-		return nil, fmt.Errorf("the bundle of %s at the evidence commit (%s): %v", id, dir, err)
+		return nil, fmt.Errorf("the bundle of %s at the evidence commit (%s): %w", id, dir, err)
 	}
 	for name := range files {
 		if links[name] {
@@ -579,8 +591,11 @@ func (r *Repo) folderFiles(c *object.Commit, dir string) (map[string][]byte, map
 		return nil, nil, err
 	}
 	sub, err := t.Tree(dir)
-	if err != nil {
+	if errors.Is(err, object.ErrDirectoryNotFound) {
 		return nil, nil, fmt.Errorf("%s: %w", dir, ErrNoFile)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	out, links := map[string][]byte{}, map[string]bool{}
 	err = sub.Files().ForEach(func(f *object.File) error {
@@ -606,8 +621,11 @@ func (r *Repo) Folders() (map[string]map[string][]byte, error) {
 		return nil, err
 	}
 	sub, err := t.Tree(ResultsDir)
-	if err != nil {
+	if errors.Is(err, object.ErrDirectoryNotFound) {
 		return map[string]map[string][]byte{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s at %s: %w", ResultsDir, r.Head()[:12], err)
 	}
 	out := map[string]map[string][]byte{}
 	for _, e := range sub.Entries {
@@ -634,31 +652,35 @@ type AddOptions struct {
 	ResultsPath string // bench/results/<folder>/results.json (or the folder)
 	ReviewPR    string
 	ReviewedBy  string
+	// Replaces is the run ID whose current entry the new one replaces (""
+	// for none): the old entry is kept, marked replaced_by.
+	Replaces string
 }
 
 // Add verifies a report on the default branch and returns the manifest with
 // a new entry for it. The evidence commit is the commit that introduced the
 // report's current version. It refuses a draft (not activated) protocol, a
 // partial or nonconforming run, anything that fails verification, and a run
-// already in the manifest.
-func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, *Checked, error) {
+// already in the manifest unless o.Replaces names it (or the run the new
+// one replaces).
+func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, error) {
 	p := strings.TrimSuffix(filepath.ToSlash(o.ResultsPath), "/")
 	if !strings.HasSuffix(p, "/"+contract.ResultsFile) {
 		p += "/" + contract.ResultsFile
 	}
 	if why := badReviewer(o.ReviewedBy); why != "" {
-		return nil, nil, errors.New("--reviewed-by " + why)
+		return nil, errors.New("--reviewed-by " + why)
 	}
 	if why := badReviewPR(o.ReviewPR); why != "" {
-		return nil, nil, fmt.Errorf("--review-pr %q %s", o.ReviewPR, why)
+		return nil, fmt.Errorf("--review-pr %q %s", o.ReviewPR, why)
 	}
 	intro, err := r.Introduced(p)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	data, err := r.File(r.head, p)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var head struct {
 		Run struct {
@@ -669,7 +691,7 @@ func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, *Checked, error) {
 		} `json:"protocol"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", p, err)
+		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	e := Entry{
 		RunID: head.Run.ID, ProtocolID: head.Protocol.ID, ResultsPath: p, ResultsSHA256: sha256Hex(data),
@@ -681,19 +703,24 @@ func (r *Repo) Add(m *Manifest, o AddOptions) (*Manifest, *Checked, error) {
 		c.Problems = append(c.Problems, "the run is partial: this helper approves complete runs only (a partial run is reviewed by hand and never appears as a complete result)")
 	}
 	if !c.OK() {
-		return nil, c, fmt.Errorf("%s cannot be approved:\n  %s", p, strings.Join(c.Problems, "\n  "))
+		return nil, fmt.Errorf("%s cannot be approved:\n  %s", p, strings.Join(c.Problems, "\n  "))
 	}
 	out := &Manifest{Format: Format, SchemaVersion: SchemaVersion, Entries: []Entry{}}
 	if m != nil {
 		out.Entries = append(out.Entries, m.Entries...)
 	}
+	if o.Replaces != "" {
+		if err := replace(out, o.Replaces, &e); err != nil {
+			return nil, err
+		}
+	}
 	for _, x := range out.Entries {
-		if x.RunID == e.RunID {
-			return nil, c, fmt.Errorf("run %s is already in the manifest", e.RunID)
+		if x.RunID == e.RunID && x.Current() {
+			return nil, fmt.Errorf("run %s is already in the manifest (reviewed at %s); a new review of it is added with --replaces %s, which keeps the old entry marked replaced_by", e.RunID, x.ReviewedAt, e.RunID)
 		}
 	}
 	out.Entries = append(out.Entries, e)
-	return out, c, nil
+	return out, nil
 }
 
 // ReadWorktreeManifest reads bench/approved.json from the working tree (a

@@ -3,11 +3,17 @@ package manifest_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/manifest"
@@ -142,7 +148,7 @@ func TestAdd(t *testing.T) {
 		t.Fatal(err)
 	}
 	add := func(role string, activate ...string) (*manifest.Manifest, error) {
-		m, _, err := repo.Add(cur, manifest.AddOptions{Options: opts(t, activate...), ResultsPath: s.Folders[role], ReviewPR: "https://example.invalid/pr/9", ReviewedBy: "maint"})
+		m, err := repo.Add(cur, manifest.AddOptions{Options: opts(t, activate...), ResultsPath: s.Folders[role], ReviewPR: "https://example.invalid/pr/9", ReviewedBy: "maint"})
 		return m, err
 	}
 	m, err := add("unreviewed", protocol.StandInID)
@@ -217,7 +223,7 @@ func TestSimulatorClaimingCompleteIsRefused(t *testing.T) {
 			t.Errorf("the forged entry verifies or fails for another reason: %v", c.Problems)
 		}
 	}
-	_, _, err = repo.Add(&manifest.Manifest{Format: manifest.Format, SchemaVersion: manifest.SchemaVersion, Entries: []manifest.Entry{}},
+	_, err = repo.Add(&manifest.Manifest{Format: manifest.Format, SchemaVersion: manifest.SchemaVersion, Entries: []manifest.Entry{}},
 		manifest.AddOptions{Options: opts(t, protocol.StandInID), ResultsPath: f.Folder, ReviewPR: "https://example.invalid/pr/2", ReviewedBy: "maint"})
 	if err == nil || !strings.Contains(err.Error(), "cannot be approved") || !strings.Contains(err.Error(), "/run/status") {
 		t.Errorf("add: %v", err)
@@ -303,7 +309,7 @@ func TestReviewerNameIsPlainText(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _, err = repo.Add(cur, manifest.AddOptions{Options: opts(t, protocol.StandInID), ResultsPath: s.Folders["unreviewed"],
+		_, err = repo.Add(cur, manifest.AddOptions{Options: opts(t, protocol.StandInID), ResultsPath: s.Folders["unreviewed"],
 			ReviewPR: "https://example.invalid/pr/9", ReviewedBy: x.name})
 		if err == nil || !strings.Contains(err.Error(), "--reviewed-by") || strings.ContainsAny(err.Error(), "\x1b\u202e\u0085") {
 			t.Errorf("add with --reviewed-by %q: %v", x.name, err)
@@ -334,4 +340,71 @@ func approvedA4000(t *testing.T) (*submissions.Scenario, *manifest.Repo, manifes
 	}
 	t.Fatal("no entry for approvedA4000")
 	return nil, nil, manifest.Entry{}
+}
+
+// TestFoldersReportsABrokenTree: a tree under bench/results that cannot be
+// read is that error, not a repository without result folders nor a
+// folder that is absent.
+func TestFoldersReportsABrokenTree(t *testing.T) {
+	t.Parallel()
+	for _, broken := range []string{"bench/results", "bench/results/2026-11-01-run"} {
+		t.Run(broken, func(t *testing.T) {
+			t.Parallel()
+			repo, err := manifest.Open(repoWithBrokenTree(t, broken))
+			if err != nil {
+				t.Fatal(err)
+			}
+			folders, err := repo.Folders()
+			if err == nil || !strings.Contains(err.Error(), broken) || errors.Is(err, manifest.ErrNoFile) {
+				t.Errorf("Folders() = %d folders, error %v; want the read error naming %s", len(folders), err, broken)
+			}
+		})
+	}
+}
+
+// repoWithBrokenTree is a repository whose one commit on main holds, at
+// path broken, a tree object whose one entry has no valid file mode.
+func repoWithBrokenTree(t *testing.T, broken string) string {
+	t.Helper()
+	dir := t.TempDir()
+	r, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{InitOptions: git.InitOptions{DefaultBranch: "refs/heads/main"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := storeObject(t, r, func(o plumbing.EncodedObject) error {
+		o.SetType(plumbing.TreeObject)
+		w, err := o.Writer()
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(append([]byte("zzz broken\x00"), make([]byte, 20)...)); err != nil {
+			return err
+		}
+		return w.Close()
+	})
+	names := strings.Split(broken, "/")
+	for i := len(names) - 1; i >= 0; i-- {
+		h = storeObject(t, r, (&object.Tree{Entries: []object.TreeEntry{{Name: names[i], Mode: filemode.Dir, Hash: h}}}).Encode)
+	}
+	sig := object.Signature{Name: "Maintainer", Email: "m@strata.invalid", When: checkedAt}
+	commit := storeObject(t, r, (&object.Commit{Author: sig, Committer: sig, Message: "broken", TreeHash: h}).Encode)
+	if err := r.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName("main"), commit)); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// storeObject writes the object encode fills into r's object store and
+// returns its hash.
+func storeObject(t *testing.T, r *git.Repository, encode func(plumbing.EncodedObject) error) plumbing.Hash {
+	t.Helper()
+	o := r.Storer.NewEncodedObject()
+	if err := encode(o); err != nil {
+		t.Fatal(err)
+	}
+	h, err := r.Storer.SetEncodedObject(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

@@ -176,66 +176,88 @@ func Rounds(reqs []contract.Request, timing map[string]RoundTiming) ([]contract.
 	missing := map[string]string{}
 	out := []contract.Round{}
 	for round := 1; round <= protocol.ConcurrencyRounds; round++ {
-		r := contract.Round{Round: round, RequestIDs: []string{}}
-		var total int64
-		countKnown, any := true, false
-		var end float64
-		dispatched, endUnknown := false, false
-		for i := range reqs {
-			q := &reqs[i]
-			if q.Phase != string(protocol.PhaseConcurrency) || q.Round == nil || *q.Round != round {
-				continue
-			}
-			r.RequestIDs = append(r.RequestIDs, q.ID)
-			if q.Status == contract.Failed {
-				r.Failed++
-			}
-			if t, ok := timing[q.ID]; ok && t.Dispatched {
-				dispatched = true
-				endUnknown = endUnknown || t.EndUnknown
-				end = math.Max(end, t.Offset+t.Total)
-			}
-			if q.Status == contract.Completed || q.Status == contract.Truncated {
-				any = true
-				if q.Tokens.OutputTokens == nil {
-					countKnown = false
-				} else {
-					total += *q.Tokens.OutputTokens
-				}
-			}
-		}
-		if len(r.RequestIDs) == 0 {
+		t := tallyRound(round, reqs, timing)
+		if len(t.r.RequestIDs) == 0 {
 			continue
 		}
-		idx := len(out)
-		switch {
-		case endUnknown:
-			missing[contract.Pointer("concurrency_rounds", idx, "wall_s")] = "a request of this round was in flight when the runner stopped: the round's end is unknown"
-		case dispatched:
-			r.WallS = &end
-		default:
-			missing[contract.Pointer("concurrency_rounds", idx, "wall_s")] = "no request of this round was dispatched"
-		}
-		switch {
-		case !any:
-			missing[contract.Pointer("concurrency_rounds", idx, "output_tokens")] = "no request of this round completed or reached the cap"
-		case !countKnown:
-			missing[contract.Pointer("concurrency_rounds", idx, "output_tokens")] = "a completed or capped request of this round lacks usage.completion_tokens"
-		default:
-			r.OutputTokens = &total
-		}
-		switch {
-		case r.OutputTokens == nil || r.WallS == nil:
-			missing[contract.Pointer("concurrency_rounds", idx, "aggregate_tps")] = "output_tokens or wall_s is null"
-		case *r.WallS == 0:
-			missing[contract.Pointer("concurrency_rounds", idx, "aggregate_tps")] = "wall_s is 0"
-		default:
-			v := float64(*r.OutputTokens) / *r.WallS
-			r.AggregateTPS = &v
-		}
-		out = append(out, r)
+		out = append(out, t.finish(len(out), missing))
 	}
 	return out, missing
+}
+
+// roundTally is what one round's requests show.
+type roundTally struct {
+	r     contract.Round
+	total int64 // output tokens of its completed and capped requests
+	// countKnown is false when one of those lacks its count, and counted
+	// true when there is one.
+	countKnown, counted bool
+	// end is its last termination, of the requests dispatched (if any);
+	// endUnknown is set when one was lost in flight.
+	end                    float64
+	dispatched, endUnknown bool
+}
+
+// tallyRound reads the requests of one round.
+func tallyRound(round int, reqs []contract.Request, timing map[string]RoundTiming) roundTally {
+	t := roundTally{r: contract.Round{Round: round, RequestIDs: []string{}}, countKnown: true}
+	for i := range reqs {
+		q := &reqs[i]
+		if q.Phase != string(protocol.PhaseConcurrency) || q.Round == nil || *q.Round != round {
+			continue
+		}
+		t.r.RequestIDs = append(t.r.RequestIDs, q.ID)
+		if q.Status == contract.Failed {
+			t.r.Failed++
+		}
+		if rt, ok := timing[q.ID]; ok && rt.Dispatched {
+			t.dispatched = true
+			t.endUnknown = t.endUnknown || rt.EndUnknown
+			t.end = math.Max(t.end, rt.Offset+rt.Total)
+		}
+		if q.Status == contract.Completed || q.Status == contract.Truncated {
+			t.counted = true
+			if q.Tokens.OutputTokens == nil {
+				t.countKnown = false
+			} else {
+				t.total += *q.Tokens.OutputTokens
+			}
+		}
+	}
+	return t
+}
+
+// finish is the round, the idx-th of concurrency_rounds, with its wall
+// time, output tokens and aggregate rate, each null with its reason in
+// missing where the requests cannot give it.
+func (t roundTally) finish(idx int, missing map[string]string) contract.Round {
+	r := t.r
+	switch {
+	case t.endUnknown:
+		missing[contract.Pointer("concurrency_rounds", idx, "wall_s")] = "a request of this round was in flight when the runner stopped: the round's end is unknown"
+	case t.dispatched:
+		r.WallS = &t.end
+	default:
+		missing[contract.Pointer("concurrency_rounds", idx, "wall_s")] = "no request of this round was dispatched"
+	}
+	switch {
+	case !t.counted:
+		missing[contract.Pointer("concurrency_rounds", idx, "output_tokens")] = "no request of this round completed or reached the cap"
+	case !t.countKnown:
+		missing[contract.Pointer("concurrency_rounds", idx, "output_tokens")] = "a completed or capped request of this round lacks usage.completion_tokens"
+	default:
+		r.OutputTokens = &t.total
+	}
+	switch {
+	case r.OutputTokens == nil || r.WallS == nil:
+		missing[contract.Pointer("concurrency_rounds", idx, "aggregate_tps")] = "output_tokens or wall_s is null"
+	case *r.WallS == 0:
+		missing[contract.Pointer("concurrency_rounds", idx, "aggregate_tps")] = "wall_s is 0"
+	default:
+		v := float64(*r.OutputTokens) / *r.WallS
+		r.AggregateTPS = &v
+	}
+	return r
 }
 
 // Samples returns the values a summary was made of, in the order of its

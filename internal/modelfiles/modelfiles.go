@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,9 +53,9 @@ func Shards(path string) ([]string, error) {
 	if m == nil {
 		return []string{path}, nil
 	}
-	var i, n int
-	fmt.Sscanf(m[2], "%d", &i)
-	fmt.Sscanf(m[3], "%d", &n)
+	// Both are five digits (shardRE), so they always parse.
+	i, _ := strconv.Atoi(m[2])
+	n, _ := strconv.Atoi(m[3])
 	switch {
 	case n < 1 || i < 1 || i > n:
 		return nil, fmt.Errorf("%s names shard %d of %d, which cannot exist", filepath.Base(path), i, n)
@@ -307,7 +308,7 @@ func checkMagic(path string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	head := make([]byte, len(ggufMagic))
 	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head, ggufMagic) {
 		return fmt.Errorf("%w: %s does not start with the GGUF magic", ErrNotModel, filepath.Base(path))
@@ -326,7 +327,7 @@ func hashFile(ctx context.Context, path string, buf []byte, done *atomic.Int64) 
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	h := sha256.New()
 	for {
 		if err := ctx.Err(); err != nil {

@@ -41,8 +41,8 @@ func TestShards(t *testing.T) {
 func TestOnlyModelFilesAreHashed(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "fake.gguf"), []byte("root:x:0:0:root:/root:/bin/bash\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "real.gguf"), []byte("GGUF\x03\x00\x00\x00"), 0o644)
+	writeFile(t, filepath.Join(dir, "fake.gguf"), []byte("root:x:0:0:root:/root:/bin/bash\n"))
+	writeFile(t, filepath.Join(dir, "real.gguf"), []byte("GGUF\x03\x00\x00\x00"))
 	cache, _ := OpenCache(filepath.Join(dir, "cache.json"))
 	res, _ := Hash(context.Background(), []Candidate{{Path: filepath.Join(dir, "fake.gguf")}, {Path: "/etc/passwd"}, {Path: filepath.Join(dir, "real.gguf")}}, Options{Cache: cache})
 	for _, r := range res[:2] {
@@ -69,8 +69,10 @@ func TestFindAndHash(t *testing.T) {
 		"draft.gguf": "GGUF draft", "extra.bin": "GGUF x",
 	}
 	for n, c := range files {
-		os.MkdirAll(filepath.Dir(filepath.Join(dir, n)), 0o755)
-		os.WriteFile(filepath.Join(dir, n), []byte(c), 0o644)
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, n)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, n), []byte(c))
 	}
 	cands, problems := Find(Sources{ModelPath: filepath.Join(dir, "pack/q-00001-of-00002.gguf"),
 		EngineArgs: []string{"-m", "pack/q-00002-of-00002.gguf", "--model-draft=draft.gguf", "-c", "4096"}, EngineDir: dir,
@@ -95,9 +97,11 @@ func TestFindAndHash(t *testing.T) {
 	}
 	// Unchanged: from the cache. Changed: hashed again. --rehash: all again.
 	cache2, _ := OpenCache(cachePath)
-	os.WriteFile(filepath.Join(dir, "draft.gguf"), []byte("GGUF draft v2"), 0o644)
+	writeFile(t, filepath.Join(dir, "draft.gguf"), []byte("GGUF draft v2"))
 	future := time.Now().Add(time.Hour)
-	os.Chtimes(filepath.Join(dir, "draft.gguf"), future, future)
+	if err := os.Chtimes(filepath.Join(dir, "draft.gguf"), future, future); err != nil {
+		t.Fatal(err)
+	}
 	res, _ = Hash(context.Background(), cands, Options{Cache: cache2})
 	for _, r := range res {
 		if wantCached := filepath.Base(r.Path) != "draft.gguf"; r.FromCache != wantCached || r.ComputedAt.IsZero() {
@@ -109,6 +113,14 @@ func TestFindAndHash(t *testing.T) {
 		if r.FromCache {
 			t.Errorf("--rehash: %s came from the cache", r.Name)
 		}
+	}
+}
+
+// writeFile writes a test's file or ends the test.
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -124,7 +136,7 @@ func TestProgress(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "big.gguf")
-	os.WriteFile(p, append([]byte("GGUF"), make([]byte, 9<<20-4)...), 0o644)
+	writeFile(t, p, append([]byte("GGUF"), make([]byte, 9<<20-4)...))
 	var last [2]int64
 	Hash(context.Background(), []Candidate{{Path: p}}, Options{Progress: func(d, tot int64) { last = [2]int64{d, tot} }})
 	if last[0] != 9<<20 || last[1] != 9<<20 {
@@ -140,7 +152,7 @@ func TestRecordedNameIsTheFileName(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	local := filepath.Join(dir, `models\Qwen3-8B.gguf`)
-	os.WriteFile(local, []byte("GGUF\x03\x00\x00\x00"), 0o644)
+	writeFile(t, local, []byte("GGUF\x03\x00\x00\x00"))
 	res, _ := Hash(context.Background(), []Candidate{{Path: local}, {Path: filepath.Join(dir, `C:\Users\tom\models\Qwen3-8B-Q4_K_M.gguf`)}}, Options{})
 	for i, want := range []string{"Qwen3-8B.gguf", "Qwen3-8B-Q4_K_M.gguf"} {
 		if res[i].Name != want {
@@ -159,7 +171,7 @@ func TestCacheKeysOnTheChangeTime(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "m.gguf")
-	os.WriteFile(path, []byte("GGUF weights one"), 0o644)
+	writeFile(t, path, []byte("GGUF weights one"))
 	before, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
@@ -173,8 +185,10 @@ func TestCacheKeysOnTheChangeTime(t *testing.T) {
 	if !changeTimeMoves(t, dir, before) {
 		t.Skip("this system keeps no change time")
 	}
-	os.WriteFile(path, []byte("GGUF weights two"), 0o644) // the same size
-	os.Chtimes(path, before.ModTime(), before.ModTime())
+	writeFile(t, path, []byte("GGUF weights two")) // the same size
+	if err := os.Chtimes(path, before.ModTime(), before.ModTime()); err != nil {
+		t.Fatal(err)
+	}
 	if after, _ := os.Stat(path); after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) {
 		t.Fatalf("size and mtime were not put back: %d %v", after.Size(), after.ModTime())
 	}

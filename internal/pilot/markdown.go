@@ -32,9 +32,15 @@ func (r *Report) WriteJSON(w io.Writer) error {
 
 // WriteMarkdown writes the report as Markdown: the checklists, the
 // folders' table, each folder's evidence, then the sanity outcomes and
-// failures across folders.
-func (r *Report) WriteMarkdown(w io.Writer) {
-	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+// failures across folders. It returns the first write error, after which
+// it writes nothing more.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	var err error
+	p := func(format string, a ...any) {
+		if err == nil {
+			_, err = fmt.Fprintf(w, format, a...)
+		}
+	}
 	valid := r.valid()
 	p("# Pilot evidence: %s\n\n", humanize.Count(len(r.Folders), "result folder", "result folders"))
 	invalid := len(r.Invalid())
@@ -57,6 +63,7 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		writeSanityAcross(p, r.Sanity, valid)
 		writeFailuresAcross(p, r.Failures, valid)
 	}
+	return err
 }
 
 func md(s string) string { return escape.Markdown(s) }

@@ -561,7 +561,7 @@ func ResultsEnergy(r *contract.Results) []CaseEnergy {
 	}
 	var out []CaseEnergy
 	for _, c := range protocol.PerformanceCases() {
-		ce := CaseEnergy{Phase: string(protocol.PhasePerformance), CaseID: c, Source: e.Source}
+		ce := CaseEnergy{Phase: string(protocol.PhasePerformance), CaseID: c, Source: e.SourceName()}
 		if s := e.Summary(c, contract.MetricJoules); s != nil {
 			ce.MedianJ, ce.MinJ, ce.MaxJ, ce.N = s.Median, s.Min, s.Max, s.N
 		}

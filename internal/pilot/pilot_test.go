@@ -2,6 +2,8 @@ package pilot
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -307,7 +309,9 @@ func TestLengthRule(t *testing.T) {
 	request(r, "performance-prompt-16k-r1").Status = contract.Truncated
 	rep := Build([]Input{input("baseline", r)}, Options{})
 	var md strings.Builder
-	rep.WriteMarkdown(&md)
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{
 		"| prompt-4k | 0/3 | 4,089, 4,200, 4,089 | **outside** 2 % of 4,096: performance-prompt-4k-r2 has 4,200 tokens (+2.54 %) |",
 		"| prompt-16k | 1/3 | 16,384 (×3) | within 2 % of 16,384 (largest deviation +0.00 %) |",
@@ -335,7 +339,9 @@ func TestEnergySeam(t *testing.T) {
 	}
 	rep := Build([]Input{input("baseline", folder(t, "baseline")), input("partial", folder(t, "partial"))}, Options{Energy: reader})
 	var md strings.Builder
-	rep.WriteMarkdown(&md)
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
 	if n := strings.Count(md.String(), "| Energy | Case |"); n != 1 || !strings.Contains(md.String(), "| performance | short | nvidia-smi | 12.5 (12.5–12.5, n=3) | not measured |") {
 		t.Errorf("%d energy tables:\n%s", n, md.String())
 	}
@@ -348,7 +354,9 @@ func TestEnergySeam(t *testing.T) {
 	}
 	rep = Build([]Input{input("baseline", folder(t, "baseline"))}, Options{})
 	md.Reset()
-	rep.WriteMarkdown(&md)
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
 	if strings.Contains(md.String(), "Energy") {
 		t.Error("energy shown without a reader")
 	}
@@ -392,12 +400,28 @@ func TestCopiedFolderCountsOnce(t *testing.T) {
 				t.Errorf("a copy is listed as invalid: %+v", rep.Invalid())
 			}
 			var md strings.Builder
-			rep.WriteMarkdown(&md)
+			if err := rep.WriteMarkdown(&md); err != nil {
+				t.Fatal(err)
+			}
 			for _, says := range []string{"#2 `copy`: a copy of #1", "1 valid (and 1 copy of one of them, counted once), 0 not valid"} {
 				if (c.copyOf != "") != strings.Contains(md.String(), says) {
 					t.Errorf("the Markdown says %q: %v", says, strings.Contains(md.String(), says))
 				}
 			}
 		})
+	}
+}
+
+// TestMarkdownReturnsTheWriteError: a failed write is the Markdown's
+// error.
+func TestMarkdownReturnsTheWriteError(t *testing.T) {
+	t.Parallel()
+	rep := Build([]Input{input("baseline", folder(t, "baseline"))}, Options{})
+	// A pipe whose reader is gone fails every write, as a closed terminal
+	// does.
+	pr, pw := io.Pipe()
+	_ = pr.Close() // a pipe's Close always returns nil
+	if err := rep.WriteMarkdown(pw); !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("WriteMarkdown on a closed pipe: %v, want %v", err, io.ErrClosedPipe)
 	}
 }

@@ -75,8 +75,8 @@ func TestNvidiaSmiStream(t *testing.T) {
 	clk := &fakeClock{}
 	s := Start(context.Background(), src, []int{0, 1}, 100*time.Millisecond, clk.now, nil)
 	go func() {
-		io.WriteString(pw, "0, 61.20\n1, 35.10\n7, 99.00\n0, 62.00\n1, 36.00\n")
-		io.WriteString(pw, "0, [N/A]\n")
+		play(pw, "0, 61.20\n1, 35.10\n7, 99.00\n0, 62.00\n1, 36.00\n")
+		play(pw, "0, [N/A]\n")
 	}()
 	s.WaitBaseline(context.Background(), 2, time.Hour)
 	<-s.done
@@ -204,7 +204,7 @@ func TestPowermetricsWithoutPassword(t *testing.T) {
 		t.Fatalf("%v %q", src, why)
 	}
 	s := Start(context.Background(), src, []int{0}, DefaultInterval, (&fakeClock{}).now, nil)
-	go io.WriteString(pw, "*** Sampled system activity\n\n**** GPU usage ****\nGPU HW active frequency: 444 MHz\nGPU Power: 1234 mW\nGPU Power: 56 mW\n")
+	go play(pw, "*** Sampled system activity\n\n**** GPU usage ****\nGPU HW active frequency: 444 MHz\nGPU Power: 1234 mW\nGPU Power: 56 mW\n")
 	s.WaitBaseline(context.Background(), 2, time.Hour)
 	tr := s.Stop()
 	if len(tr.Samples) != 2 || tr.Samples[0].W != 1.234 || tr.Samples[1].W != 0.056 || tr.Stopped != "" {
@@ -221,15 +221,21 @@ func TestStopAfterWaitsForTheRunsEnd(t *testing.T) {
 	src, _ := Choose(context.Background(), Inputs{GPUs: []int{0}, GPUSource: "nvidia-smi", Runner: tl})
 	clk := &fakeClock{}
 	s := Start(context.Background(), src, []int{0}, DefaultInterval, clk.now, nil)
-	io.WriteString(pw, "0, 10\n")
+	play(pw, "0, 10\n")
 	s.WaitBaseline(context.Background(), 1, time.Hour)
 	end := clk.now()
-	go io.WriteString(pw, "0, 20\n")
+	go play(pw, "0, 20\n")
 	tr := s.StopAfter(context.Background(), end, time.Hour)
 	if len(tr.Samples) != 2 || tr.Samples[1].At.Before(end) {
 		t.Fatalf("samples %+v, end %v", tr.Samples, end)
 	}
 }
+
+// play writes what the tool prints into the pipe that stands for its
+// output. Once the source has stopped (a line that is no reading stops it)
+// nothing reads the pipe and a write fails, as the real tool's would; the
+// tests read the trace, not the writes.
+func play(w io.Writer, text string) { _, _ = io.WriteString(w, text) }
 
 // silent is a source that never reads and never ends.
 type silent struct{}
@@ -262,7 +268,7 @@ func TestNvidiaSmiReadingsOutOfRangeAreDropped(t *testing.T) {
 		t.Fatal(why)
 	}
 	s := Start(context.Background(), src, []int{0}, DefaultInterval, (&fakeClock{t: time.Unix(0, 0)}).now, nil)
-	go io.WriteString(pw, "0, 61.20\n0, nan\n0, NaN\n0, inf\n0, -Inf\n0, 2e308\n0, -5\n0, 1e308\n0, 10000.5\n0, 10000\n0, 0\n0, [N/A]\n")
+	go play(pw, "0, 61.20\n0, nan\n0, NaN\n0, inf\n0, -Inf\n0, 2e308\n0, -5\n0, 1e308\n0, 10000.5\n0, 10000\n0, 0\n0, [N/A]\n")
 	<-s.done
 	tr := s.Stop()
 	var got []float64

@@ -116,7 +116,9 @@ type nvmlSource struct {
 func (nvmlSource) Name() string { return "NVML nvmlDeviceGetPowerUsage" }
 
 func (n nvmlSource) Read(ctx context.Context, tick <-chan time.Time, emit func(int, float64)) error {
-	defer n.lib.Close()
+	// The readings are taken by the time NVML shuts down: its error
+	// changes none of them.
+	defer func() { _ = n.lib.Close() }()
 	return poll(ctx, tick, func() error {
 		for _, gpu := range n.gpus {
 			w, err := n.lib.PowerW(gpu)
@@ -178,7 +180,9 @@ func streamLines(ctx context.Context, st probe.Streamer, name string, args []str
 	if err != nil {
 		return err
 	}
-	defer out.Close()
+	// Closing stops the tool on purpose: what it says then is nothing
+	// the readings depend on.
+	defer func() { _ = out.Close() }()
 	sc := bufio.NewScanner(out)
 	for n := 1; sc.Scan(); n++ {
 		if n > LinesPerTick {
@@ -241,10 +245,9 @@ func amd(ctx context.Context, in Inputs) (Source, string) {
 func (a amdSMI) Read(ctx context.Context, tick <-chan time.Time, emit func(int, float64)) error {
 	return poll(ctx, tick, func() error {
 		got, err := amdPower(ctx, a.r)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
+		// A tool cut short because the run ended is no failure of the
+		// source: it reads nothing more, and poll ends at ctx's end.
+		if err != nil && ctx.Err() == nil {
 			return fmt.Errorf("amd-smi metric --power: %w", err)
 		}
 		for _, g := range got {

@@ -69,8 +69,8 @@ func Warnings(c *contract.ContextFit) []string {
 func FixtureLine(f contract.PreflightFixture) string {
 	var parts []string
 	switch {
-	case f.Problem != "" && f.EngineTokens == nil && !f.RenderingAgrees && f.FirstDifference == nil:
-		return fmt.Sprintf("%-28s not checked: %s", f.RequestID, escape.Line(f.Problem))
+	case f.Outcome() == contract.OutcomeNotChecked && !f.RenderingAgrees:
+		return fmt.Sprintf("%-28s %s: %s", f.RequestID, contract.OutcomeNotChecked, escape.Line(f.Problem))
 	case f.RenderingAgrees:
 		parts = append(parts, "rendering agrees")
 	case f.RenderingUnchecked:
@@ -80,7 +80,7 @@ func FixtureLine(f contract.PreflightFixture) string {
 	}
 	switch {
 	case f.EngineTokens == nil:
-		parts = append(parts, "tokens not checked: "+escape.Line(f.Problem))
+		parts = append(parts, "tokens "+contract.OutcomeNotChecked+": "+escape.Line(f.Problem))
 	case *f.EngineTokens == f.FrozenTokens:
 		parts = append(parts, fmt.Sprintf("%d tokens", f.FrozenTokens))
 	default:
@@ -89,9 +89,9 @@ func FixtureLine(f contract.PreflightFixture) string {
 	if f.LengthRule != "" {
 		parts = append(parts, f.LengthRule)
 	}
-	verdict := "agree"
-	if !f.Agree {
-		verdict = "DIFFER"
+	verdict := f.Outcome()
+	if verdict == contract.OutcomeDiffer {
+		verdict = strings.ToUpper(verdict)
 	}
 	return fmt.Sprintf("%-28s %-6s %s", f.RequestID, verdict, strings.Join(parts, "; "))
 }
@@ -101,7 +101,7 @@ func Summary(r *contract.Preflight) []string {
 	if !r.Verifiable {
 		return []string{"preflight not verifiable: " + escape.Line(r.Reason)}
 	}
-	out := []string{r.TemplateLine(), fmt.Sprintf("%d fixtures: %d agree, %d differ", len(r.Fixtures), r.Agree, r.Differ)}
+	out := []string{r.TemplateLine(), r.Tally()}
 	if r.Stopped != "" {
 		out = append(out, escape.Line(r.Stopped))
 	}
@@ -165,10 +165,9 @@ func Check(ctx context.Context, in Input) *contract.Preflight {
 	if in.ContextTokens != nil {
 		r.Context = FitContext(in.Bundle, *in.ContextTokens)
 	}
-	switch {
-	case in.EngineTemplate == "":
+	if in.EngineTemplate == "" {
 		r.TemplateNote = "the engine does not reveal its chat template (/props chat_template)"
-	default:
+	} else {
 		sum := sha256.Sum256([]byte(in.EngineTemplate))
 		r.EngineTemplateSHA256 = hex.EncodeToString(sum[:])
 		r.TemplateAgrees = r.EngineTemplateSHA256 == in.TemplateSHA256

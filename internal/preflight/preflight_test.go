@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,11 +17,10 @@ import (
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
-	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/simengine"
 )
 
-func setup(t *testing.T, sc *simengine.Scenario) (Input, *fixtures.Bundle) {
+func setup(t *testing.T, sc *simengine.Scenario) Input {
 	t.Helper()
 	b, err := prompts.Bundle()
 	if err != nil {
@@ -39,20 +39,38 @@ func setup(t *testing.T, sc *simengine.Scenario) (Input, *fixtures.Bundle) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { sim.Close() })
+	t.Cleanup(func() { closeSim(t, sim) })
 	engineTemplate := string(src)
 	if sc != nil {
 		if raw, ok := sc.Props["chat_template"]; ok {
-			json.Unmarshal(raw, &engineTemplate)
+			if err := json.Unmarshal(raw, &engineTemplate); err != nil {
+				t.Fatalf("the scenario's chat_template: %v", err)
+			}
 		}
 	}
 	return Input{Client: client.New(client.Options{BaseURL: url}), Dialect: dialect.Dialect{Engine: dialect.LlamaCpp, Build: 10470},
-		Bundle: b, Template: tmpl, TemplateSHA256: sum, EngineTemplate: engineTemplate}, b
+		Bundle: b, Template: tmpl, TemplateSHA256: sum, EngineTemplate: engineTemplate}
+}
+
+func closeSim(t *testing.T, sim *simengine.Server) {
+	t.Helper()
+	if err := sim.Close(); err != nil {
+		t.Errorf("closing the simulated engine: %v", err)
+	}
+}
+
+// answer writes b as a test server's answer; a write the client did not
+// take fails the test.
+func answer(t *testing.T, w io.Writer, b []byte) {
+	t.Helper()
+	if _, err := w.Write(b); err != nil {
+		t.Errorf("the test server's answer: %v", err)
+	}
 }
 
 func TestAgrees(t *testing.T) {
 	t.Parallel()
-	in, _ := setup(t, nil)
+	in := setup(t, nil)
 	var lines []string
 	in.Progress = func(done, total int, f contract.PreflightFixture) { lines = append(lines, FixtureLine(f)) }
 	r := Check(context.Background(), in)
@@ -76,7 +94,7 @@ func TestTemplateDiffers(t *testing.T) {
 	// The same template with the tool block's heading changed.
 	other := strings.Replace(string(src), "# Tools", "# Functions", 1)
 	quoted, _ := json.Marshal(other)
-	in, _ := setup(t, &simengine.Scenario{Props: map[string]json.RawMessage{"chat_template": quoted}})
+	in := setup(t, &simengine.Scenario{Props: map[string]json.RawMessage{"chat_template": quoted}})
 	r := Check(context.Background(), in)
 	if r.OK() || r.TemplateAgrees || r.Differ != 4 {
 		t.Fatalf("agree %d differ %d template %v", r.Agree, r.Differ, r.TemplateAgrees)
@@ -96,7 +114,7 @@ func TestTemplateDiffers(t *testing.T) {
 // breaks the 2 % rule, which is said before the run.
 func TestCountDiffers(t *testing.T) {
 	t.Parallel()
-	in, _ := setup(t, &simengine.Scenario{TokenizeSkew: map[string]int{"performance-prompt-4k-r2": 200, "sanity-I1": -1}})
+	in := setup(t, &simengine.Scenario{TokenizeSkew: map[string]int{"performance-prompt-4k-r2": 200, "sanity-I1": -1}})
 	r := Check(context.Background(), in)
 	if r.OK() || r.Differ != 2 {
 		t.Fatalf("%+v", Summary(r))
@@ -114,7 +132,7 @@ func TestCountDiffers(t *testing.T) {
 
 func TestNotVerifiable(t *testing.T) {
 	t.Parallel()
-	in, _ := setup(t, &simengine.Scenario{NoTemplateEndpoints: true})
+	in := setup(t, &simengine.Scenario{NoTemplateEndpoints: true})
 	r := Check(context.Background(), in)
 	if r.OK() || r.Verifiable || !strings.Contains(r.Reason, "no POST /apply-template (HTTP 404)") || len(r.Fixtures) != 0 {
 		t.Fatalf("%+v", r)
@@ -183,7 +201,7 @@ func TestOtherEngines(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { sim.Close() })
+			t.Cleanup(func() { closeSim(t, sim) })
 			r := Check(context.Background(), Input{Client: client.New(client.Options{BaseURL: url}), Dialect: dialect.Dialect{Engine: c.engine},
 				Bundle: b, Template: tmpl, TemplateSHA256: sum})
 			if c.reason != "" {
@@ -228,7 +246,7 @@ func TestOtherEngines(t *testing.T) {
 // route, and leaves the rest unchecked.
 func TestStopsAtTheFirstRouteThatTimesOut(t *testing.T) {
 	t.Parallel()
-	in, _ := setup(t, nil)
+	in := setup(t, nil)
 	var calls atomic.Int32
 	stop := make(chan struct{})
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -240,7 +258,7 @@ func TestStopsAtTheFirstRouteThatTimesOut(t *testing.T) {
 			}
 			return
 		}
-		w.Write([]byte(`{"prompt":"a rendering"}`)) // /apply-template answers at once
+		answer(t, w, []byte(`{"prompt":"a rendering"}`)) // /apply-template answers at once
 	}))
 	defer hang.Close()
 	defer close(stop)
@@ -259,7 +277,7 @@ func TestStopsAtTheFirstRouteThatTimesOut(t *testing.T) {
 // deadline, however slowly each answer comes.
 func TestOverallDeadline(t *testing.T) {
 	t.Parallel()
-	in, _ := setup(t, nil)
+	in := setup(t, nil)
 	in.Deadline = time.Nanosecond
 	r := Check(context.Background(), in)
 	if r.OK() || !strings.Contains(r.Stopped, "it had taken its whole") {
@@ -282,11 +300,13 @@ func TestRenderSamplingOtherwise(t *testing.T) {
 		var m map[string]any
 		if r.URL.Path == "/v1/chat/completions/render" && json.Unmarshal(rec.Body.Bytes(), &m) == nil {
 			m["sampling_params"].(map[string]any)["temperature"] = 0.6
-			json.NewEncoder(w).Encode(m)
+			if err := json.NewEncoder(w).Encode(m); err != nil {
+				t.Errorf("the test server's answer: %v", err)
+			}
 			return
 		}
 		w.WriteHeader(rec.Code)
-		w.Write(rec.Body.Bytes())
+		answer(t, w, rec.Body.Bytes())
 	}))
 	defer srv.Close()
 	r := Check(context.Background(), Input{Client: client.New(client.Options{BaseURL: srv.URL}), Dialect: dialect.Dialect{Engine: dialect.VLLM},
@@ -336,7 +356,7 @@ func TestExcerptsAreRedactedBeforeTheyAreCut(t *testing.T) {
 	const token = "ghp_R8m2kQv7Xz4Lp9Tw3Nb6Yc1Hd5Fg0Ja8Se2U"
 	other := strings.Replace(string(src), "# Tools", "# "+token+" Tools", 1)
 	quoted, _ := json.Marshal(other)
-	in, _ := setup(t, &simengine.Scenario{Props: map[string]json.RawMessage{"chat_template": quoted}})
+	in := setup(t, &simengine.Scenario{Props: map[string]json.RawMessage{"chat_template": quoted}})
 	r := Check(context.Background(), in)
 	if r.Differ != 4 {
 		t.Fatalf("differ %d, want the 4 tool cases", r.Differ)
@@ -356,12 +376,41 @@ func TestExcerptsAreRedactedBeforeTheyAreCut(t *testing.T) {
 	body := strings.Repeat("x", 186) + " token " + token
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(500)
-		fmt.Fprint(w, body)
+		answer(t, w, []byte(body))
 	}))
 	defer srv.Close()
 	in.Client = client.New(client.Options{BaseURL: srv.URL})
 	r = Check(context.Background(), in)
 	if len(r.Fixtures) == 0 || strings.Contains(r.Fixtures[0].Problem, "ghp_") || !strings.Contains(r.Fixtures[0].Problem, "HTTP 500") {
 		t.Errorf("first fixture %+v", r.Fixtures[:min(1, len(r.Fixtures))])
+	}
+}
+
+// TestOutcomeWords (issue 48): a fixture's line and the tally say agree,
+// DIFFER or not checked as contract.PreflightFixture.Outcome does (the
+// README's words): a fixture whose count could not be had is not
+// checked, even where its rendering agrees; one shown to differ differs.
+func TestOutcomeWords(t *testing.T) {
+	t.Parallel()
+	n, at := 30, 7
+	for _, c := range []struct {
+		name string
+		f    contract.PreflightFixture
+		word string
+	}{
+		{"agrees", contract.PreflightFixture{RequestID: "warmup", Agree: true, RenderingAgrees: true, EngineTokens: &n, FrozenTokens: 30}, "agree"},
+		{"rendering differs, count failed", contract.PreflightFixture{RequestID: "warmup", FirstDifference: &at, Problem: "HTTP 500", FrozenTokens: 30}, "DIFFER"},
+		{"rendering agrees, count failed", contract.PreflightFixture{RequestID: "warmup", RenderingAgrees: true, Problem: "HTTP 500", FrozenTokens: 30}, "not checked"},
+		{"route refused", contract.PreflightFixture{RequestID: "warmup", Problem: "POST /tokenize answered HTTP 400", FrozenTokens: 30}, "not checked: POST /tokenize"},
+	} {
+		if l := FixtureLine(c.f); !strings.HasPrefix(strings.Join(strings.Fields(l)[1:], " "), c.word) {
+			t.Errorf("%s: line %q, want the verdict %q", c.name, l, c.word)
+		}
+	}
+	pf := &contract.Preflight{Verifiable: true, Agree: 1, Differ: 2, Fixtures: []contract.PreflightFixture{
+		{RequestID: "warmup", Agree: true}, {RequestID: "sanity-I1", FirstDifference: &at}, {RequestID: "sanity-I2", Problem: "HTTP 400"},
+	}}
+	if s := Summary(pf); s[1] != "3 fixtures: 1 agree, 1 differ, 1 not checked" {
+		t.Errorf("tally %q", s[1])
 	}
 }

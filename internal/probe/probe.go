@@ -541,6 +541,14 @@ func (f *Facts) windows(ctx context.Context, r Runner, reasons *[]string) bool {
 // --- Linux host -------------------------------------------------------------
 
 func (f *Facts) linuxHost(ctx context.Context, r Runner, root fs.FS) {
+	f.linuxCPU(root)
+	f.linuxRAM(root)
+	f.linuxOS(root)
+	f.storage(ctx, r)
+}
+
+// linuxCPU reads the CPU's model name in /proc/cpuinfo.
+func (f *Facts) linuxCPU(root fs.FS) {
 	if data, err := fs.ReadFile(root, "proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
@@ -552,20 +560,29 @@ func (f *Facts) linuxHost(ctx context.Context, r Runner, root fs.FS) {
 	if f.Hardware.CPU == nil {
 		f.Missing[contract.PtrHardwareCPU] = "/proc/cpuinfo has no model name"
 	}
+}
+
+// linuxRAM reads MemTotal in /proc/meminfo.
+func (f *Facts) linuxRAM(root fs.FS) {
 	if data, err := fs.ReadFile(root, "proc/meminfo"); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
 			fields := strings.Fields(line)
-			if len(fields) >= 2 && fields[0] == "MemTotal:" {
-				if kb, err := strconv.ParseInt(fields[1], 10, 64); err == nil {
-					b := kb * 1024
-					f.Hardware.RAMBytes = &b
-				}
+			if len(fields) < 2 || fields[0] != "MemTotal:" {
+				continue
+			}
+			if kb, err := strconv.ParseInt(fields[1], 10, 64); err == nil {
+				b := kb * 1024
+				f.Hardware.RAMBytes = &b
 			}
 		}
 	}
 	if f.Hardware.RAMBytes == nil {
 		f.Missing[contract.PtrHardwareRAMBytes] = "/proc/meminfo has no MemTotal"
 	}
+}
+
+// linuxOS reads the system's name and version in /etc/os-release.
+func (f *Facts) linuxOS(root fs.FS) {
 	if data, err := fs.ReadFile(root, "etc/os-release"); err == nil {
 		vals := map[string]string{}
 		for _, line := range strings.Split(string(data), "\n") {
@@ -586,7 +603,6 @@ func (f *Facts) linuxHost(ctx context.Context, r Runner, root fs.FS) {
 	if f.OS == nil {
 		f.Missing[contract.PtrSoftwareOS] = "/etc/os-release cannot be read"
 	}
-	f.storage(ctx, r)
 }
 
 func (f *Facts) storage(ctx context.Context, r Runner) {

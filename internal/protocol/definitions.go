@@ -171,13 +171,6 @@ func (t Table) WithCorpus(id, sha string) Table {
 	return out
 }
 
-// CorpusSHA256Of is the corpus SHA-256 of the protocol with that ID in the
-// table strata ships, and whether strata knows it.
-func CorpusSHA256Of(id string) (string, bool) {
-	d, ok := Known().Lookup(id)
-	return d.CorpusSHA256, ok
-}
-
 // StandIn is the stand-in's definition in the table strata ships.
 func StandIn() Definition {
 	d, _ := Known().Lookup(StandInID)

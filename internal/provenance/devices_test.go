@@ -54,7 +54,7 @@ func TestSelectedDevicesAreTiedToTheGPUs(t *testing.T) {
 		{"not seen", record.EngineView{}, four, "<nil>", -1, nil, "could not see the engine's command line", ""},
 	} {
 		sd, why := SelectedDevices(c.view, c.gpus)
-		var got []int = sd.DeviceIndices
+		got := sd.DeviceIndices
 		if s := fmt.Sprint(got); (got == nil) != (c.indices == "<nil>") || got != nil && s != c.indices {
 			t.Errorf("%s: device_indices %v, want %s", c.name, got, c.indices)
 		}

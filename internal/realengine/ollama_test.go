@@ -39,7 +39,7 @@ func TestOllama(t *testing.T) {
 	srv := StartOllama(t, OllamaOptions{Models: []string{Thinker}})
 	t.Run("Run", func(t *testing.T) {
 		out := t.TempDir()
-		r := strata(t, repoRoot(t), nil, "bench", "run", "--url", srv.URL, "--results-dir", out)
+		r := strata(t, repoRoot(), nil, "bench", "run", "--url", srv.URL, "--results-dir", out)
 		if r.code != 0 || !strings.Contains(r.stderr, "engine: ollama 0.32.11") {
 			t.Fatalf("exit %d\n%s\n%s\n%s", r.code, r.stdout, r.stderr, srv.Log())
 		}

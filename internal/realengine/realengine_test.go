@@ -21,19 +21,24 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/chattemplate"
 	"github.com/strata-bench/strata/internal/cli"
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/corpus"
 	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/exitcode"
+	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/runner"
 	"github.com/strata-bench/strata/internal/sharedpath"
+	"github.com/strata-bench/strata/internal/tokenizer"
 	"github.com/strata-bench/strata/internal/version"
 )
 
 // repoRoot is the checkout, where the runs start (it holds no Strata
 // bundle, so they follow the stand-in's protocol).
-func repoRoot(t testing.TB) string {
+func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
@@ -53,16 +58,28 @@ func strata(t testing.TB, dir string, stderr func(string), args ...string) cliRe
 // strataWith is strata with a protocol table (nil: the one strata ships).
 func strataWith(t testing.TB, dir string, table protocol.Table, stderr func(string), args ...string) cliResult {
 	t.Helper()
-	var out bytes.Buffer
-	errw := &watchWriter{fn: stderr}
-	// The machine's /proc is read (the engine's process is found by its
-	// port); its probe tools are not run.
-	// The test binary has no VCS stamp, and the HEAD of the checkout it was
-	// built from is no commit of it: the install is given the stamp a
-	// release or a -buildvcs=true build carries.
-	env := cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: errw, Dir: dir,
+	return strataIn(t, cliEnv(t, dir, table), stderr, args...)
+}
+
+// cliEnv is the state the CLI runs in, in dir with a protocol table (nil:
+// the one strata ships). The machine's /proc is read (the engine's process
+// is found by its port); its probe tools are not run. The test binary has
+// no VCS stamp, and the HEAD of the checkout it was built from is no commit
+// of it: the install is given the stamp a release or a -buildvcs=true
+// build carries.
+func cliEnv(t testing.TB, dir string, table protocol.Table) procstate.State {
+	return procstate.State{Stdin: strings.NewReader(""), Dir: dir,
 		Getenv: func(string) string { return "" }, Environ: os.Environ, CacheDir: t.TempDir(), Root: os.DirFS("/"), Protocols: table,
 		Build: &version.Build{Commit: testCommit, ModuleVersion: "(devel)"}}
+}
+
+// strataIn runs the CLI in process in env; stderr, when set, also sees
+// what the command writes to its stderr as it writes it.
+func strataIn(t testing.TB, env procstate.State, stderr func(string), args ...string) cliResult {
+	t.Helper()
+	var out bytes.Buffer
+	errw := &watchWriter{fn: stderr}
+	env.Stdout, env.Stderr = &out, errw
 	code := cli.Run(context.Background(), args, env)
 	return cliResult{code, out.String(), errw.String()}
 }
@@ -108,6 +125,17 @@ type folder struct {
 	ext  map[string]json.RawMessage
 }
 
+// extension decodes extensions.<key> into v; an absent one leaves v as it
+// is.
+func (f folder) extension(t *testing.T, key string, v any) {
+	t.Helper()
+	if raw, ok := f.ext[key]; ok {
+		if err := json.Unmarshal(raw, v); err != nil {
+			t.Fatalf("extensions.%s: %v", key, err)
+		}
+	}
+}
+
 func readFolder(t testing.TB, root string) folder {
 	t.Helper()
 	dirs, _ := filepath.Glob(filepath.Join(root, "*-standard-*"))
@@ -122,13 +150,18 @@ func readFolder(t testing.TB, root string) folder {
 	if err := json.Unmarshal(data, &f.res); err != nil {
 		t.Fatal(err)
 	}
-	ext, _ := json.Marshal(f.res.Extensions)
-	json.Unmarshal(ext, &f.ext)
+	ext, err := json.Marshal(f.res.Extensions)
+	if err == nil {
+		err = json.Unmarshal(ext, &f.ext)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	file, err := os.Open(filepath.Join(f.dir, contract.OutputsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer file.Close()
+	defer func() { _ = file.Close() }() // read only
 	sc := bufio.NewScanner(file)
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
@@ -203,7 +236,7 @@ func checkThinkerRun(t *testing.T, f folder, requests int) {
 	var thinking struct {
 		Without []string `json:"requests_without_reasoning"`
 	}
-	json.Unmarshal(f.ext["thinking"], &thinking)
+	f.extension(t, "thinking", &thinking)
 	if len(thinking.Without) != 0 {
 		t.Errorf("requests without reasoning: %v", thinking.Without)
 	}
@@ -246,14 +279,16 @@ func profileRun(t *testing.T, out string) {
 		quoted[i] = fmt.Sprintf("%q", a)
 	}
 	profile := filepath.Join(t.TempDir(), "thinker.toml")
-	os.WriteFile(profile, []byte(fmt.Sprintf("url = \"http://127.0.0.1:%d\"\ncommand = [%s]\nload_timeout = \"60s\"\n", port, strings.Join(quoted, ", "))), 0o644)
-	r := strata(t, repoRoot(t), nil, "bench", "run", "--profile", profile, "--optional-concurrency", "--results-dir", out,
+	if err := os.WriteFile(profile, []byte(fmt.Sprintf("url = \"http://127.0.0.1:%d\"\ncommand = [%s]\nload_timeout = \"60s\"\n", port, strings.Join(quoted, ", "))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := strata(t, repoRoot(), nil, "bench", "run", "--profile", profile, "--optional-concurrency", "--results-dir", out,
 		"--background", "none", "--track-notes", "real-engine test")
 	if r.code != 0 || !strings.Contains(r.stderr, "starting the thinker engine") {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
-		c.Close()
+		_ = c.Close() // it only had to connect
 		t.Error("the engine the runner started is still serving after the run")
 	}
 	f := readFolder(t, out)
@@ -265,7 +300,7 @@ func profileRun(t *testing.T, out string) {
 	var d struct {
 		Check contract.BudgetCheck `json:"budget_check"`
 	}
-	json.Unmarshal(f.ext["engine_dialect"], &d)
+	f.extension(t, "engine_dialect", &d)
 	if d.Check.State != "overridden per request" || !strings.Contains(d.Check.Server, "--reasoning-budget 0") {
 		t.Errorf("budget check %+v", d.Check)
 	}
@@ -275,7 +310,7 @@ func profileRun(t *testing.T, out string) {
 	var pf struct {
 		Agree, Differ int
 	}
-	json.Unmarshal(f.ext["preflight"], &pf)
+	f.extension(t, "preflight", &pf)
 	if pf.Agree != 34 || pf.Differ != 0 {
 		t.Errorf("preflight in the result: %+v", pf)
 	}
@@ -317,12 +352,17 @@ func TestSpecProfileHoldsTheModel(t *testing.T) {
 	checkout := t.TempDir()
 	bundle := filepath.Join(checkout, "bench", "prompts", protocol.BundleName)
 	tok, tmpl := sharedpath.Path(t, "tokenizer", "qwen3", "tokenizer.json"), sharedpath.Path(t, "tokenizer", "qwen3", "chat_template.jinja")
-	if r := strata(t, checkout, nil, "bench", "corpus", "build", "--protocol", protocol.SpecID, "--tokenizer", tok, "--template", tmpl, "--out", bundle); r.code != 0 {
-		t.Fatalf("corpus build: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	specBundle(t, tok, tmpl, bundle)
+	src, err := os.ReadFile(tmpl)
+	if err == nil {
+		err = os.MkdirAll(filepath.Join(checkout, "serve"), 0o755)
 	}
-	src, _ := os.ReadFile(tmpl)
-	os.MkdirAll(filepath.Join(checkout, "serve"), 0o755)
-	os.WriteFile(filepath.Join(checkout, "serve", "chat_template.jinja"), src, 0o644)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(checkout, "serve", "chat_template.jinja"), src, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	manifest, _ := os.ReadFile(filepath.Join(bundle, "MANIFEST.sha256"))
 	sum := sha256.Sum256(manifest)
 	table := protocol.Known().WithCorpus(protocol.SpecID, hex.EncodeToString(sum[:]))
@@ -369,7 +409,7 @@ func urlRunSmallContext(t *testing.T, out string) {
 	if chk.code != 0 || !strings.Contains(chk.stdout, "34 fixtures: 34 agree, 0 differ") || !strings.Contains(chk.stdout, "template: the engine's chat template is the bundle's") {
 		t.Fatalf("bench check: exit %d\n%s\n%s", chk.code, chk.stdout, chk.stderr)
 	}
-	r := strata(t, repoRoot(t), nil, "bench", "run", "--url", srv.URL, "--optional-concurrency", "--results-dir", out)
+	r := strata(t, repoRoot(), nil, "bench", "run", "--url", srv.URL, "--optional-concurrency", "--results-dir", out)
 	if r.code != 0 || !strings.Contains(r.stderr, "it had answered no request before this run") {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -396,7 +436,7 @@ func urlRunSmallContext(t *testing.T, out string) {
 	var hashing struct {
 		Resolved string `json:"model_path_resolved"`
 	}
-	json.Unmarshal(f.ext["model_hashing"], &hashing)
+	f.extension(t, "model_hashing", &hashing)
 	if !strings.Contains(hashing.Resolved, "found by its listening port") {
 		t.Errorf("the result does not say how the relative model_path was resolved: %q", hashing.Resolved)
 	}
@@ -424,9 +464,10 @@ func urlRunSmallContext(t *testing.T, out string) {
 }
 
 // checkURLEvidence: a --url run against a server the user started (found
-// by its port: its command line and environment are read from /proc) says
-// in its README, its submit body and results.json that there is no engine
-// log and why, and how many requests the server had answered; it records
+// by its port: its command line and environment are read from /proc) and
+// not given its log file says in its README and results.json that there is
+// no engine log and why, and how many requests the server had answered,
+// and bench submit refuses it naming --engine-log; it records
 // context_tokens, server_capacity and the engine's reported defaults as the
 // engine typed them, the options it was given (on the command line and as
 // LLAMA_ARG_*) typed as llama-server reads them, each object with its
@@ -436,7 +477,9 @@ func urlRunSmallContext(t *testing.T, out string) {
 // time.
 func checkURLEvidence(t *testing.T, f folder) {
 	readme, _ := os.ReadFile(filepath.Join(f.dir, contract.ReadmeFile))
-	for _, want := range []string{"No engine log: the runner did not start the engine", "run with --profile",
+	noLog := "the engine at --url was already serving when the run began, not started by strata, so strata could not keep its output: there is no engine log; name the log file the server writes (llama-server --log-file FILE) with --engine-log FILE"
+	for _, want := range []string{"| Engine | already serving, not started by strata; it had answered no request before this run |",
+		"| Engine log | **none**: " + noLog + " |", "No engine log: " + noLog + ".",
 		"Requests the server had answered before this run: it had answered no request before this run"} {
 		if !strings.Contains(string(readme), want) {
 			t.Errorf("README does not say %q:\n%s", want, readme)
@@ -454,15 +497,22 @@ func checkURLEvidence(t *testing.T, f folder) {
 	var raw struct {
 		Configuration map[string]json.RawMessage `json:"configuration"`
 	}
-	data, _ := os.ReadFile(filepath.Join(f.dir, contract.ResultsFile))
-	json.Unmarshal(data, &raw)
+	data, err := os.ReadFile(filepath.Join(f.dir, contract.ResultsFile))
+	if err == nil {
+		err = json.Unmarshal(data, &raw)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	if c := raw.Configuration; string(c["context_tokens"]) != "2048" || string(c["server_capacity"]) != "1" {
 		t.Errorf("context_tokens %s, server_capacity %s: want the numbers 2048 and 1", c["context_tokens"], c["server_capacity"])
 	}
 	// -t 1 on the command line, LLAMA_ARG_BATCH and LLAMA_ARG_UBATCH in the
 	// environment: numbers, as llama-server reads them.
 	var prefill bytes.Buffer
-	json.Compact(&prefill, raw.Configuration["prefill"])
+	if err := json.Compact(&prefill, raw.Configuration["prefill"]); err != nil {
+		t.Fatalf("configuration.prefill %s: %v", raw.Configuration["prefill"], err)
+	}
 	if got := prefill.String(); got != `{"--batch-size":1024,"--threads":1,"--ubatch-size":256}` {
 		t.Errorf("prefill %s", got)
 	}
@@ -479,7 +529,9 @@ func checkURLEvidence(t *testing.T, f folder) {
 	}
 	for _, rep := range ec.Reported {
 		if rep.Source == "GET /props default_generation_settings" {
-			json.Unmarshal(rep.Values, &defaults)
+			if err := json.Unmarshal(rep.Values, &defaults); err != nil {
+				t.Fatalf("%s: %v", rep.Source, err)
+			}
 		}
 	}
 	if temp, ok := defaults.Params["temperature"].(float64); defaults.NCtx != 2048 || !ok || temp < 0.79 || temp > 0.81 {
@@ -494,8 +546,8 @@ func checkURLEvidence(t *testing.T, f folder) {
 		t.Errorf("settings check %+v: want 34 checked, %d revealed", sc, 22+protocol.ConcurrencyRounds)
 	}
 	sub := strata(t, t.TempDir(), nil, "bench", "submit", f.dir)
-	if !strings.Contains(sub.stdout, "no engine log") {
-		t.Errorf("bench submit does not say there is no engine log (exit %d):\n%s\n%s", sub.code, sub.stdout, sub.stderr)
+	if sub.code != exitcode.Failed || !strings.Contains(sub.stdout, "incomplete: no engine log: "+noLog) || !strings.Contains(sub.stderr, "no engine log (--engine-log)") {
+		t.Errorf("bench submit does not refuse the folder without an engine log, naming --engine-log (exit %d):\n%s\n%s", sub.code, sub.stdout, sub.stderr)
 	}
 }
 
@@ -505,7 +557,7 @@ func checkURLEvidence(t *testing.T, f folder) {
 func engineKilledMidRun(t *testing.T, out string) {
 	srv := Start(t, Options{Model: Thinker})
 	var once sync.Once
-	r := strata(t, repoRoot(t), func(line string) {
+	r := strata(t, repoRoot(), func(line string) {
 		if strings.Contains(line, "performance-short-r1: completed") {
 			once.Do(srv.Kill)
 		}
@@ -613,5 +665,44 @@ func checkChatMLTemplate(t *testing.T, stderr string, f folder) {
 	}
 	if !strings.Contains(reason, "4 of the 34 fixtures it checked became another prompt than the bundle's (first sanity-T1: its rendering differs") {
 		t.Errorf("preflight reason %q", reason)
+	}
+}
+
+// specBundle builds the spec's bundle from the Qwen3 tokenizer and
+// template into dir, in process: bench corpus build refuses a bundle for
+// the spec's protocol under another corpus than the spec pins, which is
+// what this stand-in checkout holds (its SHA is injected into the table).
+func specBundle(t *testing.T, tokPath, tmplPath, dir string) {
+	t.Helper()
+	ctx := t.Context()
+	tok, err := tokenizer.Load(tokPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := chattemplate.Load(ctx, tmplPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := corpus.Inputs{ProtocolID: protocol.SpecID, BundleName: protocol.BundleName, Tokenizer: tok, Template: tmpl}
+	if in.TemplateSource, err = corpus.SourceOf(ctx, tmplPath); err != nil {
+		t.Fatal(err)
+	}
+	files, err := tokenizer.SourceFiles(tokPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range files {
+		src, err := corpus.SourceOf(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.TokenizerSources = append(in.TokenizerSources, src)
+	}
+	b, err := corpus.Build(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Write(dir); err != nil {
+		t.Fatal(err)
 	}
 }

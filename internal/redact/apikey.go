@@ -77,7 +77,7 @@ func oneClass(s string) bool {
 		}
 	}
 	letters := lower || upper || other
-	return letters && !digit && !(lower && upper) || digit && !letters
+	return letters && !digit && (!lower || !upper) || digit && !letters
 }
 
 // madeOfWords reports whether low (ASCII lower case) is made of words:
@@ -105,7 +105,7 @@ func madeOfWords(low string, isWord func(string) bool, haystack string) bool {
 
 // notRunRune is true for what separates runs of letters and digits in a
 // key (in ASCII lower case).
-func notRunRune(r rune) bool { return !(r == '_' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9') }
+func notRunRune(r rune) bool { return r != '_' && (r < 'a' || r > 'z') && (r < '0' || r > '9') }
 
 // isStrataWord reports whether w is a word of strata's own text.
 func isStrataWord(w string) bool {

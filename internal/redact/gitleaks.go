@@ -419,35 +419,49 @@ func (k keyRule) findKeyed(set *providerSet, s string, hits [][]int) [][]int {
 	var out [][]int
 	last := 0 // where the previous window's last match ended
 	for _, w := range k.windows(set, hits, s, c) {
-		lo, hi := max(w[0], last), w[1]
-		for grow := reach; ; grow *= 2 {
-			ms := c.re.FindAllStringSubmatchIndex(s[lo:hi], -1)
-			touches := false
-			for _, m := range ms {
-				touches = touches || (m[0] == 0 && lo > last) || (m[1] == hi-lo && hi < len(s))
-			}
-			if touches && !c.bounded() {
-				lo, hi = max(last, lo-grow), min(len(s), hi+grow)
-				continue
-			}
-			for _, m := range ms {
-				if (m[0] == 0 && lo > last) || (m[1] == hi-lo && hi < len(s)) {
-					continue
-				}
-				for i := range m {
-					if m[i] >= 0 {
-						m[i] += lo
-					}
-				}
-				if m[0] >= last {
-					out = append(out, m)
-					last = m[1]
-				}
-			}
-			break
-		}
+		out, last = c.findIn(s, max(w[0], last), w[1], last, out)
 	}
 	return out
+}
+
+// findIn appends to out the matches in the window s[lo:hi] that start at
+// or after last (where the previous window's last match ended) and do not
+// touch the window's edge, widening an unbounded rule's window while one
+// does; it returns out and where its last match ended.
+func (c compiledKey) findIn(s string, lo, hi, last int, out [][]int) ([][]int, int) {
+	for grow := c.window(); ; grow *= 2 {
+		ms := c.re.FindAllStringSubmatchIndex(s[lo:hi], -1)
+		touches := false
+		for _, m := range ms {
+			touches = touches || atEdge(m, lo, hi, last, len(s))
+		}
+		if touches && !c.bounded() {
+			lo, hi = max(last, lo-grow), min(len(s), hi+grow)
+			continue
+		}
+		for _, m := range ms {
+			if atEdge(m, lo, hi, last, len(s)) {
+				continue
+			}
+			for i := range m {
+				if m[i] >= 0 {
+					m[i] += lo
+				}
+			}
+			if m[0] >= last {
+				out = append(out, m)
+				last = m[1]
+			}
+		}
+		return out, last
+	}
+}
+
+// atEdge reports whether m, a match in the window [lo, hi) of a text of
+// n bytes, touches an edge of the window that is not an edge of the text
+// (or, at its start, the end of the previous window's last match).
+func atEdge(m []int, lo, hi, last, n int) bool {
+	return (m[0] == 0 && lo > last) || (m[1] == hi-lo && hi < n)
 }
 
 // asciiLower is s with A–Z in lower case and every other byte as it is,

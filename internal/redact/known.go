@@ -287,7 +287,7 @@ func unitBytes(buf *[utf8.UTFMax]byte, r rune, isByte bool) []byte {
 
 // plainEchoByte is true for a byte that stands for itself in echoView.
 func plainEchoByte(c byte) bool {
-	return c > ' ' && c < utf8.RuneSelf && !('A' <= c && c <= 'Z') && c != '%' && c != '\\' && c != '&' && c != '+'
+	return c > ' ' && c < utf8.RuneSelf && (c < 'A' || c > 'Z') && c != '%' && c != '\\' && c != '&' && c != '+'
 }
 
 // echoSpans maps spans of echoView(s) (in order of their ends) to the

@@ -20,6 +20,7 @@ package redact
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"os/user"
@@ -285,79 +286,96 @@ func (r *Redactor) mayHoldHome(s, low string) bool {
 // ASCII lower case, which is many times faster than one regexp over
 // megabytes; names in other scripts take the regexp.
 func (r *Redactor) replaceNames(s string, note func(kind, what, match string)) string {
-	replace := func(at, end int) string {
-		m := s[at:end]
-		k := r.kinds[strings.ToLower(m)]
-		if k.word && (k.to != User || !userContext(s, at, end)) {
-			return m // a word (of strata's text, the fixtures, English), not the name
-		}
-		note(k.to, k.what, m)
-		return k.to
-	}
 	if len(r.words) > 0 {
-		low := asciiLower(s)
-		var spans [][2]int
-		for _, w := range r.words {
-			for from := 0; ; {
-				i := strings.Index(low[from:], w)
-				if i < 0 {
-					break
-				}
-				at, end := from+i, from+i+len(w)
-				if wholeWord(s, at, end) {
-					spans = append(spans, [2]int{at, end})
-				}
-				from = at + 1
-			}
-		}
-		if len(spans) > 0 {
-			// Leftmost first, and the longest name at one place, as the
-			// regexp's alternation of names sorted longest first.
-			sort.Slice(spans, func(i, j int) bool {
-				if spans[i][0] != spans[j][0] {
-					return spans[i][0] < spans[j][0]
-				}
-				return spans[i][1] > spans[j][1]
-			})
-			var b strings.Builder
-			last := 0
-			for _, sp := range spans {
-				if sp[0] < last {
-					continue
-				}
-				b.WriteString(s[last:sp[0]])
-				b.WriteString(replace(sp[0], sp[1]))
-				last = sp[1]
-			}
-			b.WriteString(s[last:])
-			s = b.String()
-		}
+		s = r.replaceASCIINames(s, note)
 	}
 	if r.names != nil {
-		// \b is ASCII only: the word boundary is checked on the runes.
-		var b strings.Builder
-		last := 0
-		for pos := 0; pos < len(s); {
-			loc := r.names.FindStringIndex(s[pos:])
-			if loc == nil {
-				break
-			}
-			at, end := pos+loc[0], pos+loc[1]
-			if !wholeWord(s, at, end) {
-				_, n := utf8.DecodeRuneInString(s[at:])
-				pos = at + n
-				continue
-			}
-			b.WriteString(s[last:at])
-			b.WriteString(replace(at, end))
-			last, pos = end, end
-		}
-		if last > 0 {
-			b.WriteString(s[last:])
-			s = b.String()
-		}
+		s = r.replaceOtherNames(s, note)
 	}
 	return s
+}
+
+// nameAt is what stands for s[at:end], a name found as a whole word: its
+// placeholder, noted, or the word itself where it is a word (of strata's
+// text, the fixtures, English) and not the name.
+func (r *Redactor) nameAt(s string, at, end int, note func(kind, what, match string)) string {
+	m := s[at:end]
+	k := r.kinds[strings.ToLower(m)]
+	if k.word && (k.to != User || !userContext(s, at, end)) {
+		return m
+	}
+	note(k.to, k.what, m)
+	return k.to
+}
+
+// replaceASCIINames replaces the ASCII names, found with strings.Index in
+// the text's ASCII lower case.
+func (r *Redactor) replaceASCIINames(s string, note func(kind, what, match string)) string {
+	low := asciiLower(s)
+	var spans [][2]int
+	for _, w := range r.words {
+		for from := 0; ; {
+			i := strings.Index(low[from:], w)
+			if i < 0 {
+				break
+			}
+			at, end := from+i, from+i+len(w)
+			if wholeWord(s, at, end) {
+				spans = append(spans, [2]int{at, end})
+			}
+			from = at + 1
+		}
+	}
+	if len(spans) == 0 {
+		return s
+	}
+	// Leftmost first, and the longest name at one place, as the regexp's
+	// alternation of names sorted longest first.
+	sort.Slice(spans, func(i, j int) bool {
+		if spans[i][0] != spans[j][0] {
+			return spans[i][0] < spans[j][0]
+		}
+		return spans[i][1] > spans[j][1]
+	})
+	var b strings.Builder
+	last := 0
+	for _, sp := range spans {
+		if sp[0] < last {
+			continue
+		}
+		b.WriteString(s[last:sp[0]])
+		b.WriteString(r.nameAt(s, sp[0], sp[1], note))
+		last = sp[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// replaceOtherNames replaces the names in other scripts with the regexp;
+// \b is ASCII only, so the word boundary is checked on the runes.
+func (r *Redactor) replaceOtherNames(s string, note func(kind, what, match string)) string {
+	var b strings.Builder
+	last := 0
+	for pos := 0; pos < len(s); {
+		loc := r.names.FindStringIndex(s[pos:])
+		if loc == nil {
+			break
+		}
+		at, end := pos+loc[0], pos+loc[1]
+		if !wholeWord(s, at, end) {
+			_, n := utf8.DecodeRuneInString(s[at:])
+			pos = at + n
+			continue
+		}
+		b.WriteString(s[last:at])
+		b.WriteString(r.nameAt(s, at, end, note))
+		last, pos = end, end
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // userSetting is the end of a setting whose value is a user's name:
@@ -459,43 +477,66 @@ func providerKeys(s string, note func(kind, what, match string)) string {
 		if idx == nil {
 			continue
 		}
-		var b strings.Builder
-		last := 0
-		for _, m := range idx {
-			lo, hi := m[0], m[1]
-			switch {
-			case k.group > 0 && 2*k.group+1 < len(m):
-				lo, hi = m[2*k.group], m[2*k.group+1]
-			case k.group == 0 && len(m) > 2 && m[2] >= 0:
-				lo, hi = m[2], m[3] // gitleaks takes the first group as the secret
-			}
-			if lo < last || lo < 0 {
-				continue
-			}
-			secret, match := s[lo:hi], s[m[0]:m[1]]
-			if isPlaceholder(secret) || (k.entropy > 0 && shannon(secret) < k.entropy) {
-				continue
-			}
-			line := lineAround(s, m[0], m[1])
-			allowed := set.global.allowed(secret, match, line)
-			for _, a := range k.allow {
-				allowed = allowed || a.allowed(secret, match, line)
-			}
-			if allowed {
-				continue
-			}
-			note(Secret, k.description+" (gitleaks rule "+k.id+")", secret)
-			b.WriteString(s[last:lo])
-			b.WriteString(Secret)
-			last = hi
-		}
-		if last > 0 {
-			b.WriteString(s[last:])
-			s = b.String()
+		if out, changed := k.replace(set, s, idx, note); changed {
+			s = out
 			hits = set.keywordHits(asciiLower(s)) // the offsets moved
 		}
 	}
 	return s
+}
+
+// replace puts Secret in place of the secrets of the rule's matches idx in
+// s that stand (see stands), and whether it replaced any.
+func (k *keyRule) replace(set *providerSet, s string, idx [][]int, note func(kind, what, match string)) (string, bool) {
+	var b strings.Builder
+	last := 0
+	for _, m := range idx {
+		lo, hi := k.secretOf(m)
+		if lo < last || lo < 0 || !k.stands(set, s, m, lo, hi) {
+			continue
+		}
+		note(Secret, k.description+" (gitleaks rule "+k.id+")", s[lo:hi])
+		b.WriteString(s[last:lo])
+		b.WriteString(Secret)
+		last = hi
+	}
+	if last == 0 {
+		return s, false
+	}
+	b.WriteString(s[last:])
+	return b.String(), true
+}
+
+// secretOf is where the secret of the match m is: the rule's group, or
+// gitleaks' default, the first group, or else the whole match.
+func (k *keyRule) secretOf(m []int) (lo, hi int) {
+	switch {
+	case k.group > 0 && 2*k.group+1 < len(m):
+		return m[2*k.group], m[2*k.group+1]
+	case k.group == 0 && len(m) > 2 && m[2] >= 0:
+		return m[2], m[3] // gitleaks takes the first group as the secret
+	}
+	return m[0], m[1]
+}
+
+// stands reports whether the secret s[lo:hi] of the match m stands: no
+// placeholder, past the rule's entropy threshold, and allowed by neither
+// the global allowlists nor the rule's.
+func (k *keyRule) stands(set *providerSet, s string, m []int, lo, hi int) bool {
+	secret, match := s[lo:hi], s[m[0]:m[1]]
+	if isPlaceholder(secret) || (k.entropy > 0 && shannon(secret) < k.entropy) {
+		return false
+	}
+	line := lineAround(s, m[0], m[1])
+	if set.global.allowed(secret, match, line) {
+		return false
+	}
+	for _, a := range k.allow {
+		if a.allowed(secret, match, line) {
+			return false
+		}
+	}
+	return true
 }
 
 // Skip says whether the JSON string at a path (object names and array
@@ -539,7 +580,7 @@ func (r *Redactor) walkJSON(data []byte, enc *jsontext.Encoder, skip Skip, found
 		kind, n := dec.StackIndex(depth)
 		isName := kind == '{' && n%2 == 0
 		tok, err := dec.ReadToken()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {

@@ -302,7 +302,9 @@ func TestJSONFormsInJSONMode(t *testing.T) {
 			Note string
 			List []string
 		}
-		json.Unmarshal(out, &back)
+		if err := json.Unmarshal(out, &back); err != nil || len(back.List) != 1 {
+			t.Fatalf("JSON(%s) = %s: %v", doc, out, err)
+		}
 		if strings.Contains(back.Note, c.Private) || strings.Contains(back.List[0], c.Private) || !strings.Contains(back.Note, c.Want) {
 			t.Errorf("JSON(%s) = %s", doc, out)
 		}

@@ -161,12 +161,18 @@ var (
 	wholeToken    = lazy(`^` + tokenValue + `$`)
 )
 
+// secretName reports whether a member's name (in lower case) may name a
+// secret, before any regexp is run.
+func secretName(low string) bool {
+	return strings.HasSuffix(low, "key") || strings.HasSuffix(low, "token") || strings.Contains(low, "secret") ||
+		strings.Contains(low, "passw") || strings.HasSuffix(low, "pwd") || low == "hft"
+}
+
 // secretMember reports whether v, the value of a JSON object's member
 // name, is a secret by its name, with the text rules' exceptions.
 func secretMember(name, v string) bool {
 	low := strings.ToLower(name)
-	if !(strings.HasSuffix(low, "key") || strings.HasSuffix(low, "token") || strings.Contains(low, "secret") ||
-		strings.Contains(low, "passw") || strings.HasSuffix(low, "pwd") || low == "hft") {
+	if !secretName(low) {
 		return false // most names: no regexp
 	}
 	switch {
@@ -527,6 +533,10 @@ func hexGroups(count, width int, seps string) func(low string) bool {
 	}
 }
 
+// isLowerHex is true for a digit of lower-case hexadecimal (the text is
+// lower-cased before the rules read it).
+func isLowerHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
+
 func hexGroupsAt(s string, width int, seps string) bool {
 	for j := 0; j < len(s); j++ {
 		c := s[j]
@@ -534,7 +544,7 @@ func hexGroupsAt(s string, width int, seps string) bool {
 			if strings.IndexByte(seps, c) < 0 {
 				return false
 			}
-		} else if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+		} else if !isLowerHex(c) {
 			return false
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"io"
 	"os"
@@ -203,7 +204,7 @@ func unpack(t *testing.T, archive []byte) string {
 	top := ""
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
@@ -225,7 +226,9 @@ func unpack(t *testing.T, archive []byte) string {
 		if _, err := io.Copy(f, tr); err != nil {
 			t.Fatal(err)
 		}
-		f.Close()
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	slices.Sort(got)
 	if want := []string{"COMMIT", "LICENSE", "README.md", "strata"}; !slices.Equal(got, want) || strings.Contains(top, string(filepath.Separator)) {

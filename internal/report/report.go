@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/protocol"
 )
@@ -52,9 +53,15 @@ type printer func(format string, a ...any)
 
 // README writes the plain report of a result: protocol and status,
 // hardware, model, counts, the per-case table with the Capped column, the
-// cache counts, sanity outcomes, failures, limitations and artifacts.
-func README(w io.Writer, r *contract.Results) {
-	p := printer(func(format string, a ...any) { fmt.Fprintf(w, format, a...) })
+// cache counts, sanity outcomes, failures, limitations and artifacts. It
+// returns the first write error, after which it writes nothing more.
+func README(w io.Writer, r *contract.Results) error {
+	var err error
+	p := printer(func(format string, a ...any) {
+		if err == nil {
+			_, err = fmt.Fprintf(w, format, a...)
+		}
+	})
 	writeOverview(p, r)
 	writeMachine(p, r)
 	writeRequestCounts(p, r)
@@ -68,6 +75,7 @@ func README(w io.Writer, r *contract.Results) {
 	writeFailures(p, r)
 	writeLimitations(p, r)
 	writeEvidence(p, r)
+	return err
 }
 
 // writeOverview writes the title, the run's table (protocol, status,
@@ -78,6 +86,7 @@ func writeOverview(p printer, r *contract.Results) {
 	p("| | |\n| --- | --- |\n")
 	p("| Protocol | `%s` (draft), profile `%s` |\n", r.Protocol.ID, r.Protocol.Profile)
 	p("| Status | **%s** |\n", r.Run.Status)
+	writeEngineRows(p, r)
 	p("| Started | %s |\n", r.Run.StartedAt)
 	p("| Required stages | %s |\n", unit(fnum(r.Run.RequiredDurationS, 1), "s"))
 	if r.Run.OptionalConcurrency {
@@ -92,6 +101,31 @@ func writeOverview(p printer, r *contract.Results) {
 	sr := r.Extensions.StatusReasons
 	writeStatusReasons(p, "**Nonconforming.** This run is not a standard result:", sr.Nonconforming)
 	writeStatusReasons(p, "**Partial.** Required work was not done:", sr.Partial)
+}
+
+// writeEngineRows says in the first section who started the engine and
+// what it had answered before the run (bold when it is not shown to have
+// been freshly loaded), and names the engine log or says there is none,
+// with why.
+func writeEngineRows(p printer, r *contract.Results) {
+	if e := r.Extensions.Engine; e != nil {
+		if derive.Fresh(e) {
+			p("| Engine | %s |\n", mdEscape(derive.Freshness(e)))
+		} else {
+			p("| Engine | **%s** |\n", mdEscape(derive.Freshness(e)))
+		}
+	}
+	for _, a := range r.Artifacts {
+		if a.Kind == contract.ArtifactEngineLog {
+			p("| Engine log | `%s` |\n", escape.CodeSpan(a.Path))
+			return
+		}
+	}
+	why, ok := r.Missing[contract.PtrEngineLog]
+	if !ok {
+		why = "the folder lists no engine_log artifact"
+	}
+	p("| Engine log | **none**: %s |\n", mdEscape(why))
 }
 
 // writeStatusReasons lists the reasons for one status under its lead
@@ -190,7 +224,7 @@ func writeEnergy(p printer, r *contract.Results) {
 		return
 	}
 	p("Joules of the sampled GPUs (%s) over each request's dispatch→end window: the trapezoid over the power readings of `%s` every %s (%d readings in `%s`), the window's edges interpolated; a window shorter than three sampling intervals has none. Idle baseline before the warm-up: %s (recorded, not subtracted).",
-		gpuList(e.GPUs), escape.CodeSpan(e.Source), interval(e.IntervalS), e.SampleCount, e.Samples, unit(fnum(e.IdleW, 1), "W"))
+		gpuList(e.GPUs), escape.CodeSpan(e.SourceName()), interval(e.IntervalS), e.SampleCount, e.Samples, unit(fnum(e.IdleW, 1), "W"))
 	if e.Stopped != "" {
 		p(" The source stopped early: %s.", mdEscape(e.Stopped))
 	}
@@ -345,10 +379,10 @@ func writeEngineSection(p printer, ext contract.Extensions) {
 	}
 	p("- Engine dialect: %s, identified by %s\n", mdEscape(name), mdEscape(d.Dialect.IdentifiedBy))
 	switch {
-	case d.ReasoningBudget.Field == "" && d.BudgetCheck.State != "":
+	case d.ReasoningBudget.Field == nil && d.BudgetCheck.State != "":
 		p("- Reasoning budget: no field sent; check: %s\n", mdEscape(d.BudgetCheck.State))
-	case d.ReasoningBudget.Field != "":
-		p("- Reasoning budget sent: `%s: %d`; check: %s\n", escape.CodeSpan(d.ReasoningBudget.Field), d.ReasoningBudget.Value, mdEscape(d.BudgetCheck.State))
+	case d.ReasoningBudget.Field != nil:
+		p("- Reasoning budget sent: `%s: %d`; check: %s\n", escape.CodeSpan(*d.ReasoningBudget.Field), d.ReasoningBudget.Value, mdEscape(d.BudgetCheck.State))
 	}
 	if pf := ext.Preflight; pf != nil {
 		switch {
@@ -368,7 +402,11 @@ func writeEngineSection(p printer, ext contract.Extensions) {
 				}
 			}
 			tmpl := "the same template as the bundle"
-			if !pf.TemplateAgrees {
+			switch {
+			case pf.TemplateAgrees:
+			case pf.EngineTemplateSHA256 == "":
+				tmpl = "a template it does not reveal"
+			default:
 				tmpl = "a template other than the bundle's"
 			}
 			// A difference that shows nothing of the workload (contract
@@ -376,7 +414,7 @@ func writeEngineSection(p printer, ext contract.Extensions) {
 			// one beside a complete status.
 			switch {
 			case len(pf.Differing()) > 0 || !pf.CountsAloneDiffer():
-				p("- Preflight (the engine's own template and tokenizer): **%d of %d fixtures differ** (%s); the engine serves %s\n", pf.Differ, pf.Agree+pf.Differ, mdEscape(strings.Join(ids, ", ")), tmpl)
+				p("- Preflight (the engine's own template and tokenizer): %s; the engine serves %s\n", preflightOutcomes(pf), tmpl)
 			case pf.OffChatPath:
 				p("- Preflight (the engine's own tokenizer, off its chat path): %d of %d fixtures count otherwise (%s), on a route that leaves out what the bundle's template reads, so they show nothing of the workload; the engine serves %s\n", pf.Differ, pf.Agree+pf.Differ, mdEscape(strings.Join(ids, ", ")), tmpl)
 			default:
@@ -391,6 +429,26 @@ func writeEngineSection(p printer, ext contract.Extensions) {
 			p("- Thinking: **%d of %d dispatched requests produced no reasoning** (%s), although the profile thinks\n", len(t.WithoutReasoning), t.Dispatched, mdEscape(strings.Join(t.WithoutReasoning, ", ")))
 		}
 	}
+}
+
+// preflightOutcomes names the fixtures of a preflight that did not agree,
+// by outcome, in the words the terminal uses (contract
+// PreflightFixture.Outcome), with why the first one not checked was not.
+func preflightOutcomes(pf *contract.Preflight) string {
+	by := pf.ByOutcome()
+	var parts []string
+	for _, o := range []string{contract.OutcomeDiffer, contract.OutcomeNotChecked} {
+		if ids := by[o]; len(ids) > 0 {
+			parts = append(parts, fmt.Sprintf("**%d of %d fixtures %s** (%s)", len(ids), len(pf.Fixtures), o, mdEscape(strings.Join(ids, ", "))))
+		}
+	}
+	for _, f := range pf.Fixtures {
+		if f.Outcome() == contract.OutcomeNotChecked {
+			parts[len(parts)-1] += ": " + mdEscape(f.Problem)
+			break
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // capacityNote says what four clients released together meet on this
@@ -428,7 +486,7 @@ func Diff(dir string, r *contract.Results) []string {
 		return []string{"README.md cannot be read: " + err.Error()}
 	}
 	var want strings.Builder
-	README(&want, r)
+	_ = README(&want, r) // a strings.Builder's writes never fail
 	got, exp := strings.Split(string(data), "\n"), strings.Split(want.String(), "\n")
 	var out []string
 	for i := 0; i < max(len(got), len(exp)); i++ {

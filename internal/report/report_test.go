@@ -2,7 +2,9 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,7 +46,9 @@ func TestReadmeFollowsTheNumbers(t *testing.T) {
 	dir := filepath.Join("..", "..", "testdata", "results", "partial")
 	r := read(t, dir)
 	var b strings.Builder
-	README(&b, r)
+	if err := README(&b, r); err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{"partial", "required work was skipped: 7 of the 22 required requests"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("the report lacks %q", want)
@@ -66,7 +70,9 @@ func TestNullsHaveNoUnit(t *testing.T) {
 	r.Run.OptionalConcurrency = true
 	r.Summaries = nil
 	var b strings.Builder
-	README(&b, r)
+	if err := README(&b, r); err != nil {
+		t.Fatal(err)
+	}
 	for _, bad := range []string{"not measured s", "not measured tok/s", "(n=0) s", "(n=0) tok/s"} {
 		if strings.Contains(b.String(), bad) {
 			t.Errorf("the report writes %q", bad)
@@ -80,7 +86,8 @@ func TestNullsHaveNoUnit(t *testing.T) {
 // TestPreflightLine: a preflight that saw the workload change is the bold
 // line; a count alone of the tool cases, or counts off the chat path, are
 // said to show nothing of the workload; a fixture that could not be
-// checked keeps the bold line.
+// checked keeps the bold line, in the terminal's words: not checked, not
+// differ (issue 48); a template the engine does not reveal is said so.
 func TestPreflightLine(t *testing.T) {
 	t.Parallel()
 	n := func(v int) *int { return &v }
@@ -101,9 +108,11 @@ func TestPreflightLine(t *testing.T) {
 		{"a count without tools", []contract.PreflightFixture{agree, toolCount, plainCount}, false,
 			"**2 of 3 fixtures differ** (sanity-T1, sanity-R1)"},
 		{"a fixture not checked", []contract.PreflightFixture{agree, toolCount, failed}, false,
-			"**2 of 3 fixtures differ** (sanity-T1, sanity-T2)"},
+			"**1 of 3 fixtures differ** (sanity-T1); **1 of 3 fixtures not checked** (sanity-T2): HTTP 500; the engine serves the same template as the bundle"},
+		{"nothing checked, the template not revealed", []contract.PreflightFixture{failed}, false,
+			"**1 of 1 fixtures not checked** (sanity-T2): HTTP 500; the engine serves a template it does not reveal"},
 	} {
-		pf := &contract.Preflight{Verifiable: true, TemplateAgrees: true, OffChatPath: c.offChat, Fixtures: c.fixtures}
+		pf := &contract.Preflight{Verifiable: true, TemplateAgrees: len(c.fixtures) > 1, OffChatPath: c.offChat, Fixtures: c.fixtures}
 		for _, f := range c.fixtures {
 			if f.Agree {
 				pf.Agree++
@@ -116,5 +125,70 @@ func TestPreflightLine(t *testing.T) {
 		if !strings.Contains(b.String(), c.want) {
 			t.Errorf("%s:\n%s\nwant %q", c.name, b.String(), c.want)
 		}
+	}
+}
+
+// TestReadmeReturnsTheWriteError: a failed write is the report's error.
+func TestReadmeReturnsTheWriteError(t *testing.T) {
+	t.Parallel()
+	// A pipe whose reader is gone fails every write, as a closed terminal
+	// does.
+	pr, pw := io.Pipe()
+	_ = pr.Close() // a pipe's Close always returns nil
+	if err := README(pw, read(t, filepath.Join("..", "..", "testdata", "results", "baseline"))); !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("README on a closed pipe: %v, want %v", err, io.ErrClosedPipe)
+	}
+}
+
+// TestFirstSectionSaysTheEngineAndItsLog: the report's first section says
+// who started the engine and what it had answered before the run, and
+// names the engine log or says there is none, with why.
+func TestFirstSectionSaysTheEngineAndItsLog(t *testing.T) {
+	t.Parallel()
+	two := int64(2)
+	const why = "profile x's engine was already serving when the run began"
+	for _, c := range []struct {
+		name    string
+		engine  *contract.Engine
+		log     bool
+		want    []string
+		notWant string
+	}{
+		{"started by strata, with its log", &contract.Engine{StartedByRunner: true}, true,
+			[]string{"| Engine | freshly loaded: strata started it for this run |", "| Engine log | `engine.log` |"}, "**none**"},
+		{"already serving, no log", &contract.Engine{Profile: "x", ServedBeforeRun: &contract.ServedBefore{Answered: &two}}, false,
+			[]string{"| Engine | **already serving, not started by strata; not freshly loaded: it had answered 2 requests before this run** |", "| Engine log | **none**: " + why + " |"}, "`engine.log`"},
+		{"no engine recorded, no log", nil, false, []string{"| Engine log | **none**: the folder lists no engine_log artifact |"}, "| Engine |"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := read(t, filepath.Join("..", "..", "testdata", "results", "baseline"))
+			r.Extensions.Engine = c.engine
+			var arts []contract.Artifact
+			for _, a := range r.Artifacts {
+				if a.Kind != contract.ArtifactEngineLog {
+					arts = append(arts, a)
+				}
+			}
+			if c.log {
+				arts = append(arts, contract.Artifact{Kind: contract.ArtifactEngineLog, Path: contract.EngineLog, SHA256: strings.Repeat("ab", 32)})
+			} else if c.engine != nil {
+				r.Missing[contract.PtrEngineLog] = why
+			}
+			r.Artifacts = arts
+			var b strings.Builder
+			if err := README(&b, r); err != nil {
+				t.Fatal(err)
+			}
+			first := b.String()[:strings.Index(b.String(), "## ")]
+			for _, w := range c.want {
+				if !strings.Contains(first, w) {
+					t.Errorf("the first section lacks %q:\n%s", w, first)
+				}
+			}
+			if strings.Contains(first, c.notWant) {
+				t.Errorf("the first section has %q:\n%s", c.notWant, first)
+			}
+		})
 	}
 }

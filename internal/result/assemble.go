@@ -251,7 +251,7 @@ func (as *assembler) configuration() error {
 	srv, id := as.srv, as.id
 	as.res.Configuration = contract.Configuration{
 		Track: id.Track, TrackNotes: id.TrackNotes, ContextTokens: srv.ContextSize, ServerCapacity: srv.Slots,
-		Sampling: protocol.ProfileSampling(), ChatTemplateKwargs: protocol.ProfileTemplateKwargs(),
+		Sampling: protocol.ProfileSampling(), ChatTemplateKwargs: as.templateKwargs(),
 	}
 	if id.TrackNotes == nil {
 		as.missing.Add(contract.PtrConfigurationTrackNotes, contract.NotDeclared("pass --track-notes with the setup choices (default track) or the modifications (custom track)"))
@@ -289,6 +289,35 @@ func (as *assembler) configuration() error {
 		as.missing.Add(contract.PtrConfigurationTemplate, orElse(srv.NoTemplate, "the server revealed no chat template (/props chat_template): "+orElse(srv.PropsErr, "field absent")))
 	}
 	return as.configArtifact(opts.Source)
+}
+
+// templateKwargs is configuration.chat_template_kwargs: what the request
+// bodies carried in chat_template_kwargs, as sent (the warm-up's: one
+// dialect builds every body alike), or null with why none did.
+func (as *assembler) templateKwargs() json.RawMessage {
+	for _, o := range as.outs {
+		if len(o.Request) == 0 || string(o.Request) == "null" {
+			continue
+		}
+		if kw := contract.SentKwargs(o.Request); kw != nil {
+			return kw
+		}
+		why := "no request carried chat_template_kwargs"
+		d := dialect.Of(as.srv.Dialect)
+		if own := d.NoKwargs(); own != "" {
+			why += ": " + own
+		}
+		const setting = "chat_template_kwargs: "
+		for _, n := range d.NotTaken() {
+			if strings.HasPrefix(n, setting) {
+				why += ": the engine cannot take it (" + strings.TrimPrefix(n, setting) + ")"
+			}
+		}
+		as.missing.Add(contract.PtrConfigurationChatTemplateKwargs, why)
+		return nil
+	}
+	as.missing.Add(contract.PtrConfigurationChatTemplateKwargs, "no request was sent, so none carried chat_template_kwargs")
+	return nil
 }
 
 // engineConfig is extensions.engine_config: where each configuration
@@ -390,6 +419,9 @@ func (as *assembler) extensions() {
 	ext.Limitations = limitations(as.rec, as.budget, ext.Engine, as.missing)
 	ext.EngineDialect = &contract.EngineDialect{Dialect: srv.Dialect, ReasoningBudget: d.ReasoningBudget(), BudgetCheck: as.budget,
 		SettingNames: nonNilMap(d.SettingNames())}
+	if ext.EngineDialect.ReasoningBudget.Field == nil {
+		as.missing.Add(contract.PtrEngineDialectBudgetField, contract.NotApplicable("strata sends this engine no reasoning-budget field (reasoning_budget.meaning says why)"))
+	}
 	ext.Thinking = thinkingEvidence(as.rec)
 	ext.CacheReuse = derive.ReuseList(as.derive.Reuse)
 	ext.SettingsCheck = settingsSummary(as.outs)
@@ -417,7 +449,7 @@ func (as *assembler) energy() *contract.Energy {
 			origin = as.rec.Origin
 		}
 		readings = power.Readings(*tr, origin)
-		head.Source, head.IntervalS, head.Stopped, head.SampleCount = tr.Source, ptr(tr.Interval.Seconds()), tr.Stopped, len(readings)
+		head.Source, head.IntervalS, head.Stopped, head.SampleCount = ptr(tr.Source), ptr(tr.Interval.Seconds()), tr.Stopped, len(readings)
 		head.Dropped = tr.Dropped
 		if len(readings) > 0 {
 			head.Samples = contract.PowerFile
@@ -435,7 +467,7 @@ func (as *assembler) energy() *contract.Energy {
 // list of reasons: the server's place (only the runner saw its URL), what
 // the records show, and an interruption.
 func (as *assembler) status() {
-	var reasons []derive.Reason
+	var reasons []contract.StatusReason
 	if r := derive.Remote(as.rec.BaseURL); r != nil {
 		reasons = append(reasons, *r)
 	}
@@ -537,7 +569,7 @@ func RequestRecord(e *record.Request, d dialect.Dialect) (contract.Request, cont
 // nonconforming, from its record as RequestRecord maps it and by the rule
 // the result's status applies to every request (derive.RequestReasons):
 // the live line says them as each request ends.
-func RequestReasons(e *record.Request, d dialect.Dialect, maxShared map[string]int) []derive.Reason {
+func RequestReasons(e *record.Request, d dialect.Dialect, maxShared map[string]int) []contract.StatusReason {
 	q, o, _ := RequestRecord(e, d)
 	return derive.RequestReasons(q, o, maxShared)
 }
@@ -686,9 +718,11 @@ func (as *assembler) engineLog(e *contract.Engine) *contract.Engine {
 	case as.facts.EngineLog != nil:
 		c.Log = ptr(contract.EngineLog)
 	case c.StartedByRunner:
-		as.missing.Add(contract.PtrEngineLog, "the run was recovered from its journal: the engine's log was kept in memory only, and was lost with the runner")
+		as.missing.Add(contract.PtrEngineLog, "the runner started the engine, but its output was not kept")
+	case as.facts.Extensions.Recovered != nil:
+		as.missing.Add(contract.PtrEngineLog, "the run was recovered from its journal: "+NoEngineLog(&c)+" (strata reads that file after the run, which a killed run never reached)")
 	default:
-		as.missing.Add(contract.PtrEngineLog, NoEngineLog)
+		as.missing.Add(contract.PtrEngineLog, NoEngineLog(&c))
 	}
 	if sb := c.ServedBeforeRun; sb != nil && sb.Answered == nil {
 		as.missing.Add(contract.PtrEngineServedAnswered, orElse(sb.Reason, "the engine does not say how many requests it had answered"))
@@ -696,9 +730,17 @@ func (as *assembler) engineLog(e *contract.Engine) *contract.Engine {
 	return &c
 }
 
-// NoEngineLog is why a run against an engine the runner did not start has
-// no engine log.
-const NoEngineLog = "the runner did not start the engine (a --url run against a server already serving), so it could not keep the engine's output: there is no engine log; run with --profile so the runner starts the engine and keeps its log as " + contract.EngineLog
+// NoEngineLog is why a run against an engine strata did not start has no
+// engine log: it was already serving (at --url, or at the URL of a profile
+// whose engine strata would otherwise start), so its output went where
+// whoever started it sent it.
+func NoEngineLog(e *contract.Engine) string {
+	who := "the engine at --url"
+	if e.Profile != "" {
+		who = "profile " + e.Profile + "'s engine"
+	}
+	return who + " was already serving when the run began, not started by strata, so strata could not keep its output: there is no engine log; name the log file the server writes (llama-server --log-file FILE) with --engine-log FILE"
+}
 
 // limitations are the report's standing caveats for this run: the
 // protocol's own, then what a run against an engine the runner did not
@@ -721,7 +763,10 @@ func unseen(e *contract.Engine, missing contract.Missing) []string {
 	if e == nil || e.StartedByRunner {
 		return nil
 	}
-	out := []string{"No engine log: " + NoEngineLog + "."}
+	var out []string
+	if why, ok := missing[contract.PtrEngineLog]; ok {
+		out = append(out, "No engine log: "+why+".")
+	}
 	if sb := e.ServedBeforeRun; sb != nil {
 		out = append(out, "Requests the server had answered before this run: "+derive.Served(*sb)+".")
 	}

@@ -97,3 +97,37 @@ func TestThinkingEvidenceCountsWhatStreamed(t *testing.T) {
 		t.Errorf("dispatched %d, with reasoning %d, without %v; want 3, 1, [answered]", got.Dispatched, got.WithReasoning, got.WithoutReasoning)
 	}
 }
+
+// TestEngineLogReason: the reason for a missing engine log names the real
+// cause, an engine already serving that strata did not start, whether it
+// was found at --url or at a profile's URL, and the way out; a recovered
+// run says the file is read only after a run; a log kept is the artifact.
+func TestEngineLogReason(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name      string
+		engine    contract.Engine
+		log       []byte
+		recovered bool
+		want      string // "": the log is kept
+	}{
+		{"--url", contract.Engine{}, nil, false, "the engine at --url was already serving when the run began, not started by strata, so strata could not keep its output: there is no engine log; name the log file the server writes (llama-server --log-file FILE) with --engine-log FILE"},
+		{"--profile --no-start", contract.Engine{Profile: "llama-3060"}, nil, false, "profile llama-3060's engine was already serving when the run began, not started by strata"},
+		{"recovered --url", contract.Engine{}, nil, true, "the run was recovered from its journal: the engine at --url was already serving"},
+		{"--url with --engine-log", contract.Engine{}, []byte("log\n"), false, ""},
+		{"started by strata", contract.Engine{StartedByRunner: true}, []byte("log\n"), false, ""},
+	} {
+		as := &assembler{missing: contract.Missing{}, facts: record.Facts{EngineLog: c.log}}
+		if c.recovered {
+			as.facts.Extensions.Recovered = &contract.Recovered{}
+		}
+		e := as.engineLog(&c.engine)
+		got := as.missing[contract.PtrEngineLog]
+		switch {
+		case c.want == "" && (e.Log == nil || *e.Log != contract.EngineLog || got != ""):
+			t.Errorf("%s: log %v, reason %q; want engine.log", c.name, e.Log, got)
+		case c.want != "" && (e.Log != nil || !strings.HasPrefix(got, c.want)):
+			t.Errorf("%s: log %v, reason %q; want %q", c.name, e.Log, got, c.want)
+		}
+	}
+}

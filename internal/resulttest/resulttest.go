@@ -51,6 +51,9 @@ type Options struct {
 	// many watts (a synthetic trace sampled every 0.2 ms, named as NVML is), so
 	// the folder has measured energy.
 	PowerW float64
+	// EngineLog keeps an engine log with the records' timer lines
+	// (LlamaLog), as a run keeps the output of the engine it started.
+	EngineLog bool
 }
 
 // powerTrace is a synthetic trace of GPU 0 around w watts, every 0.2 ms
@@ -110,7 +113,11 @@ func Folder(tb testing.TB, root string, o Options) string {
 		if url, err = sim.Start("127.0.0.1:0"); err != nil {
 			tb.Fatal(err)
 		}
-		defer sim.Close()
+		defer func() {
+			if err := sim.Close(); err != nil {
+				tb.Error(err)
+			}
+		}()
 	} else {
 		url = Unmarked(tb, sim)
 	}
@@ -147,6 +154,9 @@ func Folder(tb testing.TB, root string, o Options) string {
 	}
 	if o.PowerW > 0 {
 		rec.Power = powerTrace(rec, o.PowerW)
+	}
+	if o.EngineLog {
+		facts.EngineLog = LlamaLog(rec)
 	}
 	maxShared := b.MaxShared()
 	red := result.Redactor(redact.Machine{}, b)

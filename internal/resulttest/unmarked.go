@@ -49,17 +49,24 @@ func Unmarked(tb testing.TB, sim *simengine.Server, keep ...Marker) string {
 		kept[m] = true
 	}
 	srv := &http.Server{Handler: front(sim.Handler(), kept), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
+	// Serve ends when the front is closed; a front that failed otherwise
+	// shows as the errors of the run that goes through it.
+	go func() { _ = srv.Serve(ln) }()
 	done := make(chan struct{})
 	go func() {
 		// A dead engine refuses connections, as the simulator does alone.
 		select {
 		case <-sim.Dead():
-			srv.Close()
+			_ = srv.Close() // the engine is gone on purpose; the cleanup reports a failed close
 		case <-done:
 		}
 	}()
-	tb.Cleanup(func() { close(done); srv.Close() })
+	tb.Cleanup(func() {
+		close(done)
+		if err := srv.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
 	return "http://" + ln.Addr().String()
 }
 

@@ -21,12 +21,14 @@ import (
 // engine is down (Handler._props); no /tokenize.
 func strataServer(t *testing.T, key string, propsDown bool) *httptest.Server {
 	t.Helper()
+	// A write that fails shows as the probe's missing answer, which is what
+	// the tests read.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Connection", "close")
 		path := strings.TrimRight(r.URL.Path, "/")
 		if path == "/health" {
-			w.Write([]byte(`{"status": "ok", "max_context": 32768, "model": "qwen3.8-flash-next-iq3_xxs", "images": false, "api_key": ` +
+			_, _ = w.Write([]byte(`{"status": "ok", "max_context": 32768, "model": "qwen3.8-flash-next-iq3_xxs", "images": false, "api_key": ` +
 				map[bool]string{true: "true", false: "false"}[key != ""] + `, "loaded": true, "service": "strata"}`))
 			return
 		}
@@ -34,26 +36,26 @@ func strataServer(t *testing.T, key string, propsDown bool) *httptest.Server {
 		protected := map[string]bool{"/props": true, "/slots": true, "/v1/models": true, "/models": true, "/v1/status": true, "/metrics": true}
 		if key != "" && protected[path] && r.Header.Get("Authorization") != "Bearer "+key && r.Header.Get("x-api-key") != key {
 			w.WriteHeader(401)
-			w.Write([]byte(`{"error": {"type": "authentication_error", "message": "missing or wrong API key"}}`))
+			_, _ = w.Write([]byte(`{"error": {"type": "authentication_error", "message": "missing or wrong API key"}}`))
 			return
 		}
 		switch path {
 		case "/props":
 			if propsDown {
 				w.WriteHeader(503)
-				w.Write([]byte(`{"error": {"message": "the engine is not running"}}`))
+				_, _ = w.Write([]byte(`{"error": {"message": "the engine is not running"}}`))
 				return
 			}
-			w.Write([]byte(`{"default_generation_settings": {"n_ctx": 32768, "params": {"temperature": 1.0, "top_k": 20, "n_predict": -1}}, "total_slots": 1, "model_alias": "qwen3.8-flash-next-iq3_xxs", "chat_template": "{{ messages }}", "models_autoload": true, "is_sleeping": false, "model_path": "/d/m-00001-of-00002.gguf", "build_info": "Strata 0.1.41"}`))
+			_, _ = w.Write([]byte(`{"default_generation_settings": {"n_ctx": 32768, "params": {"temperature": 1.0, "top_k": 20, "n_predict": -1}}, "total_slots": 1, "model_alias": "qwen3.8-flash-next-iq3_xxs", "chat_template": "{{ messages }}", "models_autoload": true, "is_sleeping": false, "model_path": "/d/m-00001-of-00002.gguf", "build_info": "Strata 0.1.41"}`))
 		case "/slots":
-			w.Write([]byte(`[{"id": 0, "n_ctx": 32768, "is_processing": false, "n_prompt_tokens": 0}]`))
+			_, _ = w.Write([]byte(`[{"id": 0, "n_ctx": 32768, "is_processing": false, "n_prompt_tokens": 0}]`))
 		case "/v1/models":
-			w.Write([]byte(`{"object": "list", "data": [{"id": "qwen3.8-flash-next-iq3_xxs", "object": "model", "status": {"value": "loaded"}, "meta": {"n_ctx": 32768}}]}`))
+			_, _ = w.Write([]byte(`{"object": "list", "data": [{"id": "qwen3.8-flash-next-iq3_xxs", "object": "model", "status": {"value": "loaded"}, "meta": {"n_ctx": 32768}}]}`))
 		case "/v1/status":
-			w.Write([]byte(`{"service": "strata", "model": "qwen3.8-flash-next-iq3_xxs", "loaded": false, "engine": "0.1.41", "context": {"native": 32768, "max_positions": 32768}, "concurrency": {"serving": 1, "requested": 1}, "activity": {"requests": 0, "in_flight": 0, "last_request_at": null}}`))
+			_, _ = w.Write([]byte(`{"service": "strata", "model": "qwen3.8-flash-next-iq3_xxs", "loaded": false, "engine": "0.1.41", "context": {"native": 32768, "max_positions": 32768}, "concurrency": {"serving": 1, "requested": 1}, "activity": {"requests": 0, "in_flight": 0, "last_request_at": null}}`))
 		default:
 			w.WriteHeader(404)
-			w.Write([]byte(`{"error": {"message": "not found"}}`))
+			_, _ = w.Write([]byte(`{"error": {"message": "not found"}}`))
 		}
 	}))
 	t.Cleanup(srv.Close)

@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -82,7 +83,7 @@ func NewID(started time.Time) string {
 
 // Interruption names what ended a run early, from its context's cause.
 func Interruption(ctx context.Context) string {
-	if cause := context.Cause(ctx); cause != nil && cause != context.Canceled {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return cause.Error()
 	}
 	return "an interrupt"
@@ -291,22 +292,9 @@ func (r *run) concurrency(ctx context.Context, list []*record.Request) {
 			}
 			continue
 		}
-		var wg sync.WaitGroup
-		release := make(chan struct{})
-		for i, e := range batch {
-			if e.SkipReason != "" {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-release
-				r.send(ctx, e, (round-1)*len(batch)+i, len(list))
-			}()
-		}
-		close(release)
-		wg.Wait()
+		r.release(ctx, batch, round, len(list))
 		if ctx.Err() != nil {
+			// Interrupted: what finished is journaled as it is, unchecked.
 			if j := r.cfg.Journal; j != nil {
 				for _, e := range batch {
 					if e.Outcome != nil {
@@ -316,30 +304,57 @@ func (r *run) concurrency(ctx context.Context, list []*record.Request) {
 			}
 			continue
 		}
-		var sent []*record.Request
-		failed := ""
-		for _, e := range batch {
-			if e.Outcome == nil {
-				continue
-			}
-			sent = append(sent, e)
-			if e.Outcome.Failed() && failed == "" {
-				failed = e.Req.ID
-			}
+		r.checkRound(ctx, batch)
+	}
+}
+
+// release sends a round's requests that are not skipped together and
+// waits until every one has ended.
+func (r *run) release(ctx context.Context, batch []*record.Request, round, total int) {
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	for i, e := range batch {
+		if e.SkipReason != "" {
+			continue
 		}
-		checks := checkSettings(ctx, r.cfg.Client, r.dialect.HiddenSettings(), sent)
-		for i, e := range sent {
-			e.Settings = checks[i]
-			if j := r.cfg.Journal; j != nil {
-				j.Done(r.rec, e)
-			}
-			if p := r.cfg.Progress; p != nil {
-				p.Checked(e)
-			}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-release
+			r.send(ctx, e, (round-1)*len(batch)+i, total)
+		}()
+	}
+	close(release)
+	wg.Wait()
+}
+
+// checkRound checks the settings of a round's sent requests, then
+// journals and shows each; a failed request of the round is handled once
+// the round is checked.
+func (r *run) checkRound(ctx context.Context, batch []*record.Request) {
+	var sent []*record.Request
+	failed := ""
+	for _, e := range batch {
+		if e.Outcome == nil {
+			continue
 		}
-		if failed != "" {
-			r.afterFailure(ctx, failed)
+		sent = append(sent, e)
+		if e.Outcome.Failed() && failed == "" {
+			failed = e.Req.ID
 		}
+	}
+	checks := checkSettings(ctx, r.cfg.Client, r.dialect.HiddenSettings(), sent)
+	for i, e := range sent {
+		e.Settings = checks[i]
+		if j := r.cfg.Journal; j != nil {
+			j.Done(r.rec, e)
+		}
+		if p := r.cfg.Progress; p != nil {
+			p.Checked(e)
+		}
+	}
+	if failed != "" {
+		r.afterFailure(ctx, failed)
 	}
 }
 

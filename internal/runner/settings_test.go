@@ -22,7 +22,7 @@ func TestRoundRevealsOnlyTheRequestsSeen(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		w.Write([]byte(`[{"id":0,"id_task":41,"params":{"seed":4,"temperature":1.0,"top_k":20,"n_predict":128}}]`))
+		_, _ = w.Write([]byte(`[{"id":0,"id_task":41,"params":{"seed":4,"temperature":1.0,"top_k":20,"n_predict":128}}]`))
 	}))
 	defer srv.Close()
 	c := client.New(client.Options{BaseURL: srv.URL})

@@ -123,7 +123,7 @@ func Evaluate(exp *fixtures.Expected, r Response) Verdict {
 func exactText(exp *fixtures.Expected, answer string) error {
 	var want string
 	if err := unmarshalString(exp.Value, &want); err != nil {
-		return fmt.Errorf("expected value: %v", err)
+		return fmt.Errorf("expected value: %w", err)
 	}
 	got := strings.Trim(answer, asciiSpace)
 	if got != want {
@@ -135,11 +135,11 @@ func exactText(exp *fixtures.Expected, answer string) error {
 func jsonAnswer(exp *fixtures.Expected, answer string) error {
 	want, err := Parse([]byte(exp.Value))
 	if err != nil {
-		return fmt.Errorf("expected value: %v", err)
+		return fmt.Errorf("expected value: %w", err)
 	}
 	got, err := Parse([]byte(answer))
 	if err != nil {
-		return fmt.Errorf("malformed output: %v (answer %s)", err, quoteClip(answer))
+		return fmt.Errorf("malformed output: %w (answer %s)", err, quoteClip(answer))
 	}
 	if d := Diff(want, got); d != "" {
 		return fmt.Errorf("wrong answer: %s (answer %s)", d, quoteClip(answer))
@@ -161,11 +161,11 @@ func toolCall(exp *fixtures.Expected, calls []Call) error {
 	}
 	want, err := Parse(exp.Arguments)
 	if err != nil {
-		return fmt.Errorf("expected arguments: %v", err)
+		return fmt.Errorf("expected arguments: %w", err)
 	}
 	got, err := Parse([]byte(c.Arguments))
 	if err != nil {
-		return fmt.Errorf("malformed tool-call arguments: %v (arguments %s)", err, quoteClip(c.Arguments))
+		return fmt.Errorf("malformed tool-call arguments: %w (arguments %s)", err, quoteClip(c.Arguments))
 	}
 	if _, ok := got.(Object); !ok {
 		return fmt.Errorf("tool-call arguments are not a JSON object: %s", quoteClip(c.Arguments))
@@ -217,7 +217,7 @@ func Parse(data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.ReadToken(); err != io.EOF {
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("extra text after the JSON value")
 	}
 	return v, nil
@@ -226,7 +226,7 @@ func Parse(data []byte) (any, error) {
 func parseValue(dec *jsontext.Decoder) (any, error) {
 	tok, err := dec.ReadToken()
 	if err != nil {
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil, errors.New("no JSON value")
 		}
 		return nil, err

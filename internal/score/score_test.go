@@ -8,7 +8,7 @@ import (
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
-func expectations(t *testing.T) map[string]*fixtures.Expected {
+func expectations() map[string]*fixtures.Expected {
 	out := map[string]*fixtures.Expected{}
 	for _, c := range protocol.SanityDefinitions() {
 		e := &fixtures.Expected{Category: c.Category, Kind: c.Expect.Kind}
@@ -27,7 +27,7 @@ func expectations(t *testing.T) map[string]*fixtures.Expected {
 
 func TestEvaluate(t *testing.T) {
 	t.Parallel()
-	exp := expectations(t)
+	exp := expectations()
 	ok := func(answer string) Response { return Response{Status: Completed, Answer: answer} }
 	call := func(name, args string) Response {
 		return Response{Status: Completed, ToolCalls: []Call{{Name: name, Arguments: args}}}

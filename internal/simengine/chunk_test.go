@@ -35,7 +35,9 @@ func TestTokensJSONIsTheEncoder(t *testing.T) {
 			toks[i] = i % 151643
 		}
 		var want bytes.Buffer
-		json.NewEncoder(&want).Encode(map[string]any{"tokens": toks})
+		if err := json.NewEncoder(&want).Encode(map[string]any{"tokens": toks}); err != nil {
+			t.Fatal(err)
+		}
 		if got := tokensJSON(n); !bytes.Equal(got, want.Bytes()) {
 			t.Errorf("%d tokens: %.80q…, want %.80q…", n, got, want.Bytes())
 		}

@@ -3,12 +3,9 @@ package simengine
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
-
-	"github.com/strata-bench/strata/internal/dialect"
 )
 
 // Routes and identification endpoints of the dialects other than
@@ -23,10 +20,6 @@ import (
 // simulator's own request counter, which strata's engine manager reads)
 // and POST /v1/chat/completions; anything else the engine does not serve
 // is its 404.
-
-// SimulatorHeader is the response header the simulator sets on every
-// response of every dialect: its version (Version()).
-const SimulatorHeader = dialect.SimulatorHeaderName
 
 // Engine versions the dialects report.
 const (
@@ -78,7 +71,7 @@ func (s *Server) engineMux() http.Handler {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.WriteHeader(200)
 			if r.Method != http.MethodHead {
-				io.WriteString(w, "Ollama is running")
+				writeText(w, "Ollama is running")
 			}
 		}
 		mux.HandleFunc("GET /{$}", running)
@@ -259,7 +252,7 @@ func (s *Server) engineNotFound(w http.ResponseWriter, r *http.Request) {
 	case DialectOllama:
 		w.Header().Set("Content-Type", "text/plain")
 		w.WriteHeader(404)
-		io.WriteString(w, "404 page not found")
+		writeText(w, "404 page not found")
 	case DialectLMStudio:
 		writeJSON(w, 404, map[string]any{"error": fmt.Sprintf("Unexpected endpoint or method. (%s %s)", r.Method, r.URL.Path)})
 	default:

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/dialect"
 )
 
 // startAs starts a simulator speaking as dialect on 127.0.0.1:0 with the
@@ -40,7 +41,11 @@ func startAs(t *testing.T, dialect string, edit func(*Config)) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return url
 }
 
@@ -96,7 +101,7 @@ func callWith(t *testing.T, method, url string, body []byte, header map[string]s
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read to its end below
 	data, _ := io.ReadAll(resp.Body)
 	return reply{resp.StatusCode, resp.Header, data, resp.Close}
 }
@@ -352,8 +357,8 @@ func TestEngineIdentification(t *testing.T) {
 					t.Errorf("%s %s: %d, want %d: %s", p.method, p.path, r.status, p.status, r.body)
 					continue
 				}
-				if r.header.Get(SimulatorHeader) != Version() {
-					t.Errorf("%s %s: %s %q", p.method, p.path, SimulatorHeader, r.header.Get(SimulatorHeader))
+				if r.header.Get(dialect.SimulatorHeaderName) != Version() {
+					t.Errorf("%s %s: %s %q", p.method, p.path, dialect.SimulatorHeaderName, r.header.Get(dialect.SimulatorHeaderName))
 				}
 				if c.dialect == DialectIKLlama && r.header.Get("Server") != "ik_llama.cpp" {
 					t.Errorf("%s %s: Server %q", p.method, p.path, r.header.Get("Server"))
@@ -396,7 +401,7 @@ func TestLoadingHealth(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 			req, _ := http.NewRequestWithContext(ctx, "GET", url+"/api/version", nil)
 			if resp, err := http.DefaultClient.Do(req); err == nil {
-				resp.Body.Close()
+				_ = resp.Body.Close() // its answer is the failure
 				t.Errorf("ollama answered %d while loading", resp.StatusCode)
 			}
 			cancel()
@@ -410,8 +415,8 @@ func TestLoadingHealth(t *testing.T) {
 				t.Errorf("strata: /health while loading %s", r.body)
 			}
 		}
-		if r.status != want || r.header.Get(SimulatorHeader) == "" {
-			t.Errorf("%s: /health %d while loading (want %d), header %q", d, r.status, want, r.header.Get(SimulatorHeader))
+		if r.status != want || r.header.Get(dialect.SimulatorHeaderName) == "" {
+			t.Errorf("%s: /health %d while loading (want %d), header %q", d, r.status, want, r.header.Get(dialect.SimulatorHeaderName))
 		}
 	}
 }
@@ -566,7 +571,7 @@ func TestEngineStream(t *testing.T) {
 			t.Parallel()
 			url := startAs(t, c.dialect, nil)
 			r := call(t, "POST", url+"/v1/chat/completions", fixtureBody(t, "warmup", nil))
-			if r.status != 200 || r.header.Get(SimulatorHeader) != Version() {
+			if r.status != 200 || r.header.Get(dialect.SimulatorHeaderName) != Version() {
 				t.Fatalf("%d %v %s", r.status, r.header, r.body)
 			}
 			evs := events(t, r.body)
@@ -811,7 +816,7 @@ func TestLlamaCppMarkedByHeader(t *testing.T) {
 	t.Parallel()
 	url := startAs(t, DialectLlamaCpp, func(c *Config) { c.Build = DefaultBuild })
 	r := call(t, "GET", url+"/props", nil)
-	if r.header.Get(SimulatorHeader) != Version() || object(t, r.body)["strata_simulator"] != true || r.header.Get("Server") != "strata-simulator" {
+	if r.header.Get(dialect.SimulatorHeaderName) != Version() || object(t, r.body)["strata_simulator"] != true || r.header.Get("Server") != "strata-simulator" {
 		t.Errorf("%v %s", r.header, r.body)
 	}
 	evs := events(t, call(t, "POST", url+"/v1/chat/completions", fixtureBody(t, "warmup", nil)).body)

@@ -25,8 +25,8 @@ func TestNoScenarioRemovesTheMarkers(t *testing.T) {
 		for _, d := range []string{DialectLlamaCpp, DialectIKLlama, DialectVLLM} {
 			url := startAs(t, d, func(c *Config) { c.Scenario.Props = props })
 			for _, path := range []string{"/health", "/v1/models"} {
-				if r := call(t, "GET", url+path, nil); r.header.Get(SimulatorHeader) != Version() {
-					t.Errorf("%s %s: %s answered without %s", d, show(props), path, SimulatorHeader)
+				if r := call(t, "GET", url+path, nil); r.header.Get(dialect.SimulatorHeaderName) != Version() {
+					t.Errorf("%s %s: %s answered without %s", d, show(props), path, dialect.SimulatorHeaderName)
 				}
 			}
 			if d == DialectVLLM {
@@ -34,8 +34,8 @@ func TestNoScenarioRemovesTheMarkers(t *testing.T) {
 			}
 			r := call(t, "GET", url+"/props", nil)
 			p := object(t, r.body)
-			if p["strata_simulator"] != true || p["strata_simulator_version"] != Version() || r.header.Get(SimulatorHeader) != Version() {
-				t.Errorf("%s %s: /props says strata_simulator %v, strata_simulator_version %v; header %q", d, show(props), p["strata_simulator"], p["strata_simulator_version"], r.header.Get(SimulatorHeader))
+			if p["strata_simulator"] != true || p["strata_simulator_version"] != Version() || r.header.Get(dialect.SimulatorHeaderName) != Version() {
+				t.Errorf("%s %s: /props says strata_simulator %v, strata_simulator_version %v; header %q", d, show(props), p["strata_simulator"], p["strata_simulator_version"], r.header.Get(dialect.SimulatorHeaderName))
 			}
 		}
 	}

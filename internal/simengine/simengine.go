@@ -251,7 +251,9 @@ func (s *Server) Start(addr string) (string, error) {
 	s.ln = ln
 	s.started = s.cfg.Now()
 	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go s.srv.Serve(ln)
+	// Serve ends when Close (or a scripted death) closes the server; a
+	// server that failed otherwise shows as its clients' errors.
+	go func() { _ = s.srv.Serve(ln) }()
 	return "http://" + ln.Addr().String(), nil
 }
 
@@ -289,11 +291,12 @@ func (s *Server) die() {
 		close(s.dead)
 		// The listener closes before the dying handler returns, so nothing
 		// the client sends after the crash is answered.
+		// The engine dies on purpose: what closing says is of no use.
 		if s.ln != nil {
-			s.ln.Close()
+			_ = s.ln.Close()
 		}
 		if s.srv != nil {
-			go s.srv.Close()
+			go func() { _ = s.srv.Close() }()
 		}
 	})
 }
@@ -343,7 +346,7 @@ func (s *Server) serverHeader(h http.Handler) http.Handler {
 		// The simulator says what it is on every response of every
 		// dialect, also where the engine has no /props to carry the
 		// strata_simulator marker; no scenario can turn it off.
-		w.Header().Set(SimulatorHeader, Version())
+		w.Header().Set(dialect.SimulatorHeaderName, Version())
 		h.ServeHTTP(w, r)
 	})
 }
@@ -353,6 +356,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// writeText writes a plain body after its headers. As with writeJSON, a
+// write that fails means the client has gone: the simulator has no one
+// else to tell.
+func writeText(w io.Writer, text string) { _, _ = io.WriteString(w, text) }
 
 func writeError(w http.ResponseWriter, status int, typ, msg string) {
 	w.Header().Set("Connection", "close")
@@ -439,7 +447,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 	name := dialect.SimulatorMetricPrefix + "requests_total"
-	fmt.Fprintf(w, "# HELP %s Chat requests answered.\n# TYPE %s counter\n%s %d\n", name, name, name, n)
+	writeText(w, fmt.Sprintf("# HELP %s Chat requests answered.\n# TYPE %s counter\n%s %d\n", name, name, name, n))
 }
 
 // chatRequest is the part of a chat body the simulator reads.
@@ -545,11 +553,11 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *chatRequest
 	if b.HTML {
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(200)
-		io.WriteString(w, "<html><body><h1>502 Bad Gateway</h1></body></html>\n")
+		writeText(w, "<html><body><h1>502 Bad Gateway</h1></body></html>\n")
 		return
 	}
 	if b.Replay != "" {
-		s.replay(w, r, b.Replay)
+		s.replay(w, b.Replay)
 		return
 	}
 	if b.Flood != "" {
@@ -585,7 +593,7 @@ func (s *Server) readChat(w http.ResponseWriter, r *http.Request) (req *chatRequ
 	}
 	if strata {
 		// frontend.py effort_kwargs: an unknown effort is a 400.
-		if _, err := strataEffort(req.ReasoningEffort); err != nil {
+		if err := strataEffort(req.ReasoningEffort); err != nil {
 			strataError(w, 400, "invalid_request_error", err.Error())
 			return nil, false
 		}
@@ -748,7 +756,7 @@ func deltaJSON(d map[string]any) []byte {
 
 func seedOf(id string, seed int64) uint64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%s/%d", id, seed)
+	_, _ = fmt.Fprintf(h, "%s/%d", id, seed) // a hash's Write never fails
 	return h.Sum64()
 }
 
@@ -758,23 +766,79 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 		writeError(w, 500, "server_error", "streaming unsupported")
 		return
 	}
-	limit := -1
-	for _, v := range []*int{req.MaxTokens, req.MaxCompletion, req.NPredict} {
-		if v != nil {
-			limit = *v
-			break
-		}
-	}
+	limit := tokenLimit(req)
 	seed := int64(0)
 	if req.Seed != nil {
 		seed = *req.Seed
 	}
 	rng := rand.New(rand.NewPCG(seedOf(id, seed), 7))
-	prompt := promptText(req)
 	fx := s.fixture(id)
+	n := s.account(req, fx, slot, limit, b)
+	// What to say.
+	plan := s.plan(req, id, fx, b, rng)
+	g := s.open(w, fl, r, req, b, n, queued)
+	if b.StallAfterMS > 0 && !g.wait(time.Duration(b.StallAfterMS)*time.Millisecond) {
+		return
+	}
+	n.readN = n.promptTokens - n.cached
+	n.promptDur = time.Duration(float64(n.readN) / s.cfg.PromptTPS * float64(time.Second))
+	lead, ok := s.prefill(g, n.readN, n.promptDur)
+	if !ok {
+		return
+	}
+	decodeStart := s.cfg.Now()
+	finish := "stop"
+	if plan.tool != nil {
+		finish = "tool_calls"
+	}
+	cw := g.cw
+	cw.lazy = true
+	defer func() { cw.lazy = false; cw.flush() }()
+	n.emitted, finish, ok = s.decode(g, plan.tokens(), limit, lead, decodeStart, finish)
+	if !ok {
+		return
+	}
+	cw.lazy = false
+	if b.FinishReason != nil {
+		finish = *b.FinishReason
+	}
+	n.decodeDur = s.cfg.Now().Sub(decodeStart)
+	if g.ew != nil {
+		g.ew.finish(finish, n.emitted, n.decodeDur)
+		if !b.NoDone && !req.native {
+			cw.raw("data: [DONE]\n\n")
+		}
+		s.countServed()
+		return
+	}
+	llamaEnd(cw, req, b, n, finish)
+	s.countServed()
+}
 
-	// Prompt accounting: exact counts for bundle prompts; the cache reuses
-	// the common prefix with what this slot held last, like llama.cpp.
+// tokenLimit is the request's cap on generated tokens (-1: none), from
+// the first of the fields that set one.
+func tokenLimit(req *chatRequest) int {
+	for _, v := range []*int{req.MaxTokens, req.MaxCompletion, req.NPredict} {
+		if v != nil {
+			return *v
+		}
+	}
+	return -1
+}
+
+// tally is one answer's accounting: its prompt, what the cache held of
+// it, and what was read and generated in how long.
+type tally struct {
+	task                                 int64
+	promptTokens, cached, readN, emitted int
+	promptDur, decodeDur                 time.Duration
+}
+
+// account counts the prompt and what the slot's cache holds of it: exact
+// counts for bundle prompts; the cache reuses the common prefix with what
+// this slot held last, like llama.cpp. It records the slot's new state.
+func (s *Server) account(req *chatRequest, fx *fixtures.Fixture, slot, limit int, b Behaviour) tally {
+	prompt := promptText(req)
 	promptTokens := s.countPrompt(req, fx)
 	s.mu.Lock()
 	prev := s.last[slot]
@@ -799,9 +863,31 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 	s.mu.Lock()
 	s.last[slot] = slotState{prompt: prompt, promptTokens: promptTokens, task: task, params: s.slotParams(req, limit, b)}
 	s.mu.Unlock()
+	return tally{task: task, promptTokens: promptTokens, cached: cached}
+}
 
-	// What to say.
-	plan := s.plan(req, id, fx, b, rng)
+// stream is one answer being streamed: what generate's steps share.
+type stream struct {
+	r  *http.Request
+	b  Behaviour
+	cw *chunkWriter
+	// ew is the other engine's wire (nil: llama-server's, which generate
+	// writes itself).
+	ew     *engineWire
+	strata bool
+}
+
+// wait waits d as the engine does between its steps; false when the
+// client has gone.
+func (g *stream) wait(d time.Duration) bool {
+	if g.strata {
+		return g.ew.strataWait(g.r.Context(), d)
+	}
+	return sleepCtx(g.r.Context(), d)
+}
+
+// open sends the stream's headers and makes its writers.
+func (s *Server) open(w http.ResponseWriter, fl http.Flusher, r *http.Request, req *chatRequest, b Behaviour, n tally, queued time.Duration) *stream {
 	strata := s.cfg.Dialect == DialectStrata
 	w.Header().Set("Content-Type", "text/event-stream")
 	if req.native {
@@ -817,142 +903,139 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(200)
 	fl.Flush()
-	cw := &chunkWriter{w: w, fl: fl, id: fmt.Sprintf("chatcmpl-sim%024d", task), model: s.cfg.ModelPath, fingerprint: s.BuildInfo(), created: s.cfg.Now().Unix()}
-	// ew is the other engine's wire (nil: llama-server's, written below).
-	var ew *engineWire
+	cw := &chunkWriter{w: w, fl: fl, id: fmt.Sprintf("chatcmpl-sim%024d", n.task), model: s.cfg.ModelPath, fingerprint: s.BuildInfo(), created: s.cfg.Now().Unix()}
+	g := &stream{r: r, b: b, cw: cw, strata: strata}
 	if !s.llamaServer() {
-		ew = s.newEngineWire(cw, req, promptTokens, cached, queued, b)
-		ew.task = task
+		g.ew = s.newEngineWire(cw, req, n.promptTokens, n.cached, queued, b)
+		g.ew.task = n.task
 	}
 	if strata {
 		// server.py @452325a9 openai_chunks: "chatcmpl-<24 hex>", the
 		// configured model name.
-		cw.id, cw.model = fmt.Sprintf("chatcmpl-%024x", task), s.strataModel()
-		ew.role() // Strata's role chunk goes out before the engine runs
+		cw.id, cw.model = fmt.Sprintf("chatcmpl-%024x", n.task), s.strataModel()
+		g.ew.role() // Strata's role chunk goes out before the engine runs
 	}
-	wait := func(d time.Duration) bool {
-		if strata {
-			return ew.strataWait(r.Context(), d)
-		}
-		return sleepCtx(r.Context(), d)
-	}
-	if b.StallAfterMS > 0 && !wait(time.Duration(b.StallAfterMS)*time.Millisecond) {
-		return
-	}
-	readN := promptTokens - cached
-	promptDur := time.Duration(float64(readN) / s.cfg.PromptTPS * float64(time.Second))
+	return g
+}
+
+// prefill sends the scripted keep-alives, reads the prompt (readN tokens
+// in promptDur) and sends what comes before the first token. It returns
+// the decode steps the first token takes, or false when the client has
+// gone.
+func (s *Server) prefill(g *stream, readN int, promptDur time.Duration) (int, bool) {
+	b, cw, ew := g.b, g.cw, g.ew
 	for i := 0; i < b.KeepAlives; i++ {
-		if strata {
+		if g.strata {
 			cw.raw(": keep-alive\n\n")
 		} else {
 			cw.raw(":\n\n")
 		}
 	}
 	prefillStart := s.cfg.Now()
-	if strata {
-		if !ew.strataPrefill(r.Context(), readN, promptDur) {
-			return
+	if g.strata {
+		if !ew.strataPrefill(g.r.Context(), readN, promptDur) {
+			return 0, false
 		}
-	} else if !sleepCtx(r.Context(), promptDur) {
-		return
+	} else if !sleepCtx(g.r.Context(), promptDur) {
+		return 0, false
 	}
-	lead := 1 // the first token takes one decode step after the prefill
 	if ew == nil {
 		cw.delta(map[string]any{"role": "assistant", "content": nil})
 		for i := 0; i < b.EmptyDeltas; i++ {
 			cw.delta(map[string]any{"content": ""})
 		}
-	} else {
-		ew.prefillStart, ew.promptDur = prefillStart, promptDur
-		ew.role()
-		for i := 0; i < b.EmptyDeltas; i++ {
-			ew.token(map[string]any{"content": ""})
-		}
-		lead = ew.lead()
+		return 1, true // the first token takes one decode step after the prefill
 	}
-	decodeStart := s.cfg.Now()
-	emitted := 0
-	finish := "stop"
-	if plan.tool != nil {
-		finish = "tool_calls"
+	ew.prefillStart, ew.promptDur = prefillStart, promptDur
+	ew.role()
+	for i := 0; i < b.EmptyDeltas; i++ {
+		ew.token(map[string]any{"content": ""})
 	}
-	tokens := plan.tokens()
-	cw.lazy = true
-	defer func() { cw.lazy = false; cw.flush() }()
+	return ew.lead(), true
+}
+
+// decode streams the tokens, each when the decode rate makes it due
+// (counted from decodeStart, lead steps before the first), up to limit,
+// with the scripted faults. It returns how many were sent and the finish
+// reason, or false when the stream ended early.
+func (s *Server) decode(g *stream, tokens []map[string]any, limit, lead int, decodeStart time.Time, finish string) (int, string, bool) {
+	cw, emitted := g.cw, 0
 	for i, t := range tokens {
 		if limit >= 0 && emitted >= limit {
-			finish = "length"
-			break
+			return emitted, "length", true
 		}
-		if b.ErrorEventAfter != nil && emitted == *b.ErrorEventAfter {
-			if strata {
-				ew.strataStreamError(b.ErrorMessage)
-				return
-			}
-			cw.raw(`data: {"error":{"code":500,"message":"The model produced output that does not match the expected peg-native format","type":"server_error"}}` + "\n\n")
-			return
-		}
-		if b.CutAfter != nil && emitted == *b.CutAfter {
-			cw.flush()
-			panic(http.ErrAbortHandler) // closes the connection mid-stream
-		}
-		if b.MalformedAfter != nil && emitted == *b.MalformedAfter {
-			cw.raw(`data: {"choices":[{"finish_reason":null,"index":0,"delta":{"content":"x"}` + "\n\n")
-		}
-		if b.InvalidUTF8After != nil && emitted == *b.InvalidUTF8After {
-			cw.raw("data: {\"choices\":[{\"finish_reason\":null,\"index\":0,\"delta\":{\"content\":\"\xff\xfe\"}}]}\n\n")
-		}
-		if b.LongLine && i == 0 {
-			cw.delta(map[string]any{"content": strings.Repeat("a", 1<<20+10)})
-		}
-		if b.Die && emitted == 2 {
-			cw.flush()
-			s.die()
-			panic(http.ErrAbortHandler)
+		if !s.fault(g, i, emitted) {
+			return emitted, finish, false
 		}
 		due := decodeStart.Add(time.Duration(float64(emitted+lead) / s.cfg.DecodeTPS * float64(time.Second)))
 		if d := due.Sub(s.cfg.Now()); d > 0 {
 			cw.flush()
-			if !sleepCtx(r.Context(), d) {
-				return
+			if !sleepCtx(g.r.Context(), d) {
+				return emitted, finish, false
 			}
 		}
-		if ew == nil {
+		if g.ew == nil {
 			cw.delta(t)
 		} else {
-			ew.token(t)
+			g.ew.token(t)
 		}
 		emitted++
 		if cw.err != nil {
-			return
+			return emitted, finish, false
 		}
 	}
-	cw.lazy = false
-	if b.FinishReason != nil {
-		finish = *b.FinishReason
-	}
-	decodeDur := s.cfg.Now().Sub(decodeStart)
-	if ew != nil {
-		ew.finish(finish, emitted, decodeDur)
-		if !b.NoDone && !req.native {
-			cw.raw("data: [DONE]\n\n")
+	return emitted, finish, true
+}
+
+// fault plays the behaviour's faults due before the token at index i
+// (emitted sent so far); false when the stream ends there. A cut or a
+// death closes the connection mid-stream.
+func (s *Server) fault(g *stream, i, emitted int) bool {
+	b, cw := g.b, g.cw
+	if b.ErrorEventAfter != nil && emitted == *b.ErrorEventAfter {
+		if g.strata {
+			g.ew.strataStreamError(b.ErrorMessage)
+			return false
 		}
-		s.mu.Lock()
-		s.served++
-		s.mu.Unlock()
-		return
+		cw.raw(`data: {"error":{"code":500,"message":"The model produced output that does not match the expected peg-native format","type":"server_error"}}` + "\n\n")
+		return false
 	}
+	if b.CutAfter != nil && emitted == *b.CutAfter {
+		cw.flush()
+		panic(http.ErrAbortHandler) // closes the connection mid-stream
+	}
+	if b.MalformedAfter != nil && emitted == *b.MalformedAfter {
+		cw.raw(`data: {"choices":[{"finish_reason":null,"index":0,"delta":{"content":"x"}` + "\n\n")
+	}
+	if b.InvalidUTF8After != nil && emitted == *b.InvalidUTF8After {
+		cw.raw("data: {\"choices\":[{\"finish_reason\":null,\"index\":0,\"delta\":{\"content\":\"\xff\xfe\"}}]}\n\n")
+	}
+	if b.LongLine && i == 0 {
+		cw.delta(map[string]any{"content": strings.Repeat("a", 1<<20+10)})
+	}
+	if b.Die && emitted == 2 {
+		cw.flush()
+		s.die()
+		panic(http.ErrAbortHandler)
+	}
+	return true
+}
+
+// llamaEnd ends llama-server's stream: the finish chunk, then usage and
+// timings (on the finish chunk when the request asked for no usage), and
+// [DONE], with the scripted omissions.
+func llamaEnd(cw *chunkWriter, req *chatRequest, b Behaviour, n tally, finish string) {
 	timings := map[string]any{
-		"cache_n": cached, "prompt_n": readN, "prompt_ms": ms(promptDur), "prompt_per_token_ms": perToken(promptDur, readN),
-		"prompt_per_second": rate(readN, promptDur),
-		"predicted_n":       emitted, "predicted_ms": ms(decodeDur), "predicted_per_token_ms": perToken(decodeDur, emitted),
-		"predicted_per_second": rate(emitted, decodeDur),
+		"cache_n": n.cached, "prompt_n": n.readN, "prompt_ms": ms(n.promptDur), "prompt_per_token_ms": perToken(n.promptDur, n.readN),
+		"prompt_per_second": rate(n.readN, n.promptDur),
+		"predicted_n":       n.emitted, "predicted_ms": ms(n.decodeDur), "predicted_per_token_ms": perToken(n.decodeDur, n.emitted),
+		"predicted_per_second": rate(n.emitted, n.decodeDur),
 	}
 	if b.PredictedNSkew != nil {
-		timings["predicted_n"] = emitted + *b.PredictedNSkew
+		timings["predicted_n"] = n.emitted + *b.PredictedNSkew
 	}
-	usage := map[string]any{"completion_tokens": emitted, "prompt_tokens": promptTokens, "total_tokens": promptTokens + emitted,
-		"prompt_tokens_details": map[string]any{"cached_tokens": cached}}
+	usage := map[string]any{"completion_tokens": n.emitted, "prompt_tokens": n.promptTokens, "total_tokens": n.promptTokens + n.emitted,
+		"prompt_tokens_details": map[string]any{"cached_tokens": n.cached}}
 	finishChunk := []any{map[string]any{"finish_reason": finish, "index": 0, "delta": map[string]any{}}}
 	switch {
 	case b.UsageOnFinish || !req.StreamOptions.IncludeUsage:
@@ -980,6 +1063,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 	if !b.NoDone {
 		cw.raw("data: [DONE]\n\n")
 	}
+}
+
+// countServed counts an answer served to its end (the /metrics counter).
+func (s *Server) countServed() {
 	s.mu.Lock()
 	s.served++
 	s.mu.Unlock()
@@ -1099,7 +1186,7 @@ func (s *Server) slotParams(req *chatRequest, limit int, b Behaviour) map[string
 }
 
 // replay writes a recorded capture's body, event by event.
-func (s *Server) replay(w http.ResponseWriter, r *http.Request, name string) {
+func (s *Server) replay(w http.ResponseWriter, name string) {
 	dir := ""
 	if s.cfg.Scenario != nil {
 		dir = s.cfg.Scenario.CapturesDir

@@ -290,31 +290,11 @@ func (a *anthropicCount) chatForm() (*chatRequest, error) {
 		req.Messages = append(req.Messages, fixtures.Message{Role: "system", Content: sys})
 	}
 	for i, m := range a.Messages {
-		var text string
-		if json.Unmarshal(m.Content, &text) == nil {
-			req.Messages = append(req.Messages, fixtures.Message{Role: m.Role, Content: text})
-			continue
+		msgs, err := turnMessages(i, m.Role, m.Content)
+		if err != nil {
+			return nil, err
 		}
-		var blocks []anthropicBlock
-		if err := json.Unmarshal(m.Content, &blocks); err != nil {
-			return nil, fmt.Errorf("messages[%d].content must be a string or a list of content blocks", i)
-		}
-		var b strings.Builder
-		for _, bl := range blocks {
-			switch bl.Type {
-			case "text":
-				b.WriteString(bl.Text)
-			case "tool_result":
-				t, err := blockText(bl.Content)
-				if err != nil {
-					return nil, fmt.Errorf("messages[%d] tool_result: %w", i, err)
-				}
-				req.Messages = append(req.Messages, fixtures.Message{Role: "tool", Content: t})
-			}
-		}
-		if b.Len() > 0 {
-			req.Messages = append(req.Messages, fixtures.Message{Role: m.Role, Content: b.String()})
-		}
+		req.Messages = append(req.Messages, msgs...)
 	}
 	// frontend.py _late_system_to_user: a system message after the first
 	// becomes a user message in place.
@@ -334,7 +314,7 @@ func (a *anthropicCount) chatForm() (*chatRequest, error) {
 	case a.Thinking != nil && a.Thinking.Type == "disabled":
 		req.ChatTemplateKwargs = map[string]any{"enable_thinking": false}
 	case len(effort) > 0 && string(effort) != "null" && string(effort) != `""`:
-		if _, err := strataEffort(effort); err != nil {
+		if err := strataEffort(effort); err != nil {
 			return nil, err
 		}
 		req.ReasoningEffort = effort
@@ -349,6 +329,39 @@ func (a *anthropicCount) chatForm() (*chatRequest, error) {
 		req.ReasoningEffort, _ = json.Marshal(e)
 	}
 	return req, nil
+}
+
+// turnMessages is messages[i] of an Anthropic body in the chat form:
+// string content as it is; of a list of blocks, each tool_result its own
+// tool message and then the text blocks joined (other blocks are left
+// out).
+func turnMessages(i int, role string, content json.RawMessage) ([]fixtures.Message, error) {
+	var text string
+	if json.Unmarshal(content, &text) == nil {
+		return []fixtures.Message{{Role: role, Content: text}}, nil
+	}
+	var blocks []anthropicBlock
+	if err := json.Unmarshal(content, &blocks); err != nil {
+		return nil, fmt.Errorf("messages[%d].content must be a string or a list of content blocks", i)
+	}
+	var out []fixtures.Message
+	var b strings.Builder
+	for _, bl := range blocks {
+		switch bl.Type {
+		case "text":
+			b.WriteString(bl.Text)
+		case "tool_result":
+			t, err := blockText(bl.Content)
+			if err != nil {
+				return nil, fmt.Errorf("messages[%d] tool_result: %w", i, err)
+			}
+			out = append(out, fixtures.Message{Role: "tool", Content: t})
+		}
+	}
+	if b.Len() > 0 {
+		out = append(out, fixtures.Message{Role: role, Content: b.String()})
+	}
+	return out, nil
 }
 
 // openAITools are the Anthropic tools in the chat form's shape: each
@@ -381,18 +394,28 @@ func (a *anthropicCount) openAITools() (json.RawMessage, error) {
 	return json.Marshal(tools)
 }
 
-// strataEffort is frontend.py effort_kwargs: the template kwargs an effort
-// value gives (nil for none), or Strata's 400 for a value it does not know.
-func strataEffort(raw json.RawMessage) (map[string]any, error) {
+// strataEffort is frontend.py effort_kwargs' verdict on an effort value:
+// nil for one it takes (none, false, a word that turns thinking off, an
+// effort word), Strata's 400 for one it does not know. Which template
+// kwargs an effort gives is the engine's business, not the count's: none,
+// off, minimal, disabled and false turn thinking off; low and medium pass
+// as they are; high, xhigh, max and maximum become xhigh.
+func strataEffort(raw json.RawMessage) error {
+	if len(raw) == 0 {
+		return nil
+	}
 	var v any
-	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil || v == nil {
-		return nil, nil
+	if err := json.Unmarshal(raw, &v); err != nil {
+		// A value of a body that was decoded always decodes again.
+		return fmt.Errorf("reasoning effort %s: %w", raw, err)
 	}
 	var word string
 	switch x := v.(type) {
+	case nil:
+		return nil
 	case bool:
 		if !x {
-			return map[string]any{"enable_thinking": false}, nil
+			return nil
 		}
 		word = "true" // Python's str(True).lower()
 	case string:
@@ -401,16 +424,10 @@ func strataEffort(raw json.RawMessage) (map[string]any, error) {
 		word = strings.TrimSpace(string(raw))
 	}
 	switch word {
-	case "":
-		return nil, nil
-	case "none", "off", "minimal", "disabled", "false":
-		return map[string]any{"enable_thinking": false}, nil
-	case "low", "medium":
-		return map[string]any{"reasoning_effort": word}, nil
-	case "high", "xhigh", "max", "maximum":
-		return map[string]any{"reasoning_effort": "xhigh"}, nil
+	case "", "none", "off", "minimal", "disabled", "false", "low", "medium", "high", "xhigh", "max", "maximum":
+		return nil
 	}
-	return nil, fmt.Errorf("unknown reasoning effort '%s': use none, low, medium or high", word)
+	return fmt.Errorf("unknown reasoning effort '%s': use none, low, medium or high", word)
 }
 
 // strataCountTokens serves POST /v1/messages/count_tokens (server.py

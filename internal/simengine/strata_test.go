@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,9 +76,7 @@ func TestStrataRoutes(t *testing.T) {
 			if string(body) != want {
 				t.Errorf("/props\n got %s\nwant %s", body, want)
 			}
-			var m map[string]any
-			json.Unmarshal(body, &m)
-			if m["chat_template"] != string(src) {
+			if object(t, body)["chat_template"] != string(src) {
 				t.Errorf("/props chat_template is not the template's text")
 			}
 		}},
@@ -109,8 +108,8 @@ func TestStrataRoutes(t *testing.T) {
 		if c.check != nil {
 			c.check(t, r.body)
 		}
-		if !r.closed || r.header.Get(SimulatorHeader) != v {
-			t.Errorf("%s %s: Connection: close %v, %s %q", c.method, c.path, r.closed, SimulatorHeader, r.header.Get(SimulatorHeader))
+		if !r.closed || r.header.Get(dialect.SimulatorHeaderName) != v {
+			t.Errorf("%s %s: Connection: close %v, %s %q", c.method, c.path, r.closed, dialect.SimulatorHeaderName, r.header.Get(dialect.SimulatorHeaderName))
 		}
 	}
 }
@@ -363,7 +362,7 @@ func strataStream(t *testing.T, url string, body []byte) ([]string, *http.Respon
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read to its end below
 	var lines []string
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 1<<22)
@@ -437,9 +436,7 @@ func TestStrataStream(t *testing.T) {
 				t.Errorf("%s: line %d %q", c.id, i, l)
 				continue
 			}
-			var ev map[string]any
-			json.Unmarshal([]byte(strings.TrimPrefix(l, "data: ")), &ev)
-			d := delta(ev)
+			d := delta(object(t, []byte(strings.TrimPrefix(l, "data: "))))
 			kind := keys(d)
 			if len(kinds) == 0 || kinds[len(kinds)-1] != kind {
 				kinds = append(kinds, kind)
@@ -469,7 +466,13 @@ func TestStrataStream(t *testing.T) {
 		if !strataChunkHead.MatchString(lines[len(lines)-2]) || !strings.Contains(lines[len(lines)-2], `"delta": {}`) || m == nil {
 			t.Fatalf("%s: final chunk %s", c.id, lines[len(lines)-2])
 		}
-		atoi := func(s string) int { var n int; fmt.Sscan(s, &n); return n }
+		atoi := func(s string) int {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				t.Fatalf("%s: final chunk %s: %v", c.id, lines[len(lines)-2], err)
+			}
+			return n
+		}
 		prompt, completion, total, cached, cacheN, promptN, predicted := atoi(m[2]), atoi(m[3]), atoi(m[4]), atoi(m[5]), atoi(m[6]), atoi(m[7]), atoi(m[10])
 		if m[1] != c.finish || prompt != counts[c.id] || total != prompt+completion || cached != cacheN || promptN != prompt-cacheN || predicted != completion {
 			t.Errorf("%s: final chunk %s", c.id, lines[len(lines)-2])
@@ -567,9 +570,8 @@ func TestStrataKnownAsSimulated(t *testing.T) {
 		health := call(t, "GET", url+"/health", nil)
 		ev := contract.ServerEvidence{Props: props.body, Status: call(t, "GET", url+"/v1/status", nil).body,
 			Models: call(t, "GET", url+"/v1/models", nil).body, ServerHeader: health.header.Get("Server"),
-			SimulatorHeader: health.header.Get(SimulatorHeader)}
-		var p map[string]any
-		json.Unmarshal(props.body, &p)
+			SimulatorHeader: health.header.Get(dialect.SimulatorHeaderName)}
+		p := object(t, props.body)
 		if _, ok := p["strata_simulator"]; ok || object(t, health.body)["service"] != "strata" {
 			t.Errorf("%s: /props %v, /health %s", name, keys(p), health.body)
 		}

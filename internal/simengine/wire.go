@@ -221,82 +221,13 @@ func (e *engineWire) finish(finish string, emitted int, decodeDur time.Duration)
 	case DialectStrata:
 		e.strataFinish(finish, emitted, decodeDur)
 	case DialectVLLM:
-		// serving.py @006c49d4: the last choice carries finish_reason and
-		// vLLM's stop_reason; then, with include_usage, a chunk with
-		// choices [] and usage (exclude_none: unset details are omitted)
-		// and, with --enable-per-request-metrics, metrics.
-		c := e.choice(map[string]any{"content": ""}, finish)
-		c["stop_reason"] = nil
-		e.write([]any{c}, nil)
-		if usage {
-			extra := map[string]any{"usage": e.vllmUsage(emitted)}
-			if e.s.vllmPerRequestMetrics() && !e.b.OmitTimings {
-				extra["metrics"] = e.vllmMetrics(emitted)
-			}
-			e.write([]any{}, extra)
-		}
+		e.vllmFinish(finish, emitted, usage)
 	case DialectSGLang:
-		// serving_chat.py @002897c2: finish_reason in its own chunk after
-		// the content, with matched_stop; usage chunk with choices [].
-		c := e.choice(sglangDelta(nil), finish)
-		if finish == "stop" {
-			c["matched_stop"] = 151645 // Qwen3's <|im_end|>
-		}
-		e.write([]any{c}, nil)
-		if usage {
-			// protocol.py @004c82e0 UsageInfo; usage_processor.py @056c7ec2
-			// _details_if_cached: details only when cached > 0, else null.
-			var details any
-			if e.cached > 0 {
-				details = map[string]any{"cached_tokens": e.cached}
-			}
-			e.write([]any{}, map[string]any{"usage": map[string]any{"prompt_tokens": e.promptTokens, "total_tokens": e.promptTokens + emitted,
-				"completion_tokens": emitted, "prompt_tokens_details": details, "reasoning_tokens": e.reasoning}})
-		}
+		e.sglangFinish(finish, emitted, usage)
 	case DialectOllama:
-		// finish_reason from done_reason (tool_calls when a call was sent,
-		// and since v0.32.6 only in place of stop); usage {prompt,
-		// completion, total} only, on a chunk of choices [].
-		if e.tool != nil {
-			e.flushTool(nil)
-		}
-		if !e.s.ollamaOpenAIStream() {
-			// openai.go @00988753: the metrics-only trailer is a chunk of
-			// its own, carrying finish_reason.
-			e.write([]any{e.choice(e.ollamaDelta(nil), finish)}, nil)
-		} else {
-			// middleware/openai.go @fb30760 writeResponse: no chunk for the
-			// empty trailer once a chunk was sent (a wholly empty answer
-			// still opens with its role chunk), then openai.FinishChunk:
-			// an empty delta.
-			if !e.roleSent {
-				e.write([]any{e.choice(e.ollamaDelta(nil), nil)}, nil)
-			}
-			e.write([]any{e.choice(map[string]any{}, finish)}, nil)
-		}
-		if usage {
-			e.write([]any{}, map[string]any{"usage": e.counts(emitted)})
-		}
+		e.ollamaFinish(finish, emitted, usage)
 	case DialectIKLlama:
-		// examples/server/server-task.cpp @8337e4c to_json_oaicompat_chat_stream
-		// (l.412–470): since #2189 (0a4e10c7f) no chunk but the last has
-		// usage. The finish chunk, then with include_usage a chunk of
-		// choices [] and usage, whose prompt_tokens_details.cached_tokens is
-		// there since #1647 (7b6507dda, l.137–144); timings (no cache_n;
-		// prompt_n counts the evaluated tokens, at least 1) ride on the last.
-		timings := map[string]any{}
-		if !e.b.OmitTimings {
-			timings["timings"] = e.ikTimings(emitted, decodeDur)
-		}
-		if !usage {
-			e.write([]any{e.choice(map[string]any{}, finish)}, timings)
-			break
-		}
-		e.write([]any{e.choice(map[string]any{}, finish)}, nil)
-		u := e.counts(emitted)
-		u["prompt_tokens_details"] = map[string]any{"cached_tokens": e.cached}
-		timings["usage"] = u
-		e.write([]any{}, timings)
+		e.ikFinish(finish, emitted, usage, decodeDur)
 	case DialectLMStudio:
 		// LM Studio's OpenAI-compatible stream is not documented
 		// (1_developer/3_openai-compat/chat-completions.md @51c92c69):
@@ -306,22 +237,112 @@ func (e *engineWire) finish(finish string, emitted int, decodeDur time.Duration)
 			e.write([]any{}, map[string]any{"usage": e.counts(emitted)})
 		}
 	case DialectTabbyAPI:
-		// endpoints/OAI/utils/chat_completion.py @0158fb48: tool calls are
-		// parsed at the end and sent whole in the last content chunk; with
-		// include_usage that chunk's finish_reason moves to the usage chunk,
-		// whose choices is [{"index","delta":{},"finish_reason"}].
-		var last any = finish
-		if usage {
-			last = nil
+		e.tabbyFinish(finish, emitted, usage, decodeDur)
+	}
+}
+
+// vllmFinish: serving.py @006c49d4: the last choice carries finish_reason
+// and vLLM's stop_reason; then, with include_usage, a chunk with choices
+// [] and usage (exclude_none: unset details are omitted) and, with
+// --enable-per-request-metrics, metrics.
+func (e *engineWire) vllmFinish(finish string, emitted int, usage bool) {
+	c := e.choice(map[string]any{"content": ""}, finish)
+	c["stop_reason"] = nil
+	e.write([]any{c}, nil)
+	if usage {
+		extra := map[string]any{"usage": e.vllmUsage(emitted)}
+		if e.s.vllmPerRequestMetrics() && !e.b.OmitTimings {
+			extra["metrics"] = e.vllmMetrics(emitted)
 		}
-		if e.tool != nil {
-			e.write([]any{e.choice(map[string]any{"tool_calls": e.wholeTool()}, last)}, nil)
-		} else if !usage {
-			e.write([]any{e.choice(map[string]any{}, finish)}, nil)
+		e.write([]any{}, extra)
+	}
+}
+
+// sglangFinish: serving_chat.py @002897c2: finish_reason in its own chunk
+// after the content, with matched_stop; usage chunk with choices [].
+func (e *engineWire) sglangFinish(finish string, emitted int, usage bool) {
+	c := e.choice(sglangDelta(nil), finish)
+	if finish == "stop" {
+		c["matched_stop"] = 151645 // Qwen3's <|im_end|>
+	}
+	e.write([]any{c}, nil)
+	if usage {
+		// protocol.py @004c82e0 UsageInfo; usage_processor.py @056c7ec2
+		// _details_if_cached: details only when cached > 0, else null.
+		var details any
+		if e.cached > 0 {
+			details = map[string]any{"cached_tokens": e.cached}
 		}
-		if usage {
-			e.write([]any{e.choice(map[string]any{}, finish)}, map[string]any{"usage": e.tabbyUsage(emitted, decodeDur)})
+		e.write([]any{}, map[string]any{"usage": map[string]any{"prompt_tokens": e.promptTokens, "total_tokens": e.promptTokens + emitted,
+			"completion_tokens": emitted, "prompt_tokens_details": details, "reasoning_tokens": e.reasoning}})
+	}
+}
+
+// ollamaFinish: finish_reason from done_reason (tool_calls when a call
+// was sent, and since v0.32.6 only in place of stop); usage {prompt,
+// completion, total} only, on a chunk of choices [].
+func (e *engineWire) ollamaFinish(finish string, emitted int, usage bool) {
+	if e.tool != nil {
+		e.flushTool(nil)
+	}
+	if !e.s.ollamaOpenAIStream() {
+		// openai.go @00988753: the metrics-only trailer is a chunk of
+		// its own, carrying finish_reason.
+		e.write([]any{e.choice(e.ollamaDelta(nil), finish)}, nil)
+	} else {
+		// middleware/openai.go @fb30760 writeResponse: no chunk for the
+		// empty trailer once a chunk was sent (a wholly empty answer
+		// still opens with its role chunk), then openai.FinishChunk:
+		// an empty delta.
+		if !e.roleSent {
+			e.write([]any{e.choice(e.ollamaDelta(nil), nil)}, nil)
 		}
+		e.write([]any{e.choice(map[string]any{}, finish)}, nil)
+	}
+	if usage {
+		e.write([]any{}, map[string]any{"usage": e.counts(emitted)})
+	}
+}
+
+// ikFinish: examples/server/server-task.cpp @8337e4c
+// to_json_oaicompat_chat_stream (l.412–470): since #2189 (0a4e10c7f) no
+// chunk but the last has usage. The finish chunk, then with include_usage
+// a chunk of choices [] and usage, whose
+// prompt_tokens_details.cached_tokens is there since #1647 (7b6507dda,
+// l.137–144); timings (no cache_n; prompt_n counts the evaluated tokens,
+// at least 1) ride on the last.
+func (e *engineWire) ikFinish(finish string, emitted int, usage bool, decodeDur time.Duration) {
+	timings := map[string]any{}
+	if !e.b.OmitTimings {
+		timings["timings"] = e.ikTimings(emitted, decodeDur)
+	}
+	if !usage {
+		e.write([]any{e.choice(map[string]any{}, finish)}, timings)
+		return
+	}
+	e.write([]any{e.choice(map[string]any{}, finish)}, nil)
+	u := e.counts(emitted)
+	u["prompt_tokens_details"] = map[string]any{"cached_tokens": e.cached}
+	timings["usage"] = u
+	e.write([]any{}, timings)
+}
+
+// tabbyFinish: endpoints/OAI/utils/chat_completion.py @0158fb48: tool
+// calls are parsed at the end and sent whole in the last content chunk;
+// with include_usage that chunk's finish_reason moves to the usage chunk,
+// whose choices is [{"index","delta":{},"finish_reason"}].
+func (e *engineWire) tabbyFinish(finish string, emitted int, usage bool, decodeDur time.Duration) {
+	var last any = finish
+	if usage {
+		last = nil
+	}
+	if e.tool != nil {
+		e.write([]any{e.choice(map[string]any{"tool_calls": e.wholeTool()}, last)}, nil)
+	} else if !usage {
+		e.write([]any{e.choice(map[string]any{}, finish)}, nil)
+	}
+	if usage {
+		e.write([]any{e.choice(map[string]any{}, finish)}, map[string]any{"usage": e.tabbyUsage(emitted, decodeDur)})
 	}
 }
 

@@ -107,8 +107,8 @@ func TestRunPageShowsEnergy(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(page, html.EscapeString(e.Source)) || !strings.Contains(page, fmt.Sprintf("%.1f W", *e.IdleW)) {
-		t.Errorf("the source %q or the idle baseline is not shown", e.Source)
+	if !strings.Contains(page, html.EscapeString(e.SourceName())) || !strings.Contains(page, fmt.Sprintf("%.1f W", *e.IdleW)) {
+		t.Errorf("the source %q or the idle baseline is not shown", e.SourceName())
 	}
 	none := *r
 	none.Extensions.Energy = &contract.Energy{NotMeasured: "no GPU was probed, so there is no GPU power to sample"}

@@ -72,7 +72,7 @@ func layoutInBrowser(t *testing.T, br *browser, s *submissions.Scenario, c *site
 	defer srv.Close()
 	ctx, done := br.tab(t)
 	defer done()
-	shots := screenshotDir()
+	shots := screenshotDir(t)
 	byID := map[string]*site.Run{}
 	for _, r := range c.Approved {
 		byID[r.Results.Run.ID] = r
@@ -169,14 +169,18 @@ func shoot(t *testing.T, ctx context.Context, dir, name string, screens int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, name+".png"), buf, 0o644)
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), buf, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for i := range screens {
 		js[bool](t, ctx, fmt.Sprintf(`(window.scrollTo(0, %d * window.innerHeight), true)`, i))
 		screen, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-screen%d.png", name, i+1)), screen, 0o644)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-screen%d.png", name, i+1)), screen, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if screens > 0 {
 		js[bool](t, ctx, `(window.scrollTo(0, 0), true)`)

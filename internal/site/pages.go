@@ -262,7 +262,7 @@ func energyOf(r *contract.Results) *energySection {
 	for _, g := range e.GPUs {
 		gpus = append(gpus, fmt.Sprintf("GPU %d", g))
 	}
-	sec := &energySection{Source: e.Source, GPUs: strings.Join(gpus, ", "), Samples: e.Samples, Count: e.SampleCount,
+	sec := &energySection{Source: e.SourceName(), GPUs: strings.Join(gpus, ", "), Samples: e.Samples, Count: e.SampleCount,
 		Stopped: e.Stopped, Interval: "not measured", Idle: "not measured"}
 	if e.IntervalS != nil {
 		sec.Interval = fmt.Sprintf("%g s", *e.IntervalS)

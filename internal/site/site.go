@@ -53,6 +53,9 @@ const (
 	LabelLegacy        = "legacy"
 	LabelUnreviewed    = "unreviewed"
 	LabelUnverifiable  = "unverifiable"
+	// LabelReplaced is an approved entry a later review replaced: the
+	// manifest keeps it (marked replaced_by), and so does the site.
+	LabelReplaced = "replaced"
 )
 
 // Policy is the Content-Security-Policy of every page: scripts, styles
@@ -76,6 +79,10 @@ type Run struct {
 	Files   map[string][]byte
 	Entry   *manifest.Entry
 	Changed []string // files changed after review
+	// ReplacedBy is, on a replaced entry's run, the run of the entry that
+	// replaced it (nil when that one is not shown: it did not verify);
+	// Replaces, on that run, the replaced one.
+	ReplacedBy, Replaces *Run
 }
 
 // Evidence is one file a run page lists.
@@ -179,6 +186,7 @@ func Collect(repo *manifest.Repo, o manifest.Options) (*Site, error) {
 	s := &Site{Branch: repo.Branch, Head: repo.Head()}
 	approvedFolders := map[string]bool{}
 	failed := map[string][]string{}
+	var replaced []*Run
 	m, err := repo.ReadManifest()
 	switch {
 	case errors.Is(err, manifest.ErrNoFile):
@@ -186,17 +194,7 @@ func Collect(repo *manifest.Repo, o manifest.Options) (*Site, error) {
 	case err != nil:
 		return nil, err
 	default:
-		for _, c := range repo.Verify(m, o) {
-			folder := path.Base(path.Dir(c.Entry.ResultsPath))
-			if !c.OK() {
-				failed[folder] = append(failed[folder], c.Problems...)
-				s.Warnings = append(s.Warnings, fmt.Sprintf("entry %s (%s) is not shown as approved: %s", c.Entry.RunID, c.Entry.ResultsPath, strings.Join(c.Problems, "; ")))
-				continue
-			}
-			e := c.Entry
-			approvedFolders[folder] = true
-			s.Approved = append(s.Approved, &Run{Folder: folder, Label: LabelApproved, Results: c.Results, Files: c.Files, Entry: &e, Changed: c.ChangedAfter})
-		}
+		approvedFolders, failed, replaced = s.addEntries(repo.Verify(m, o))
 	}
 	folders, err := repo.Folders()
 	if err != nil {
@@ -219,8 +217,45 @@ func Collect(repo *manifest.Repo, o manifest.Options) (*Site, error) {
 		}
 		s.Others = append(s.Others, r)
 	}
+	s.Others = append(s.Others, replaced...)
 	AssignSlugs(s)
 	return s, nil
+}
+
+// addEntries puts the manifest's verified entries on the site: a current
+// entry is approved, a replaced one is returned (for the other runs) with
+// the label replaced, and the two ends of each replacement are linked. It
+// returns the folders the entries show and, by folder, the problems of
+// the entries that failed verification.
+func (s *Site) addEntries(checked []*manifest.Checked) (shown map[string]bool, failed map[string][]string, replaced []*Run) {
+	shown, failed = map[string]bool{}, map[string][]string{}
+	byRef := map[manifest.EntryRef]*Run{}
+	for _, c := range checked {
+		folder := path.Base(path.Dir(c.Entry.ResultsPath))
+		if !c.OK() {
+			failed[folder] = append(failed[folder], c.Problems...)
+			s.Warnings = append(s.Warnings, fmt.Sprintf("entry %s (%s) is not shown as approved: %s", c.Entry.RunID, c.Entry.ResultsPath, strings.Join(c.Problems, "; ")))
+			continue
+		}
+		e := c.Entry
+		shown[folder] = true
+		r := &Run{Folder: folder, Label: LabelApproved, Results: c.Results, Files: c.Files, Entry: &e, Changed: c.ChangedAfter}
+		byRef[e.Ref()] = r
+		if e.Current() {
+			s.Approved = append(s.Approved, r)
+			continue
+		}
+		r.Label, r.Reasons = LabelReplaced, []string{"replaced by a later review of " + e.ReplacedBy.String() + "; the manifest keeps this entry as the spec asks"}
+		replaced = append(replaced, r)
+	}
+	for _, r := range replaced {
+		// A verified mark is mutual (manifest.Verify), so the entry that
+		// replaced r, when shown, replaces r.
+		if by := byRef[*r.Entry.ReplacedBy]; by != nil {
+			r.ReplacedBy, by.Replaces = by, r
+		}
+	}
+	return shown, failed, replaced
 }
 
 // classify labels a folder that is not an approved entry.
@@ -274,7 +309,13 @@ func classify(name string, files map[string][]byte, o manifest.Options) *Run {
 // names and run IDs never become paths as they are.
 func AssignSlugs(s *Site) {
 	for _, r := range append(append([]*Run{}, s.Approved...), s.Others...) {
-		h := sha256.Sum256([]byte(r.Folder))
+		key := r.Folder
+		if r.Label == LabelReplaced {
+			// A run reviewed again keeps its folder: its replaced entry's
+			// page is named by the results it approved as well.
+			key += "\x00" + r.Entry.ResultsSHA256
+		}
+		h := sha256.Sum256([]byte(key))
 		slug := contract.Slug(r.Folder)
 		if slug == "" {
 			slug = "run"
@@ -296,7 +337,10 @@ func Build(s *Site, out string) error {
 			return fmt.Errorf("--out %s is a file", out)
 		}
 		if _, err := os.Stat(filepath.Join(out, marker)); err != nil {
-			entries, _ := os.ReadDir(out)
+			entries, err := os.ReadDir(out)
+			if err != nil {
+				return fmt.Errorf("--out %s: %w", out, err)
+			}
 			if len(entries) > 0 {
 				return fmt.Errorf("--out %s exists and is not a strata site; choose an empty or new folder", out)
 			}
@@ -313,7 +357,8 @@ func Build(s *Site, out string) error {
 	ok := false
 	defer func() {
 		if !ok {
-			os.RemoveAll(tmp)
+			// Best effort: the build's own error is the one to report.
+			_ = os.RemoveAll(tmp)
 		}
 	}()
 	if err := render(s, tmp); err != nil {
@@ -325,18 +370,30 @@ func Build(s *Site, out string) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
+	old := ""
 	if _, err := os.Stat(out); err == nil {
-		old := out + ".old"
-		os.RemoveAll(old)
+		old = out + ".old"
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("remove an earlier copy of the site: %w", err)
+		}
 		if err := os.Rename(out, old); err != nil {
 			return err
 		}
-		defer os.RemoveAll(old)
 	}
 	if err := os.Rename(tmp, out); err != nil {
+		if old != "" {
+			// The previous site goes back where it was: a failed build
+			// loses nothing. Its own error, if any, is secondary to this one.
+			_ = os.Rename(old, out)
+		}
 		return err
 	}
 	ok = true
+	if old != "" {
+		// Best effort: the new site is in place whether or not its
+		// predecessor goes, and the next build removes what is left.
+		_ = os.RemoveAll(old)
+	}
 	return nil
 }
 

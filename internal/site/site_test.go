@@ -145,7 +145,9 @@ func draftShowsNothing(t *testing.T, repo *manifest.Repo) {
 		t.Errorf("rebuild: %v", err)
 	}
 	foreign := t.TempDir()
-	os.WriteFile(filepath.Join(foreign, "keep.txt"), []byte("mine"), 0o644)
+	if err := os.WriteFile(filepath.Join(foreign, "keep.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := site.Build(c, foreign); err == nil {
 		t.Error("a folder that is not a strata site was overwritten")
 	}
@@ -253,7 +255,7 @@ func inBrowser(t *testing.T, br *browser, s *submissions.Scenario, c *site.Site,
 	defer srv.Close()
 	ctx, done := br.tab(t)
 	defer done()
-	shots := screenshotDir()
+	shots := screenshotDir(t)
 	open := func(page, waitFor string) {
 		t.Helper()
 		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+page), chromedp.WaitVisible(waitFor)); err != nil {
@@ -269,7 +271,9 @@ func inBrowser(t *testing.T, br *browser, s *submissions.Scenario, c *site.Site,
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.WriteFile(filepath.Join(shots, name+".png"), buf, 0o644)
+		if err := os.WriteFile(filepath.Join(shots, name+".png"), buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// The index lists exactly the approved runs.
 	open("/index.html", "#results")
@@ -330,10 +334,13 @@ func inBrowser(t *testing.T, br *browser, s *submissions.Scenario, c *site.Site,
 // to look at: STRATA_SCREENSHOTS=DIR takes them and keeps them there.
 // Without it none is taken: the checks read the laid-out page itself, and
 // a full-page capture costs more than the rest of a page's checks.
-func screenshotDir() string {
+func screenshotDir(t *testing.T) string {
+	t.Helper()
 	dir := os.Getenv("STRATA_SCREENSHOTS")
 	if dir != "" {
-		os.MkdirAll(dir, 0o755)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return dir
 }

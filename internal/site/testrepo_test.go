@@ -24,7 +24,9 @@ func TestUpdateTestRepository(t *testing.T) {
 	}
 	s := submissions.BuildScenario(t, protocol.StandInID)
 	dst, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "site-repo.git"))
-	os.RemoveAll(dst)
+	if err := os.RemoveAll(dst); err != nil {
+		t.Fatal(err)
+	}
 	r, err := git.PlainClone(dst, true, &git.CloneOptions{URL: s.Repo.Dir})
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +43,9 @@ func TestUpdateTestRepository(t *testing.T) {
 	if err := r.SetConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
-	os.RemoveAll(filepath.Join(dst, "refs", "remotes"))
+	if err := os.RemoveAll(filepath.Join(dst, "refs", "remotes")); err != nil {
+		t.Fatal(err)
+	}
 	s.WriteMetadata(t)
 	t.Logf("wrote %s and its metadata", dst)
 }

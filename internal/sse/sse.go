@@ -74,9 +74,6 @@ func NewReader(r io.Reader, maxLine int) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, 64<<10), max: maxLine}
 }
 
-// Lines returns how many lines have been read (for error messages).
-func (r *Reader) Lines() int { return r.lines }
-
 // readLine returns the next line without its terminator (LF, CRLF or CR),
 // or io.EOF at the end of input. A final line without a terminator is
 // returned as a line. The limit counts the line's bytes without its
@@ -85,7 +82,7 @@ func (r *Reader) readLine() ([]byte, error) {
 	frag, err := r.br.ReadSlice('\n')
 	switch {
 	case err == nil:
-	case err == bufio.ErrBufferFull:
+	case errors.Is(err, bufio.ErrBufferFull):
 		r.line = append(r.line[:0], frag...)
 		for {
 			// No LF yet: one byte past the limit may still be the CR of a
@@ -98,15 +95,15 @@ func (r *Reader) readLine() ([]byte, error) {
 			if err == nil {
 				break
 			}
-			if err != bufio.ErrBufferFull {
-				if err == io.EOF && len(r.line) > 0 {
+			if !errors.Is(err, bufio.ErrBufferFull) {
+				if errors.Is(err, io.EOF) && len(r.line) > 0 {
 					break
 				}
 				return nil, err
 			}
 		}
 		frag = r.line
-	case err == io.EOF && len(frag) > 0:
+	case errors.Is(err, io.EOF) && len(frag) > 0:
 	default:
 		return nil, err
 	}
@@ -138,7 +135,7 @@ func trimEOL(b []byte) []byte {
 func (r *Reader) Next() (Event, error) {
 	for {
 		line, err := r.readLine()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			if r.hasData {
 				r.hasData = false
 				return Event{}, ErrUnterminated
@@ -160,30 +157,39 @@ func (r *Reader) Next() (Event, error) {
 		if line[0] == ':' {
 			return Event{Kind: Comment, Data: line[1:]}, nil
 		}
-		field, value := line, []byte(nil)
-		if i := bytes.IndexByte(line, ':'); i >= 0 {
-			field, value = line[:i], line[i+1:]
-			if len(value) > 0 && value[0] == ' ' {
-				value = value[1:]
-			}
+		if err := r.field(line); err != nil {
+			return Event{}, err
 		}
-		switch string(field) {
-		case "data":
-			if r.hasData {
-				if len(r.data)+1+len(value) > MaxEvent {
-					r.hasData = false
-					return Event{}, fmt.Errorf("line %d: %w (%d bytes)", r.lines, ErrEventTooLarge, MaxEvent)
-				}
-				r.data = append(r.data, '\n')
-				r.data = append(r.data, value...)
-			} else {
-				r.data = append(r.data[:0], value...)
-				r.hasData = true
-			}
-		case "event":
-			r.name = string(value)
-		}
-		// id and retry carry nothing for a chat stream; unknown fields are
-		// ignored, as the SSE specification requires.
 	}
+}
+
+// field takes one field line of the event being gathered: a data line adds
+// to its data, an event line names it.
+func (r *Reader) field(line []byte) error {
+	field, value := line, []byte(nil)
+	if i := bytes.IndexByte(line, ':'); i >= 0 {
+		field, value = line[:i], line[i+1:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+	}
+	switch string(field) {
+	case "data":
+		if !r.hasData {
+			r.data = append(r.data[:0], value...)
+			r.hasData = true
+			return nil
+		}
+		if len(r.data)+1+len(value) > MaxEvent {
+			r.hasData = false
+			return fmt.Errorf("line %d: %w (%d bytes)", r.lines, ErrEventTooLarge, MaxEvent)
+		}
+		r.data = append(r.data, '\n')
+		r.data = append(r.data, value...)
+	case "event":
+		r.name = string(value)
+	}
+	// id and retry carry nothing for a chat stream; unknown fields are
+	// ignored, as the SSE specification requires.
+	return nil
 }

@@ -58,7 +58,7 @@ func TestEventBoundIsExact(t *testing.T) {
 			t.Errorf("an event of %d bytes gave %v", MaxEvent+1, err)
 		}
 	}
-	if _, err := NewReader(strings.NewReader(""), 0).Next(); err != io.EOF {
+	if _, err := NewReader(strings.NewReader(""), 0).Next(); !errors.Is(err, io.EOF) {
 		t.Errorf("an empty stream: %v", err)
 	}
 }

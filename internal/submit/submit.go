@@ -57,6 +57,22 @@ func Scan(dir string, r *redact.Redactor) ([]string, error) {
 	return out, nil
 }
 
+// NoEngineLog is why a folder without an engine log is not ready to
+// share ("" when it has one): step 2 of the spec's "Submit and review"
+// lists the engine logs among what the folder holds.
+func NoEngineLog(r *contract.Results) string {
+	for _, a := range r.Artifacts {
+		if a.Kind == contract.ArtifactEngineLog {
+			return ""
+		}
+	}
+	why, ok := r.Missing[contract.PtrEngineLog]
+	if !ok {
+		why = "the folder lists no engine_log artifact"
+	}
+	return "no engine log: " + why + "; step 2 of the spec's \"Submit and review\" asks for the engine logs: run again with --engine-log FILE, or with --profile so strata starts the engine and keeps its output"
+}
+
 // str is a field for the title or body: plain text in Markdown.
 func str(p *string, none string) string {
 	if p == nil || *p == "" {
@@ -87,11 +103,7 @@ func Body(r *contract.Results, folder string) string {
 		str(r.Model.Quantization, "not declared"), escape.CodeSpan(r.Configuration.Track), str(r.Configuration.TrackNotes, "no notes"))
 	p("- strata commit: %s\n", str(r.Software.StrataCommit, "none"))
 	if e := r.Extensions.Engine; e != nil && !e.StartedByRunner {
-		p("- Engine: already serving, not started by the runner (a `--url` run): no engine log, and configuration only as far as the engine shows it")
-		if sb := e.ServedBeforeRun; sb != nil {
-			p("; %s", escape.Markdown(derive.Served(*sb)))
-		}
-		p(" (see the missing values below)\n")
+		p("- Engine: %s; configuration only as far as the engine shows it (see the missing values below)\n", escape.Markdown(derive.Freshness(e)))
 	}
 	p("\n")
 	writeStages(p, r)

@@ -108,9 +108,9 @@ func TestBodyListsOnlyPerRequestNulls(t *testing.T) {
 }
 
 // TestBodySaysWhatAURLRunCouldNotSee: for an engine the runner did not
-// start, the body says there is no engine log and what the server had
-// answered before, and lists the null log with its reason; a run that
-// started its engine says neither.
+// start, the body says so and what the server had answered before, and
+// lists the null log with its reason; a run that started its engine says
+// neither.
 func TestBodySaysWhatAURLRunCouldNotSee(t *testing.T) {
 	t.Parallel()
 	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "results", "baseline", "results.json"))
@@ -128,10 +128,38 @@ func TestBodySaysWhatAURLRunCouldNotSee(t *testing.T) {
 			r.Missing[contract.PtrEngineLog] = "the runner did not start the engine: there is no engine log"
 		}
 		body := Body(&r, "RUN")
-		says := strings.Contains(body, "no engine log, and configuration only as far as the engine shows it; it had answered no request before this run") &&
+		says := strings.Contains(body, "- Engine: already serving, not started by strata; it had answered no request before this run; configuration only as far as the engine shows it") &&
 			strings.Contains(body, "- missing `/extensions/engine/log`: the runner did not start the engine")
 		if says == started {
 			t.Errorf("started by the runner %v: the body is\n%s", started, body)
+		}
+	}
+}
+
+// TestNoEngineLog: a folder without an engine_log artifact is not ready to
+// share, and the words name --engine-log and the folder's own reason; one
+// with the artifact is.
+func TestNoEngineLog(t *testing.T) {
+	t.Parallel()
+	const why = "the engine at --url was already serving when the run began"
+	for _, c := range []struct {
+		name string
+		arts []contract.Artifact
+		want []string
+	}{
+		{"with its log", []contract.Artifact{{Kind: contract.ArtifactEngineLog, Path: contract.EngineLog}}, nil},
+		{"without", []contract.Artifact{{Kind: contract.ArtifactOutputs, Path: contract.OutputsFile}},
+			[]string{"no engine log: " + why, "Submit and review", "--engine-log FILE"}},
+	} {
+		r := &contract.Results{Artifacts: c.arts, Missing: contract.Missing{contract.PtrEngineLog: why}}
+		got := NoEngineLog(r)
+		if (got == "") != (c.want == nil) {
+			t.Errorf("%s: %q", c.name, got)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: %q lacks %q", c.name, got, w)
+			}
 		}
 	}
 }

@@ -15,7 +15,7 @@ func byteTokens() map[string]int {
 	next := 256
 	for b := 0; b < 256; b++ {
 		r := rune(b)
-		if !(b >= '!' && b <= '~' || b >= 0xA1 && b <= 0xAC || b >= 0xAE && b <= 0xFF) {
+		if (b < '!' || b > '~') && (b < 0xA1 || b > 0xAC) && (b < 0xAE || b > 0xFF) {
 			r = rune(next)
 			next++
 		}

@@ -313,45 +313,61 @@ func preTokenizerPattern(p *hfPreTokenizer) (string, error) {
 		}
 		return "", errors.New("ByteLevel without use_regex needs a Split before it")
 	case "Sequence":
-		pattern, byteLevel := "", false
-		for _, c := range p.Pretokenizers {
-			switch c.Type {
-			case "Split":
-				if pattern != "" {
-					return "", errors.New("more than one Split is not supported")
-				}
-				if c.Behavior != "Isolated" || c.Invert {
-					return "", fmt.Errorf("Split behavior %s (invert %v) is not supported; need Isolated", quoted(c.Behavior), c.Invert)
-				}
-				switch {
-				case c.Pattern != nil && c.Pattern.Regex != nil:
-					pattern = *c.Pattern.Regex
-				case c.Pattern != nil && c.Pattern.String != nil:
-					pattern = regexpQuote(*c.Pattern.String)
-				default:
-					return "", errors.New("Split has no pattern")
-				}
-			case "ByteLevel":
-				byteLevel = true
-				if c.UseRegex != nil && *c.UseRegex {
-					if pattern != "" {
-						return "", errors.New("Split followed by a regex ByteLevel is not supported")
-					}
-					pattern = gpt2Pattern
-				}
-			default:
-				return "", fmt.Errorf("pre-tokenizer %s is not supported", quoted(c.Type))
-			}
-		}
-		if !byteLevel {
-			return "", errors.New("no ByteLevel step: not a byte-level BPE")
-		}
-		if pattern == "" {
-			return "", errors.New("no Split pattern")
-		}
-		return pattern, nil
+		return sequencePattern(p.Pretokenizers)
 	}
 	return "", fmt.Errorf("type %s is not supported", quoted(p.Type))
+}
+
+// sequencePattern is the pattern of a Sequence pre-tokenizer: one Split
+// (or a ByteLevel with use_regex) gives it, and a ByteLevel step must be
+// there.
+func sequencePattern(steps []hfPreTokenizer) (string, error) {
+	pattern, byteLevel := "", false
+	for _, c := range steps {
+		switch c.Type {
+		case "Split":
+			if pattern != "" {
+				return "", errors.New("more than one Split is not supported")
+			}
+			p, err := splitPattern(c)
+			if err != nil {
+				return "", err
+			}
+			pattern = p
+		case "ByteLevel":
+			byteLevel = true
+			if c.UseRegex != nil && *c.UseRegex {
+				if pattern != "" {
+					return "", errors.New("a Split step followed by a regex ByteLevel is not supported")
+				}
+				pattern = gpt2Pattern
+			}
+		default:
+			return "", fmt.Errorf("pre-tokenizer %s is not supported", quoted(c.Type))
+		}
+	}
+	if !byteLevel {
+		return "", errors.New("no ByteLevel step: not a byte-level BPE")
+	}
+	if pattern == "" {
+		return "", errors.New("no Split pattern")
+	}
+	return pattern, nil
+}
+
+// splitPattern is a Split step's pattern: a regex as it is, a string
+// quoted; only the Isolated behavior is supported.
+func splitPattern(c hfPreTokenizer) (string, error) {
+	if c.Behavior != "Isolated" || c.Invert {
+		return "", fmt.Errorf("the Split step's behavior %s (invert %v) is not supported; need Isolated", quoted(c.Behavior), c.Invert)
+	}
+	switch {
+	case c.Pattern != nil && c.Pattern.Regex != nil:
+		return *c.Pattern.Regex, nil
+	case c.Pattern != nil && c.Pattern.String != nil:
+		return regexpQuote(*c.Pattern.String), nil
+	}
+	return "", errors.New("the Split step has no pattern")
 }
 
 func regexpQuote(s string) string {

@@ -30,7 +30,9 @@ func TestLoaders(t *testing.T) {
 	// vocab.json + merges.txt, from the GGUF's lists (as written: Load
 	// reads them back from the file below).
 	pack := filepath.Join(dir, "pack")
-	os.Mkdir(pack, 0o755)
+	if err := os.Mkdir(pack, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	list := map[string]any{}
 	for _, kv := range kvs {
 		list[kv.Key] = kv.Value
@@ -63,9 +65,12 @@ func TestLoaders(t *testing.T) {
 	}
 	vocab.WriteString("}")
 	added.WriteString("}}")
-	os.WriteFile(filepath.Join(pack, "vocab.json"), []byte(vocab.String()), 0o644)
-	os.WriteFile(filepath.Join(pack, "merges.txt"), []byte("#version: 0.2\n"+strings.Join(merges, "\n")+"\n"), 0o644)
-	os.WriteFile(filepath.Join(pack, "tokenizer_config.json"), []byte(added.String()), 0o644)
+	for name, data := range map[string]string{"vocab.json": vocab.String(), "merges.txt": "#version: 0.2\n" + strings.Join(merges, "\n") + "\n",
+		"tokenizer_config.json": added.String()} {
+		if err := os.WriteFile(filepath.Join(pack, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	meta, err := gguf.Open(model)
 	if err != nil {
@@ -103,7 +108,9 @@ func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
-		os.WriteFile(p, []byte(content), 0o644)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		return p
 	}
 	cases := []struct {
@@ -115,6 +122,12 @@ func TestLoadErrors(t *testing.T) {
 		{write("fallback.json", `{"model":{"type":"BPE","byte_fallback":true,"vocab":{},"merges":[]}}`), "byte_fallback"},
 		{write("norm.json", `{"normalizer":{"type":"Lowercase"},"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"a":0},"merges":[]}}`), `normalizer: type "Lowercase"`},
 		{write("nobytes.json", `{"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"a":0},"merges":[]}}`), "byte token"},
+		{write("removed.json", `{"pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":"a"},"behavior":"Removed"},{"type":"ByteLevel"}]},"model":{"type":"BPE","vocab":{"a":0},"merges":[]}}`),
+			`pre_tokenizer: the Split step's behavior "Removed" (invert false) is not supported; need Isolated`},
+		{write("nopattern.json", `{"pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"Split","behavior":"Isolated"},{"type":"ByteLevel"}]},"model":{"type":"BPE","vocab":{"a":0},"merges":[]}}`),
+			"pre_tokenizer: the Split step has no pattern"},
+		{write("splitregex.json", `{"pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":"a"},"behavior":"Isolated"},{"type":"ByteLevel","use_regex":true}]},"model":{"type":"BPE","vocab":{"a":0},"merges":[]}}`),
+			"pre_tokenizer: a Split step followed by a regex ByteLevel is not supported"},
 		{write("trunc.json", `{"model":`), "not a tokenizer.json"},
 		{write("dup.json", `{"model":{"type":"BPE","vocab":{"a":0,"a":1},"merges":[]}}`), "is in the vocabulary twice"},
 		{write("id.json", `{"model":{"type":"BPE","vocab":{"a":1.5},"merges":[]}}`), "is not a token id"},

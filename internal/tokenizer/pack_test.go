@@ -76,7 +76,9 @@ func TestPackErrors(t *testing.T) {
 				if name == c.file {
 					content = c.content
 				}
-				os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644)
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			_, err := Load(dir)
 			if err == nil || !strings.Contains(err.Error(), c.want) {

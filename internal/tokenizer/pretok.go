@@ -4,8 +4,9 @@ import "unicode"
 
 // qwen2Split splits runes exactly as the Qwen2 pattern does under regexp2
 // (leftmost alternative first, greedy with backtracking), calling emit with
-// each piece's rune range; an error from emit ends the split. Written out because the regex engine was 80 % of
-// tokenizing time; a differential test and a fuzz test hold it to regexp2.
+// each piece's rune range; an error from emit ends the split. Written
+// out because the regex engine took most of tokenizing time; a
+// differential test and a fuzz test hold it to regexp2.
 //
 //	(?i:'s|'t|'re|'ve|'m|'ll|'d) | [^\r\n\p{L}\p{N}]?\p{L}+ | \p{N}
 //	| ?[^\s\p{L}\p{N}]+[\r\n]* | \s*[\r\n]+ | \s+(?!\S) | \s+
@@ -54,60 +55,92 @@ func lower(c rune) rune {
 	return c
 }
 
-// qwen2Match returns the end of the piece starting at i (always > i).
+// qwen2Match returns the end of the piece starting at i (always > i):
+// the pattern's alternatives in their order, the first that matches.
 func qwen2Match(r []rune, i int) int {
-	n := len(r)
-	c := r[i]
 	// 1. Contractions.
-	if c == '\'' && i+1 < n {
-		a := lower(r[i+1])
-		switch a {
-		case 's', 't', 'm', 'd':
-			return i + 2
-		}
-		if i+2 < n {
-			b := lower(r[i+2])
-			if a == 'r' && b == 'e' || a == 'v' && b == 'e' || a == 'l' && b == 'l' {
-				return i + 3
-			}
-		}
-	}
-	// 2. An optional non-letter, non-number, non-CR/LF, then letters.
-	if !isCRLF(c) && !isLetter(c) && !isNumber(c) && i+1 < n && isLetter(r[i+1]) {
-		j := i + 2
-		for j < n && isLetter(r[j]) {
-			j++
-		}
+	if j, ok := contraction(r, i); ok {
 		return j
 	}
-	if isLetter(c) {
-		j := i + 1
-		for j < n && isLetter(r[j]) {
-			j++
-		}
+	// 2. An optional non-letter, non-number, non-CR/LF, then letters.
+	if j, ok := word(r, i); ok {
 		return j
 	}
 	// 3. One number.
-	if isNumber(c) {
+	if isNumber(r[i]) {
 		return i + 1
 	}
 	// 4. An optional space, symbols, then CR/LF.
-	other := func(x rune) bool { return !isSpace(x) && !isLetter(x) && !isNumber(x) }
-	start := i
-	if c == ' ' && i+1 < n && other(r[i+1]) {
-		start = i + 1
-	}
-	if other(r[start]) {
-		j := start + 1
-		for j < n && other(r[j]) {
-			j++
-		}
-		for j < n && isCRLF(r[j]) {
-			j++
-		}
+	if j, ok := symbols(r, i); ok {
 		return j
 	}
-	// Only whitespace is left at i.
+	// 5.–7. Only whitespace is left at i.
+	return whitespace(r, i)
+}
+
+// contraction matches (?i:'s|'t|'re|'ve|'m|'ll|'d) at i.
+func contraction(r []rune, i int) (int, bool) {
+	n := len(r)
+	if r[i] != '\'' || i+1 >= n {
+		return 0, false
+	}
+	a := lower(r[i+1])
+	switch a {
+	case 's', 't', 'm', 'd':
+		return i + 2, true
+	}
+	if i+2 < n {
+		b := lower(r[i+2])
+		if a == 'r' && b == 'e' || a == 'v' && b == 'e' || a == 'l' && b == 'l' {
+			return i + 3, true
+		}
+	}
+	return 0, false
+}
+
+// word matches [^\r\n\p{L}\p{N}]?\p{L}+ at i.
+func word(r []rune, i int) (int, bool) {
+	n, c := len(r), r[i]
+	j := i
+	switch {
+	case !isCRLF(c) && !isLetter(c) && !isNumber(c) && i+1 < n && isLetter(r[i+1]):
+		j = i + 2
+	case isLetter(c):
+		j = i + 1
+	default:
+		return 0, false
+	}
+	for j < n && isLetter(r[j]) {
+		j++
+	}
+	return j, true
+}
+
+// symbols matches " ?[^\s\p{L}\p{N}]+[\r\n]*" at i.
+func symbols(r []rune, i int) (int, bool) {
+	n := len(r)
+	other := func(x rune) bool { return !isSpace(x) && !isLetter(x) && !isNumber(x) }
+	start := i
+	if r[i] == ' ' && i+1 < n && other(r[i+1]) {
+		start = i + 1
+	}
+	if !other(r[start]) {
+		return 0, false
+	}
+	j := start + 1
+	for j < n && other(r[j]) {
+		j++
+	}
+	for j < n && isCRLF(r[j]) {
+		j++
+	}
+	return j, true
+}
+
+// whitespace matches \s*[\r\n]+ | \s+(?!\S) | \s+ at i, where only
+// whitespace can start.
+func whitespace(r []rune, i int) int {
+	n := len(r)
 	j := i
 	for j < n && isSpace(r[j]) {
 		j++

@@ -25,8 +25,8 @@ func (c *checker) checkEnergy() {
 		return
 	}
 	const at = "/extensions/energy"
-	if (e.Source == "") == (e.NotMeasured == "") {
-		c.add(at, "names a source %q and a reason it measured nothing %q: exactly one belongs", e.Source, e.NotMeasured)
+	if (e.Source == nil) == (e.NotMeasured == "") {
+		c.add(at, "names a source %q and a reason it measured nothing %q: exactly one belongs", e.SourceName(), e.NotMeasured)
 	}
 	c.checkEnergySource(e)
 	var gpus []int
@@ -86,7 +86,7 @@ func (c *checker) checkEnergy() {
 // the recorded interval, for the GPUs the probe found (any of them when
 // the folder does not say where its GPUs came from).
 func (c *checker) checkEnergySource(e *contract.Energy) {
-	if e.Source == "" {
+	if e.Source == nil {
 		return
 	}
 	var interval time.Duration
@@ -94,9 +94,9 @@ func (c *checker) checkEnergySource(e *contract.Energy) {
 		interval = time.Duration(math.Round(*e.IntervalS * float64(time.Second)))
 	}
 	gpuSource := c.res.Extensions.MachineSources["gpus"]
-	if names := power.Sources(gpuSource, interval); !slices.Contains(names, e.Source) {
-		c.add("/extensions/energy/source", "%q is not a source strata samples with every %s for the GPUs found by %q (%s)",
-			e.Source, interval, gpuSource, strings.Join(names, "; "))
+	if names := power.Sources(gpuSource, interval); !slices.Contains(names, *e.Source) {
+		c.add(contract.PtrEnergySource, "%q is not a source strata samples with every %s for the GPUs found by %q (%s)",
+			*e.Source, interval, gpuSource, strings.Join(names, "; "))
 	}
 }
 

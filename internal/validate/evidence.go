@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"reflect"
 	"time"
@@ -61,8 +63,12 @@ func (c *checker) checkEngineDialect() {
 			d.Name(), d.IdentifiedBy, d.Simulated, contract.ConfigFile, got.Name(), got.IdentifiedBy, got.Simulated)
 	}
 	ed := c.res.Extensions.EngineDialect
-	if want := d.ReasoningBudget(); ed.ReasoningBudget != want {
-		c.add("/extensions/engine_dialect/reasoning_budget", "is %+v; the recorded dialect's is %+v", ed.ReasoningBudget, want)
+	// Compared as the folder says it, in JSON (the field is a pointer); a
+	// struct of strings, numbers and booleans always encodes.
+	saved, _ := json.Marshal(ed.ReasoningBudget)
+	recorded, _ := json.Marshal(d.ReasoningBudget())
+	if !bytes.Equal(saved, recorded) {
+		c.add("/extensions/engine_dialect/reasoning_budget", "is %s; the recorded dialect's is %s", saved, recorded)
 	}
 	want := d.SettingNames()
 	if len(want) == 0 {

@@ -153,9 +153,11 @@ func FS(fsys fs.FS, bundle *fixtures.Bundle) *Validation {
 		return &Validation{Violations: c.bad}
 	}
 	c.checkNulls()
+	c.checkEmptyStrings()
 	c.readOutputs()
 	c.readServer()
 	c.checkIdentity()
+	c.checkKwargs()
 	c.checkCorpus()
 	c.checkEngineDialect()
 	c.checkRequests()
@@ -166,6 +168,7 @@ func FS(fsys fs.FS, bundle *fixtures.Bundle) *Validation {
 	c.checkEnergy()
 	c.checkQuality()
 	c.checkArtifacts()
+	c.checkEngineLog()
 	c.checkStatus()
 	sort.SliceStable(c.bad, func(i, j int) bool { return c.bad[i].Pointer < c.bad[j].Pointer })
 	return &Validation{Results: c.res, Violations: c.bad}
@@ -303,6 +306,16 @@ func (c *checker) checkNulls() {
 		if !nulls[p] {
 			c.add("/missing"+contract.Pointer(p), "explains %s, which is not null", p)
 		}
+	}
+}
+
+// checkEmptyStrings: an unavailable value is null with a reason, "not
+// zero, empty strings, or "N/A"", so no string of results.json is empty
+// but a value another party gave as one, kept as given (contract.Verbatim:
+// an engine's own answer, a model file's metadata).
+func (c *checker) checkEmptyStrings() {
+	for _, p := range contract.EmptyStrings(c.doc) {
+		c.add(p, "is an empty string; a value that is unknown or does not apply is null, with its reason in missing")
 	}
 }
 
@@ -817,8 +830,14 @@ func (c *checker) checkArtifacts() {
 	}
 	// Every file of the folder is evidence someone listed: an unlisted one
 	// (a stray copy, a page) is not part of the reviewed result.
+	// What cannot be listed may hold such a file: it is a violation, and
+	// the rest of the folder is still walked.
 	_ = fs.WalkDir(c.fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || name == "." || d.IsDir() {
+		if err != nil {
+			c.add(name, "cannot be listed, so its files cannot be held to the artifacts: %v", err)
+			return nil
+		}
+		if name == "." || d.IsDir() {
 			return nil
 		}
 		if !listed[name] {
@@ -839,7 +858,7 @@ func (c *checker) checkStatus() {
 		c.add("/extensions/model_check", "is not what the GGUF metadata of extensions.gguf gives under %s's model rule (%s: %s)", r.Protocol.Profile, want.State, want.Reason)
 	}
 	recorded := map[string]bool{}
-	var all []derive.Reason
+	var all []contract.StatusReason
 	for i, why := range ext.StatusReasons.Nonconforming {
 		recorded[why.Text] = true
 		if why.Kind.Partial() {

@@ -57,7 +57,9 @@ func rehash(t testing.TB, fsys fstest.MapFS) {
 		return // a mutation of results.json itself that is not JSON
 	}
 	var arts []map[string]string
-	json.Unmarshal(doc["artifacts"], &arts)
+	if err := json.Unmarshal(doc["artifacts"], &arts); err != nil {
+		return // a mutation of the artifacts' list that is not a list
+	}
 	for _, a := range arts {
 		f, ok := fsys[a["path"]]
 		if !ok {
@@ -140,7 +142,7 @@ func TestValidatorHoldsTheEvidenceToTheWorkload(t *testing.T) {
 		}, contract.OutputsFile + ":1", "a duplicate object name"},
 		{"an artifact that is a symlink out of the folder", func(f fstest.MapFS) {
 			f["chat_template.jinja"] = &fstest.MapFile{Data: []byte("/etc/passwd"), Mode: fs.ModeSymlink}
-		}, "/artifacts/2", "symbolic link"},
+		}, "/artifacts/3", "symbolic link"},
 		{"an artifact path with ./", func(f fstest.MapFS) {
 			replaceIn(f, contract.ResultsFile, `"path": "config.json"`, `"path": "./config.json"`, 1)
 		}, "/artifacts/0/path", "is not canonical"},
@@ -167,7 +169,9 @@ func TestValidatorHoldsTheEvidenceToTheWorkload(t *testing.T) {
 					ID string `json:"id"`
 				} `json:"run"`
 			}
-			json.Unmarshal(f[contract.ResultsFile].Data, &r)
+			// A run ID that cannot be read leaves the folder as it was, and
+			// the violation wanted is then missing.
+			_ = json.Unmarshal(f[contract.ResultsFile].Data, &r)
 			replaceIn(f, contract.ResultsFile, `"id": "`+r.Run.ID+`"`, `"id": "`+r.Run.ID+"\u202e"+`"`, 1)
 		}, "/run/id", "is not a run ID"},
 	} {
@@ -287,4 +291,35 @@ func TestEventsArePairs(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.events, got.String(), c.want)
 		}
 	}
+}
+
+// unlistable is a folder whose subfolder dir cannot be listed (a
+// permission or an I/O error).
+type unlistable struct {
+	fstest.MapFS
+	dir string
+}
+
+func (u unlistable) ReadDir(name string) ([]fs.DirEntry, error) {
+	if name == u.dir {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrPermission}
+	}
+	return u.MapFS.ReadDir(name)
+}
+
+// TestAnUnlistableSubfolderIsAViolation: every file of the folder must be
+// one an artifact lists, so a subfolder the validator cannot list (and
+// whatever unlisted files it holds) fails the folder instead of passing
+// unseen.
+func TestAnUnlistableSubfolderIsAViolation(t *testing.T) {
+	t.Parallel()
+	fsys := folder(t, "baseline")
+	fsys["extra/stray.html"] = &fstest.MapFile{Data: []byte("<p>not evidence</p>"), Mode: 0o644}
+	v := FS(unlistable{MapFS: fsys, dir: "extra"}, bundle(t))
+	for _, x := range v.Violations {
+		if x.Pointer == "extra" && strings.Contains(x.Message, "cannot be listed") && strings.Contains(x.Message, fs.ErrPermission.Error()) {
+			return
+		}
+	}
+	t.Errorf("got violations %v, want one at extra saying it cannot be listed (%v)", v.Violations, fs.ErrPermission)
 }

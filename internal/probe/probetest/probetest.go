@@ -96,7 +96,7 @@ func (r Recorded) Stream(ctx context.Context, name string, args ...string) (io.R
 			}
 			select {
 			case <-ctx.Done():
-				pw.Close()
+				_ = pw.Close() // a pipe's writer always closes (nil)
 				return
 			case <-t.C:
 			}

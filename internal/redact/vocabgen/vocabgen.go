@@ -35,30 +35,7 @@ func Words(root string, folders ...string) ([]string, error) {
 			if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
 				return nil
 			}
-			file, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.SkipObjectResolution|parser.ParseComments)
-			if err != nil {
-				return err
-			}
-			if ast.IsGenerated(file) {
-				// Generated data (gitleaks' rules) is not text strata
-				// writes: its words would shield names from redaction.
-				return nil
-			}
-			ast.Inspect(file, func(n ast.Node) bool {
-				lit, ok := n.(*ast.BasicLit)
-				if !ok || lit.Kind != token.STRING {
-					return true
-				}
-				s, err := strconv.Unquote(lit.Value)
-				if err != nil {
-					return true
-				}
-				for _, w := range word.FindAllString(s, -1) {
-					set[strings.ToLower(w)] = true
-				}
-				return true
-			})
-			return nil
+			return addWords(set, p)
 		})
 		if err != nil {
 			return nil, err
@@ -70,6 +47,35 @@ func Words(root string, folders ...string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// addWords adds to set the lower-cased words of the string literals of the
+// Go file p, unless it is generated.
+func addWords(set map[string]bool, p string) error {
+	file, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.SkipObjectResolution|parser.ParseComments)
+	if err != nil {
+		return err
+	}
+	if ast.IsGenerated(file) {
+		// Generated data (gitleaks' rules) is not text strata writes: its
+		// words would shield names from redaction.
+		return nil
+	}
+	ast.Inspect(file, func(n ast.Node) bool {
+		lit, ok := n.(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			return true
+		}
+		s, err := strconv.Unquote(lit.Value)
+		if err != nil {
+			return true
+		}
+		for _, w := range word.FindAllString(s, -1) {
+			set[strings.ToLower(w)] = true
+		}
+		return true
+	})
+	return nil
 }
 
 // Folders are the source folders whose text strata writes.

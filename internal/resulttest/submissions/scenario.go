@@ -67,8 +67,13 @@ func BuildScenario(tb testing.TB, protocolID string) *Scenario {
 				ID string `json:"id"`
 			} `json:"run"`
 		}
-		data, _ := os.ReadFile(filepath.Join(dir, "results.json"))
-		json.Unmarshal(data, &r)
+		data, err := os.ReadFile(filepath.Join(dir, "results.json"))
+		if err == nil {
+			err = json.Unmarshal(data, &r)
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
 		s.RunIDs[role] = r.Run.ID
 	}
 	add("approved3060", resulttest.Options{GPU: "NVIDIA GeForce RTX 3060", Quant: "IQ3_XXS", DecodeTPS: 150000})
