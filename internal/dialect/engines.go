@@ -150,8 +150,11 @@ func factsOf(e Engine) engineFacts {
 		// The OpenAI-compatible request struct has no field for these, so
 		// Go's decoder drops them (openai/openai.go @0098875
 		// ChatCompletionRequest). Reasoning streams as "reasoning"
-		// (openai/openai.go ToChunk).
-		return engineFacts{timers: TimersNone,
+		// (openai/openai.go ToChunk). From 0.32 a model runs in a
+		// llama-server helper whose output is Ollama's server log, its
+		// print_timing lines too, whichever API the request came by
+		// (seen with 0.32.11 and its b10353 helper).
+		return engineFacts{timers: TimersNone, requestLog: LlamaLogRequests,
 			noTimers: "Ollama's OpenAI-compatible endpoint reports counts only, no timer (openai/openai.go @0098875 ToUsage); its native /api/chat counts cached tokens in prompt_eval_count but times only the evaluated ones",
 			dropped: []notTaken{
 				{"top_k", "Ollama's OpenAI-compatible endpoint has no top_k field and drops it (openai/openai.go @0098875)"},

@@ -38,8 +38,11 @@ type OllamaOptions struct {
 // Ollama is a running Ollama server.
 type Ollama struct {
 	URL string
-	env []string
-	bin string
+	// LogFile is its server log: Ollama writes it to its output only, so
+	// the test keeps that in a file too, for bench run --engine-log.
+	LogFile string
+	env     []string
+	bin     string
 	*process
 }
 
@@ -66,9 +69,19 @@ func StartOllama(tb testing.TB, o OllamaOptions) *Ollama {
 	s := &Ollama{URL: "http://" + host, bin: filepath.Join(dir, "bin", "ollama"),
 		env: append(os.Environ(), "OLLAMA_HOST="+host, "OLLAMA_MODELS="+models, "HOME="+home, "OLLAMA_NO_CLOUD=1",
 			fmt.Sprintf("OLLAMA_NUM_PARALLEL=%d", parallel), fmt.Sprintf("OLLAMA_CONTEXT_LENGTH=%d", ctx))}
+	s.LogFile = filepath.Join(tb.TempDir(), "ollama.log")
+	log, err := os.Create(s.LogFile)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := log.Close(); err != nil {
+			tb.Errorf("close %s: %v", s.LogFile, err)
+		}
+	})
 	cmd := exec.Command(s.bin, "serve")
 	cmd.Env = s.env
-	s.process = startProcess(tb, cmd, s.URL+"/api/version")
+	s.process = startProcess(tb, cmd, s.URL+"/api/version", log)
 	for _, m := range o.Models {
 		s.Create(tb, m)
 	}

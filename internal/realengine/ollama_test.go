@@ -5,6 +5,8 @@ package realengine
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,9 +27,12 @@ const bundleTemplateSHA = "87a2728cb8dc9fe424d624542f6060ec05a1d285ebbec578bb078
 
 // TestOllama runs against one real Ollama 0.32.11 (one start: loading the
 // 151,936-token vocabulary is most of a start), with the thinker model:
-//   - Run: `bench run --url` speaks Ollama's own /api/chat and writes a
-//     valid folder, nonconforming for the tool schema alone
-//     (checkOllamaRun);
+//   - Run: `bench run --url --engine-log` speaks Ollama's own /api/chat
+//     and writes a valid folder, nonconforming for the tool schema alone
+//     (checkOllamaRun), which keeps Ollama's server log with its
+//     llama-server helper's timer lines, one request's below the run's
+//     start for each request sent, held against the records
+//     (checkOllamaLog);
 //   - OpenAIEndpointRefusesXHigh: its OpenAI-compatible endpoint answers
 //     reasoning_effort xhigh with the Go module build's 400, which strata
 //     reads as a refusal that names 0.32.12, not 0.32.11;
@@ -39,11 +44,13 @@ func TestOllama(t *testing.T) {
 	srv := StartOllama(t, OllamaOptions{Models: []string{Thinker}})
 	t.Run("Run", func(t *testing.T) {
 		out := t.TempDir()
-		r := strata(t, repoRoot(), nil, "bench", "run", "--url", srv.URL, "--results-dir", out)
+		r := strata(t, repoRoot(), nil, "bench", "run", "--url", srv.URL, "--engine-log", srv.LogFile, "--results-dir", out)
 		if r.code != 0 || !strings.Contains(r.stderr, "engine: ollama 0.32.11") {
 			t.Fatalf("exit %d\n%s\n%s\n%s", r.code, r.stdout, r.stderr, srv.Log())
 		}
-		checkOllamaRun(t, readFolder(t, out))
+		f := readFolder(t, out)
+		checkOllamaRun(t, f)
+		checkOllamaLog(t, f)
 	})
 	t.Run("OpenAIEndpointRefusesXHigh", func(t *testing.T) {
 		d := dialect.Dialect{Engine: dialect.Ollama, Version: "0.32.11"}
@@ -144,6 +151,25 @@ func checkOllamaRun(t *testing.T, f folder) {
 		if o := f.outs[q.ID]; o.Reasoning == nil || *o.Reasoning != "Checking records" {
 			t.Errorf("%s: reasoning %v", q.ID, o.Reasoning)
 		}
+	}
+}
+
+// checkOllamaLog: the folder keeps Ollama's server log as its engine log,
+// and below strata's line where the run began there is one llama-server
+// prompt-eval line for each request the run sent, none above it (the
+// validator, through report, holds their number to the records').
+func checkOllamaLog(t *testing.T, f folder) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(f.dir, contract.EngineLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre, run, found := strings.Cut(string(data), contract.EngineLogRunStart+"\n")
+	if n := strings.Count(run, "prompt eval time ="); !found || n != len(f.res.Requests) || strings.Count(pre, "prompt eval time =") != 0 {
+		t.Errorf("%d prompt-eval lines below the run's start (found %v), %d above; want one a request (%d) below", n, found, strings.Count(pre, "prompt eval time ="), len(f.res.Requests))
+	}
+	if e := f.res.Extensions.Engine; e == nil || e.Log == nil || *e.Log != contract.EngineLog || e.StartedByRunner {
+		t.Errorf("extensions.engine %+v", e)
 	}
 }
 

@@ -179,24 +179,27 @@ func Start(tb testing.TB, o Options) *Server {
 		cmd.Dir = filepath.Dir(Model(tb, Thinker))
 	}
 	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Port: port}
-	s.process = startProcess(tb, cmd, s.URL+"/health")
+	s.process = startProcess(tb, cmd, s.URL+"/health", nil)
 	return s
 }
 
 // process is an engine a test started, in its own process group: its
-// command, what it printed so far, and when it ended.
+// command, what it printed so far (and where else it goes), and when it
+// ended.
 type process struct {
 	cmd  *exec.Cmd
 	mu   sync.Mutex
 	log  bytes.Buffer
+	tee  io.Writer
 	done chan struct{}
 }
 
-// startProcess starts cmd and waits until GET ready answers 200. It is
-// killed when the test ends.
-func startProcess(tb testing.TB, cmd *exec.Cmd, ready string) *process {
+// startProcess starts cmd and waits until GET ready answers 200; what it
+// prints is kept, and written to tee too unless tee is nil (an engine
+// without a log file of its own). It is killed when the test ends.
+func startProcess(tb testing.TB, cmd *exec.Cmd, ready string, tee io.Writer) *process {
 	tb.Helper()
-	p := &process{cmd: cmd, done: make(chan struct{})}
+	p := &process{cmd: cmd, tee: tee, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p, p
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	name := filepath.Base(cmd.Path)
@@ -214,10 +217,15 @@ func startProcess(tb testing.TB, cmd *exec.Cmd, ready string) *process {
 	return p
 }
 
-// Write keeps what the process prints.
+// Write keeps what the process prints, and writes it to tee.
 func (p *process) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.tee != nil {
+		if _, err := p.tee.Write(b); err != nil {
+			return 0, err
+		}
+	}
 	return p.log.Write(b)
 }
 
