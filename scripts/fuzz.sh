@@ -22,6 +22,7 @@ if [ "$secs" != --check ] && ! [[ "$secs" =~ ^[1-9][0-9]*$ ]]; then
 fi
 targets=(
   "./internal/client FuzzReadStream"          # the SSE stream and its chunks
+  "./internal/client FuzzReadNDJSON"          # Ollama's NDJSON stream and its lines
   "./internal/validate FuzzValidate"          # results.json of a folder
   "./internal/validate FuzzValidateOutputs"   # outputs.jsonl of a folder
   "./internal/manifest FuzzParse"             # bench/approved.json

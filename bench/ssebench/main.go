@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/client"
+	"github.com/strata-bench/strata/internal/dialect"
 )
 
 // chunk is a content delta shaped like llama-server's (about 280 bytes).
@@ -73,7 +74,7 @@ func main() {
 	for range *runs {
 		c := client.New(client.Options{BaseURL: base})
 		start := time.Now()
-		o, _, _ := c.Chat(context.Background(), []byte(`{}`), nil)
+		o, _, _ := c.Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
 		d := time.Since(start)
 		if o.Error != nil || len(o.Answer) != 6**n {
 			fmt.Fprintf(os.Stderr, "strata client: %+v (%d bytes of answer)\n", o.Error, len(o.Answer))
@@ -130,7 +131,7 @@ print(int(best))
 	c := client.New(client.Options{BaseURL: base + "/ttft"})
 	for range *ttftRuns {
 		start := time.Now()
-		o, _, _ := c.Chat(context.Background(), []byte(`{}`), nil)
+		o, _, _ := c.Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
 		if o.Error != nil || o.TTFT == nil {
 			fmt.Fprintf(os.Stderr, "ttft request: %+v\n", o.Error)
 			os.Exit(1)

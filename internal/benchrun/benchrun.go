@@ -215,6 +215,9 @@ func (b *bench) beforeWarmup(ctx context.Context) error {
 	if ref := dialect.Of(b.srv.Dialect).Refuses(); ref != nil {
 		return fmt.Errorf("refusing to run, before the warm-up: %s; upgrade the engine", displayLine(ref.Text()))
 	}
+	if why := dialect.Of(b.srv.Dialect).CannotRun(); why != "" {
+		return fmt.Errorf("refusing to run, before the warm-up: %s", displayLine(why))
+	}
 	b.facts = gatherFacts(ctx, p, t, b.srv, view, lp, b.hashes, b.inst)
 	b.facts.Protocol = b.bundle.Protocol
 	b.facts.Engine = view

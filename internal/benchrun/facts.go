@@ -149,6 +149,9 @@ func gatherFacts(ctx context.Context, p session, t *target, srv record.Server, v
 	case relative:
 		in.ModelPathNote = "the server's model_path is relative and the server's working folder is unknown (no local process listens on its port), so it was resolved against strata's working folder"
 	}
+	if srv.ModelPathNote != "" {
+		in.ModelPathNote = srv.ModelPathNote
+	}
 	// Strata's server names its model files and engine flags in its
 	// config file, not on its command line.
 	var strataFile *record.StrataFile

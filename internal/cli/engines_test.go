@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,7 +24,7 @@ func engineServer(t *testing.T, adjust func(*simengine.Config)) (string, *atomic
 	sim := simHandler(t, adjust)
 	var chats atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v1/chat/completions" {
+		if r.URL.Path == "/v1/chat/completions" || r.URL.Path == "/api/chat" {
 			chats.Add(1)
 		}
 		sim.ServeHTTP(w, r)
@@ -71,21 +72,24 @@ func TestOllamaWithoutHealth(t *testing.T) {
 	}
 }
 
-// TestOllamaRefusesXHighBeforeTheWarmup: an Ollama up to 0.32.10 answers
-// every reasoning_effort "xhigh" with HTTP 400 "invalid reasoning value"
-// (openai/openai.go @v0.32.10); from 0.32.11 (01d04d50f, #17594) it maps it
-// to think "max". Identified at 0.32.10 the run stops before the warm-up,
-// naming the engine, its version, the setting and 0.32.11, and sends no
-// request; at 0.32.11 it runs.
-func TestOllamaRefusesXHighBeforeTheWarmup(t *testing.T) {
+// TestOllamaRefusesThinkMaxBeforeTheWarmup: strata speaks Ollama's own
+// /api/chat, where the profile's xhigh is think "max" (Ollama's own
+// mapping: openai/openai.go @e0e1d3c7d thinkFromReasoningEffort), which
+// Ollama takes from v0.22.0 (c2ebb4d57, #15787) and answers HTTP 400
+// "invalid think value" before it. Identified at 0.21.2 the run stops
+// before the warm-up, naming the engine, its version, the setting and
+// 0.22.0, and sends no request; at 0.32.11, whose OpenAI-compatible
+// endpoint refuses xhigh in its Go module build, it runs every request
+// on /api/chat.
+func TestOllamaRefusesThinkMaxBeforeTheWarmup(t *testing.T) {
 	t.Parallel()
-	url, chats := engineServer(t, func(c *simengine.Config) { c.Dialect, c.OllamaVersion = simengine.DialectOllama, "0.32.10" })
+	url, chats := engineServer(t, func(c *simengine.Config) { c.Dialect, c.OllamaVersion = simengine.DialectOllama, "0.21.2" })
 	work := t.TempDir()
 	r := runIn(t, work, "", "bench", "run", "--url", url)
 	if r.code != exitcode.Failed {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	for _, want := range []string{"before the warm-up", "ollama 0.32.10", "reasoning_effort xhigh", "0.32.11", "invalid reasoning value"} {
+	for _, want := range []string{"before the warm-up", "ollama 0.21.2", "reasoning_effort xhigh", "the first version that takes it is 0.22.0", "invalid think value"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
@@ -99,6 +103,36 @@ func TestOllamaRefusesXHighBeforeTheWarmup(t *testing.T) {
 	url, chats = engineServer(t, func(c *simengine.Config) { c.Dialect, c.OllamaVersion = simengine.DialectOllama, "0.32.11" })
 	if r := runIn(t, t.TempDir(), "", "bench", "run", "--url", url); r.code != 0 || chats.Load() != 22 {
 		t.Errorf("0.32.11: exit %d, %d requests\n%s", r.code, chats.Load(), r.stderr)
+	}
+}
+
+// TestOllamaWithTwoModels: /api/chat must name the model to run, and an
+// Ollama listing two cannot say which is to be measured: the run stops
+// before the warm-up saying so, and sends no request.
+func TestOllamaWithTwoModels(t *testing.T) {
+	t.Parallel()
+	url, chats := engineServer(t, func(c *simengine.Config) { c.Dialect = simengine.DialectOllama })
+	two := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"a:latest","object":"model","created":1,"owned_by":"library"},{"id":"b:latest","object":"model","created":1,"owned_by":"library"}]}`) // the run's reading is under test, not this proxy's writes
+			return
+		}
+		proxy, _ := http.NewRequestWithContext(r.Context(), r.Method, url+r.URL.Path, r.Body)
+		resp, err := http.DefaultClient.Do(proxy)
+		if err != nil {
+			w.WriteHeader(502)
+			return
+		}
+		defer func() { _ = resp.Body.Close() }() // read to its end below
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body) // as above
+	}))
+	t.Cleanup(two.Close)
+	r := runIn(t, t.TempDir(), "", "bench", "run", "--url", two.URL)
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "before the warm-up: ollama 0.32.15 does not list exactly one model") || chats.Load() != 0 {
+		t.Errorf("exit %d, %d chat requests\n%s", r.code, chats.Load(), r.stderr)
 	}
 }
 

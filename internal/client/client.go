@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/strata-bench/strata/internal/clock"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/redact"
@@ -93,24 +94,26 @@ func (c *Client) authorize(req *http.Request) {
 	}
 }
 
-// Chat sends one streaming chat completion with body and records its
+// Chat sends one streaming chat completion with body on the dialect's
+// wire (the zero Wire is the OpenAI-compatible one) and records its
 // outcome. It never retries. The timeout counts from dispatch (queueing
 // included) and closes the connection; a cancelled ctx ends the request the
 // same way, as a failure of kind "cancelled".
 //
 // onEvent, when set, is called with each event's kind as it arrives (for a
 // live display; it must not block).
-func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string)) (*record.Outcome, time.Time, time.Time) {
+func (c *Client) Chat(ctx context.Context, wire dialect.Wire, body []byte, onEvent func(kind string)) (*record.Outcome, time.Time, time.Time) {
 	reqCtx, cancel := context.WithTimeoutCause(ctx, c.timeout, errTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.base+"/v1/chat/completions", bytes.NewReader(body))
+	route, w := wireOf(wire)
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.base+route, bytes.NewReader(body))
 	if err != nil {
 		// Never dispatched: there is no trace to end.
 		now := c.now()
 		return &record.Outcome{Error: &record.Error{Kind: record.ErrInvalidRequest, Message: err.Error()}}, now, now
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Accept", w.accept)
 	c.authorize(req)
 
 	o := &record.Outcome{}
@@ -124,7 +127,28 @@ func (c *Client) Chat(ctx context.Context, body []byte, onEvent func(kind string
 	// its end or cut short has nothing left to say, and closing it only
 	// drops the connection.
 	defer func() { _ = resp.Body.Close() }()
-	return c.end(o, c.answer(reqCtx, ctx, resp, o, since, onEvent), start, since)
+	return c.end(o, c.answer(reqCtx, ctx, w, resp, o, since, onEvent), start, since)
+}
+
+// streamWire is how an answer on one wire is read: the media type asked
+// for and the reader of its stream.
+type streamWire struct {
+	accept string
+	read   func(body io.Reader, o *record.Outcome, since func() float64, onEvent func(string), red func(string) string) error
+}
+
+// wireOf is the route a dialect's wire posts to and how its answer is
+// read: Server-Sent Events from the OpenAI-compatible route unless the
+// wire says otherwise.
+func wireOf(wire dialect.Wire) (string, streamWire) {
+	route, w := dialect.ChatRoute, streamWire{accept: sseType, read: readStream}
+	if wire.Route != "" {
+		route = wire.Route
+	}
+	if wire.NDJSON {
+		w = streamWire{accept: ndjsonType, read: readNDJSON}
+	}
+	return route, w
 }
 
 // end is where every dispatched request ends: its error (nil for a normal
@@ -140,15 +164,15 @@ func (c *Client) end(o *record.Outcome, e *record.Error, start time.Time, since 
 // answer records what the server answered into o (its status, the
 // instant of its headers, its stream) and returns why the request did not
 // end normally: why there is no stream to read (a redirect, an unasked
-// encoding, a status other than 200, a content type other than SSE), or
-// how the stream ended.
-func (c *Client) answer(reqCtx, ctx context.Context, resp *http.Response, o *record.Outcome, since func() float64, onEvent func(string)) *record.Error {
+// encoding, a status other than 200, a content type other than the
+// wire's), or how the stream ended.
+func (c *Client) answer(reqCtx, ctx context.Context, w streamWire, resp *http.Response, o *record.Outcome, since func() float64, onEvent func(string)) *record.Error {
 	o.HTTPStatus = resp.StatusCode
 	o.Events = append(o.Events, record.Event{T: since(), Kind: record.EvHeaders})
-	if e := c.refused(reqCtx, ctx, resp, o); e != nil {
+	if e := c.refused(reqCtx, ctx, w.accept, resp, o); e != nil {
 		return e
 	}
-	readErr := readStream(resp.Body, o, since, onEvent, c.keys.Redact)
+	readErr := w.read(resp.Body, o, since, onEvent, c.keys.Redact)
 	if readErr == nil {
 		return o.Error
 	}
@@ -162,8 +186,8 @@ func (c *Client) answer(reqCtx, ctx context.Context, resp *http.Response, o *rec
 }
 
 // refused is why an answer is not a stream to read, with its body kept as
-// evidence where it has one, or nil for a 200 SSE answer.
-func (c *Client) refused(reqCtx, ctx context.Context, resp *http.Response, o *record.Outcome) *record.Error {
+// evidence where it has one, or nil for a 200 answer of the accepted type.
+func (c *Client) refused(reqCtx, ctx context.Context, accept string, resp *http.Response, o *record.Outcome) *record.Error {
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		return &record.Error{Kind: record.ErrRedirect, Message: fmt.Sprintf("HTTP %d redirect to %q: strata never follows a redirect (the request and the key go only to the configured server)",
 			resp.StatusCode, resp.Header.Get("Location"))}
@@ -183,17 +207,24 @@ func (c *Client) refused(reqCtx, ctx context.Context, resp *http.Response, o *re
 		}
 		return &record.Error{Kind: record.ErrHTTPStatus, Message: msg}
 	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, accept) {
 		// What arrived of a body that is not the stream is evidence as far
 		// as it goes; a read cut short keeps the part that came.
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		o.ErrorBody = evidence(data)
-		return &record.Error{Kind: record.ErrMalformed, Message: fmt.Sprintf("expected a text/event-stream answer, got Content-Type %q", ct)}
+		return &record.Error{Kind: record.ErrMalformed, Message: fmt.Sprintf("expected a %s answer, got Content-Type %q", accept, ct)}
 	}
 	return nil
 }
 
 var errTimeout = errors.New("request timeout")
+
+// The answers' media types: Server-Sent Events, and Ollama's one JSON
+// object per line (server/routes.go @96fb6d2fa l.2080).
+const (
+	sseType    = "text/event-stream"
+	ndjsonType = "application/x-ndjson"
+)
 
 // classify names why a request ended without a normal stream.
 func classify(reqCtx, parent context.Context, err error, timeout time.Duration) *record.Error {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/record"
 )
 
@@ -38,7 +39,7 @@ func TestFreshConnectionPerRequest(t *testing.T) {
 	defer srv.Close()
 	c := New(Options{BaseURL: srv.URL})
 	for range 3 {
-		o, _, _ := c.Chat(context.Background(), []byte(`{}`), nil)
+		o, _, _ := c.Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
 		if o.Error != nil || !o.Normal {
 			t.Fatalf("outcome %+v", o.Error)
 		}
@@ -70,7 +71,7 @@ func TestHeadersAreNotTTFT(t *testing.T) {
 		serve(t, w, okStream)
 	}))
 	defer srv.Close()
-	o, _, _ := New(Options{BaseURL: srv.URL, Now: clk.Now}).Chat(context.Background(), []byte(`{}`), nil)
+	o, _, _ := New(Options{BaseURL: srv.URL, Now: clk.Now}).Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
 	if o.Error != nil || o.TTFT == nil {
 		t.Fatalf("%+v", o.Error)
 	}
@@ -129,7 +130,7 @@ func TestConnectionRefused(t *testing.T) {
 	if err := ln.Close(); err != nil {
 		t.Fatal(err)
 	}
-	o, _, _ := New(Options{BaseURL: "http://" + addr}).Chat(context.Background(), []byte(`{}`), nil)
+	o, _, _ := New(Options{BaseURL: "http://" + addr}).Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
 	if o.Error == nil || o.Error.Kind != record.ErrConnection {
 		t.Fatalf("%+v", o.Error)
 	}
@@ -144,7 +145,7 @@ func TestBearerToken(t *testing.T) {
 		serve(t, w, okStream)
 	}))
 	defer srv.Close()
-	New(Options{BaseURL: srv.URL, APIKey: "sk-test-123456789"}).Chat(context.Background(), []byte(`{}`), nil)
+	New(Options{BaseURL: srv.URL, APIKey: "sk-test-123456789"}).Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
 	if got != "Bearer sk-test-123456789" {
 		t.Errorf("Authorization %q", got)
 	}
@@ -171,7 +172,7 @@ func TestNeverFollowsRedirects(t *testing.T) {
 			http.Redirect(w, r, other.URL+r.URL.Path, code)
 		}))
 		c := New(Options{BaseURL: srv.URL, APIKey: "sk-test-123456789"})
-		o, _, _ := c.Chat(context.Background(), []byte(`{"messages":[]}`), nil)
+		o, _, _ := c.Chat(context.Background(), dialect.Wire{}, []byte(`{"messages":[]}`), nil)
 		if o.Error == nil || o.Error.Kind != record.ErrRedirect || o.HTTPStatus != code || !strings.Contains(o.Error.Message, other.URL) {
 			t.Errorf("%d: %+v (status %d)", code, o.Error, o.HTTPStatus)
 		}
@@ -200,7 +201,7 @@ func TestUnaskedContentEncoding(t *testing.T) {
 		_, _ = fmt.Fprint(w, okStream)
 	}))
 	defer srv.Close()
-	o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), []byte(`{}`), nil)
+	o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
 	if o.Error == nil || !strings.Contains(o.Error.Message, `Content-Encoding "gzip"`) || o.Normal {
 		t.Errorf("%+v", o.Error)
 	}
@@ -253,7 +254,7 @@ func TestHostileStreamsAreBounded(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), []byte(`{}`), nil)
+			o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
 			runtime.ReadMemStats(&after)
 			if o.Error == nil || !strings.Contains(o.Error.Message, c.says) || o.Normal {
 				t.Fatalf("error %+v", o.Error)
@@ -274,8 +275,8 @@ func TestHostileStreamsAreBounded(t *testing.T) {
 
 // TestEveryDispatchedRequestEnds: whatever ends a dispatched request (no
 // connection, a redirect, an unasked encoding, a status, an answer that
-// is not a stream, a cut stream, a normal one), its trace ends with one
-// end event at its total.
+// is not a stream, a cut stream, a normal one), on either wire, its trace
+// ends with one end event at its total.
 func TestEveryDispatchedRequestEnds(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -286,31 +287,50 @@ func TestEveryDispatchedRequestEnds(t *testing.T) {
 	if err := ln.Close(); err != nil {
 		t.Fatal(err)
 	}
+	ndjson := dialect.Wire{Route: "/api/chat", NDJSON: true}
+	const doneLine = `{"message":{"role":"assistant","content":"READY"},"done":true,"done_reason":"stop","eval_count":1}` + "\n"
 	for _, c := range []struct {
 		name  string
+		wire  dialect.Wire
 		serve func(w http.ResponseWriter, r *http.Request)
 		kind  string // the error's kind, "" for a normal end
 	}{
-		{"no connection", nil, record.ErrConnection},
-		{"a redirect", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/elsewhere", http.StatusFound) }, record.ErrRedirect},
-		{"an unasked encoding", func(w http.ResponseWriter, r *http.Request) {
+		{"no connection", dialect.Wire{}, nil, record.ErrConnection},
+		{"a redirect", dialect.Wire{}, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/elsewhere", http.StatusFound) }, record.ErrRedirect},
+		{"an unasked encoding", dialect.Wire{}, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.Header().Set("Content-Encoding", "gzip")
 		}, record.ErrMalformed},
-		{"a status", func(w http.ResponseWriter, r *http.Request) {
+		{"a status", dialect.Wire{}, func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, `{"error":{"message":"busy"}}`, http.StatusServiceUnavailable)
 		}, record.ErrHTTPStatus},
-		{"not a stream", func(w http.ResponseWriter, r *http.Request) {
+		{"not a stream", dialect.Wire{}, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			serve(t, w, `{}`)
 		}, record.ErrMalformed},
-		{"a cut stream", func(w http.ResponseWriter, r *http.Request) {
+		{"a cut stream", dialect.Wire{}, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			serve(t, w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"RE\"}}]}\n\n")
 		}, record.ErrTruncated},
-		{"a normal stream", func(w http.ResponseWriter, r *http.Request) {
+		{"a normal stream", dialect.Wire{}, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			serve(t, w, okStream)
+		}, ""},
+		{"not an NDJSON stream", ndjson, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			serve(t, w, okStream)
+		}, record.ErrMalformed},
+		{"an NDJSON stream cut before its done line", ndjson, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			serve(t, w, `{"message":{"role":"assistant","content":"RE"},"done":false}`+"\n")
+		}, record.ErrTruncated},
+		{"an error line after the 200", ndjson, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			serve(t, w, `{"error":"an error was encountered while running the model: unexpected EOF"}`+"\n")
+		}, record.ErrStreamError},
+		{"a normal NDJSON stream", ndjson, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			serve(t, w, doneLine)
 		}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -321,7 +341,7 @@ func TestEveryDispatchedRequestEnds(t *testing.T) {
 				t.Cleanup(srv.Close)
 				url = srv.URL
 			}
-			o, start, end := New(Options{BaseURL: url}).Chat(context.Background(), []byte(`{}`), nil)
+			o, start, end := New(Options{BaseURL: url}).Chat(context.Background(), c.wire, []byte(`{}`), nil)
 			kind := ""
 			if o.Error != nil {
 				kind = o.Error.Kind

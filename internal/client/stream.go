@@ -446,6 +446,23 @@ func (s *streamState) expect(kind jsontext.Kind) error {
 	return nil
 }
 
+// readIndex reads a tool call's index: a nonnegative integer (a token of
+// another kind is malformed; jsontext's Int would panic on it).
+func (s *streamState) readIndex() (int, error) {
+	tok, err := s.dec.ReadToken()
+	if err != nil {
+		return 0, err
+	}
+	if tok.Kind() != '0' {
+		return 0, fmt.Errorf("tool_calls index: a %v, not a number", tok.Kind())
+	}
+	i, err := tok.Int()
+	if err != nil || i < 0 {
+		return 0, fmt.Errorf("tool_calls index: %v", tok)
+	}
+	return int(i), nil
+}
+
 // readString reads a string or null ("" for null).
 func (s *streamState) readString() (string, bool, error) {
 	tok, err := s.dec.ReadToken()
@@ -495,7 +512,7 @@ func (s *streamState) parseChoice(c *chunk) error {
 		}
 		switch name.String() {
 		case "delta":
-			if err := s.parseDelta(c); err != nil {
+			if err := s.parseDelta(c, false); err != nil {
 				return err
 			}
 		case "finish_reason":
@@ -515,7 +532,9 @@ func (s *streamState) parseChoice(c *chunk) error {
 	return s.expect('}')
 }
 
-func (s *streamState) parseDelta(c *chunk) error {
+// parseDelta reads a delta, or with native an Ollama message (its
+// reasoning is "thinking", its tool calls whole: parseToolCalls).
+func (s *streamState) parseDelta(c *chunk, native bool) error {
 	if s.dec.PeekKind() == 'n' {
 		_, err := s.dec.ReadToken()
 		return err
@@ -539,7 +558,7 @@ func (s *streamState) parseDelta(c *chunk) error {
 			if c.content, _, err = s.readString(); err != nil {
 				return err
 			}
-		case dialect.IsReasoningField(key):
+		case dialect.IsReasoningField(key) || native && key == "thinking":
 			// Every engine's name for it is read (dialect's table says
 			// which engine streams which). A delta may carry two of them (a
 			// gateway passing both on, one of them null or empty): the
@@ -552,7 +571,7 @@ func (s *streamState) parseDelta(c *chunk) error {
 				c.reasoning = text
 			}
 		case key == "tool_calls":
-			if err := s.parseToolCalls(c); err != nil {
+			if err := s.parseToolCalls(c, native); err != nil {
 				return err
 			}
 		default:
@@ -564,7 +583,11 @@ func (s *streamState) parseDelta(c *chunk) error {
 	return s.expect('}')
 }
 
-func (s *streamState) parseToolCalls(c *chunk) error {
+// parseToolCalls reads tool calls: OpenAI's deltas, or with native
+// Ollama's whole calls (api.ToolCall, api/types.go @96fb6d2fa: the index
+// inside function, the arguments a JSON object, sent on the done line:
+// llm/llama_server.go l.2020–2024).
+func (s *streamState) parseToolCalls(c *chunk, native bool) error {
 	if s.dec.PeekKind() == 'n' {
 		_, err := s.dec.ReadToken()
 		return err
@@ -573,7 +596,7 @@ func (s *streamState) parseToolCalls(c *chunk) error {
 		return err
 	}
 	for s.dec.PeekKind() != ']' {
-		d, err := s.parseToolCall()
+		d, err := s.parseToolCall(native)
 		if err != nil {
 			return err
 		}
@@ -588,8 +611,9 @@ func (s *streamState) parseToolCalls(c *chunk) error {
 	return s.expect(']')
 }
 
-// parseToolCall reads one tool-call delta (index -1 when it has none).
-func (s *streamState) parseToolCall() (toolDelta, error) {
+// parseToolCall reads one call of a tool_calls array (index -1: none
+// given).
+func (s *streamState) parseToolCall(native bool) (toolDelta, error) {
 	d := toolDelta{index: -1}
 	if err := s.expect('{'); err != nil {
 		return d, err
@@ -601,45 +625,27 @@ func (s *streamState) parseToolCall() (toolDelta, error) {
 		}
 		switch name.String() {
 		case "index":
-			if d.index, err = s.readIndex(); err != nil {
-				return d, err
-			}
+			d.index, err = s.readIndex()
 		case "id":
-			if d.id, _, err = s.readString(); err != nil {
-				return d, err
-			}
+			d.id, _, err = s.readString()
 		case "type":
-			if d.typ, _, err = s.readString(); err != nil {
-				return d, err
-			}
+			d.typ, _, err = s.readString()
 		case "function":
-			if err := s.parseFunction(&d); err != nil {
-				return d, err
-			}
+			err = s.parseFunction(&d, native)
 		default:
-			if err := s.dec.SkipValue(); err != nil {
-				return d, err
-			}
+			err = s.dec.SkipValue()
+		}
+		if err != nil {
+			return d, err
 		}
 	}
 	return d, s.expect('}')
 }
 
-// readIndex reads a tool call's index, a non-negative integer.
-func (s *streamState) readIndex() (int, error) {
-	tok, err := s.dec.ReadToken()
-	if err != nil {
-		return 0, err
-	}
-	i, err := tok.Int()
-	if err != nil || i < 0 {
-		return 0, fmt.Errorf("tool_calls index: %v", tok)
-	}
-	return int(i), nil
-}
-
-// parseFunction reads a tool call's function: its name and arguments.
-func (s *streamState) parseFunction(d *toolDelta) error {
+// parseFunction reads a call's function: its name and arguments, a string
+// of JSON text (OpenAI's), or with native a JSON object (Ollama's), whose
+// text is kept as it came, and Ollama's index.
+func (s *streamState) parseFunction(d *toolDelta, native bool) error {
 	if err := s.expect('{'); err != nil {
 		return err
 	}
@@ -648,13 +654,25 @@ func (s *streamState) parseFunction(d *toolDelta) error {
 		if err != nil {
 			return err
 		}
-		switch name.String() {
-		case "name":
+		switch key := name.String(); {
+		case key == "name":
 			if d.name, _, err = s.readString(); err != nil {
 				return err
 			}
-		case "arguments":
+		case key == "arguments" && native:
+			v, err := s.dec.ReadValue()
+			if err != nil {
+				return err
+			}
+			if v.Kind() != 'n' {
+				d.args = string(v)
+			}
+		case key == "arguments":
 			if d.args, _, err = s.readString(); err != nil {
+				return err
+			}
+		case key == "index" && native:
+			if d.index, err = s.readIndex(); err != nil {
 				return err
 			}
 		default:

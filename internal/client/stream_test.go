@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/strata-bench/strata/internal/captures"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/sharedpath"
 	"github.com/strata-bench/strata/internal/sse"
@@ -237,7 +238,7 @@ func TestReasoningUnderEitherName(t *testing.T) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			serve(t, w, body)
 		}))
-		o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), []byte(`{}`), nil)
+		o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
 		srv.Close()
 		if o.Reasoning != "think" || o.FirstDeltaKind != record.EvReasoning || o.Answer != "42" {
 			t.Errorf("%s: reasoning %q, first %q, answer %q", delta, o.Reasoning, o.FirstDeltaKind, o.Answer)
@@ -253,7 +254,7 @@ func chatBody(t *testing.T, body string) *record.Outcome {
 		serve(t, w, body)
 	}))
 	defer srv.Close()
-	o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), []byte(`{}`), nil)
+	o, _, _ := New(Options{BaseURL: srv.URL}).Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
 	return o
 }
 
@@ -353,7 +354,7 @@ func TestClippedTextIsRedactedFirst(t *testing.T) {
 		}))
 		for _, path := range []string{"", "?plain"} {
 			c := New(Options{BaseURL: srv.URL + path, APIKey: key})
-			o, _, _ := c.Chat(context.Background(), []byte(`{}`), nil)
+			o, _, _ := c.Chat(context.Background(), dialect.Wire{}, []byte(`{}`), nil)
 			got := strings.Join(o.Malformed, " ")
 			if o.Error != nil {
 				got += " " + o.Error.Message
@@ -363,5 +364,25 @@ func TestClippedTextIsRedactedFirst(t *testing.T) {
 			}
 		}
 		srv.Close()
+	}
+}
+
+// TestToolCallIndexNotANumber: a tool call whose index is not a number is
+// a malformed line, on either wire, not a panic of the runner (jsontext's
+// Int panics on a token of another kind).
+func TestToolCallIndexNotANumber(t *testing.T) {
+	t.Parallel()
+	sse := &record.Outcome{}
+	if err := readStream(strings.NewReader(`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":"x"}]}}]}`+"\n\n"), sse, fakeClock(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	nd := &record.Outcome{}
+	if err := readNDJSON(strings.NewReader(`{"message":{"tool_calls":[{"function":{"index":"x"}}]},"done":false}`+"\n"), nd, fakeClock(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for name, o := range map[string]*record.Outcome{"SSE": sse, "NDJSON": nd} {
+		if o.Error == nil || o.Error.Kind != record.ErrMalformed || !strings.Contains(o.Error.Message, "tool_calls index") {
+			t.Errorf("%s: %+v", name, o.Error)
+		}
 	}
 }

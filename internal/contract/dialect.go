@@ -21,6 +21,13 @@ type Dialect struct {
 	// Simulated is set when the server is strata's simulator speaking as
 	// this engine (its /props says strata_simulator).
 	Simulated bool `json:"simulated"`
+	// API is the chat API the requests were sent to when it is the
+	// engine's own ("native": Ollama's POST /api/chat); absent, the
+	// OpenAI-compatible POST /v1/chat/completions.
+	API string `json:"api,omitempty"`
+	// Model is the model the requests named (Ollama's /api/chat needs
+	// one); absent when they named none and the server ran its own.
+	Model string `json:"model,omitempty"`
 }
 
 // Budget is how "no custom reasoning budget" is said to an engine
@@ -82,7 +89,10 @@ type ServerEvidence struct {
 	// /v1/sampling/overrides, whose forced values replace a request's.
 	ServiceInfo       json.RawMessage `json:"serviceinfo,omitempty"`
 	SamplingOverrides json.RawMessage `json:"sampling_overrides,omitempty"`
-	ServerHeader      string          `json:"server_header"`
+	// OllamaShow is Ollama's answer to POST /api/show for the model the
+	// requests name (its template and the FROM line of its modelfile).
+	OllamaShow   json.RawMessage `json:"api_show,omitempty"`
+	ServerHeader string          `json:"server_header"`
 	// SimulatorHeader is the X-Strata-Simulator header strata's simulator
 	// sends with every answer, whatever engine it speaks as.
 	SimulatorHeader string `json:"simulator_header"`
@@ -95,7 +105,7 @@ func ReadServerEvidence(config []byte) (ServerEvidence, error) {
 	if err := json.Unmarshal(config, &ev); err != nil {
 		return ServerEvidence{}, fmt.Errorf("the server's evidence in config.json: %w", err)
 	}
-	for _, raw := range []*json.RawMessage{&ev.Health, &ev.Props, &ev.Status, &ev.Models, &ev.Version, &ev.OllamaVersion, &ev.ServerInfo, &ev.LMStudioModels, &ev.ServiceInfo, &ev.SamplingOverrides} {
+	for _, raw := range []*json.RawMessage{&ev.Health, &ev.Props, &ev.Status, &ev.Models, &ev.Version, &ev.OllamaVersion, &ev.ServerInfo, &ev.LMStudioModels, &ev.ServiceInfo, &ev.SamplingOverrides, &ev.OllamaShow} {
 		if string(bytes.TrimSpace(*raw)) == "null" {
 			*raw = nil
 		}

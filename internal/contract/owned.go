@@ -28,8 +28,15 @@ var resultsOwned = owned{
 	"extensions":         {"fixtures": all, "engine_dialect": {"reasoning_budget": {"field": all}}},
 }
 
+// ownedBody is a request body: built from the fixtures and the profile,
+// all protocol-owned but the model it names (Ollama's /api/chat needs
+// one), which is the user's name for it and is redacted as the recorded
+// dialect's model and the server's model list are, so the validator
+// rebuilds the same bytes from them.
+var ownedBody = owned{"*": all, "model": {}}
+
 var outputsOwned = owned{
-	"request_id": all, "status": all, "request": all, "finish_reason": all, "first_delta_kind": all,
+	"request_id": all, "status": all, "request": ownedBody, "finish_reason": all, "first_delta_kind": all,
 	"dispatched_at": all, "events": all, "error": {"kind": all}, "tool_calls": {"*": {"id": all, "type": all}},
 }
 

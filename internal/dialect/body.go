@@ -23,8 +23,14 @@ import (
 // with the same value. Keys are written in a fixed order and floats in
 // Python's form (1.0, 0.0), as the reference captures were sent, so the
 // validator can rebuild the body and compare bytes.
+//
+// In the engine's own API (Ollama's /api/chat) the body is that API's
+// (ollamaBody).
 func (d Dialect) Body(f *fixtures.Fixture) ([]byte, error) {
-	return d.body(f, factsOf(d.Engine).effortInKwargs)
+	if d.API == APINative {
+		return d.ollamaBody(f)
+	}
+	return d.body(f, d.facts().effortInKwargs)
 }
 
 // BodyForms are the bodies strata has built for a fixture in this dialect,
@@ -37,7 +43,7 @@ func (d Dialect) Body(f *fixtures.Fixture) ([]byte, error) {
 // than comparing it.
 func (d Dialect) BodyForms(f *fixtures.Fixture) iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
-		if !yield(d.Body(f)) || !factsOf(d.Engine).effortInKwargs {
+		if !yield(d.Body(f)) || !d.facts().effortInKwargs {
 			return
 		}
 		yield(d.body(f, false))
@@ -51,7 +57,7 @@ func (d Dialect) body(f *fixtures.Fixture, effortInKwargs bool) ([]byte, error) 
 	}
 	s := protocol.ProfileSampling()
 	kw := protocol.ProfileTemplateKwargs()
-	w := factsOf(d.Engine)
+	w := d.facts()
 	var b bytes.Buffer
 	b.Grow(len(msgs) + len(f.Tools) + 1024)
 	key := func(name string) {

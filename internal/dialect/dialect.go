@@ -64,16 +64,37 @@ type Dialect struct {
 	// Simulated is set when the server is strata's simulator speaking as
 	// this engine (its /props says strata_simulator).
 	Simulated bool
+	// API is the chat API strata speaks to it: APIOpenAI, or APINative,
+	// the engine's own (Ollama's POST /api/chat).
+	API API
+	// Model is the model its requests name ("" when they name none: an
+	// OpenAI-compatible body leaves it to the server).
+	Model string
 }
+
+// API names the chat API a dialect speaks.
+type API string
+
+const (
+	// APIOpenAI is the OpenAI-compatible POST /v1/chat/completions,
+	// answered as Server-Sent Events: every engine's but Ollama's today,
+	// and Ollama's in folders written before strata spoke its own.
+	APIOpenAI API = ""
+	// APINative is the engine's own chat API: Ollama's POST /api/chat,
+	// answered as one JSON object per line (ollama.go).
+	APINative API = "native"
+)
 
 // Record is the dialect as a result records it.
 func (d Dialect) Record() contract.Dialect {
-	return contract.Dialect{Engine: string(d.Engine), Version: d.Version, Build: d.Build, IdentifiedBy: d.IdentifiedBy, Simulated: d.Simulated}
+	return contract.Dialect{Engine: string(d.Engine), Version: d.Version, Build: d.Build, IdentifiedBy: d.IdentifiedBy, Simulated: d.Simulated,
+		API: string(d.API), Model: d.Model}
 }
 
 // Of is the dialect a result recorded (Record's inverse).
 func Of(r contract.Dialect) Dialect {
-	return Dialect{Engine: Engine(r.Engine), Version: r.Version, Build: r.Build, IdentifiedBy: r.IdentifiedBy, Simulated: r.Simulated}
+	return Dialect{Engine: Engine(r.Engine), Version: r.Version, Build: r.Build, IdentifiedBy: r.IdentifiedBy, Simulated: r.Simulated,
+		API: API(r.API), Model: r.Model}
 }
 
 // llamaBuild is llama.cpp's build_info form, b<build>-<commit>.
@@ -156,7 +177,10 @@ func identify(ev contract.ServerEvidence, buildInfo string) Dialect {
 			Version string `json:"version"`
 		}
 		_ = json.Unmarshal(ev.OllamaVersion, &v)
-		return Dialect{Engine: Ollama, Version: v.Version, IdentifiedBy: "GET /api/version answers (Ollama's route)"}
+		// Ollama's own /api/chat carries the whole profile, its
+		// OpenAI-compatible endpoint does not (ollama.go).
+		return Dialect{Engine: Ollama, Version: v.Version, IdentifiedBy: "GET /api/version answers (Ollama's route)",
+			API: APINative, Model: onlyModel(ev.Models)}
 	case tabbyServiceInfo(ev.ServiceInfo):
 		// Said without the route's leading "/.", which the result's
 		// redactor takes for a local path.
@@ -272,5 +296,5 @@ func (d Dialect) ReasoningBudget() contract.Budget {
 // SettingNames maps a profile setting to the request field the engine reads
 // it from, where that differs from the spec's name.
 func (d Dialect) SettingNames() map[string]string {
-	return factsOf(d.Engine).alias
+	return d.facts().alias
 }

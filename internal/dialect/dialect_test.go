@@ -69,7 +69,7 @@ func tool() *fixtures.Fixture {
 // fields (one added to a side alone fails here).
 func TestRecordKeepsEveryField(t *testing.T) {
 	t.Parallel()
-	d := Dialect{Engine: LlamaCpp, Version: "b10470-34af94cd9", Build: 10470, IdentifiedBy: "/props build_info", Simulated: true}
+	d := Dialect{Engine: LlamaCpp, Version: "b10470-34af94cd9", Build: 10470, IdentifiedBy: "/props build_info", Simulated: true, API: APINative, Model: "m:latest"}
 	if got := Of(d.Record()); got != d {
 		t.Errorf("Of(Record()) = %+v, want %+v", got, d)
 	}

@@ -21,6 +21,21 @@ slot print_timing: id  1 | task 13 | prompt eval time =     101.25 ms /    31 to
 slot print_timing: id  1 | task 13 |        eval time =    2000.50 ms /   512 tokens (    3.91 ms per token,   255.94 tokens per second)
 slot print_timing: id  0 | task 12 |        eval time =    1999.99 ms /   511 tokens (    3.91 ms per token,   255.50 tokens per second)
 `
+	// ollama0_32_11 is what Ollama 0.32.11 (../shared/engines/ollama)
+	// printed for two /api/chat requests: its llama-server helper's lines
+	// (b10353) among its own.
+	ollama0_32_11 = `slot print_timing: id  0 | task 0 | prompt eval time =     242.93 ms /     9 tokens (   26.99 ms per token,    37.05 tokens per second)
+slot print_timing: id  0 | task 0 |        eval time =      25.68 ms /     5 tokens (    5.13 ms per token,   194.74 tokens per second)
+slot print_timing: id  0 | task 0 |       total time =     268.61 ms /    14 tokens
+[GIN] 2026/12/06 - 07:37:56 | 200 |  1.505083842s |       127.0.0.1 | POST     "/api/chat"
+slot print_timing: id  0 | task 0 |    graphs reused =          4
+slot      release: id  0 | task 0 | stop processing: n_tokens = 13, truncated = 0
+slot   operator(): id  0 | task 6 | cached n_tokens = 8, memory_seq_rm [8, end)
+slot print_timing: id  0 | task 6 | prompt eval time =      52.36 ms /     1 tokens (   52.36 ms per token,    19.10 tokens per second)
+slot print_timing: id  0 | task 6 |        eval time =      40.38 ms /     7 tokens (    5.77 ms per token,   173.33 tokens per second)
+slot print_timing: id  0 | task 6 |       total time =      92.75 ms /     8 tokens
+[GIN] 2026/12/06 - 07:37:56 | 200 |  364.618786ms |       127.0.0.1 | POST     "/api/chat"
+`
 	// older builds print the timers under one prefixed line.
 	multiline = `slot print_timing: id  0 | task 4 | 
 prompt eval time =      12.00 ms /    40 tokens (    0.30 ms per token,  3333.33 tokens per second)
@@ -53,22 +68,33 @@ func TestLlamaLogRequests(t *testing.T) {
 	}
 }
 
-// TestLogRequestsByDialect: llama-server's log is read; the simulator's
-// (which prints no timer lines) and an unknown engine's are not.
+// TestLogRequestsByDialect: llama-server's log is read, and Ollama's,
+// which holds its llama-server helper's timer lines whichever API strata
+// speaks; the simulator's (which prints no timer lines) and an unknown
+// engine's are not.
 func TestLogRequestsByDialect(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		d    Dialect
-		want bool
+		log  string
+		want int // requests read, -1: not read
 	}{
-		{Dialect{Engine: LlamaCpp}, true},
-		{Dialect{Engine: LlamaCpp, Simulated: true}, false},
-		{Dialect{Engine: Unknown}, false},
-		{Dialect{Engine: VLLM}, false},
+		{Dialect{Engine: LlamaCpp}, b10470, 1},
+		{Dialect{Engine: LlamaCpp, Simulated: true}, b10470, -1},
+		{Dialect{Engine: Unknown}, b10470, -1},
+		{Dialect{Engine: VLLM}, b10470, -1},
+		{Dialect{Engine: Ollama, API: APINative}, ollama0_32_11, 2},
+		{Dialect{Engine: Ollama}, ollama0_32_11, 2},
+		{Dialect{Engine: Ollama, API: APINative, Simulated: true}, ollama0_32_11, -1},
 	} {
-		reqs, ok := c.d.LogRequests([]byte(b10470))
-		if ok != c.want || ok && len(reqs) != 1 {
-			t.Errorf("%s (simulated %v): ok %v with %d requests, want ok %v", c.d.Engine, c.d.Simulated, ok, len(reqs), c.want)
+		reqs, ok := c.d.LogRequests([]byte(c.log))
+		if got := len(reqs); !ok {
+			got = -1
+		} else if got != c.want {
+			t.Errorf("%s %s (simulated %v): %d requests %+v, want %d", c.d.Engine, c.d.API, c.d.Simulated, got, reqs, c.want)
+		}
+		if ok != (c.want >= 0) {
+			t.Errorf("%s %s (simulated %v): read %v, want %v", c.d.Engine, c.d.API, c.d.Simulated, ok, c.want >= 0)
 		}
 	}
 }

@@ -88,6 +88,9 @@ type engineFacts struct {
 	// requestLog reads its log's per-request timer lines (nil: strata
 	// knows none).
 	requestLog func(log []byte) []LogRequest
+	// noKwargs says why its bodies carry no chat_template_kwargs where
+	// its API reaches the template another way ("" otherwise).
+	noKwargs string
 }
 
 // The delta fields engines stream reasoning text in.
@@ -147,8 +150,11 @@ func factsOf(e Engine) engineFacts {
 		// The OpenAI-compatible request struct has no field for these, so
 		// Go's decoder drops them (openai/openai.go @0098875
 		// ChatCompletionRequest). Reasoning streams as "reasoning"
-		// (openai/openai.go ToChunk).
-		return engineFacts{timers: TimersNone,
+		// (openai/openai.go ToChunk). From 0.32 a model runs in a
+		// llama-server helper whose output is Ollama's server log, its
+		// print_timing lines too, whichever API the request came by
+		// (seen with 0.32.11 and its b10353 helper).
+		return engineFacts{timers: TimersNone, requestLog: LlamaLogRequests,
 			noTimers: "Ollama's OpenAI-compatible endpoint reports counts only, no timer (openai/openai.go @0098875 ToUsage); its native /api/chat counts cached tokens in prompt_eval_count but times only the evaluated ones",
 			dropped: []notTaken{
 				{"top_k", "Ollama's OpenAI-compatible endpoint has no top_k field and drops it (openai/openai.go @0098875)"},
@@ -195,16 +201,30 @@ func factsOf(e Engine) engineFacts {
 	return engineFacts{timers: TimersLlamaCpp, preflight: llamaPreflight()}
 }
 
+// facts is this dialect's row: its engine's, or, where strata speaks the
+// engine's own chat API, that API's (ollamaNativeFacts).
+func (d Dialect) facts() engineFacts {
+	if d.API == APINative && d.Engine == Ollama {
+		return ollamaNativeFacts()
+	}
+	return factsOf(d.Engine)
+}
+
+// NoKwargs says why this dialect's request bodies carry no
+// chat_template_kwargs where its API reaches the template's flags another
+// way ("" otherwise: NotTaken says why an engine cannot take the field).
+func (d Dialect) NoKwargs() string { return d.facts().noKwargs }
+
 // HiddenSettings says why the engine's /slots cannot show a request's
 // resolved settings ("" when it may): the check is then not attempted.
-func (d Dialect) HiddenSettings() string { return factsOf(d.Engine).hiddenSlots }
+func (d Dialect) HiddenSettings() string { return d.facts().hiddenSlots }
 
 // NotTaken lists the profile settings this engine cannot take on its chat
 // endpoint, each with the source that says so: strata does not send them,
 // and a run that needed them is nonconforming with each one named.
 func (d Dialect) NotTaken() []string {
 	var out []string
-	for _, n := range factsOf(d.Engine).dropped {
+	for _, n := range d.facts().dropped {
 		out = append(out, n.Setting+": "+n.Why)
 	}
 	return out
@@ -212,7 +232,7 @@ func (d Dialect) NotTaken() []string {
 
 // dropped reports whether the engine cannot take a setting.
 func (d Dialect) dropped(setting string) bool {
-	for _, n := range factsOf(d.Engine).dropped {
+	for _, n := range d.facts().dropped {
 		if n.Setting == setting {
 			return true
 		}
@@ -221,11 +241,11 @@ func (d Dialect) dropped(setting string) bool {
 }
 
 // Timers is where this engine's counts and durations are.
-func (d Dialect) Timers() Timers { return factsOf(d.Engine).timers }
+func (d Dialect) Timers() Timers { return d.facts().timers }
 
 // NoTimers says why the engine reports no per-request timer ("" when it
 // does).
-func (d Dialect) NoTimers() string { return factsOf(d.Engine).noTimers }
+func (d Dialect) NoTimers() string { return d.facts().noTimers }
 
 // IsReasoningField reports whether a stream delta's field carries
 // reasoning text on some engine (each engine's reasoning in factsOf). The
@@ -267,16 +287,16 @@ func (d Dialect) ConfigFrom() ConfigFrom {
 	// The simulator speaking as Strata's server reads a Strata config file
 	// (engine simulate --config) as the server does, so that file is read;
 	// otherwise it has none of these options.
-	if d.Simulated && factsOf(d.Engine).config != ConfigStrataFile {
+	if d.Simulated && d.facts().config != ConfigStrataFile {
 		return ConfigSimulator
 	}
-	return factsOf(d.Engine).config
+	return d.facts().config
 }
 
 // OwnVersion reports whether the engine names its version, if at all, on a
 // route of its own (Identify reads it into Version) rather than on the
 // spec's sources, /props build_info and /v1/status.
-func (d Dialect) OwnVersion() bool { return factsOf(d.Engine).ownVersion }
+func (d Dialect) OwnVersion() bool { return d.facts().ownVersion }
 
 // Known reports whether the engine was identified.
 func (d Dialect) Known() bool { return d.Engine != Unknown }
@@ -377,6 +397,11 @@ const (
 	// over every generated token) (backends/exllamav3/model.py @004e837
 	// handle_finish_chunk).
 	TimersTabbyAPI Timers = "tabbyapi usage timers"
+	// TimersOllama is the done line of Ollama's /api/chat stream, which
+	// the client keeps as the request's timings: its counts and its
+	// durations in nanoseconds (api.Metrics, api/types.go @96fb6d2fa
+	// l.557–564).
+	TimersOllama Timers = "ollama done line"
 	// TimersNone is the engine reports no per-request timer on its streaming
 	// chat endpoint; the rates are null with that reason.
 	TimersNone Timers = "none"
@@ -424,8 +449,27 @@ type TimerFields struct {
 	// Durations are the engine's two timers as fields of one object (nil
 	// for llama-server's timings and for an engine without timers).
 	Durations *Durations
+	// Counts are the engine's token counts as fields of its timer object
+	// instead of usage (nil: usage's prompt_tokens and completion_tokens).
+	Counts *Counts
 	// None is the engine reports no per-request timer.
 	None bool
+}
+
+// Counts are an engine's prompt and output counts as fields of its timer
+// object (Ollama's done line), and why its prompt count has no cached
+// part.
+type Counts struct {
+	// Input and Output are the count fields; InputSource and
+	// OutputSource name them as the result's sources say them.
+	Input, Output             string
+	InputSource, OutputSource string
+	// NoSplit says why the prompt's cached and evaluated tokens are
+	// unknown: cached_tokens and read_tokens are null with it. An engine
+	// log that splits them (llama-server's print_timing lines, which
+	// Ollama's log keeps) is a source the accounting can be given
+	// instead (measure.Evidence.Split).
+	NoSplit string
 }
 
 // Durations are an engine's prompt and decode durations as two fields of
@@ -446,6 +490,9 @@ type Durations struct {
 	// AfterFirst is the decode duration starts at the first token, so it
 	// covers completion_tokens - 1 of them.
 	AfterFirst bool
+	// DecodeCount is the field of Object the decode count is read from
+	// ("": usage.completion_tokens).
+	DecodeCount string
 	// Absent says why the fields may be missing; Note is said whenever
 	// they are read.
 	Absent, Note string
@@ -489,6 +536,8 @@ func (t Timers) Fields() TimerFields {
 				DecodeSource: "usage.completion_tokens (TabbyAPI's completion_time covers every generated token)",
 				Absent:       "usage.prompt_time or usage.completion_time (older TabbyAPI builds report counts only)",
 				Note:         "TabbyAPI rounds prompt_time and completion_time to 0.01 s"}}
+	case TimersOllama:
+		return ollamaTimerFields()
 	case TimersNone:
 		return TimerFields{None: true}
 	case TimersLlamaCpp, "":
@@ -577,4 +626,4 @@ func unverifiable(why string) Preflight {
 }
 
 // Preflight is how this engine's rendering and count are checked.
-func (d Dialect) Preflight() Preflight { return factsOf(d.Engine).preflight }
+func (d Dialect) Preflight() Preflight { return d.facts().preflight }

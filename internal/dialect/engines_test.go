@@ -3,6 +3,7 @@ package dialect
 import (
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -44,34 +45,44 @@ func TestAskReady(t *testing.T) {
 	}
 }
 
-// TestOllamaRefusesXHighByVersion: reasoning_effort "xhigh" is taken from
-// v0.32.11 (01d04d50f, #17594) and refused (or dropped) before it; a
-// version that names no release ("0.0.0", a source build) cannot tell.
+// TestOllamaRefusesXHighByVersion: on the OpenAI-compatible endpoint
+// reasoning_effort "xhigh" is taken from v0.32.12 (e0e1d3c7d, the first
+// release whose every build has 01d04d50f, #17594) and refused (or
+// dropped) before v0.32.11; v0.32.11 names two commits (the Go module's
+// 96fb6d2fa refuses it, the moved tag's 39df91c98 takes it), so it cannot
+// tell, nor can a version that names no release ("0.0.0", a source
+// build). On Ollama's own /api/chat it is think "max", taken from
+// v0.22.0 (c2ebb4d57, #15787).
 func TestOllamaRefusesXHighByVersion(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
+		api     API
 		version string
 		refused string // "" : taken or unknown
+		first   string
 	}{
-		{"0.32.10", `invalid reasoning value`},
-		{"0.22.0", `invalid reasoning value`},
-		{"0.12.6", `invalid reasoning value`},
-		{"0.12.0", `invalid think value`},
-		{"0.11.4", "drops it"},
-		{"0.32.11", ""}, {"0.32.15", ""}, {"0.33.0-rc2", ""}, {"1.0.0", ""},
-		{"0.0.0", ""}, {"", ""}, {"strata-simulator-1", ""},
+		{APIOpenAI, "0.32.10", `invalid reasoning value`, "0.32.12"},
+		{APIOpenAI, "0.22.0", `invalid reasoning value`, "0.32.12"},
+		{APIOpenAI, "0.12.6", `invalid reasoning value`, "0.32.12"},
+		{APIOpenAI, "0.12.0", `invalid think value`, "0.32.12"},
+		{APIOpenAI, "0.11.4", "drops it", "0.32.12"},
+		{APIOpenAI, "0.32.11", "", ""}, {APIOpenAI, "0.32.12", "", ""}, {APIOpenAI, "0.32.15", "", ""}, {APIOpenAI, "0.33.0-rc2", "", ""},
+		{APIOpenAI, "1.0.0", "", ""}, {APIOpenAI, "0.0.0", "", ""}, {APIOpenAI, "", "", ""}, {APIOpenAI, "strata-simulator-1", "", ""},
+		{APINative, "0.21.2", `invalid think value`, "0.22.0"},
+		{APINative, "0.11.4", `invalid think value`, "0.22.0"},
+		{APINative, "0.22.0", "", ""}, {APINative, "0.32.10", "", ""}, {APINative, "0.32.11", "", ""}, {APINative, "0.0.0", "", ""},
 	} {
-		ref := Dialect{Engine: Ollama, Version: c.version}.Refuses()
+		ref := Dialect{Engine: Ollama, Version: c.version, API: c.api}.Refuses()
 		switch {
 		case c.refused == "" && ref != nil:
-			t.Errorf("%s refused: %s", c.version, ref.Text())
+			t.Errorf("%s %s refused: %s", c.api, c.version, ref.Text())
 		case c.refused != "" && ref == nil:
-			t.Errorf("%s: no refusal", c.version)
+			t.Errorf("%s %s: no refusal", c.api, c.version)
 		case ref != nil:
 			text := ref.Text()
-			for _, want := range []string{"ollama " + c.version, "reasoning_effort xhigh", "0.32.11", c.refused, "GET /api/version"} {
+			for _, want := range []string{"ollama " + c.version, "reasoning_effort xhigh", "the first version that takes it is " + c.first, c.refused, "GET /api/version"} {
 				if !strings.Contains(text, want) {
-					t.Errorf("%s: %q lacks %q", c.version, text, want)
+					t.Errorf("%s %s: %q lacks %q", c.api, c.version, text, want)
 				}
 			}
 		}
@@ -79,6 +90,38 @@ func TestOllamaRefusesXHighByVersion(t *testing.T) {
 	for _, e := range []Engine{LlamaCpp, VLLM, SGLang, TabbyAPI, Unknown} {
 		if ref := (Dialect{Engine: e, Version: "0.1.0"}).Refuses(); ref != nil {
 			t.Errorf("%s refused by version: %s", e, ref.Text())
+		}
+	}
+}
+
+// TestRefusalNeverContradictsItself: whatever version refuses the effort
+// at the warm-up, the refusal never names as the first version that takes
+// it one the engine's own version has reached (issue 48: "ollama 0.32.11
+// does not take … xhigh …; the first version that takes it is 0.32.11").
+func TestRefusalNeverContradictsItself(t *testing.T) {
+	t.Parallel()
+	first := regexp.MustCompile(`first version that takes it is (\d+\.\d+\.\d+)`)
+	answers := map[API]string{
+		APIOpenAI: `{"error":{"message":"invalid reasoning value: 'xhigh' (must be \"high\", \"medium\", \"low\", \"max\", or \"none\")","type":"invalid_request_error","param":null,"code":null}}`,
+		APINative: `{"error":"invalid think value: \"max\" (must be \"high\", \"medium\", \"low\", true, or false)"}`,
+	}
+	for _, api := range []API{APIOpenAI, APINative} {
+		for _, v := range []string{"0.0.0", "0.21.2", "0.22.0", "0.32.10", "0.32.11", "0.32.12", "0.33.0", "1.2.3"} {
+			ref := Dialect{Engine: Ollama, Version: v, API: api}.RefusedIn(400, answers[api])
+			if ref == nil {
+				t.Fatalf("%q %s: the answer is no refusal", api, v)
+			}
+			text := ref.Text()
+			m := first.FindStringSubmatch(text)
+			own, ownOK := parseRelease(v)
+			switch {
+			case m == nil && !strings.Contains(text, "yet this build names version "+v+" and refuses it"):
+				t.Errorf("%q %s names no first version: %s", api, v, text)
+			case m != nil && ownOK:
+				if at, _ := parseRelease(m[1]); !releaseBefore(own, at) {
+					t.Errorf("%q %s: %s", api, v, text)
+				}
+			}
 		}
 	}
 }
@@ -101,7 +144,8 @@ func TestRefusedInTheWarmupAnswer(t *testing.T) {
 	}{
 		{"vLLM", Dialect{Engine: VLLM, Version: "0.10.1"}, 400, vllm, "not known to strata"},
 		{"SGLang", Dialect{Engine: SGLang, Version: "0.4.9"}, 400, sglang, "not known to strata"},
-		{"Ollama of a source build", Dialect{Engine: Ollama, Version: "0.0.0"}, 400, ollama, "0.32.11"},
+		{"Ollama of a source build", Dialect{Engine: Ollama, Version: "0.0.0"}, 400, ollama, "0.32.12"},
+		{"the Go module's Ollama 0.32.11", Dialect{Engine: Ollama, Version: "0.32.11"}, 400, ollama, "the first version that takes it is 0.32.12"},
 		{"a 500", Dialect{Engine: VLLM}, 500, vllm, ""},
 		{"another 400", Dialect{Engine: VLLM}, 400, `{"error":{"message":"max_tokens is too large"}}`, ""},
 		{"a context overflow naming nothing", Dialect{Engine: SGLang}, 400, `{"message":"too long"}`, ""},

@@ -20,6 +20,8 @@ func (d Dialect) Limitations() []string {
 		out = append(out,
 			fmt.Sprintf("The engine is %s. It reads repeat_penalty, not the spec's repetition_penalty, so strata sends both with the profile's value; /slots shows the resolved repeat_penalty, which is checked.", d.Name()),
 			fmt.Sprintf("%s ignores reasoning_budget_tokens and the top-level reasoning_effort on the chat endpoint; strata passes reasoning_effort inside chat_template_kwargs, whose every key reaches the chat template. Only the server's --reasoning-budget limits thinking, and the reasoning budget check below says what strata could see of it.", d.Name()))
+	case d.API == APINative:
+		out = append(out, d.ollamaLimitations()...)
 	case d.Engine == IKLlamaCpp || d.Engine == VLLM || d.Engine == SGLang || d.Engine == Ollama || d.Engine == LMStudio || d.Engine == TabbyAPI:
 		out = append(out, fmt.Sprintf("The engine is %s (%s). %s", d.Name(), d.IdentifiedBy, b.Meaning+"."))
 		for _, n := range d.NotTaken() {

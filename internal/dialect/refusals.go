@@ -28,16 +28,23 @@ type Refusal struct {
 	Setting string `json:"setting"`
 	// Why is what the engine does with it, with its source.
 	Why string `json:"why"`
-	// FirstTaking is the first version that takes it, or what is known
-	// of it.
-	FirstTaking string `json:"first_taking"`
+	// Taking is the clause that says which version first takes it, or
+	// what is known of it (gate.taking, which never names a version the
+	// engine's own has reached).
+	Taking string `json:"taking"`
 	// By is the evidence: the identified version, or the engine's answer.
 	By string `json:"by"`
 }
 
 // Text is the refusal in the run's words.
 func (r Refusal) Text() string {
-	return fmt.Sprintf("%s does not take the profile's %s: %s; the first version that takes it is %s (found by %s)", r.Engine, r.Setting, r.Why, r.FirstTaking, r.By)
+	return fmt.Sprintf("%s does not take the profile's %s: %s; %s (found by %s)", r.Engine, r.Setting, r.Why, r.Taking, r.By)
+}
+
+// notKnown is the taking clause of an engine whose first version taking
+// the setting is not recorded.
+func notKnown(why string) string {
+	return "the first version that takes it is not known to strata (" + why + ")"
 }
 
 // effortSetting is the profile's reasoning_effort as a refusal names it.
@@ -46,15 +53,12 @@ func effortSetting() (value, setting string) {
 	return v, "reasoning_effort " + v
 }
 
-// ollamaEffortXHigh is the first Ollama that takes reasoning_effort
-// "xhigh": 01d04d50f (#17594, first tag v0.32.11) maps xhigh and ultra to
-// think "max" (openai/openai.go @fb30760 thinkFromReasoningEffort
-// l.531–546).
-const ollamaEffortXHigh = "0.32.11"
-
 // ollamaEfforts are the reasoning_effort values each Ollama release line
 // takes on its OpenAI-compatible endpoint, newest first, read at the tags:
-// from v0.32.11 thinkFromReasoningEffort; from v0.22.0 (c2ebb4d57, #15787)
+// from v0.32.12 thinkFromReasoningEffort (ollamaOpenAIGate); v0.32.11
+// names two commits, the Go module's 96fb6d2fa, which refuses xhigh, and
+// the moved GitHub tag's 39df91c98, which takes it, so that version cannot
+// tell and the warm-up's answer does; from v0.22.0 (c2ebb4d57, #15787)
 // high, medium, low, max and none; from v0.12.4 (90d429f5a, #12533) high,
 // medium, low and none, anything else a 400 "invalid reasoning value"
 // (openai/openai.go @v0.12.6 l.585–586, @v0.32.10 l.683–684; returned by
@@ -66,12 +70,15 @@ var ollamaEfforts = []struct {
 	from    [3]int
 	takes   []string
 	refuses string
+	// unknown: this version names builds that differ (the warm-up tells).
+	unknown bool
 }{
-	{[3]int{0, 32, 11}, []string{"minimal", "low", "medium", "high", "xhigh", "ultra", "max", "none"}, ""},
-	{[3]int{0, 22, 0}, []string{"high", "medium", "low", "max", "none"}, `answers any other value HTTP 400 "invalid reasoning value" (openai/openai.go @v0.32.10 l.683–684, through middleware/openai.go), so every request would fail`},
-	{[3]int{0, 12, 4}, []string{"high", "medium", "low", "none"}, `answers any other value HTTP 400 "invalid reasoning value" (openai/openai.go @v0.12.6 l.585–586, through middleware/openai.go), so every request would fail`},
-	{[3]int{0, 11, 5}, []string{"high", "medium", "low"}, `hands the value to think, whose decoder answers any other value HTTP 400 "invalid think value" (api/types.go @v0.12.3 l.920–940), so every request would fail`},
-	{[3]int{0, 0, 0}, nil, "has no reasoning_effort field and drops it (openai/openai.go before d0cf6c828, v0.11.5), so thinking would run at the model's default effort"},
+	{[3]int{0, 32, 12}, []string{"minimal", "low", "medium", "high", "xhigh", "ultra", "max", "none"}, "", false},
+	{[3]int{0, 32, 11}, nil, "", true},
+	{[3]int{0, 22, 0}, []string{"high", "medium", "low", "max", "none"}, `answers any other value HTTP 400 "invalid reasoning value" (openai/openai.go @v0.32.10 l.683–684, through middleware/openai.go), so every request would fail`, false},
+	{[3]int{0, 12, 4}, []string{"high", "medium", "low", "none"}, `answers any other value HTTP 400 "invalid reasoning value" (openai/openai.go @v0.12.6 l.585–586, through middleware/openai.go), so every request would fail`, false},
+	{[3]int{0, 11, 5}, []string{"high", "medium", "low"}, `hands the value to think, whose decoder answers any other value HTTP 400 "invalid think value" (api/types.go @v0.12.3 l.920–940), so every request would fail`, false},
+	{[3]int{0, 0, 0}, nil, "has no reasoning_effort field and drops it (openai/openai.go before d0cf6c828, v0.11.5), so thinking would run at the model's default effort", false},
 }
 
 // ollamaRelease reads an Ollama version ("0.32.10", "0.33.0-rc2"); ok is
@@ -102,8 +109,8 @@ func releaseBefore(a, b [3]int) bool {
 // Refuses is the profile setting this engine's identified version is known
 // not to take (nil when none is, or the version cannot tell): the run stops
 // before the warm-up. Only a version that names a release is read; a
-// feature test by route or field would be preferred, but Ollama's
-// OpenAI-compatible endpoint has none that shows the values it takes.
+// feature test by route or field would be preferred, but Ollama has none
+// that shows the values it takes.
 func (d Dialect) Refuses() *Refusal {
 	if d.Engine != Ollama {
 		return nil
@@ -113,9 +120,15 @@ func (d Dialect) Refuses() *Refusal {
 		return nil
 	}
 	effort, setting := effortSetting()
+	if d.API == APINative {
+		return d.ollamaRefusesNative(rel, setting)
+	}
 	for _, line := range ollamaEfforts {
 		if releaseBefore(rel, line.from) {
 			continue
+		}
+		if line.unknown {
+			return nil
 		}
 		for _, v := range line.takes {
 			if v == effort {
@@ -123,8 +136,7 @@ func (d Dialect) Refuses() *Refusal {
 			}
 		}
 		return &Refusal{Engine: d.Name(), Setting: setting, Why: "this version " + line.refuses,
-			FirstTaking: ollamaEffortXHigh + " (01d04d50f, #17594: xhigh becomes think \"max\")",
-			By:          "its version, " + d.Version + ", from GET " + ollamaVersionRoute}
+			Taking: ollamaOpenAIGate.taking(d.Version), By: "its version, " + d.Version + ", from GET " + ollamaVersionRoute}
 	}
 	return nil
 }
@@ -142,9 +154,14 @@ func (d Dialect) RefusedIn(status int, body string) *Refusal {
 	by := fmt.Sprintf("its answer to the warm-up, HTTP %d: %s", status, clipRunes(msg, 240))
 	switch {
 	case d.Engine == Ollama && (strings.Contains(msg, "invalid reasoning value") || strings.Contains(msg, "invalid think value")):
-		// The two errors of openai/openai.go and api/types.go above.
+		// The two errors of openai/openai.go and api/types.go above: on
+		// /api/chat it is think "max" that was refused.
+		g := ollamaOpenAIGate
+		if d.API == APINative {
+			g = ollamaNativeGate
+		}
 		return &Refusal{Engine: d.Name(), Setting: setting, Why: "it answers HTTP " + strconv.Itoa(status) + " to it",
-			FirstTaking: ollamaEffortXHigh + " (01d04d50f, #17594: xhigh becomes think \"max\")", By: by}
+			Taking: g.taking(d.Version), By: by}
 	case !strings.Contains(msg, "reasoning_effort") || !strings.Contains(msg, effort):
 		return nil
 	case d.Engine == VLLM:
@@ -154,16 +171,16 @@ func (d Dialect) RefusedIn(status int, body string) *Refusal {
 		// vllm/entrypoints/openai/chat_completion/protocol.py), returned by
 		// validation_exception_handler as HTTP 400.
 		return &Refusal{Engine: d.Name(), Setting: setting, Why: "its ChatCompletionRequest.reasoning_effort takes only low, medium and high (vllm/entrypoints/openai/chat_completion/protocol.py @d5dba2d)",
-			FirstTaking: "not known to strata (vLLM's source takes xhigh at 002032e, whose release is not recorded)", By: by}
+			Taking: notKnown("vLLM's source takes xhigh at 002032e, whose release is not recorded"), By: by}
 	case d.Engine == SGLang:
 		// The same literal_error (python/sglang/srt/entrypoints/openai/
 		// protocol.py; xhigh taken at 004c82e), HTTP 400 from http_server.py
 		// @0025436 validation_exception_handler.
 		return &Refusal{Engine: d.Name(), Setting: setting, Why: "its ChatCompletionRequest.reasoning_effort takes only low, medium and high (python/sglang/srt/entrypoints/openai/protocol.py before #20556)",
-			FirstTaking: "not known to strata (SGLang's source takes xhigh at 004c82e, whose release is not recorded)", By: by}
+			Taking: notKnown("SGLang's source takes xhigh at 004c82e, whose release is not recorded"), By: by}
 	}
 	return &Refusal{Engine: d.Name(), Setting: setting, Why: "its answer names the setting as refused",
-		FirstTaking: "not known to strata", By: by}
+		Taking: "the first version that takes it is not known to strata", By: by}
 }
 
 // errorMessage is the message of an error body ({"error": {"message"}},

@@ -15,8 +15,9 @@ import (
 // TestTheKwargsRecordedAreTheKwargsSent: configuration.chat_template_kwargs
 // holds every key the request bodies carried in chat_template_kwargs, as
 // sent: on llama.cpp the profile's effort beside the thinking flags, on
-// vLLM the flags alone, and on Ollama's OpenAI-compatible endpoint, which
-// has no such field, nothing was sent, so it is null with why.
+// vLLM the flags alone, and on Ollama's /api/chat, which has no such field
+// (Ollama derives the template's flags from think), nothing was sent, so
+// it is null with why.
 func TestTheKwargsRecordedAreTheKwargsSent(t *testing.T) {
 	t.Parallel()
 	flags := map[string]any{"enable_thinking": true, "preserve_thinking": true}
@@ -28,7 +29,7 @@ func TestTheKwargsRecordedAreTheKwargsSent(t *testing.T) {
 	}{
 		{"llama.cpp", "", withEffort, ""},
 		{"vLLM", simengine.DialectVLLM, flags, ""},
-		{"Ollama", simengine.DialectOllama, nil, "the engine cannot take it (Ollama's OpenAI-compatible endpoint has no chat_template_kwargs field"},
+		{"Ollama", simengine.DialectOllama, nil, "Ollama's /api/chat has no chat_template_kwargs field: Ollama derives the template's enable_thinking (true) and reasoning_effort (\"max\") from think \"max\""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

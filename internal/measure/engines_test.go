@@ -71,6 +71,27 @@ func TestAccountEngines(t *testing.T) {
 			prompt: 10000, decode: 50, cached: 96,
 		},
 		{
+			// llm/llama_server.go @96fb6d2fa l.2016–2019: the done line of
+			// Ollama's /api/chat (a real one: think "max", tiny-qwen3-thinker),
+			// kept as the request's timings; no cached/evaluated split.
+			name: "Ollama's done line",
+			ev: Evidence{Timers: dialect.TimersOllama,
+				Timings: []byte(ollamaDone)},
+			decode: 7 / 0.666165, cached: -1, missing: "Ollama reports no split of the prompt",
+		},
+		{
+			name: "Ollama's done line with the split from its log",
+			ev: Evidence{Timers: dialect.TimersOllama, Timings: []byte(ollamaDone),
+				Split: &Split{Cached: 13, Read: 1, Source: "engine log: the helper's cached n_tokens and print_timing lines"}},
+			prompt: 1 / 0.002915, decode: 7 / 0.666165, cached: 13,
+		},
+		{
+			name: "Ollama's done line with a split of another prompt",
+			ev: Evidence{Timers: dialect.TimersOllama, Timings: []byte(ollamaDone),
+				Split: &Split{Cached: 10, Read: 1, Source: "engine log"}},
+			decode: 7 / 0.666165, cached: -1, missing: "do not add up to input_tokens (14)",
+		},
+		{
 			name: "SGLang: no timer",
 			ev: Evidence{Timers: dialect.TimersNone, NoTimers: "SGLang's streaming chat reports no per-request prefill or decode time",
 				Usage: []byte(`{"prompt_tokens":4000,"total_tokens":4512,"completion_tokens":512,"prompt_tokens_details":null,"reasoning_tokens":400}`)},
@@ -105,5 +126,44 @@ func TestAccountEngines(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// ollamaDone is the done line of a real /api/chat stream
+// (internal/client/testdata/ollama/chat-think-max.ndjson), as the client
+// keeps it.
+const ollamaDone = `{"model":"tiny-qwen3-thinker","created_at":"2026-12-06T06:32:12.820684993Z","done":true,"done_reason":"stop","total_duration":1897564111,"load_duration":1221566342,"prompt_eval_count":14,"prompt_eval_duration":2915000,"eval_count":7,"eval_duration":666165000}`
+
+// TestAccountOllama: Ollama's counts and timers are its done line's:
+// input_tokens is prompt_eval_count (cached tokens included), output and
+// decode tokens eval_count (thinking included), the durations its
+// nanoseconds; each source names the field; cached_tokens and read_tokens
+// are null with Ollama's reason, or the request's own when it failed.
+func TestAccountOllama(t *testing.T) {
+	t.Parallel()
+	a := Account(Evidence{Timers: dialect.TimersOllama, Timings: []byte(ollamaDone), TTFT: ptr(0.3), FirstAnswer: ptr(0.6), Total: ptr(0.7), Status: contract.Completed, Cap: 64})
+	tk, tm := a.Tokens, a.Timings
+	if tk.InputTokens == nil || *tk.InputTokens != 14 || *tk.OutputTokens != 7 || *tk.DecodeTokens != 7 || tm.PromptS == nil || *tm.PromptS != 0.002915 || *tm.DecodeS != 0.666165 {
+		t.Fatalf("tokens %+v timings %+v", tk, tm)
+	}
+	for name, src := range map[string]*string{"input": a.Sources.InputTokens, "output": a.Sources.OutputTokens, "decode": a.Sources.DecodeTokens, "timers": a.Sources.EngineTimings} {
+		if src == nil || !strings.Contains(*src, "Ollama's done line") {
+			t.Errorf("%s source %v", name, src)
+		}
+	}
+	if !strings.Contains(*a.Sources.InputTokens, "prompt_eval_count") || !strings.Contains(*a.Sources.DecodeTokens, "eval_count") {
+		t.Errorf("sources %+v", a.Sources)
+	}
+	if tk.CachedTokens != nil || tk.ReadTokens != nil || !strings.Contains(a.Missing[contract.ReqSourcesReadTokens], "no read_tokens: Ollama reports no split") {
+		t.Errorf("cached %v read %v: %q", tk.CachedTokens, tk.ReadTokens, a.Missing[contract.ReqSourcesReadTokens])
+	}
+	failed := Account(Evidence{Timers: dialect.TimersOllama, Status: contract.Failed, NoDataReason: "the request failed (stream_error) before the engine reported it"})
+	if failed.Tokens.InputTokens != nil || !strings.Contains(failed.Missing[contract.ReqTokensCachedTokens], "stream_error") ||
+		!strings.Contains(failed.Missing[contract.ReqTokensInputTokens], "stream_error") {
+		t.Errorf("failed: %+v %v", failed.Tokens, failed.Missing)
+	}
+	over := Account(Evidence{Timers: dialect.TimersOllama, Timings: []byte(ollamaDone), Cap: 3})
+	if over.Tokens.OutputTokens != nil || over.Tokens.DecodeTokens != nil {
+		t.Errorf("eval_count 7 with num_predict 3: %+v", over.Tokens)
 	}
 }

@@ -71,6 +71,17 @@ type Evidence struct {
 	// missing total of a dispatched request (one the runner lost).
 	FirstAnswerReason string
 	TotalReason       string
+	// Split is the prompt's cached and evaluated tokens from a source
+	// other than the answer, for an engine whose answer does not split
+	// them (dialect.Counts.NoSplit): nil, they stay null with that reason.
+	Split *Split
+}
+
+// Split is a prompt's cached and evaluated (read) tokens and the source
+// that gives them (an engine log's per-request lines).
+type Split struct {
+	Cached, Read int64
+	Source       string
 }
 
 func i64(v int64) *int64     { return &v }
@@ -293,29 +304,41 @@ func (ac *accountant) unknown(tokenPtr, sourcePtr, name, reason string) {
 	ac.miss(sourcePtr, "no "+name+": "+reason)
 }
 
-// usageCount reads a usage count, or records why it is null.
-func (ac *accountant) usageCount(field, tokenPtr, sourcePtr, name, src string) (*int64, *string) {
-	if v, ok, bad := count(ac.usage, field); ok {
+// objectCount reads a count of one object of the answer (usage, or the
+// timer object of an engine whose counts are there: dialect.Counts), or
+// records why it is null.
+func (ac *accountant) objectCount(obj map[string]json.RawMessage, object, field, tokenPtr, sourcePtr, name, src string) (*int64, *string) {
+	if v, ok, bad := count(obj, field); ok {
 		return i64(v), str(src)
 	} else if bad != "" {
-		ac.unknown(tokenPtr, sourcePtr, name, "invalid evidence: usage."+bad)
+		ac.unknown(tokenPtr, sourcePtr, name, "invalid evidence: "+object+"."+bad)
 	} else {
-		ac.unknown(tokenPtr, sourcePtr, name, ac.absent("usage."+field))
+		ac.unknown(tokenPtr, sourcePtr, name, ac.absent(object+"."+field))
 	}
 	return nil, nil
 }
 
-// input is input_tokens: usage.prompt_tokens.
+// input is input_tokens: usage.prompt_tokens, or the engine's own count
+// where its answer has no usage (dialect.Counts).
 func (ac *accountant) input() {
-	ac.a.Tokens.InputTokens, ac.a.Sources.InputTokens = ac.usageCount("prompt_tokens", contract.ReqTokensInputTokens, contract.ReqSourcesInputTokens, "input_tokens", SrcPromptTokens)
+	if c := ac.fields.Counts; c != nil {
+		ac.a.Tokens.InputTokens, ac.a.Sources.InputTokens = ac.objectCount(ac.timings, "timings", c.Input, contract.ReqTokensInputTokens, contract.ReqSourcesInputTokens, "input_tokens", c.InputSource)
+		return
+	}
+	ac.a.Tokens.InputTokens, ac.a.Sources.InputTokens = ac.objectCount(ac.usage, "usage", "prompt_tokens", contract.ReqTokensInputTokens, contract.ReqSourcesInputTokens, "input_tokens", SrcPromptTokens)
 }
 
-// output is output_tokens: usage.completion_tokens.
+// output is output_tokens: usage.completion_tokens, or the engine's own
+// count where its answer has no usage (dialect.Counts).
 // A count above the request's cap is none (CountBound): the engine
 // timers are checked against it.
 func (ac *accountant) output() {
 	a := &ac.a
-	a.Tokens.OutputTokens, a.Sources.OutputTokens = ac.usageCount("completion_tokens", contract.ReqTokensOutputTokens, contract.ReqSourcesOutputTokens, "output_tokens", SrcCompletion)
+	if c := ac.fields.Counts; c != nil {
+		a.Tokens.OutputTokens, a.Sources.OutputTokens = ac.objectCount(ac.timings, "timings", c.Output, contract.ReqTokensOutputTokens, contract.ReqSourcesOutputTokens, "output_tokens", c.OutputSource)
+	} else {
+		a.Tokens.OutputTokens, a.Sources.OutputTokens = ac.objectCount(ac.usage, "usage", "completion_tokens", contract.ReqTokensOutputTokens, contract.ReqSourcesOutputTokens, "output_tokens", SrcCompletion)
+	}
 	if n := a.Tokens.OutputTokens; n != nil {
 		if why := CountBound(*n, ac.ev.Cap, SrcCompletion); why != "" {
 			a.Tokens.OutputTokens, a.Sources.OutputTokens = nil, nil
@@ -329,6 +352,10 @@ func (ac *accountant) output() {
 // evaluated) the rest of the prompt.
 func (ac *accountant) cached() {
 	a, fields := &ac.a, ac.fields
+	if fields.Counts != nil {
+		ac.split()
+		return
+	}
 	cached, ok, bad := int64(0), false, ""
 	if details := object(ac.usage["prompt_tokens_details"]); details != nil {
 		if cached, ok, bad = count(details, "cached_tokens"); ok {
@@ -372,9 +399,32 @@ func (ac *accountant) cached() {
 	ac.unknown(contract.ReqTokensCachedTokens, contract.ReqSourcesCachedTokens, "cached_tokens", r)
 }
 
+// split is cached_tokens and read_tokens of an engine whose answer does
+// not split the prompt (dialect.Counts.NoSplit): from Evidence.Split when
+// a source gives them, else null with the engine's reason. A split that
+// does not add up to input_tokens is no split of this prompt.
+func (ac *accountant) split() {
+	a, sp, why := &ac.a, ac.ev.Split, ac.fields.Counts.NoSplit
+	switch {
+	case ac.ev.NoDataReason != "":
+		why = ac.ev.NoDataReason
+	case sp != nil && a.Tokens.InputTokens != nil && sp.Cached+sp.Read == *a.Tokens.InputTokens:
+		a.Tokens.CachedTokens, a.Tokens.ReadTokens = i64(sp.Cached), i64(sp.Read)
+		a.Sources.CachedTokens, a.Sources.ReadTokens = str(sp.Source), str(sp.Source)
+		return
+	case sp != nil && a.Tokens.InputTokens != nil:
+		why = fmt.Sprintf("%s%s gives %d cached and %d evaluated tokens, which do not add up to input_tokens (%d)", Contradictory, sp.Source, sp.Cached, sp.Read, *a.Tokens.InputTokens)
+	}
+	ac.unknown(contract.ReqTokensCachedTokens, contract.ReqSourcesCachedTokens, "cached_tokens", why)
+	ac.unknown(contract.ReqTokensReadTokens, contract.ReqSourcesReadTokens, "read_tokens", why)
+}
+
 // read is read_tokens: timings.prompt_n, else input − cached (derived).
 func (ac *accountant) read() {
 	a := &ac.a
+	if ac.fields.Counts != nil {
+		return // split
+	}
 	if ac.contradiction != "" {
 		ac.unknown(contract.ReqTokensReadTokens, contract.ReqSourcesReadTokens, "read_tokens", ac.contradiction)
 		return
@@ -666,12 +716,18 @@ func readDurations(e dialect.Durations, a *Accounting, usage, obj map[string]jso
 	if e.AfterFirst {
 		first = 1
 	}
-	if n, ok, _ := count(usage, "completion_tokens"); ok && n >= first && decodeOK {
+	field := "usage.completion_tokens"
+	n, ok, _ := count(usage, "completion_tokens")
+	if e.DecodeCount != "" {
+		field = e.Object + "." + e.DecodeCount
+		n, ok, _ = count(obj, e.DecodeCount)
+	}
+	if ok && n >= first && decodeOK {
 		a.Tokens.DecodeTokens, a.Sources.DecodeTokens = i64(n-first), str(e.DecodeSource)
 	} else {
 		r := "no decode duration: " + none
 		if decodeOK {
-			r = absent("usage.completion_tokens")
+			r = absent(field)
 		}
 		miss(contract.ReqTokensDecodeTokens, r)
 		miss(contract.ReqSourcesDecodeTokens, "no decode_tokens: "+r)

@@ -38,12 +38,19 @@ const (
 // Dir is the engine package: ../shared/engines/llama.cpp.
 func Dir(tb testing.TB) string {
 	tb.Helper()
-	d := sharedpath.Path(tb, "engines", "llama.cpp")
-	if _, err := os.Stat(filepath.Join(d, "bin", "llama-server")); err != nil {
+	return enginePackage(tb, "llama.cpp", "llama-server")
+}
+
+// enginePackage is ../shared/engines/<name>, whose bin/<program> a test
+// runs. When it is missing a test skips locally and fails under CI=true.
+func enginePackage(tb testing.TB, name, program string) string {
+	tb.Helper()
+	d := sharedpath.Path(tb, "engines", name)
+	if _, err := os.Stat(filepath.Join(d, "bin", program)); err != nil {
 		if os.Getenv("CI") == "true" {
-			tb.Fatalf("the real llama-server is missing (%v); CI needs ../shared/engines/llama.cpp", err)
+			tb.Fatalf("the real %s is missing (%v); CI needs ../shared/engines/%s", program, err, name)
 		}
-		tb.Skipf("the real llama-server is not here (%v): skipping the real-engine test", err)
+		tb.Skipf("the real %s is not here (%v): skipping the real-engine test", program, err)
 	}
 	return d
 }
@@ -108,10 +115,7 @@ type Options struct {
 type Server struct {
 	URL  string
 	Port int
-	cmd  *exec.Cmd
-	log  *bytes.Buffer
-	mu   sync.Mutex
-	done chan struct{}
+	*process
 }
 
 // Command is the command line Start would run for o on port (for a profile
@@ -166,51 +170,77 @@ func Start(tb testing.TB, o Options) *Server {
 	tb.Helper()
 	port := FreePort(tb)
 	argv := Command(tb, o, port)
-	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Port: port, log: &bytes.Buffer{}, done: make(chan struct{})}
-	s.cmd = exec.Command(argv[0], argv[1:]...)
-	s.cmd.Dir = o.Dir
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = o.Dir
 	if o.Env != nil {
-		s.cmd.Env = append(os.Environ(), o.Env...)
+		cmd.Env = append(os.Environ(), o.Env...)
 	}
-	if s.cmd.Dir == "" {
-		s.cmd.Dir = filepath.Dir(Model(tb, Thinker))
+	if cmd.Dir == "" {
+		cmd.Dir = filepath.Dir(Model(tb, Thinker))
 	}
-	s.cmd.Stdout, s.cmd.Stderr = lockedWriter{s}, lockedWriter{s}
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := s.cmd.Start(); err != nil {
-		tb.Fatalf("start llama-server: %v", err)
-	}
-	go func() { _ = s.cmd.Wait(); close(s.done) }()
-	tb.Cleanup(s.Kill)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := s.waitHealthy(ctx); err != nil {
-		s.Kill()
-		tb.Fatalf("llama-server did not become healthy: %v\n%s", err, s.Log())
-	}
+	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Port: port}
+	s.process = startProcess(tb, cmd, s.URL+"/health", nil)
 	return s
 }
 
-type lockedWriter struct{ s *Server }
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.s.mu.Lock()
-	defer w.s.mu.Unlock()
-	return w.s.log.Write(p)
+// process is an engine a test started, in its own process group: its
+// command, what it printed so far (and where else it goes), and when it
+// ended.
+type process struct {
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	log  bytes.Buffer
+	tee  io.Writer
+	done chan struct{}
 }
 
-// Log is what the server printed so far.
-func (s *Server) Log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.log.String()
+// startProcess starts cmd and waits until GET ready answers 200; what it
+// prints is kept, and written to tee too unless tee is nil (an engine
+// without a log file of its own). It is killed when the test ends.
+func startProcess(tb testing.TB, cmd *exec.Cmd, ready string, tee io.Writer) *process {
+	tb.Helper()
+	p := &process{cmd: cmd, tee: tee, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p, p
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	name := filepath.Base(cmd.Path)
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("start %s: %v", name, err)
+	}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	tb.Cleanup(p.Kill)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := p.waitReady(ctx, ready); err != nil {
+		p.Kill()
+		tb.Fatalf("%s did not become ready: %v\n%s", name, err, p.Log())
+	}
+	return p
 }
 
-func (s *Server) waitHealthy(ctx context.Context) error {
+// Write keeps what the process prints, and writes it to tee.
+func (p *process) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tee != nil {
+		if _, err := p.tee.Write(b); err != nil {
+			return 0, err
+		}
+	}
+	return p.log.Write(b)
+}
+
+// Log is what the process printed so far.
+func (p *process) Log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.String()
+}
+
+func (p *process) waitReady(ctx context.Context, url string) error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/health", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
 			// Only the status is read; the body is drained so the connection
@@ -222,8 +252,8 @@ func (s *Server) waitHealthy(ctx context.Context) error {
 			}
 		}
 		select {
-		case <-s.done:
-			return fmt.Errorf("the server exited")
+		case <-p.done:
+			return fmt.Errorf("the process exited")
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:
@@ -231,11 +261,12 @@ func (s *Server) waitHealthy(ctx context.Context) error {
 	}
 }
 
-// Kill ends the server at once (SIGKILL to its process group) and waits.
-func (s *Server) Kill() {
-	if s.cmd.Process == nil {
+// Kill ends the process at once (SIGKILL to its process group, so an
+// engine's helpers too) and waits.
+func (p *process) Kill() {
+	if p.cmd.Process == nil {
 		return
 	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	<-s.done
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
 }

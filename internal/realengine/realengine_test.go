@@ -30,8 +30,6 @@ import (
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/protocol"
-	"github.com/strata-bench/strata/internal/record"
-	"github.com/strata-bench/strata/internal/result"
 	"github.com/strata-bench/strata/internal/runner"
 	"github.com/strata-bench/strata/internal/sharedpath"
 	"github.com/strata-bench/strata/internal/tokenizer"
@@ -594,27 +592,8 @@ func engineKilledMidRun(t *testing.T, out string) {
 // returns its record.
 func one(t *testing.T, srv *Server, id string) (contract.Request, contract.Output) {
 	t.Helper()
-	b, _ := prompts.Bundle()
-	fx, err := b.Fixture(id)
-	if err != nil {
-		t.Fatal(err)
-	}
 	c := client.New(client.Options{BaseURL: srv.URL})
-	d := dialect.Of(runner.ProbeServer(context.Background(), c).Dialect)
-	body, err := d.Body(fx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var req protocol.Request
-	for i, q := range protocol.Schedule(false) {
-		if q.ID == id {
-			req = protocol.Schedule(false)[i]
-		}
-	}
-	e := &record.Request{Req: req, Fixture: fx, Body: body}
-	e.Outcome, e.Start, e.End = c.Chat(context.Background(), body, nil)
-	rec, o, _ := result.RequestRecord(e, d)
-	return rec, o
+	return sendOne(t, c, dialect.Of(runner.ProbeServer(context.Background(), c).Dialect), id)
 }
 
 // TestScriptedModel sends single requests, as a run sends them, to one

@@ -138,7 +138,8 @@ type Outcome struct {
 	FirstAnswer    *float64
 	Total          float64
 	FirstDeltaKind string
-	// Normal is true when the stream ended with [DONE] after a finish reason.
+	// Normal is true when the stream ended with [DONE] after a finish reason
+	// (on Ollama's NDJSON, with its done line and a done_reason).
 	Normal bool
 }
 

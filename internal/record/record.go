@@ -118,10 +118,15 @@ type Server struct {
 	// strata's simulator.
 	SimulatorVersion string
 	Template         string
-	ModelPath        string
-	ModelAlias       string
-	Slots            *int64
-	ContextSize      *int64
+	// NoTemplate says why Template is "" where the engine's own route
+	// says more than that /props has none (Ollama's /api/show).
+	NoTemplate string
+	ModelPath  string
+	// ModelPathNote says where ModelPath came from, when not /props.
+	ModelPathNote string
+	ModelAlias    string
+	Slots         *int64
+	ContextSize   *int64
 	// VersionSource says where BuildInfo came from.
 	VersionSource string
 	// SlotsRaw and StatusRaw are /slots and /v1/status before the run
@@ -133,7 +138,7 @@ type Server struct {
 	// /v1/sampling/overrides (nil when absent), and the Server and
 	// X-Strata-Simulator headers of /health.
 	VersionRaw, OllamaVersionRaw, ServerInfoRaw, LMStudioRaw json.RawMessage
-	ServiceInfoRaw, SamplingOverridesRaw                     json.RawMessage
+	ServiceInfoRaw, SamplingOverridesRaw, OllamaShowRaw      json.RawMessage
 	ServerHeader, SimulatorHeader                            string
 }
 
@@ -142,7 +147,7 @@ type Server struct {
 func (s Server) Evidence() contract.ServerEvidence {
 	return contract.ServerEvidence{Health: s.HealthRaw, Props: s.Props, Status: s.StatusRaw, Models: s.Models, Version: s.VersionRaw,
 		OllamaVersion: s.OllamaVersionRaw, ServerInfo: s.ServerInfoRaw, LMStudioModels: s.LMStudioRaw,
-		ServiceInfo: s.ServiceInfoRaw, SamplingOverrides: s.SamplingOverridesRaw,
+		ServiceInfo: s.ServiceInfoRaw, SamplingOverrides: s.SamplingOverridesRaw, OllamaShow: s.OllamaShowRaw,
 		ServerHeader: s.ServerHeader, SimulatorHeader: s.SimulatorHeader}
 }
 
@@ -151,7 +156,7 @@ func (s Server) Evidence() contract.ServerEvidence {
 func (s *Server) SetEvidence(ev contract.ServerEvidence) {
 	s.HealthRaw, s.Props, s.StatusRaw, s.Models, s.VersionRaw = ev.Health, ev.Props, ev.Status, ev.Models, ev.Version
 	s.OllamaVersionRaw, s.ServerInfoRaw, s.LMStudioRaw = ev.OllamaVersion, ev.ServerInfo, ev.LMStudioModels
-	s.ServiceInfoRaw, s.SamplingOverridesRaw = ev.ServiceInfo, ev.SamplingOverrides
+	s.ServiceInfoRaw, s.SamplingOverridesRaw, s.OllamaShowRaw = ev.ServiceInfo, ev.SamplingOverrides, ev.OllamaShow
 	s.ServerHeader, s.SimulatorHeader = ev.ServerHeader, ev.SimulatorHeader
 }
 

@@ -263,11 +263,12 @@ func (as *assembler) configuration() error {
 			as.res.Configuration.ContextTokens = &n
 		}
 	}
+	noContext, noSlots := dialect.Of(srv.Dialect).Unrevealed()
 	if as.res.Configuration.ContextTokens == nil {
-		as.missing.Add(contract.PtrConfigurationContextTokens, "the server's /props has no default_generation_settings.n_ctx: "+orElse(srv.PropsErr, "field absent"))
+		as.missing.Add(contract.PtrConfigurationContextTokens, orElse(noContext, "the server's /props has no default_generation_settings.n_ctx: "+orElse(srv.PropsErr, "field absent")))
 	}
 	if srv.Slots == nil {
-		as.missing.Add(contract.PtrConfigurationServerCapacity, "the server's /props has no total_slots: "+orElse(srv.PropsErr, "field absent"))
+		as.missing.Add(contract.PtrConfigurationServerCapacity, orElse(noSlots, "the server's /props has no total_slots: "+orElse(srv.PropsErr, "field absent")))
 	}
 	view := as.facts.Engine
 	opts := engineconfig.Capture(engineconfig.Sources{Props: srv.Props, Slots: srv.SlotsRaw, Status: srv.StatusRaw,
@@ -285,7 +286,7 @@ func (as *assembler) configuration() error {
 	if as.res.Configuration.Template = templateOf(srv); as.res.Configuration.Template != nil {
 		as.a.Template = []byte(srv.Template)
 	} else {
-		as.missing.Add(contract.PtrConfigurationTemplate, "the server revealed no chat template (/props chat_template): "+orElse(srv.PropsErr, "field absent"))
+		as.missing.Add(contract.PtrConfigurationTemplate, orElse(srv.NoTemplate, "the server revealed no chat template (/props chat_template): "+orElse(srv.PropsErr, "field absent")))
 	}
 	return as.configArtifact(opts.Source)
 }
@@ -302,8 +303,12 @@ func (as *assembler) templateKwargs() json.RawMessage {
 			return kw
 		}
 		why := "no request carried chat_template_kwargs"
+		d := dialect.Of(as.srv.Dialect)
+		if own := d.NoKwargs(); own != "" {
+			why += ": " + own
+		}
 		const setting = "chat_template_kwargs: "
-		for _, n := range dialect.Of(as.srv.Dialect).NotTaken() {
+		for _, n := range d.NotTaken() {
 			if strings.HasPrefix(n, setting) {
 				why += ": the engine cannot take it (" + strings.TrimPrefix(n, setting) + ")"
 			}

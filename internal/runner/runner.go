@@ -264,7 +264,7 @@ func (r *run) send(ctx context.Context, e *record.Request, i, n int) {
 			p.Event(e.Req.ID, kind)
 		}
 	}
-	e.Outcome, e.Start, e.End = r.cfg.Client.Chat(ctx, body, onEvent)
+	e.Outcome, e.Start, e.End = r.cfg.Client.Chat(ctx, r.dialect.Wire(), body, onEvent)
 	// The recorded dispatch is the trace's own instant, on the run's one
 	// clock: a dispatch and the durations never disagree by a scheduling
 	// delay or by a step of the wall clock meanwhile.
@@ -419,6 +419,9 @@ func ProbeServer(ctx context.Context, c *client.Client) record.Server {
 	dialect.AskIdentityRoutes(&ev, json200)
 	s.SetEvidence(ev)
 	d := dialect.Identify(ev)
+	if route, body := d.ShowRequest(); route != "" {
+		askShow(ctx, c, &s, route, body)
+	}
 	s.Dialect = d.Record()
 	s.BuildInfo, s.VersionSource = dialect.EngineVersion(ev, d)
 	if ctxSize, slots := dialect.StatusCapacity(ev); s.ContextSize == nil && s.Slots == nil {
@@ -428,4 +431,23 @@ func ProbeServer(ctx context.Context, c *client.Client) record.Server {
 		s.SimulatorVersion = ev.SimulatorHeader
 	}
 	return s
+}
+
+// askShow asks the engine's own route for the model's template and file
+// (Ollama's POST /api/show), where /props says neither, and keeps its
+// answer as evidence.
+func askShow(ctx context.Context, c *client.Client, s *record.Server, route string, body []byte) {
+	status, raw, err := c.Post(ctx, route, body, 10*time.Second)
+	switch {
+	case err != nil:
+		s.NoTemplate = "POST " + route + " did not answer: " + err.Error()
+		return
+	case status != 200 || !json.Valid(raw):
+		s.NoTemplate = fmt.Sprintf("POST %s answered HTTP %d", route, status)
+		return
+	}
+	s.OllamaShowRaw = raw
+	shown := dialect.ReadShow(raw)
+	s.Template, s.NoTemplate = shown.Template, shown.NoTemplate
+	s.ModelPath, s.ModelPathNote = shown.ModelPath, shown.ModelPathNote
 }

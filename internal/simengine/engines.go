@@ -80,6 +80,8 @@ func (s *Server) engineMux() http.Handler {
 			writeJSON(w, 200, map[string]any{"version": s.ollamaVersion()})
 		})
 		mux.HandleFunc("GET /v1/models", s.engineModels)
+		mux.HandleFunc("POST /api/chat", s.ollamaChat)
+		mux.HandleFunc("POST /api/show", s.ollamaShow)
 	case DialectIKLlama:
 		// ik_llama.cpp examples/server/server.cpp @bb7e35c6 routes.
 		mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
@@ -161,16 +163,17 @@ func (s *Server) ollamaOpenAIStream() bool {
 	return atLeast
 }
 
-// ollamaRejects answers an Ollama before 0.32.11 to a reasoning_effort it
-// does not take, as v0.22.0 to v0.32.10 do: HTTP 400 with the OpenAI error
-// shape (openai/openai.go @v0.32.10 l.683–684, through middleware/openai.go
-// and openai.NewError). It reports whether it answered.
+// ollamaRejects answers an Ollama before 0.32.12 to a reasoning_effort it
+// does not take, as v0.22.0 to v0.32.10 and the Go module's v0.32.11
+// (96fb6d2fa) do: HTTP 400 with the OpenAI error shape (openai/openai.go
+// @v0.32.10 l.683–684, @96fb6d2fa l.684, through middleware/openai.go and
+// openai.NewError). It reports whether it answered.
 func (s *Server) ollamaRejects(w http.ResponseWriter, effort json.RawMessage) bool {
 	var v string
 	if json.Unmarshal(effort, &v) != nil {
 		return false
 	}
-	if takes, known := s.ollamaAtLeast(32, 11); takes || !known {
+	if takes, known := s.ollamaAtLeast(32, 12); takes || !known {
 		return false
 	}
 	switch v {

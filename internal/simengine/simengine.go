@@ -103,7 +103,9 @@ type Config struct {
 	VLLMNoRender         bool
 	SGLangPromptTokenize bool
 	// OllamaVersion is the version Ollama's /api/version reports (""
-	// is ollamaVersion); before 0.32.11 it refuses reasoning_effort xhigh.
+	// is ollamaVersion); before 0.32.12 its OpenAI-compatible endpoint
+	// refuses reasoning_effort xhigh, and before 0.22.0 its /api/chat
+	// refuses think "max".
 	OllamaVersion string
 	// TabbyAPIPromptDetails speaks as a TabbyAPI with PR #452, whose usage
 	// has prompt_tokens_details.cached_tokens; TabbyAPIForced are the
@@ -477,6 +479,9 @@ type chatRequest struct {
 	StreamOptions        struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	// native is a request of Ollama's own /api/chat (ollama.go), answered
+	// in its NDJSON.
+	native bool
 }
 
 var caseMarker = regexp.MustCompile(`^\[case ([A-Za-z0-9-]+)\]\n`)
@@ -500,10 +505,16 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	s.answer(w, r, req)
+}
+
+// answer answers a chat request that was read: the engine's refusals,
+// the scenario's behaviour, then a slot and the generation.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *chatRequest) {
 	if s.cfg.Dialect == DialectVLLM && s.cfg.VLLMRejectXHigh && vllmRejects(w, req.ReasoningEffort) {
 		return
 	}
-	if s.cfg.Dialect == DialectOllama && s.ollamaRejects(w, req.ReasoningEffort) {
+	if s.cfg.Dialect == DialectOllama && !req.native && s.ollamaRejects(w, req.ReasoningEffort) {
 		return
 	}
 	arrived := s.cfg.Now()
@@ -794,7 +805,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *chatReque
 	n.decodeDur = s.cfg.Now().Sub(decodeStart)
 	if g.ew != nil {
 		g.ew.finish(finish, n.emitted, n.decodeDur)
-		if !b.NoDone {
+		if !b.NoDone && !req.native {
 			cw.raw("data: [DONE]\n\n")
 		}
 		s.countServed()
@@ -879,6 +890,9 @@ func (g *stream) wait(d time.Duration) bool {
 func (s *Server) open(w http.ResponseWriter, fl http.Flusher, r *http.Request, req *chatRequest, b Behaviour, n tally, queued time.Duration) *stream {
 	strata := s.cfg.Dialect == DialectStrata
 	w.Header().Set("Content-Type", "text/event-stream")
+	if req.native {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+	}
 	if strata {
 		// serve/server.py @452325a9 Handler._sse: HTTP/1.0, no length, the
 		// stream ends by closing (Connection: close from strataGate;

@@ -30,6 +30,9 @@ type engineWire struct {
 	// one delta).
 	tool     map[string]any
 	toolArgs string
+	// native is Ollama's own /api/chat, whose NDJSON lines ollamaLine
+	// writes.
+	native bool
 }
 
 func (s *Server) newEngineWire(cw *chunkWriter, req *chatRequest, promptTokens, cached int, queued time.Duration, b Behaviour) *engineWire {
@@ -40,7 +43,7 @@ func (s *Server) newEngineWire(cw *chunkWriter, req *chatRequest, promptTokens, 
 		cw.fingerprint = "fp_ollama"
 	}
 	return &engineWire{s: s, cw: cw, dialect: s.cfg.Dialect, includeUsage: req.StreamOptions.IncludeUsage,
-		promptTokens: promptTokens, cached: cached, queued: queued, b: b}
+		promptTokens: promptTokens, cached: cached, queued: queued, b: b, native: req.native}
 }
 
 // lead is how many decode steps the first token waits after the prefill:
@@ -176,12 +179,14 @@ func (e *engineWire) token(d map[string]any) {
 		e.toolArgs += fn["arguments"].(string)
 		return
 	}
-	switch e.dialect {
-	case DialectStrata:
+	switch {
+	case e.native:
+		e.ollamaToken(d)
+	case e.dialect == DialectStrata:
 		e.strataDelta(d)
-	case DialectSGLang:
+	case e.dialect == DialectSGLang:
 		e.write([]any{e.choice(sglangDelta(d), nil)}, nil)
-	case DialectOllama:
+	case e.dialect == DialectOllama:
 		e.write([]any{e.choice(e.ollamaDelta(d), nil)}, nil)
 	default:
 		e.write([]any{e.choice(d, nil)}, nil)
@@ -208,6 +213,10 @@ func (e *engineWire) counts(completion int) map[string]any {
 // finish writes the finish and usage chunks (generate writes [DONE]).
 func (e *engineWire) finish(finish string, emitted int, decodeDur time.Duration) {
 	usage := e.includeUsage && !e.b.OmitUsage
+	if e.native {
+		e.ollamaDone(finish, emitted, decodeDur)
+		return
+	}
 	switch e.dialect {
 	case DialectStrata:
 		e.strataFinish(finish, emitted, decodeDur)

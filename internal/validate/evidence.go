@@ -58,7 +58,7 @@ func (c *checker) checkEngineDialect() {
 	if !known {
 		return // checkBody says it, once
 	}
-	if got := dialect.Identify(c.server); got != d {
+	if got := dialect.Identify(c.server); !got.Admits(d) {
 		c.add("/extensions/engine_dialect/dialect", "records %s (%s, simulated %v), but the server's evidence in %s identifies %s (%s, simulated %v)",
 			d.Name(), d.IdentifiedBy, d.Simulated, contract.ConfigFile, got.Name(), got.IdentifiedBy, got.Simulated)
 	}
