@@ -36,7 +36,9 @@ type Budget struct {
 	// Field is the request field strata sends; nil when it sends none
 	// (missing says why, at PtrEngineDialectBudgetField).
 	Field *string `json:"field"`
-	Value int     `json:"value"`
+	// Value is the value sent in Field; nil when no field is sent (missing
+	// says why, at PtrEngineDialectBudgetValue).
+	Value *int `json:"value"`
 	// PerRequest is false when the engine ignores the field, so only a
 	// server-level budget applies.
 	PerRequest bool `json:"per_request"`

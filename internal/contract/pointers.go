@@ -20,6 +20,7 @@ const (
 	PtrEngineServedAnswered            = "/extensions/engine/served_before_run/requests_answered"
 	PtrEngineConfigGiven               = "/extensions/engine_config/given"
 	PtrEngineDialectBudgetField        = "/extensions/engine_dialect/reasoning_budget/field"
+	PtrEngineDialectBudgetValue        = "/extensions/engine_dialect/reasoning_budget/value"
 	PtrEnergySource                    = "/extensions/energy/source"
 	PtrHardwareGPU0MemoryBytes         = "/hardware/gpus/0/memory_bytes"
 	PtrHardwareGPU0PowerLimitW         = "/hardware/gpus/0/power_limit_w"

@@ -109,7 +109,7 @@ func (d Dialect) body(f *fixtures.Fixture, effortInKwargs bool) ([]byte, error) 
 	setting("chat_template_kwargs", "{"+kwargs+"}")
 	setting("reasoning_effort", effort)
 	if budget := d.ReasoningBudget(); budget.Field != nil {
-		field(*budget.Field, strconv.Itoa(budget.Value))
+		field(*budget.Field, strconv.Itoa(*budget.Value))
 	}
 	if f.OffersTools() {
 		tools := bytes.TrimSpace(f.Tools)

@@ -63,7 +63,7 @@ func (d Dialect) CheckBudget(v record.EngineView) contract.BudgetCheck {
 		return contract.BudgetCheck{State: "sent per request", Server: seen,
 			Detail: "reasoning_budget_tokens 0 (no custom budget, in Strata's own words) is sent with every request"}
 	case b.PerRequest:
-		detail := fmt.Sprintf("every request carries reasoning_budget_tokens %d, which %s reads per request; it overrides any server budget and no cap reaches it", b.Value, d.Name())
+		detail := fmt.Sprintf("every request carries reasoning_budget_tokens %d, which %s reads per request; it overrides any server budget and no cap reaches it", *b.Value, d.Name())
 		if set {
 			detail += "; the server's own " + where + " is overridden"
 		}

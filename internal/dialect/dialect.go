@@ -241,21 +241,21 @@ func (d Dialect) ReasoningBudget() contract.Budget {
 	field := new("reasoning_budget_tokens")
 	switch {
 	case d.Engine == StrataServer:
-		return contract.Budget{Field: field, Value: 0, PerRequest: true, Known: true,
+		return contract.Budget{Field: field, Value: new(0), PerRequest: true, Known: true,
 			Meaning: "0 is \"no custom budget\" on Strata's server (the spec's own words)"}
 	case d.Engine == LlamaCpp && d.Build >= LlamaPerRequestBudgetBuild:
-		return contract.Budget{Field: field, Value: LlamaNoBudget, PerRequest: true, Known: true,
+		return contract.Budget{Field: field, Value: new(LlamaNoBudget), PerRequest: true, Known: true,
 			Meaning: fmt.Sprintf("llama.cpp from b%d reads the field per request: 0 ends thinking at once and -1 defers to the server's --reasoning-budget, so strata sends %d, which overrides any server budget and which no cap can reach", LlamaPerRequestBudgetBuild, LlamaNoBudget)}
 	case d.Engine == LlamaCpp && d.Build == 0:
 		// build_info b0-unknown (no git) or b0-<commit>: the build number
 		// says nothing of what the server reads, so the unreachable value
 		// is sent and the server's budget checked as for an old build.
-		return contract.Budget{Field: field, Value: LlamaNoBudget, PerRequest: false, Known: true,
+		return contract.Budget{Field: field, Value: new(LlamaNoBudget), PerRequest: false, Known: true,
 			Meaning: fmt.Sprintf("the build number of this llama.cpp is unknown (%s: built without git, cmake/build-info.cmake @34af94cd9), so whether it reads reasoning_budget_tokens per request (from b%d) cannot be told: strata sends %d, which no cap reaches where it is read, and checks the server's --reasoning-budget (LLAMA_ARG_THINK_BUDGET) as for a build that ignores it", d.Version, LlamaPerRequestBudgetBuild, LlamaNoBudget)}
 	case d.Engine == LlamaCpp:
 		// Ignored before b9982; the unreachable value is still the safe one
 		// should the build number be misread.
-		return contract.Budget{Field: field, Value: LlamaNoBudget, PerRequest: false, Known: true,
+		return contract.Budget{Field: field, Value: new(LlamaNoBudget), PerRequest: false, Known: true,
 			Meaning: fmt.Sprintf("llama.cpp before b%d ignores the field on the chat endpoint: only the server's --reasoning-budget (LLAMA_ARG_THINK_BUDGET) applies", LlamaPerRequestBudgetBuild)}
 	case d.Engine == IKLlamaCpp:
 		// examples/server/server-common.cpp @8337e4c l.894–907 (since
@@ -286,10 +286,10 @@ func (d Dialect) ReasoningBudget() contract.Budget {
 		// which no route shows; 0 ends reasoning; N >= 0 replaces it, with no
 		// upper bound. An older build ignores the field (pydantic's extra
 		// "ignore") and has no budget at all.
-		return contract.Budget{Field: field, Value: LlamaNoBudget, PerRequest: true, Known: true,
+		return contract.Budget{Field: field, Value: new(LlamaNoBudget), PerRequest: true, Known: true,
 			Meaning: fmt.Sprintf("TabbyAPI from f1f2c85 (2026-08-12) reads reasoning_budget_tokens per request: absent or negative defers to the server's model.reasoning_budget_tokens, which no route shows, and 0 ends reasoning, so strata sends %d, which replaces any server budget and which no cap reaches; an older build ignores the field and has no budget", LlamaNoBudget)}
 	}
-	return contract.Budget{Field: field, Value: 0, PerRequest: true, Known: false,
+	return contract.Budget{Field: field, Value: new(0), PerRequest: true, Known: false,
 		Meaning: "the engine is not identified: strata sends the spec's literal 0, whose meaning on this engine is unknown (on some engines 0 ends thinking at once)"}
 }
 

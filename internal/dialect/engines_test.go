@@ -198,7 +198,7 @@ func TestTabbyAPIForcedOverrides(t *testing.T) {
 func TestBudgetRows(t *testing.T) {
 	t.Parallel()
 	tb := Dialect{Engine: TabbyAPI}.ReasoningBudget()
-	if tb.Field == nil || *tb.Field != "reasoning_budget_tokens" || tb.Value != LlamaNoBudget || !tb.PerRequest || tb.ByDefault {
+	if tb.Field == nil || *tb.Field != "reasoning_budget_tokens" || tb.Value == nil || *tb.Value != LlamaNoBudget || !tb.PerRequest || tb.ByDefault {
 		t.Errorf("TabbyAPI budget %+v", tb)
 	}
 	if chk := (Dialect{Engine: TabbyAPI}).CheckBudget(record.EngineView{}); chk.State != "overridden per request" || !strings.Contains(chk.Detail, "2147483647") {
@@ -220,6 +220,19 @@ func TestBudgetRows(t *testing.T) {
 	unk := Dialect{Engine: LlamaCpp, Version: "b0-unknown"}
 	if chk := unk.CheckBudget(view([]string{"--reasoning-budget", "8"})); chk.State != "limited" || !strings.Contains(chk.Nonconforming, "build number cannot tell") {
 		t.Errorf("llama.cpp of unknown build with a server budget: %+v", chk)
+	}
+}
+
+// TestBudgetValueOnlyWithItsField: a budget value stands only beside the
+// field it is sent in; an engine sent no field has no value (null in the
+// result, with a reason), never a 0 that would read as a budget.
+func TestBudgetValueOnlyWithItsField(t *testing.T) {
+	t.Parallel()
+	for _, e := range []Engine{LlamaCpp, IKLlamaCpp, StrataServer, VLLM, SGLang, Ollama, LMStudio, TabbyAPI, Unknown} {
+		b := Dialect{Engine: e, Build: LlamaPerRequestBudgetBuild}.ReasoningBudget()
+		if (b.Field == nil) != (b.Value == nil) {
+			t.Errorf("%s: field %v, value %v; want both or neither", e, b.Field, b.Value)
+		}
 	}
 }
 

@@ -11,7 +11,7 @@ func (d Dialect) Limitations() []string {
 	case d.Engine == LlamaCpp && b.PerRequest:
 		out = append(out,
 			fmt.Sprintf("The engine is %s. It reads repeat_penalty, not the spec's repetition_penalty, so strata sends both with the profile's value; /slots shows the resolved repeat_penalty, which is checked.", d.Name()),
-			fmt.Sprintf("%s reads reasoning_budget_tokens per request (0 would end thinking at once); strata sends %d, a budget no cap reaches. %s /slots shows neither, nor chat_template_kwargs, so they are sent, not verified. The build number decides the budget field, and it is not a feature test: a fork or a shallow clone counts its own commits (cmake/build-info.cmake).", d.Name(), b.Value, llamaEffort(d.Build)))
+			fmt.Sprintf("%s reads reasoning_budget_tokens per request (0 would end thinking at once); strata sends %d, a budget no cap reaches. %s /slots shows neither, nor chat_template_kwargs, so they are sent, not verified. The build number decides the budget field, and it is not a feature test: a fork or a shallow clone counts its own commits (cmake/build-info.cmake).", d.Name(), *b.Value, llamaEffort(d.Build)))
 	case d.Engine == LlamaCpp && d.Build == 0:
 		out = append(out,
 			fmt.Sprintf("The engine is %s (%s). It reads repeat_penalty, not the spec's repetition_penalty, so strata sends both with the profile's value; /slots shows the resolved repeat_penalty, which is checked.", d.Name(), d.IdentifiedBy),

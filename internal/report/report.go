@@ -382,7 +382,7 @@ func writeEngineSection(p printer, ext contract.Extensions) {
 	case d.ReasoningBudget.Field == nil && d.BudgetCheck.State != "":
 		p("- Reasoning budget: no field sent; check: %s\n", mdEscape(d.BudgetCheck.State))
 	case d.ReasoningBudget.Field != nil:
-		p("- Reasoning budget sent: `%s: %d`; check: %s\n", escape.CodeSpan(*d.ReasoningBudget.Field), d.ReasoningBudget.Value, mdEscape(d.BudgetCheck.State))
+		p("- Reasoning budget sent: `%s: %d`; check: %s\n", escape.CodeSpan(*d.ReasoningBudget.Field), *d.ReasoningBudget.Value, mdEscape(d.BudgetCheck.State))
 	}
 	if pf := ext.Preflight; pf != nil {
 		switch {

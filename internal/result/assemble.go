@@ -421,6 +421,7 @@ func (as *assembler) extensions() {
 		SettingNames: nonNilMap(d.SettingNames())}
 	if ext.EngineDialect.ReasoningBudget.Field == nil {
 		as.missing.Add(contract.PtrEngineDialectBudgetField, contract.NotApplicable("strata sends this engine no reasoning-budget field (reasoning_budget.meaning says why)"))
+		as.missing.Add(contract.PtrEngineDialectBudgetValue, contract.NotApplicable("no reasoning-budget field is sent, so no value"))
 	}
 	ext.Thinking = thinkingEvidence(as.rec)
 	ext.CacheReuse = derive.ReuseList(as.derive.Reuse)
