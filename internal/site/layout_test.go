@@ -112,6 +112,7 @@ func layoutInBrowser(t *testing.T, br *browser, s *submissions.Scenario, c *site
 				shoot(t, ctx, shots, fmt.Sprintf("layout-%s-%d", name, w), 4)
 			}
 			checkFits(t, ctx, p, w)
+			checkChartText(t, ctx, p, w)
 			if w == 1280 && p == "index.html" {
 				checkIndexColumns(t, ctx)
 			}
