@@ -71,8 +71,8 @@ func TestCappedSentenceIsTrue(t *testing.T) {
 		want               string
 	}{
 		{"none capped", 0, 0, "No request reached the cap here."},
-		{"all still reasoning", 3, 0, "Of 3 capped requests, 0 had begun their answer before the cap"},
-		{"some answering", 3, 2, "Of 3 capped requests, 2 had begun their answer before the cap (their first-answer times are in the table) and 1 had not (it has no first-answer time)."},
+		{"all still reasoning", 3, 0, "Here 3 requests reached the cap: 0 had begun the answer before it (a first-answer time in the table), 3 had not (no first-answer time)."},
+		{"some answering", 3, 2, "Here 3 requests reached the cap: 2 had begun the answer before it (a first-answer time in the table), 1 had not (no first-answer time)."},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

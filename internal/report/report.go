@@ -242,12 +242,8 @@ func cappedNote(r *contract.Results) string {
 	if capped == 0 {
 		return out + " No request reached the cap here."
 	}
-	notYet := "they have no first-answer time"
-	if capped-answered == 1 {
-		notYet = "it has no first-answer time"
-	}
-	return out + fmt.Sprintf(" Of %s, %d had begun their answer before the cap (their first-answer times are in the table) and %d had not (%s).",
-		humanize.Count(capped, "capped request", "capped requests"), answered, capped-answered, notYet)
+	return out + fmt.Sprintf(" Here %s reached the cap: %d had begun the answer before it (a first-answer time in the table), %d had not (no first-answer time).",
+		humanize.Count(capped, "request", "requests"), answered, capped-answered)
 }
 
 // writeCharts shows the charts results.json lists, each by a relative
