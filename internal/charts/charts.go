@@ -241,7 +241,7 @@ type layout struct {
 	ticks          []float64
 	tickLabels     []string
 	scale          float64 // pixels per unit of the metric
-	plotX, plotW   float64
+	plotX          float64
 	h              float64   // a bar's height
 	rows           []float64 // each drawn bar's top
 	y              float64
@@ -260,9 +260,9 @@ func newLayout(c Chart) *layout {
 	}
 	l.ticks = humanize.Ticks(axisTop(c.Bars), ticksWant)
 	l.tickLabels = humanize.TickLabels(l.ticks)
-	l.plotW = inner - textWidth(l.tickLabels[len(l.tickLabels)-1], smallSize)/2
+	plotW := inner - textWidth(l.tickLabels[len(l.tickLabels)-1], smallSize)/2
 	if last := l.ticks[len(l.ticks)-1]; last > 0 {
-		l.scale = l.plotW / last
+		l.scale = plotW / last
 	}
 	return l
 }
