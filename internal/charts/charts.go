@@ -1,7 +1,9 @@
 // Package charts draws the result charts as SVG: one horizontal bar per
-// prompt case at the median, a min–max whisker, one dot per sample and the
-// value with its unit and n beside it; in a comparison, the baseline's and
-// the candidate's bar side by side for each case.
+// prompt case at the median, a min–max whisker, one dot per sample and,
+// on the line above the bar, the case and its value as the README's table
+// writes it (humanize.Readout; what the table leaves out, the chart leaves
+// out in the same words); in a comparison, the baseline's bar above the
+// candidate's for each case. Every chart is Width wide (see there).
 //
 // The SVG is written by hand through html/template rather than by a chart
 // library (github.com/go-analyze/charts was considered): that library
@@ -38,6 +40,9 @@ type Bar struct {
 	Stat    *contract.Summary
 	Samples []float64 // the individual values (measure.Samples)
 	Series  int       // colour and legend index: 0 baseline or the run, 1 candidate
+	// LeftOut, when set, is shown in place of the value, with no bar: a
+	// value the readouts leave out (humanize.LeftOut).
+	LeftOut string
 }
 
 // Chart is one metric.
@@ -50,20 +55,27 @@ type Chart struct {
 	Bars   []Bar
 }
 
+// Width is every chart's width in pixels of the viewBox. Each label sits
+// on a line of its own above its bar, and whatever is longer than the
+// width is wrapped or cut, so nothing widens a chart: at its own size (an
+// image in a README on GitHub) and in any column at least this wide (the
+// site's pages, a 390 px phone's included) no text is under 10 CSS px.
+const Width = 320.0
+
 // Layout, in pixels of the viewBox.
 const (
-	pad       = 10.0  // outer margin
-	plotW     = 360.0 // the plot area's width
-	colGap    = 12.0  // between the label, plot and value columns
-	fontSize  = 11.0  // labels and values
+	pad       = 10.0 // outer margin
+	inner     = Width - 2*pad
+	fontSize  = 11.0 // labels and values
 	titleSize = 13.0
 	smallSize = 10.0 // key, legend, ticks, axis caption
-	barH      = 16.0 // a run's bar
+	barH      = 14.0 // a run's bar
 	pairBarH  = 12.0 // a bar in a comparison group
-	rowGap    = 8.0  // between groups
-	barGap    = 3.0  // between the bars of a group
-	maxRunes  = 40   // a longer label is cut, in full in the hover title
-	ticksWant = 5
+	lineGap   = 4.0  // below a line of text
+	barGap    = 5.0  // below a bar
+	groupGap  = 8.0  // between groups, besides barGap
+	keyW      = 12.0 // a colour key before a value, in a comparison
+	ticksWant = 4
 )
 
 // Colours of the series, the whisker and the text.
@@ -94,15 +106,41 @@ func textWidth(s string, size float64) float64 {
 	return w * size
 }
 
-// clean makes untrusted text one visible line (control and format
-// characters escaped, which also keeps the XML well-formed) and cuts it to
-// maxRunes.
-func clean(s string) string {
-	s = escape.Line(s)
-	if r := []rune(s); len(r) > maxRunes {
-		return string(r[:maxRunes-1]) + "…"
+// fit cuts s, by the estimate of its width at size, to at most w, the cut
+// marked with an ellipsis; the hover title keeps it whole.
+func fit(s string, size, w float64) string {
+	if textWidth(s, size) <= w {
+		return s
+	}
+	room, used := w-textWidth("…", size), 0.0
+	for i, r := range s {
+		if used += runeWidth(r) * size; used > room {
+			return s[:i] + "…"
+		}
 	}
 	return s
+}
+
+// wrap breaks s at spaces into lines at most w wide at size; a word wider
+// than a line is cut (fit).
+func wrap(s string, size, w float64) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		next := word
+		if line != "" {
+			next = line + " " + word
+		}
+		if textWidth(next, size) <= w {
+			line = next
+			continue
+		}
+		if line != "" {
+			lines = append(lines, line)
+		}
+		line = fit(word, size, w)
+	}
+	return append(lines, line)
 }
 
 // px writes a coordinate with one decimal at most, never in e notation.
@@ -137,24 +175,17 @@ type bar struct {
 	Value       text
 }
 
-type tick struct {
-	X, Y1, Y2 string
-	Label     text
-}
-
 type swatch struct {
-	X, Y, Fill string
-	Label      text
+	X, Y, Side, Fill string
+	Label            text
 }
 
 type view struct {
 	Width, Height string
 	Aria          string
-	Texts         []text // title, key, case labels, axis caption
+	Grid, Axis    string // path data: the ticks across each bar, the axis
+	Texts         []text // title, key, case labels, tick labels, axis caption
 	Legend        []swatch
-	Ticks         []tick
-	AxisX, AxisY1 string
-	AxisY2        string
 	Bars          []bar
 }
 
@@ -162,20 +193,19 @@ var svg = template.Must(template.New("svg").Parse(
 	`<svg xmlns="http://www.w3.org/2000/svg" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}" role="img" font-family="sans-serif" font-size="11" fill="` + ink + `">
 <title>{{.Aria}}</title>
 <rect x="0" y="0" width="{{.Width}}" height="{{.Height}}" fill="#ffffff"/>
-{{range .Texts}}{{template "text" .}}{{end}}{{range .Ticks}}<line x1="{{.X}}" y1="{{.Y1}}" x2="{{.X}}" y2="{{.Y2}}" stroke="` + grid + `"/>
-{{template "text" .Label}}{{end}}<line x1="{{.AxisX}}" y1="{{.AxisY1}}" x2="{{.AxisX}}" y2="{{.AxisY2}}" stroke="` + muted + `"/>
-{{range .Legend}}<rect x="{{.X}}" y="{{.Y}}" width="10" height="10" fill="{{.Fill}}"/>
-{{template "text" .Label}}{{end}}{{range .Bars}}<g>
+{{if .Grid}}<path d="{{.Grid}}" fill="none" stroke="` + grid + `"/>
+{{end}}<path d="{{.Axis}}" fill="none" stroke="` + muted + `"/>
+{{range .Texts}}{{template "text" .}}{{end}}{{range .Legend}}{{template "swatch" .}}{{template "text" .Label}}{{end}}{{range .Bars}}<g>
 <title>{{.Hover}}</title>
 {{if .HasData}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{.Fill}}"/>
 <line x1="{{.MinX}}" y1="{{.Mid}}" x2="{{.MaxX}}" y2="{{.Mid}}" stroke="` + ink + `" stroke-width="1.5"/>
 <line x1="{{.MinX}}" y1="{{.Y0}}" x2="{{.MinX}}" y2="{{.Y1}}" stroke="` + ink + `" stroke-width="1.5"/>
 <line x1="{{.MaxX}}" y1="{{.Y0}}" x2="{{.MaxX}}" y2="{{.Y1}}" stroke="` + ink + `" stroke-width="1.5"/>
 {{range .Dots}}<circle cx="{{.X}}" cy="{{.Y}}" r="2.5" fill="#ffffff" stroke="` + ink + `"/>
-{{end}}{{end}}{{with .Key}}<rect x="{{.X}}" y="{{.Y}}" width="8" height="8" fill="{{.Fill}}"/>
-{{end}}{{template "text" .Value}}</g>
+{{end}}{{end}}{{with .Key}}{{template "swatch" .}}{{end}}{{template "text" .Value}}</g>
 {{end}}</svg>
-{{define "text"}}<text x="{{.X}}" y="{{.Y}}"{{if .Anchor}} text-anchor="{{.Anchor}}"{{end}}{{if .Size}} font-size="{{.Size}}"{{end}}{{if .Weight}} font-weight="{{.Weight}}"{{end}}{{if .Fill}} fill="{{.Fill}}"{{end}}>{{.Text}}</text>
+{{define "swatch"}}<rect x="{{.X}}" y="{{.Y}}" width="{{.Side}}" height="{{.Side}}" fill="{{.Fill}}"/>
+{{end}}{{define "text"}}<text x="{{.X}}" y="{{.Y}}"{{if .Anchor}} text-anchor="{{.Anchor}}"{{end}}{{if .Size}} font-size="{{.Size}}"{{end}}{{if .Weight}} font-weight="{{.Weight}}"{{end}}{{if .Fill}} fill="{{.Fill}}"{{end}}>{{.Text}}</text>
 {{end}}`))
 
 // unitName is the unit as the axis caption spells it out.
@@ -191,13 +221,9 @@ func SVG(c Chart) ([]byte, error) {
 	l := newLayout(c)
 	v := view{}
 	l.heading(&v)
-	plotTop := l.y
 	aria := l.groups(&v)
-	plotBottom := l.y - rowGap + 4
-	l.axis(&v, plotTop, plotBottom)
-	height := plotBottom + 3 + 2*smallSize + 4 + pad
-
-	v.Width, v.Height = px(math.Ceil(l.width+pad)), px(math.Ceil(height))
+	l.axis(&v)
+	v.Width, v.Height = px(Width), px(math.Ceil(l.y+pad))
 	v.Aria = l.title + ". " + strings.Join(aria, "; ")
 	var buf bytes.Buffer
 	if err := svg.Execute(&buf, v); err != nil {
@@ -206,43 +232,37 @@ func SVG(c Chart) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// layout is a chart's geometry as SVG works it out: the axis, the three
-// columns (case labels, the plot, the values), and the width and the next
-// row's top as the rows are laid down.
+// layout is a chart's geometry as SVG works it out: the axis, and the
+// next line's top as the lines and bars are laid down from the top.
 type layout struct {
-	c                   Chart
-	title, key, caption string
-	ticks               []float64
-	tickLabels          []string
-	scale               float64 // pixels per unit of the metric
-	labels, values      []string
-	keyW                float64 // a colour key before each value, in a comparison
-	h                   float64 // a bar's height
-	plotX, valueX       float64
-	width, y            float64
+	c              Chart
+	title, caption string
+	key            []string
+	ticks          []float64
+	tickLabels     []string
+	scale          float64 // pixels per unit of the metric
+	plotX          float64
+	h              float64   // a bar's height
+	rows           []float64 // each drawn bar's top
+	y              float64
+	end            float64 // below the last bar or value
 }
 
-// newLayout sizes the axis and the columns; the width it starts with fits
-// the columns, the title, the key and every tick label.
+// newLayout sizes the axis: it runs from the left margin to half the last
+// tick's label short of the right one, so that label, centred on it,
+// stays inside.
 func newLayout(c Chart) *layout {
 	short, long, better := unitName(c.Metric)
-	l := &layout{c: c, title: escape.Line(c.Title) + " (" + short + ")", caption: long, h: barH,
-		key: "bar: median · line: min–max · dot: one sample · " + better}
+	l := &layout{c: c, title: escape.Line(c.Title) + " (" + short + ")", caption: long, h: barH, plotX: pad, y: pad,
+		key: []string{"bar: median · line: min–max · dot: one sample", better}}
+	if l.paired() {
+		l.h = pairBarH
+	}
 	l.ticks = humanize.Ticks(axisTop(c.Bars), ticksWant)
 	l.tickLabels = humanize.TickLabels(l.ticks)
+	plotW := inner - textWidth(l.tickLabels[len(l.tickLabels)-1], smallSize)/2
 	if last := l.ticks[len(l.ticks)-1]; last > 0 {
 		l.scale = plotW / last
-	}
-	var labelW, valueW float64
-	l.labels, l.values, labelW, valueW = columns(c.Bars)
-	if l.paired() {
-		l.keyW, l.h = 12, pairBarH
-	}
-	l.plotX = pad + labelW + colGap
-	l.valueX = l.plotX + plotW + colGap
-	l.width = max(l.valueX+l.keyW+valueW, pad+textWidth(l.title, titleSize), pad+textWidth(l.key, smallSize))
-	for i, t := range l.tickLabels {
-		l.width = max(l.width, l.plotX+l.ticks[i]*l.scale+textWidth(t, smallSize)/2)
 	}
 	return l
 }
@@ -253,7 +273,7 @@ func newLayout(c Chart) *layout {
 func axisTop(bars []Bar) float64 {
 	top := 0.0
 	for _, b := range bars {
-		if s := b.Stat; s != nil && s.N > 0 {
+		if s := b.Stat; s != nil && s.N > 0 && b.LeftOut == "" {
 			for _, p := range []*float64{s.Median, s.Min, s.Max} {
 				if p != nil && finite(*p) {
 					top = max(top, *p)
@@ -261,26 +281,12 @@ func axisTop(bars []Bar) float64 {
 			}
 		}
 		for _, v := range b.Samples {
-			if finite(v) {
+			if finite(v) && b.LeftOut == "" {
 				top = max(top, v)
 			}
 		}
 	}
 	return top
-}
-
-// columns is each bar's case label and value as drawn, and the widest of
-// each.
-func columns(bars []Bar) (labels, values []string, labelW, valueW float64) {
-	labels = make([]string, len(bars))
-	values = make([]string, len(bars))
-	for i, b := range bars {
-		labels[i] = clean(b.Label)
-		values[i] = humanize.Cell(b.Stat)
-		labelW = max(labelW, textWidth(labels[i], fontSize))
-		valueW = max(valueW, textWidth(values[i], fontSize))
-	}
-	return labels, values, labelW, valueW
 }
 
 // paired reports whether the chart compares runs: then it has a legend, a
@@ -290,19 +296,39 @@ func (l *layout) paired() bool { return len(l.c.Series) > 1 }
 // x is a value's place on the axis; a negative value sits at 0.
 func (l *layout) x(v float64) float64 { return l.plotX + max(0, v)*l.scale }
 
-// heading lays down the title, the key and, in a comparison, the legend.
+// line lays down one line of text of size at the left margin (or, with
+// anchor "end", ending at the right one) and moves below it.
+func (l *layout) line(v *view, t text, size float64) {
+	t.X, t.Y = px(pad), px(l.y+size)
+	if t.Anchor == "end" {
+		t.X = px(Width - pad)
+	}
+	if size != fontSize {
+		t.Size = px(size)
+	}
+	v.Texts = append(v.Texts, t)
+	l.y += size + lineGap
+}
+
+// heading lays down the title, the key and, in a comparison, the legend,
+// each wrapped or cut to the width.
 func (l *layout) heading(v *view) {
-	v.Texts = append(v.Texts,
-		text{X: px(pad), Y: px(pad + titleSize), Size: px(titleSize), Weight: "bold", Text: l.title},
-		text{X: px(pad), Y: px(pad + titleSize + 6 + smallSize), Size: px(smallSize), Fill: muted, Text: l.key})
-	l.y = pad + titleSize + 6 + smallSize + 6
+	for _, s := range wrap(l.title, titleSize, inner) {
+		l.line(v, text{Weight: "bold", Text: s}, titleSize)
+	}
+	l.y += 2
+	for _, k := range l.key {
+		for _, s := range wrap(k, smallSize, inner) {
+			l.line(v, text{Fill: muted, Text: s}, smallSize)
+		}
+	}
 	if l.paired() {
+		l.y += 2
 		for i, name := range l.c.Series {
-			name = clean(name)
-			l.width = max(l.width, pad+14+textWidth(name, smallSize))
-			v.Legend = append(v.Legend, swatch{X: px(pad), Y: px(l.y + 2), Fill: colours[i%len(colours)],
-				Label: text{X: px(pad + 14), Y: px(l.y + smallSize + 1), Size: px(smallSize), Text: name}})
-			l.y += smallSize + 5
+			name = fit(escape.Line(name), smallSize, inner-14)
+			v.Legend = append(v.Legend, swatch{X: px(pad), Y: px(l.y + 1), Side: "10", Fill: colours[i%len(colours)],
+				Label: text{X: px(pad + 14), Y: px(l.y + smallSize), Size: px(smallSize), Text: name}})
+			l.y += smallSize + lineGap + 1
 		}
 	}
 	l.y += 6
@@ -319,44 +345,63 @@ func (l *layout) groups(v *view) []string {
 		for j < len(bars) && bars[j].Label == bars[i].Label {
 			j++
 		}
-		groupH := float64(j-i)*l.h + float64(j-i-1)*barGap
-		v.Texts = append(v.Texts, text{X: px(pad), Y: px(l.y + groupH/2 + fontSize*0.35), Text: l.labels[i]})
+		label := fit(escape.Line(bars[i].Label), fontSize, inner)
+		if l.paired() {
+			l.line(v, text{Weight: "bold", Text: label}, fontSize)
+		}
 		for k := i; k < j; k++ {
-			out, who := l.bar(k, l.y+float64(k-i)*(l.h+barGap))
+			out, who := l.bar(v, k, label)
 			aria = append(aria, who)
 			v.Bars = append(v.Bars, out)
 		}
-		l.y += groupH + rowGap
+		l.y += groupGap
 		i = j
 	}
 	return aria
 }
 
-// bar draws bar k with its top at by, and returns it with its text for
-// the accessible name.
-func (l *layout) bar(k int, by float64) (bar, string) {
-	b, mid := l.c.Bars[k], by+l.h/2
-	who, full := l.labels[k], escape.Line(b.Label)
+// bar lays down bar k: the line of its value (beside its label, for a
+// single run, when both fit on one line; after its colour key, in a
+// comparison) and under it the bar itself. It returns the bar with its
+// text for the accessible name.
+func (l *layout) bar(v *view, k int, label string) (bar, string) {
+	b := l.c.Bars[k]
+	value, who, full := humanize.Readout(b.Stat), label, escape.Line(b.Label)
+	if b.LeftOut != "" {
+		value = b.LeftOut
+	}
 	if l.paired() && b.Series < len(l.c.Series) {
-		who += ", " + clean(l.c.Series[b.Series])
+		who += ", " + fit(escape.Line(l.c.Series[b.Series]), fontSize, inner)
 		full += ", " + escape.Line(l.c.Series[b.Series])
 	}
-	out := bar{
-		Hover: full + ": " + hover(l.c.Metric, b),
-		Fill:  colours[b.Series%len(colours)],
-		Value: text{X: px(l.valueX + l.keyW), Y: px(mid + fontSize*0.35), Text: l.values[k]},
-	}
-	if l.keyW > 0 {
-		// The series' colour before its value, as in the legend.
-		out.Key = &swatch{X: px(l.valueX), Y: px(mid - 4), Fill: out.Fill}
-	}
-	if s := b.Stat; s != nil && s.N > 0 && s.Median != nil && s.Min != nil && s.Max != nil &&
-		finite(*s.Median) && finite(*s.Min) && finite(*s.Max) {
-		l.plot(&out, b, by)
-	} else {
+	out := bar{Hover: full + ": " + hover(l.c.Metric, b), Fill: colours[b.Series%len(colours)], Value: text{Text: value}}
+	measured := b.LeftOut == "" && b.Stat != nil && b.Stat.N > 0 && b.Stat.Median != nil && b.Stat.Min != nil && b.Stat.Max != nil &&
+		finite(*b.Stat.Median) && finite(*b.Stat.Min) && finite(*b.Stat.Max)
+	if !measured {
 		out.Value.Fill = muted
 	}
-	return out, who + ": " + l.values[k]
+	switch {
+	case l.paired():
+		out.Key = &swatch{X: px(pad), Y: px(l.y + 2), Side: "8", Fill: out.Fill}
+		out.Value.X, out.Value.Y = px(pad+keyW), px(l.y+fontSize)
+		l.y += fontSize + lineGap
+	case textWidth(label, fontSize)+keyW+textWidth(value, fontSize) <= inner:
+		out.Value.X, out.Value.Y, out.Value.Anchor = px(Width-pad), px(l.y+fontSize), "end"
+		l.line(v, text{Text: label}, fontSize)
+	default:
+		l.line(v, text{Text: label}, fontSize)
+		out.Value.X, out.Value.Y, out.Value.Anchor = px(Width-pad), px(l.y+fontSize), "end"
+		l.y += fontSize + lineGap
+	}
+	// A value that is not drawn has its line only.
+	l.end = l.y + 2
+	if measured {
+		l.rows = append(l.rows, l.y)
+		l.plot(&out, b, l.y)
+		l.end = l.y + l.h + 2
+		l.y += l.h + barGap
+	}
+	return out, who + ": " + value
 }
 
 // plot draws a measured bar at by: the median's bar, the min–max whisker
@@ -375,22 +420,41 @@ func (l *layout) plot(out *bar, b Bar, by float64) {
 	}
 }
 
-// axis lays down the ticks with their labels, the axis line from plotTop
-// to plotBottom and the unit's caption under it.
-func (l *layout) axis(v *view, plotTop, plotBottom float64) {
-	for i, t := range l.ticks {
-		v.Ticks = append(v.Ticks, tick{X: px(l.x(t)), Y1: px(plotTop - 2), Y2: px(plotBottom),
-			Label: text{X: px(l.x(t)), Y: px(plotBottom + 3 + smallSize), Anchor: "middle", Size: px(smallSize), Fill: muted, Text: l.tickLabels[i]}})
+// axis draws the axis and the ticks beside each bar (not through the
+// lines of text between the bars), the axis line under the last bar with
+// a mark and a label at each tick, and the unit's caption under it.
+func (l *layout) axis(v *view) {
+	var gridD, axisD strings.Builder
+	for _, top := range l.rows {
+		y0, y1 := px(top-1), px(top+l.h+1)
+		axisD.WriteString("M" + px(l.plotX) + " " + y0 + "V" + y1)
+		for _, t := range l.ticks[1:] {
+			gridD.WriteString("M" + px(l.x(t)) + " " + y0 + "V" + y1)
+		}
 	}
-	v.AxisX, v.AxisY1, v.AxisY2 = px(l.plotX), px(plotTop-2), px(plotBottom)
-	l.width = max(l.width, l.plotX+plotW/2+textWidth(l.caption, smallSize)/2)
-	v.Texts = append(v.Texts, text{X: px(l.plotX + plotW/2), Y: px(plotBottom + 3 + 2*smallSize + 4), Anchor: "middle", Size: px(smallSize), Fill: muted, Text: l.caption})
+	bottom := l.end
+	axisD.WriteString("M" + px(l.plotX) + " " + px(bottom) + "H" + px(l.x(l.ticks[len(l.ticks)-1])))
+	for _, t := range l.ticks {
+		axisD.WriteString("M" + px(l.x(t)) + " " + px(bottom) + "v3")
+	}
+	v.Grid, v.Axis = gridD.String(), axisD.String()
+	l.y = bottom + 3
+	for i, t := range l.ticks {
+		v.Texts = append(v.Texts, text{X: px(l.x(t)), Y: px(l.y + smallSize), Anchor: "middle", Size: px(smallSize), Fill: muted, Text: l.tickLabels[i]})
+	}
+	l.y += smallSize + lineGap + 2
+	v.Texts = append(v.Texts, text{X: px(Width / 2), Y: px(l.y + smallSize), Anchor: "middle", Size: px(smallSize), Fill: muted,
+		Text: fit(l.caption, smallSize, inner)})
+	l.y += smallSize + 3
 }
 
 // hover is a bar's exact values, for its <title>.
 func hover(metric string, b Bar) string {
 	s := b.Stat
-	if s == nil || s.N == 0 || s.Median == nil || s.Min == nil || s.Max == nil {
+	switch {
+	case b.LeftOut != "":
+		return b.LeftOut + "; results.json keeps it"
+	case s == nil || s.N == 0 || s.Median == nil || s.Min == nil || s.Max == nil:
 		return "not measured (n=0)"
 	}
 	short, _, _ := unitName(metric)
@@ -432,14 +496,41 @@ func Cases(r *contract.Results) []Case {
 	return out
 }
 
+// barOf is a run's bar for case k: its summary and samples, or what the
+// readouts show in their place (humanize.LeftOut).
+func barOf(r *contract.Results, k Case, metric string, series int) Bar {
+	if out := humanize.LeftOut(k.ID, metric); out != "" {
+		return Bar{Label: k.Label, LeftOut: out, Series: series}
+	}
+	s := r.Summary(k.Phase, k.ID, metric)
+	return Bar{Label: k.Label, Stat: s, Samples: measure.Samples(r, s), Series: series}
+}
+
+// FileName is the name of a run's chart of metric in its result folder.
+func FileName(metric string) string { return "chart-" + metric + ".svg" }
+
+// Files returns a run's charts as its result folder holds them, one per
+// charted metric in Metrics order: drawn from its results.json alone, so
+// the same results.json always gives the same bytes.
+func Files(r *contract.Results) ([]File, error) {
+	cs, err := ForRun(r)
+	if err != nil {
+		return nil, err
+	}
+	var out []File
+	for _, m := range Metrics() {
+		out = append(out, File{Name: FileName(m.Metric), Data: cs[m.Metric]})
+	}
+	return out, nil
+}
+
 // ForRun returns the three charts of one run, named by metric.
 func ForRun(r *contract.Results) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, m := range Metrics() {
 		c := Chart{Title: m.Title, Metric: m.Metric}
 		for _, k := range Cases(r) {
-			s := r.Summary(k.Phase, k.ID, m.Metric)
-			c.Bars = append(c.Bars, Bar{Label: k.Label, Stat: s, Samples: measure.Samples(r, s)})
+			c.Bars = append(c.Bars, barOf(r, k, m.Metric, 0))
 		}
 		b, err := SVG(c)
 		if err != nil {
@@ -470,8 +561,7 @@ func ForPair(base, cand *contract.Results) (map[string][]byte, error) {
 			Series: []string{"baseline: " + base.Run.ID, "candidate: " + cand.Run.ID}}
 		for _, k := range cases {
 			for i, r := range []*contract.Results{base, cand} {
-				s := r.Summary(k.Phase, k.ID, m.Metric)
-				c.Bars = append(c.Bars, Bar{Label: k.Label, Stat: s, Samples: measure.Samples(r, s), Series: i})
+				c.Bars = append(c.Bars, barOf(r, k, m.Metric, i))
 			}
 		}
 		b, err := SVG(c)

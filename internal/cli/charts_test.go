@@ -116,3 +116,28 @@ func entries(t *testing.T, dir string) int {
 	}
 	return len(es)
 }
+
+// TestReportDrawsTheChartsAgain: one byte of a result folder's chart
+// changed, bench report fails naming the chart.
+func TestReportDrawsTheChartsAgain(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "baseline")
+	copyDir(t, results(t, "baseline"), dir)
+	chart := filepath.Join(dir, "chart-ttft_s.svg")
+	b, err := os.ReadFile(chart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(b), "n=3")
+	if i < 0 {
+		t.Fatalf("no n=3 in %s", chart)
+	}
+	b[i+2] = '4'
+	if err := os.WriteFile(chart, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runIn(t, t.TempDir(), "", "bench", "report", "-q", dir)
+	if r.code != exitcode.Failed || !strings.Contains(r.stdout, "chart-ttft_s.svg is not the chart results.json gives") {
+		t.Errorf("exit %d, want %d naming chart-ttft_s.svg:\n%s%s", r.code, exitcode.Failed, r.stdout, r.stderr)
+	}
+}

@@ -33,7 +33,9 @@ format and schema version (unknown ones are rejected), the JSON Schema
 keys, every null explained in missing, the request records against the
 protocol, count identities, metrics recomputed from tokens and timings,
 summaries and concurrency rounds rebuilt from the records, every sanity verdict
-re-scored from the saved outputs, artifact hashes, and relative paths.
+re-scored from the saved outputs, artifact hashes, and relative paths. The
+charts a folder lists (chart-*.svg) are drawn again from results.json and
+compared byte for byte: a chart that differs is a violation naming it.
 
 Each violation is one line naming its JSON Pointer; the exit code is 1 if there
 is any. Several folders are checked one after another. It also rebuilds the

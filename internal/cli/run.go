@@ -49,7 +49,8 @@ protocol. The first line of the run names the protocol, and the result
 records it. The result folder goes to
 bench/results/<UTC-date>-standard-<gpu>-<run-id>/ when the current folder has
 bench/results, otherwise to ./bench-results/; that folder is checked (a
-writable directory with room) before anything is sent.
+writable directory with room) before anything is sent. The result folder holds
+its charts too (chart-*.svg, drawn from results.json), shown in its README.md.
 
 Ctrl-C, SIGTERM and SIGHUP (a closed terminal, a dropped SSH session) end the
 run the same way: the request in flight fails, the rest are skipped, the result

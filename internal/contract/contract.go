@@ -535,15 +535,6 @@ type OutputCall struct {
 	Arguments string `json:"arguments"`
 }
 
-// Cell formats a summary as "median (min–max, n=N)" with prec decimals, or
-// "not measured (n=0)" when it has no valid sample (or is nil).
-func (s *Summary) Cell(prec int) string {
-	if s == nil || s.N == 0 || s.Median == nil || s.Min == nil || s.Max == nil {
-		return "not measured (n=0)"
-	}
-	return fmt.Sprintf("%.*f (%.*f–%.*f, n=%d)", prec, *s.Median, prec, *s.Min, prec, *s.Max, s.N)
-}
-
 // GPULabel names a result's GPUs for titles and tables: "NAME", "2x NAME",
 // or "unknown GPU".
 func (r *Results) GPULabel() string {

@@ -46,9 +46,11 @@ func (d Dialect) Limitations() []string {
 			fmt.Sprintf("The engine is %s (%s). The settings are sent in the spec's own words: reasoning_budget_tokens 0 is no budget there (0 or less turns even a configured budget off), and reasoning_effort goes through its effort table (xhigh is its highest, as the template's default).", d.Name(), d.IdentifiedBy),
 			"Of chat_template_kwargs Strata reads only a false enable_thinking and reasoning_effort; preserve_thinking is ignored, which changes nothing for a single-turn conversation.",
 			"Strata forwards temperature only when above 0, seed only when above 0 and top_k only from 1 to 64 (0 or more than 64 becomes 64); its config file's sampling block fills only the fields a request leaves out. Its /slots lists id, n_ctx, is_processing and n_prompt_tokens only, so the sampling settings were sent, not verified.",
-			"Strata's server has switches of its own that can end or change a reply, none visible over HTTP: repeat_stop_tokens (on by default at 256: one token repeated that many times ends the reply as length), reasoning_loop_recovery, reasoning_close_retry and tool_call_recovery (off by default); the config file, when strata can read it, says which were set.")
+			"Strata's server has switches of its own that can end or change a reply, none visible over HTTP: repeat_stop_tokens (on by default at 256: one token repeated that many times ends the reply as length), reasoning_loop_recovery, reasoning_close_retry and tool_call_recovery (off by default); the config file, when strata can read it, says which were set.",
+			"Its warmed expert cache stays enabled and evolves normally, as the spec asks.")
 	default:
-		out = append(out, "The engine is not identified (neither Strata's /v1/status nor llama.cpp's build_info): the settings were sent in the spec's own words, and whether it applies them, including what reasoning_budget_tokens 0 means there, is unknown.")
+		out = append(out, "The engine is not identified (neither Strata's /v1/status nor llama.cpp's build_info): the settings were sent in the spec's own words, and whether it applies them, including what reasoning_budget_tokens 0 means there, is unknown.",
+			"The runner cannot see switches of an unidentified server that end or change a reply (such as Strata's repeat-stop and loop recovery) and does not claim they were off.")
 	}
 	if d.Simulated {
 		out = append(out, "The server is strata's simulated engine: every number in this result is synthetic.")

@@ -1,6 +1,7 @@
 // Package folder writes a result folder: the result internal/result maps
-// from a run's record, every file redacted, the artifacts' hashes taken
-// over the final bytes, written aside and renamed into place complete.
+// from a run's record, every file redacted, the run's charts drawn from
+// its results.json, the artifacts' hashes taken over the final bytes,
+// written aside and renamed into place complete.
 // Finish is the one tail of `bench run` and `bench recover`; the strict
 // reading of a saved folder is internal/validate's.
 package folder
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/jsonfmt"
@@ -73,7 +75,11 @@ func Write(root string, a *result.Assembled, red *redact.Redactor, check func(di
 	if err != nil {
 		return "", err
 	}
-	for _, name := range []string{contract.OutputsFile, contract.ConfigFile, contract.TemplateFile, contract.EngineLog, contract.PowerFile, contract.ResultsFile, contract.ReadmeFile} {
+	names := []string{contract.OutputsFile, contract.ConfigFile, contract.TemplateFile, contract.EngineLog, contract.PowerFile, contract.ResultsFile, contract.ReadmeFile}
+	for _, m := range charts.Metrics() {
+		names = append(names, charts.FileName(m.Metric))
+	}
+	for _, name := range names {
 		data, present := files[name]
 		if !present {
 			continue
@@ -152,25 +158,61 @@ func Render(a *result.Assembled, red *redact.Redactor) (map[string][]byte, error
 			res.Artifacts = append(res.Artifacts, contract.Artifact{Kind: art.kind, Path: art.name, SHA256: sha256Hex(data)})
 		}
 	}
-	data, err := jsonfmt.Indent(&res)
-	if err == nil {
-		data, err = red.JSON(data, true, contract.ProtocolOwned(contract.ResultsFile))
-	}
+	final, err := withCharts(files, &res, red)
 	if err != nil {
-		return nil, fmt.Errorf("results.json: %w", err)
-	}
-	data = append(data, '\n')
-	files[contract.ResultsFile] = data
-	var final contract.Results
-	if err := json.Unmarshal(data, &final); err != nil {
-		return nil, fmt.Errorf("results.json after redaction: %w", err)
+		return nil, err
 	}
 	// The README is derived from the redacted results.json alone, so it is
 	// not redacted again (its own wording is strata's).
 	var readme bytes.Buffer
-	_ = report.README(&readme, &final) // a bytes.Buffer's writes never fail
+	_ = report.README(&readme, final) // a bytes.Buffer's writes never fail
 	files[contract.ReadmeFile] = readme.Bytes()
 	return files, nil
+}
+
+// withCharts adds the run's charts to files, each listed in res's
+// artifacts as provenance with its hash, and results.json; it returns
+// that results.json as read back. The charts are drawn from the redacted
+// results.json alone (as bench report draws them again to compare), so,
+// like the README, they are not redacted again; results.json is written
+// once without them to draw them from, and once with them listed.
+func withCharts(files map[string][]byte, res *contract.Results, red *redact.Redactor) (*contract.Results, error) {
+	_, first, err := encode(res, red)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := charts.Files(first)
+	if err != nil {
+		return nil, fmt.Errorf("charts: %w", err)
+	}
+	for _, f := range cs {
+		files[f.Name] = f.Data
+		res.Artifacts = append(res.Artifacts, contract.Artifact{Kind: contract.ArtifactProvenance, Path: f.Name, SHA256: sha256Hex(f.Data)})
+	}
+	data, final, err := encode(res, red)
+	if err != nil {
+		return nil, err
+	}
+	files[contract.ResultsFile] = data
+	return final, nil
+}
+
+// encode is res as results.json holds it (indented, redacted, with a
+// final newline) and that file read back.
+func encode(res *contract.Results, red *redact.Redactor) ([]byte, *contract.Results, error) {
+	data, err := jsonfmt.Indent(res)
+	if err == nil {
+		data, err = red.JSON(data, true, contract.ProtocolOwned(contract.ResultsFile))
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("results.json: %w", err)
+	}
+	data = append(data, '\n')
+	var back contract.Results
+	if err := json.Unmarshal(data, &back); err != nil {
+		return nil, nil, fmt.Errorf("results.json after redaction: %w", err)
+	}
+	return data, &back, nil
 }
 
 func sha256Hex(b []byte) string {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/protocol"
 )
 
 // Grouped writes v with d decimals and thousands separated by commas.
@@ -101,6 +102,32 @@ func Cell(s *contract.Summary) string {
 		lo = strings.TrimSuffix(lo, unit)
 	}
 	return fmt.Sprintf("%s (%s–%s, n=%d)", Of(s.Metric, *s.Median), lo, hi, s.N)
+}
+
+// Readout writes a summary as the result folder's readouts show it (the
+// README's tables and the charts, which name the unit in a column's head
+// or a chart's title): "median (min–max, n=N)" in Of's numbers without the
+// unit, or "not measured (n=0)". One format for both, so a chart and the
+// table beside it never show one value two ways.
+func Readout(s *contract.Summary) string {
+	if s == nil || s.N == 0 || s.Median == nil || s.Min == nil || s.Max == nil {
+		return "not measured (n=0)"
+	}
+	bare := func(v float64) string { return strings.TrimSuffix(Of(s.Metric, v), " "+unitWord(s.Metric)) }
+	return fmt.Sprintf("%s (%s–%s, n=%d)", bare(*s.Median), bare(*s.Min), bare(*s.Max), s.N)
+}
+
+// LeftOut is what the readouts (the README's tables and the charts) show
+// in place of a case's metric they leave out, or "" for one they show.
+// The short prompt (the short case, and the concurrency stage's
+// short-burst, which sends it four at a time) is about 80 tokens, so its
+// prompt rate measures the fixed cost of a request (the spec's "Reading it
+// out"); results.json keeps it.
+func LeftOut(caseID, metric string) string {
+	if metric == contract.MetricPromptTPS && (caseID == protocol.CaseShort || caseID == protocol.CaseShortBurst) {
+		return "left out (fixed cost)"
+	}
+	return ""
 }
 
 func unitWord(metric string) string {

@@ -84,3 +84,47 @@ func TestTicks(t *testing.T) {
 		}
 	}
 }
+
+// TestReadout: the README's tables and the charts write a summary in one
+// format, without its unit (the column or the chart's title names it).
+func TestReadout(t *testing.T) {
+	t.Parallel()
+	f := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		s    *contract.Summary
+		want string
+	}{
+		{&contract.Summary{Metric: contract.MetricPromptTPS, Median: f(20000), Min: f(20000), Max: f(20000), N: 3}, "20,000 (20,000–20,000, n=3)"},
+		{&contract.Summary{Metric: contract.MetricPromptTPS, Median: f(5.4e6), Min: f(5.4e6), Max: f(5.8e6), N: 3}, "5.40 M (5.40 M–5.80 M, n=3)"},
+		{&contract.Summary{Metric: contract.MetricDecodeTPS, Median: f(898.46), Min: f(700.2), Max: f(898.9), N: 3}, "898 (700–899, n=3)"},
+		{&contract.Summary{Metric: contract.MetricTTFT, Median: f(0.42), Min: f(0.4), Max: f(0.5), N: 3}, "0.420 (0.400–0.500, n=3)"},
+		{&contract.Summary{Metric: contract.MetricJoules, Median: f(42), Min: f(40), Max: f(44), N: 3}, "42.0 (40.0–44.0, n=3)"},
+		{&contract.Summary{Metric: contract.MetricTTFT, N: 0}, "not measured (n=0)"},
+		{nil, "not measured (n=0)"},
+	} {
+		if got := Readout(c.s); got != c.want {
+			t.Errorf("Readout = %q, want %q", got, c.want)
+		}
+	}
+}
+
+// TestLeftOut: the prompt rate of the short prompt's cases (short, and the
+// concurrency stage's short-burst) is left out of the readouts as fixed
+// cost; every other case and metric is shown.
+func TestLeftOut(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		caseID, metric, want string
+	}{
+		{"short", contract.MetricPromptTPS, "left out (fixed cost)"},
+		{"short-burst", contract.MetricPromptTPS, "left out (fixed cost)"},
+		{"short", contract.MetricDecodeTPS, ""},
+		{"short", contract.MetricTTFT, ""},
+		{"prompt-4k", contract.MetricPromptTPS, ""},
+		{"prompt-16k", contract.MetricPromptTPS, ""},
+	} {
+		if got := LeftOut(c.caseID, c.metric); got != c.want {
+			t.Errorf("LeftOut(%s, %s) = %q, want %q", c.caseID, c.metric, got, c.want)
+		}
+	}
+}

@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/escape"
+	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/protocol"
 )
 
@@ -32,6 +34,15 @@ func unit(v, u string) string {
 		return v
 	}
 	return v + " " + u
+}
+
+// num writes a value in the readouts' numbers (humanize.Number), or "not
+// measured".
+func num(v *float64) string {
+	if v == nil {
+		return notMeasured
+	}
+	return humanize.Number(*v)
 }
 
 func inum(v *int64) string {
@@ -66,6 +77,7 @@ func README(w io.Writer, r *contract.Results) error {
 	writeMachine(p, r)
 	writeRequestCounts(p, r)
 	writePerformance(p, r)
+	writeCharts(p, r)
 	writeEnergy(p, r)
 	writePromptCache(p, r)
 	if r.Run.OptionalConcurrency {
@@ -154,7 +166,7 @@ func writeMachine(p printer, r *contract.Results) {
 		if g.MemoryBytes != nil {
 			mem = fmt.Sprintf("%.1f GiB", float64(*g.MemoryBytes)/(1<<30))
 		}
-		p("- GPU %d: %s, %s %s, power limit %s W\n", g.DeviceIndex, mdEscape(g.Name), mem, sval(g.MemoryKind), fnum(g.PowerLimitW, 0))
+		p("- GPU %d: %s, %s %s, power limit %s\n", g.DeviceIndex, mdEscape(g.Name), mem, sval(g.MemoryKind), unit(fnum(g.PowerLimitW, 0), "W"))
 	}
 	ram := notMeasured
 	if r.Hardware.RAMBytes != nil {
@@ -194,18 +206,67 @@ func writeRequestCounts(p printer, r *contract.Results) {
 // writePerformance writes the per-case table of the performance stage.
 func writePerformance(p printer, r *contract.Results) {
 	p("\n## Performance (concurrency 1)\n\n")
-	p("Median (min–max, n) of each case's requests. Rates are the engine's own counts over its own timers; latencies are the client's monotonic clock from dispatch. **Capped** counts the requests that stopped at the %d-token cap; their total is the time to the cap and they have no first-answer time. The short prompt (about 30 tokens) measures the fixed cost of a request, so its prompt rate is left out here; results.json keeps it.\n\n", protocol.PerformanceCap)
+	p("Median (min–max, n) of each case's requests. Rates are the engine's own counts over its own timers; latencies are the client's monotonic clock from dispatch. %s The short prompt (about 30 tokens) measures the fixed cost of a request, so its prompt rate is left out here and in the charts; results.json keeps it.\n\n", cappedNote(r))
 	p("| Case | Capped | Prompt tok/s | Decode tok/s | TTFT s | First answer s | Total s |\n| --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, c := range protocol.PerformanceCases() {
 		capped, n := CappedOf(r, c)
-		cell := func(metric string, prec int) string { return r.Summary("performance", c, metric).Cell(prec) }
-		prompt := cell(contract.MetricPromptTPS, 1)
-		if c == protocol.CaseShort {
-			prompt = "left out (fixed cost)"
-		}
-		p("| %s | %d/%d | %s | %s | %s | %s | %s |\n", c, capped, n, prompt,
-			cell(contract.MetricDecodeTPS, 1), cell(contract.MetricTTFT, 3), cell(contract.MetricFirstAnswer, 3), cell(contract.MetricTotal, 3))
+		cell := func(metric string) string { return readout(r, protocol.PhasePerformance, c, metric) }
+		p("| %s | %d/%d | %s | %s | %s | %s | %s |\n", c, capped, n, cell(contract.MetricPromptTPS),
+			cell(contract.MetricDecodeTPS), cell(contract.MetricTTFT), cell(contract.MetricFirstAnswer), cell(contract.MetricTotal))
 	}
+}
+
+// readout is a case's summary of metric as the README's tables and the
+// charts write it, or what they show in its place.
+func readout(r *contract.Results, phase protocol.Phase, caseID, metric string) string {
+	if out := humanize.LeftOut(caseID, metric); out != "" {
+		return out
+	}
+	return humanize.Readout(r.Summary(string(phase), caseID, metric))
+}
+
+// cappedNote says what the Capped column counts and, as the requests
+// show, which capped requests have a first-answer time: one whose answer
+// began before the cap has one, one still reasoning at the cap has none.
+func cappedNote(r *contract.Results) string {
+	capped, answered := 0, 0
+	for _, q := range r.Requests {
+		if q.Phase == string(protocol.PhasePerformance) && q.Status == contract.Truncated {
+			capped++
+			if q.Timings.FirstAnswerS != nil {
+				answered++
+			}
+		}
+	}
+	out := fmt.Sprintf("**Capped** counts the requests that stopped at the %d-token cap; their total is the time to the cap.", protocol.PerformanceCap)
+	if capped == 0 {
+		return out + " No request reached the cap here."
+	}
+	return out + fmt.Sprintf(" Here %s reached the cap: %d had begun the answer before it (a first-answer time in the table), %d had not (no first-answer time).",
+		humanize.Count(capped, "request", "requests"), answered, capped-answered)
+}
+
+// writeCharts shows the charts results.json lists, each by a relative
+// link to its file (so a pull request shows them too); a folder without
+// them has no section.
+func writeCharts(p printer, r *contract.Results) {
+	var shown []string
+	for _, m := range charts.Metrics() {
+		for _, a := range r.Artifacts {
+			if a.Path == charts.FileName(m.Metric) {
+				short := "tok/s"
+				if contract.Unit(m.Metric) == contract.UnitSeconds {
+					short = "s"
+				}
+				shown = append(shown, fmt.Sprintf("![%s (%s)](%s)\n", m.Title, short, a.Path))
+				break
+			}
+		}
+	}
+	if len(shown) == 0 {
+		return
+	}
+	p("\n## Charts\n\nPer case, the bar is the median, the line runs from min to max and a dot is one request; each value is written as in the tables, and what they leave out is left out. The charts are drawn from results.json alone: `strata bench report` draws them again and compares them byte for byte.\n\n%s", strings.Join(shown, ""))
 }
 
 // writeEnergy writes the energy table beside the performance one: the
@@ -233,12 +294,12 @@ func writeEnergy(p printer, r *contract.Results) {
 	}
 	p("\n\n| Case | Joules | Decode tok/J |\n| --- | --- | --- |\n")
 	for _, c := range protocol.PerformanceCases() {
-		p("| %s | %s | %s |\n", c, e.Summary(c, contract.MetricJoules).Cell(1), e.Summary(c, contract.MetricDecodeTokensPerJoule).Cell(3))
+		p("| %s | %s | %s |\n", c, humanize.Readout(e.Summary(c, contract.MetricJoules)), humanize.Readout(e.Summary(c, contract.MetricDecodeTokensPerJoule)))
 	}
 	if len(e.Rounds) > 0 {
 		p("\nConcurrency rounds (one energy per round, never split among its requests):\n\n| Round | Window s | Joules | Output tok/J |\n| --- | --- | --- | --- |\n")
 		for _, rd := range e.Rounds {
-			p("| %d | %s | %s | %s |\n", rd.Round, fnum(rd.WindowS, 3), fnum(rd.Joules, 1), fnum(rd.OutputTokensPerJoule, 3))
+			p("| %d | %s | %s | %s |\n", rd.Round, num(rd.WindowS), num(rd.Joules), num(rd.OutputTokensPerJoule))
 		}
 	}
 }
@@ -293,13 +354,13 @@ func writeConcurrency(p printer, r *contract.Results) {
 	p("%s\n\n", capacityNote(r.Configuration.ServerCapacity))
 	p("| Round | Wall s | Output tokens | Aggregate tok/s | Failed |\n| --- | --- | --- | --- | --- |\n")
 	for _, rd := range r.ConcurrencyRounds {
-		p("| %d | %s | %s | %s | %d |\n", rd.Round, fnum(rd.WallS, 3), inum(rd.OutputTokens), fnum(rd.AggregateTPS, 1), rd.Failed)
+		p("| %d | %s | %s | %s | %d |\n", rd.Round, num(rd.WallS), inum(rd.OutputTokens), num(rd.AggregateTPS), rd.Failed)
 	}
-	cell := func(metric string, prec int) string {
-		return r.Summary("concurrency", protocol.CaseShortBurst, metric).Cell(prec)
+	cell := func(metric string) string {
+		return readout(r, protocol.PhaseConcurrency, protocol.CaseShortBurst, metric)
 	}
-	p("\nPer request (short-burst): decode %s, TTFT %s, total %s.\n",
-		unit(cell(contract.MetricDecodeTPS, 1), "tok/s"), unit(cell(contract.MetricTTFT, 3), "s"), unit(cell(contract.MetricTotal, 3), "s"))
+	p("\nPer request, median (min–max, n):\n\n| Case | Prompt tok/s | Decode tok/s | TTFT s | Total s |\n| --- | --- | --- | --- | --- |\n")
+	p("| %s | %s | %s | %s | %s |\n", protocol.CaseShortBurst, cell(contract.MetricPromptTPS), cell(contract.MetricDecodeTPS), cell(contract.MetricTTFT), cell(contract.MetricTotal))
 }
 
 // writeSanity writes the sanity counts by category and each case's verdict.

@@ -69,11 +69,12 @@ func TestNullsHaveNoUnit(t *testing.T) {
 	r.Run.RequiredDurationS, r.Run.OptionalDurationS = nil, nil
 	r.Run.OptionalConcurrency = true
 	r.Summaries = nil
+	r.Hardware.GPUs[0].PowerLimitW = nil
 	var b strings.Builder
 	if err := README(&b, r); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []string{"not measured s", "not measured tok/s", "(n=0) s", "(n=0) tok/s"} {
+	for _, bad := range []string{"not measured s", "not measured tok/s", "(n=0) s", "(n=0) tok/s", "not measured W"} {
 		if strings.Contains(b.String(), bad) {
 			t.Errorf("the report writes %q", bad)
 		}

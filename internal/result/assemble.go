@@ -745,12 +745,12 @@ func NoEngineLog(e *contract.Engine) string {
 
 // limitations are the report's standing caveats for this run: the
 // protocol's own, then what a run against an engine the runner did not
-// start could not see, then the identified engine's, then the budget
-// check's.
+// start could not see, then the identified engine's (what only some
+// engines have, such as an expert cache or switches that end a reply, is
+// named there), then the budget check's.
 func limitations(rec *record.Run, budget contract.BudgetCheck, e *contract.Engine, missing contract.Missing) []string {
 	out := []string{
-		"The runner cannot see the server's repeat-stop and loop-recovery switches and does not claim to have disabled them.",
-		"The warmed expert cache stays enabled; these are not zero-cache or cold-model measurements. Shared template-prefix reuse is allowed and reported per request.",
+		"These are not zero-cache or cold-model measurements: the warm-up runs first, and whatever the engine caches stays as it is. Shared template-prefix reuse is allowed and reported per request.",
 	}
 	out = append(out, unseen(e, missing)...)
 	out = append(out, dialect.Of(rec.Server.Dialect).Limitations()...)

@@ -131,3 +131,35 @@ func TestEngineLogReason(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitationsNameWhatTheEngineHas: every run says it is not a
+// zero-cache or cold-model measurement; only an engine with an expert
+// cache (Strata's server) is said to keep one warm, and switches that end
+// a reply (repeat-stop, loop recovery) are named for Strata's server,
+// which has them, and an unidentified one, which may.
+func TestLimitationsNameWhatTheEngineHas(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		d              dialect.Dialect
+		expert, repeat bool
+	}{
+		{dialect.Dialect{Engine: dialect.LlamaCpp, Build: 10470}, false, false},
+		{dialect.Dialect{Engine: dialect.LlamaCpp}, false, false},
+		{dialect.Dialect{Engine: dialect.Ollama}, false, false},
+		{dialect.Dialect{Engine: dialect.VLLM}, false, false},
+		{dialect.Dialect{Engine: dialect.Unknown}, false, true},
+		{dialect.Dialect{Engine: dialect.StrataServer}, true, true},
+	} {
+		rec := &record.Run{Server: record.Server{Dialect: c.d.Record()}}
+		got := strings.Join(limitations(rec, contract.BudgetCheck{State: "sent", Detail: "x"}, nil, contract.Missing{}), "\n")
+		if !strings.Contains(got, "not zero-cache or cold-model measurements") {
+			t.Errorf("%s: no word that these are not zero-cache or cold-model measurements:\n%s", c.d.Engine, got)
+		}
+		if strings.Contains(strings.ToLower(got), "expert cache") != c.expert {
+			t.Errorf("%s: names an expert cache: %v, want %v:\n%s", c.d.Engine, !c.expert, c.expert, got)
+		}
+		if switches := strings.Contains(got, "loop-recovery") || strings.Contains(got, "loop recovery") || strings.Contains(got, "loop_recovery"); switches != c.repeat {
+			t.Errorf("%s: names repeat-stop and loop-recovery switches: %v, want %v:\n%s", c.d.Engine, !c.repeat, c.repeat, got)
+		}
+	}
+}

@@ -114,6 +114,7 @@ func layoutInBrowser(t *testing.T, br *browser, s *submissions.Scenario, c *site
 			}
 			checkFits(t, ctx, p, w)
 			checkIDs(t, ctx, p, w, ids)
+			checkChartText(t, ctx, p, w)
 			if w == 1280 && p == "index.html" {
 				checkIndexColumns(t, ctx)
 			}

@@ -171,6 +171,7 @@ func FS(fsys fs.FS, bundle *fixtures.Bundle) *Validation {
 	c.checkEnergy()
 	c.checkQuality()
 	c.checkArtifacts()
+	c.checkCharts()
 	c.checkEngineLog()
 	c.checkStatus()
 	sort.SliceStable(c.bad, func(i, j int) bool { return c.bad[i].Pointer < c.bad[j].Pointer })

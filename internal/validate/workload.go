@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
@@ -177,8 +178,15 @@ func firstDiff(a, b []byte) int {
 	return n
 }
 
+// around is the text of b about at, cut at whole UTF-8 characters.
 func around(b []byte, at int) string {
 	lo, hi := max(0, at-12), min(len(b), at+20)
+	for lo > 0 && !utf8.RuneStart(b[lo]) {
+		lo--
+	}
+	for hi < len(b) && !utf8.RuneStart(b[hi]) {
+		hi++
+	}
 	if lo >= hi {
 		return ""
 	}
