@@ -423,3 +423,32 @@ func TestLeftText(t *testing.T) {
 		}
 	}
 }
+
+// TestWithoutEngineTimers: an engine that reports no timers is measured
+// by the client (the prompt until the first token, the deltas after it),
+// but not by the warm-up's first token, which may have waited for the
+// model to load: after the warm-up the time left is still being measured,
+// after the next request it is shown.
+func TestWithoutEngineTimers(t *testing.T) {
+	t.Parallel()
+	clk := &fakeClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	out := &tap{}
+	p := newProgress(liveline.New(out, false, nil, nil), clk.now, nil, record.Server{})
+	plan := schedule(t, false)
+	p.Planned(plan)
+	for i, want := range []string{"", "~"} {
+		e := plan[i]
+		p.Begin(e.Req.ID, 0, 0)
+		clk.add(30 * time.Second)
+		for range 10 {
+			p.Event(e.Req.ID, record.EvAnswer)
+			clk.add(100 * time.Millisecond)
+		}
+		stop := "stop"
+		e.Outcome = &record.Outcome{TTFT: f64(30), Total: 31, FinishReason: &stop}
+		p.End(e.Req.ID, e)
+		if _, line := out.last(); (want == "") != !strings.Contains(line, "left)") || !strings.Contains(line, want) {
+			t.Errorf("after %s: %q", e.Req.ID, line)
+		}
+	}
+}
