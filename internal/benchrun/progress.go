@@ -41,7 +41,7 @@ type progress struct {
 	index  map[string]int // request ID → position in plan
 	active map[string]*inFlight
 	begun  int // the highest position dispatched so far (1-based)
-	rates  rates
+	done   []finished
 	drawn  time.Time // when the status line was last drawn
 	ticker *time.Ticker
 	quit   chan struct{}
@@ -50,11 +50,11 @@ type progress struct {
 // planned is one request of the schedule: its size and cap, and whether it
 // has ended.
 type planned struct {
-	id, caseID  string
-	phase       protocol.Phase
-	input, cap  int
-	ended       bool
-	concurrency bool
+	id, caseID string
+	phase      protocol.Phase
+	round      int
+	input, cap int
+	ended      bool
 }
 
 type inFlight struct {
@@ -62,27 +62,6 @@ type inFlight struct {
 	began, first time.Time
 	reasoning    int // reasoning deltas so far
 	answer       int // answer and tool-call deltas so far
-}
-
-// rates are what the requests measured so far (client side): prompt
-// tokens per second of prefill (input tokens over TTFT), decode deltas per
-// second after the first, and how much of its cap a request used.
-type rates struct {
-	promptTok, promptS float64
-	decodeTok, decodeS float64
-	// used and caps are by stage: a sanity answer is shorter than a
-	// performance request's, which runs to its cap.
-	used, caps map[protocol.Phase]float64
-}
-
-func (r rates) prompt() float64 { return ratio(r.promptTok, r.promptS) }
-func (r rates) decode() float64 { return ratio(r.decodeTok, r.decodeS) }
-
-func ratio(a, b float64) float64 {
-	if b <= 0 || a <= 0 {
-		return 0
-	}
-	return a / b
 }
 
 func newProgress(scr *liveline.Screen, now func() time.Time, maxShared map[string]int, srv record.Server) *progress {
@@ -115,8 +94,8 @@ func (p *progress) Planned(list []*record.Request) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, e := range list {
-		pl := planned{id: e.Req.ID, caseID: e.Req.CaseID, phase: e.Req.Phase, cap: e.Req.Cap,
-			concurrency: e.Req.Phase == protocol.PhaseConcurrency, ended: e.SkipReason != ""}
+		pl := planned{id: e.Req.ID, caseID: e.Req.CaseID, phase: e.Req.Phase, round: e.Req.Round, cap: e.Req.Cap,
+			ended: e.SkipReason != ""}
 		if e.Fixture != nil {
 			pl.input = e.Fixture.InputTokens
 		}
@@ -169,6 +148,12 @@ func (p *progress) Event(id, kind string) {
 }
 
 func (p *progress) End(id string, e *record.Request) {
+	// What the request measured, as its record will hold it, before the
+	// lock: a round's four requests end at once.
+	var q contract.Request
+	if e.Outcome != nil && e.Outcome.Error == nil {
+		q, _, _ = result.RequestRecord(e, p.dialect)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	l := p.active[id]
@@ -190,15 +175,16 @@ func (p *progress) End(id string, e *record.Request) {
 		status = "completed (" + o.Finish() + ")"
 	}
 	if o != nil && o.Error == nil && l != nil && known {
-		p.measure(p.plan[i], l, o)
+		p.done = append(p.done, measured(p.plan[i], l, o, q))
 	}
 	total := 0.0
 	if o != nil {
 		total = o.Total
 	}
 	line := fmt.Sprintf("  [%d/%d] %s: %s, %s", i+1, len(p.plan), id, status, humanize.Seconds(total))
-	if left, ok := p.left(); ok && !p.scr.Live() {
-		line += " (" + left + ")"
+	if r, ok := p.left(); ok && !p.scr.Live() {
+		figure, worst := leftText(r, protocol.RequestTimeout)
+		line += " (" + figure + worst + ")"
 	}
 	p.scr.Println(line)
 	p.render()
@@ -215,73 +201,64 @@ func (p *progress) Checked(e *record.Request) {
 	}
 }
 
-// measure adds a finished request to the rates.
-func (p *progress) measure(pl planned, l *inFlight, o *record.Outcome) {
-	if o.TTFT != nil && *o.TTFT > 0 && pl.input > 0 && !pl.concurrency {
-		p.rates.promptTok += float64(pl.input)
-		p.rates.promptS += *o.TTFT
+// measured is what a finished request measured: the engine's counts and
+// timers as its record holds them; for an engine that reports no timers,
+// the client's (the prompt read until the first token, the deltas after it
+// decoded in the rest of the request), but not the warm-up's first token,
+// which may have waited for the model to load.
+func measured(pl planned, l *inFlight, o *record.Outcome, q contract.Request) finished {
+	f := finished{phase: pl.phase, caseID: pl.caseID, round: pl.round, input: pl.input, cap: pl.cap, total: o.Total,
+		capped: q.Status == contract.Truncated, wrote: float64(l.reasoning + l.answer)}
+	t, tm := q.Tokens, q.Timings
+	if t.OutputTokens != nil {
+		f.wrote = float64(*t.OutputTokens)
 	}
-	n := l.reasoning + l.answer
-	if o.TTFT != nil && n > 1 && o.Total > *o.TTFT && !pl.concurrency {
-		p.rates.decodeTok += float64(n - 1)
-		p.rates.decodeS += o.Total - *o.TTFT
+	if t.ReadTokens != nil && tm.PromptS != nil {
+		f.read, f.promptS = float64(*t.ReadTokens), *tm.PromptS
+	} else if o.TTFT != nil && pl.phase != protocol.PhaseWarmup {
+		f.read, f.promptS = float64(pl.input), *o.TTFT
 	}
-	if pl.cap > 0 {
-		if p.rates.used == nil {
-			p.rates.used, p.rates.caps = map[protocol.Phase]float64{}, map[protocol.Phase]float64{}
-		}
-		p.rates.used[pl.phase] += float64(min(n, pl.cap))
-		p.rates.caps[pl.phase] += float64(pl.cap)
+	if t.DecodeTokens != nil && tm.DecodeS != nil {
+		f.decoded, f.decodeS = float64(*t.DecodeTokens), *tm.DecodeS
+	} else if n := l.reasoning + l.answer; o.TTFT != nil && n > 1 {
+		f.decoded, f.decodeS = float64(n-1), o.Total-*o.TTFT
 	}
+	return f
 }
 
-// estimate is the time a request is expected to take at the rates so far:
-// its prompt at the prompt rate and, at the decode rate, the share of its
-// cap that its stage's requests have used so far (before any of them
-// ended: the whole cap, an upper bound).
-func (p *progress) estimate(pl planned) float64 {
-	fill := 1.0
-	if c := p.rates.caps[pl.phase]; c > 0 {
-		fill = p.rates.used[pl.phase] / c
-	}
-	return float64(pl.input)/p.rates.prompt() + float64(pl.cap)*fill/p.rates.decode()
-}
-
-// left estimates the time the run has left, or false before there is a
-// rate to estimate from (the warm-up measures the first).
-func (p *progress) left() (string, bool) {
-	if p.rates.prompt() == 0 || p.rates.decode() == 0 {
-		return "", false
-	}
+// left is the time the run is expected to take still, or false before a
+// request has measured the engine's rates (the warm-up measures the
+// first).
+func (p *progress) left() (timeLeft, bool) {
 	now := p.now()
-	parallel := 1.0
-	if p.slots > 1 {
-		parallel = float64(min(p.slots, protocol.ConcurrencyClients))
-	}
-	var s float64
-	bound := false // a stage not measured yet is costed at its caps
+	var todo []waiting
 	for _, pl := range p.plan {
 		if pl.ended {
 			continue
 		}
-		if p.rates.caps[pl.phase] == 0 {
-			bound = true
-		}
-		est := p.estimate(pl)
+		w := waiting{phase: pl.phase, caseID: pl.caseID, round: pl.round, input: pl.input, cap: pl.cap}
 		if l := p.active[pl.id]; l != nil {
-			est = max(est-now.Sub(l.began).Seconds(), 0)
+			w.elapsed = now.Sub(l.began).Seconds()
 		}
-		if pl.concurrency {
-			est /= parallel
-		}
-		s += est
+		todo = append(todo, w)
 	}
-	if bound {
-		// Until each remaining stage has a measured request, its requests
-		// count at their caps: an upper bound, and said as one.
-		return "≤ " + clockText(s) + " left", true
+	parallel := 1.0
+	if p.slots > 1 {
+		parallel = float64(min(p.slots, protocol.ConcurrencyClients))
 	}
-	return "~" + clockText(s) + " left", true
+	return estimateLeft(p.done, todo, parallel)
+}
+
+// leftText says a time left as one figure, "~1m30s left", and the worst
+// case to go beside it, ", up to 4m10s", when that says more (a quarter
+// more at least) and is within timeout, the limit a request already holds
+// the run to: beyond, it is a figure nobody would wait for ("": none).
+func leftText(r timeLeft, timeout time.Duration) (figure, worst string) {
+	figure = "~" + clockText(r.expected) + " left"
+	if r.worst <= timeout.Seconds() && r.worst >= 1.25*r.expected && clockText(r.worst) != clockText(r.expected) {
+		worst = ", up to " + clockText(r.worst)
+	}
+	return figure, worst
 }
 
 // clockText writes seconds as "42 s", "3m05s" or "1h02m".
@@ -309,11 +286,11 @@ func (p *progress) render() {
 		pos = fmt.Sprintf("%d–%d", lo, p.begun) // a round in flight
 	}
 	head := fmt.Sprintf("%s/%d %s", pos, len(p.plan), p.stage)
-	left, ok := p.left()
-	if !ok {
-		left = "time left: measuring"
+	figure, worst := "time left: measuring", ""
+	if r, ok := p.left(); ok {
+		figure, worst = leftText(r, protocol.RequestTimeout)
 	}
-	parts := []string{head, left}
+	parts := []string{head, figure + worst}
 	ids := make([]string, 0, len(p.active))
 	for id := range p.active {
 		ids = append(ids, id)
@@ -346,6 +323,10 @@ func (p *progress) render() {
 	line := strings.Join(append(parts, "run "+clockText(now.Sub(p.start).Seconds())), " · ")
 	if runewidth.StringWidth(line) >= p.scr.Width() {
 		line = strings.Join(parts, " · ") // the run's clock goes first
+	}
+	if runewidth.StringWidth(line) >= p.scr.Width() {
+		parts[1] = figure // then the worst case
+		line = strings.Join(parts, " · ")
 	}
 	if runewidth.StringWidth(line) >= p.scr.Width() {
 		// Then the long words, so a narrow terminal keeps the phase.

@@ -52,6 +52,13 @@ bench/results, otherwise to ./bench-results/; that folder is checked (a
 writable directory with room) before anything is sent. The result folder holds
 its charts too (chart-*.svg, drawn from results.json), shown in its README.md.
 
+On a terminal one status line shows the request in flight and the time left:
+the expected time ("~1m30s left"), from the engine's own prompt and decode
+rates so far, the remaining prompts' sizes and what the requests of each stage
+wrote so far, with the worst case (every remaining request writing to its cap)
+beside it when that is within the request timeout. Into a pipe, each finished
+request's line shows the same figure.
+
 Ctrl-C, SIGTERM and SIGHUP (a closed terminal, a dropped SSH session) end the
 run the same way: the request in flight fails, the rest are skipped, the result
 is written and names the signal, and strata exits 130. A second signal cuts the
