@@ -43,10 +43,12 @@ own template when --tokenizer is a GGUF. --protocol names the protocol the
 bundle is built for (build.json records it; default: the spec's inside a
 Strata checkout, else strata's stand-in). The output folder must not exist:
 the bundle is written to a temporary folder and renamed into place.`,
-		Example: `  strata bench corpus build --tokenizer ../shared/tokenizer/qwen3/tokenizer.json \
-    --template ../shared/tokenizer/qwen3/chat_template.jinja --out /tmp/bundle
+		Example: `  strata bench corpus build --out /tmp/bundle \
+    --tokenizer ../shared/tokenizer/qwen3/tokenizer.json \
+    --template ../shared/tokenizer/qwen3/chat_template.jinja
   strata bench corpus build --protocol ` + protocol.SpecID + ` \
-    --tokenizer PACK/tokenizer --template serve/chat_template.jinja --out /tmp/spec-bundle`,
+    --tokenizer PACK/tokenizer --template serve/chat_template.jinja \
+    --out /tmp/spec-bundle`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireFlag("tokenizer", tokPath); err != nil {
@@ -161,7 +163,7 @@ func newCorpusVerify(env procstate.State) *cobra.Command {
 		Use: "verify [DIR]",
 		Example: `  strata bench corpus verify
   strata bench corpus verify path/to/standard-v1`,
-		Short: "Check a fixture bundle byte for byte against its manifest and its protocol's corpus SHA-256",
+		Short: "Check a fixture bundle against its manifest and corpus SHA-256",
 		Long: `Check every file of a bundle against MANIFEST.sha256 (nothing missing, altered or
 extra), the manifest against the corpus SHA-256 of the protocol its build.json
 names (or --protocol), and every fixture against the protocol's schedule. DIR
