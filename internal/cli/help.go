@@ -1,5 +1,7 @@
 package cli
 
+//go:generate go test -run ^TestCommandReference$ -update .
+
 import (
 	"cmp"
 	"fmt"
