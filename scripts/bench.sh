@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints the performance figures quoted in README.md ("Performance").
+# Prints the performance figures of docs/performance.md.
 # Usage: scripts/bench.sh [benchtime]   (default 20x)
 set -euo pipefail
 cd "$(dirname "$0")/.."

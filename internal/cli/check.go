@@ -10,7 +10,7 @@ func newCheck(env procstate.State) *cobra.Command {
 	var o benchrun.Target
 	cmd := &cobra.Command{
 		Use:   "check (--url URL | --profile NAME | --simulate) [flags]",
-		Short: "Check the engine's own chat template and tokenizer against the frozen bundle",
+		Short: "Hold the engine's own template and tokenizer to the bundle",
 		Long: `Check, before any benchmark request, that the engine renders and counts the
 protocol's prompts exactly as the bundle was built: every fixture is rendered by
 the engine (POST /apply-template with the exact chat body a run sends, tools and
@@ -43,6 +43,6 @@ checked.`,
 	f.BoolVar(&o.NoStart, "no-start", false, "never start an engine: use the one serving at the profile's URL or fail")
 	f.StringVar(&o.APIKeyEnv, "api-key-env", "", "name of an environment variable holding the server's API key")
 	f.StringVar(&o.Protocol, "protocol", "", "the protocol whose bundle to check against (default: the spec's inside a Strata checkout, else strata's stand-in)")
-	f.StringVar(&o.BundleDir, "bundle", "", "the bundle folder of a checkout's protocol (default: bench/prompts/standard-v1 of the current folder)")
+	f.StringVar(&o.BundleDir, "bundle", "", "the bundle folder of a checkout's protocol (default: ./bench/prompts/standard-v1)")
 	return cmd
 }

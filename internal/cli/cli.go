@@ -163,12 +163,14 @@ func newRoot(env procstate.State) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "strata",
 		Short: "Run the Strata standard benchmark against a local LLM inference server",
-		Long: `strata implements the Strata standard benchmark protocol (` + protocolLine() + `) for
-local LLM inference servers that speak llama.cpp's server API.
+		Long: `strata implements the Strata standard benchmark protocol for local LLM
+inference servers that speak llama.cpp's server API. Protocols: ` + protocolLine() + `.
 
 It sends a frozen set of prompts in a fixed order with fixed settings, measures
 client latencies and engine token rates, scores twelve sanity checks, and writes
-a result folder that anyone can re-validate.`,
+a result folder that anyone can re-validate.
+
+` + exitCodes(),
 		Example: `  strata bench run --simulate
   strata bench report bench-results/*/
   strata bench --help`,
@@ -182,12 +184,13 @@ a result folder that anyone can re-validate.`,
 	root.SetVersionTemplate("strata {{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
 	root.CompletionOptions.DisableDefaultCmd = true
+	setHelp(root)
 	bench := &cobra.Command{
 		Use: "bench",
 		Example: `  strata bench run --simulate
   strata bench report bench-results/*/
   strata bench compare bench-results/RUN-A bench-results/RUN-B`,
-		Short: "Benchmark commands: run the protocol, report a result, manage the fixture bundle",
+		Short: "Run the protocol; check, compare and publish its results",
 		Args:  noArgs,
 		RunE:  groupRunE,
 	}

@@ -23,12 +23,8 @@ import (
 	"github.com/strata-bench/strata/internal/tokenizer"
 )
 
-func newCorpusBuild(env procstate.State) *cobra.Command {
-	var tokPath, tmplPath, out, protocolID string
-	cmd := &cobra.Command{
-		Use:   "build --tokenizer PATH [--template PATH] --out DIR",
-		Short: "Build the frozen fixture bundle from a tokenizer and a chat template",
-		Long: `Build the fixture bundle exactly as the protocol's construction rules say:
+// corpusBuildHelp is corpus build's description.
+const corpusBuildHelp = `Build the fixture bundle exactly as the protocol's construction rules say:
 one JSON file per scheduled request (22 required + 12 optional) with its
 messages, tools, seed, cap, expected output, frozen token count and longest
 shared token prefix, plus build.json and MANIFEST.sha256.
@@ -42,11 +38,20 @@ checkout), a tokenizer_config.json, or a GGUF file; it defaults to the GGUF's
 own template when --tokenizer is a GGUF. --protocol names the protocol the
 bundle is built for (build.json records it; default: the spec's inside a
 Strata checkout, else strata's stand-in). The output folder must not exist:
-the bundle is written to a temporary folder and renamed into place.`,
-		Example: `  strata bench corpus build --tokenizer ../shared/tokenizer/qwen3/tokenizer.json \
-    --template ../shared/tokenizer/qwen3/chat_template.jinja --out /tmp/bundle
+the bundle is written to a temporary folder and renamed into place.`
+
+func newCorpusBuild(env procstate.State) *cobra.Command {
+	var tokPath, tmplPath, out, protocolID string
+	cmd := &cobra.Command{
+		Use:   "build --tokenizer PATH [--template PATH] --out DIR",
+		Short: "Build the frozen fixture bundle from a tokenizer and a chat template",
+		Long:  corpusBuildHelp,
+		Example: `  strata bench corpus build --out /tmp/bundle \
+    --tokenizer ../shared/tokenizer/qwen3/tokenizer.json \
+    --template ../shared/tokenizer/qwen3/chat_template.jinja
   strata bench corpus build --protocol ` + protocol.SpecID + ` \
-    --tokenizer PACK/tokenizer --template serve/chat_template.jinja --out /tmp/spec-bundle`,
+    --tokenizer PACK/tokenizer --template serve/chat_template.jinja \
+    --out /tmp/spec-bundle`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireFlag("tokenizer", tokPath); err != nil {
@@ -161,7 +166,7 @@ func newCorpusVerify(env procstate.State) *cobra.Command {
 		Use: "verify [DIR]",
 		Example: `  strata bench corpus verify
   strata bench corpus verify path/to/standard-v1`,
-		Short: "Check a fixture bundle byte for byte against its manifest and its protocol's corpus SHA-256",
+		Short: "Check a fixture bundle against its manifest and corpus SHA-256",
 		Long: `Check every file of a bundle against MANIFEST.sha256 (nothing missing, altered or
 extra), the manifest against the corpus SHA-256 of the protocol its build.json
 names (or --protocol), and every fixture against the protocol's schedule. DIR

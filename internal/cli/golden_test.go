@@ -12,7 +12,7 @@ import (
 	"github.com/strata-bench/strata/internal/exitcode"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden and docs/commands.md")
 
 func results(t *testing.T, name string) string {
 	return filepath.Join(repoRoot(t), "testdata", "results", name)

@@ -25,8 +25,9 @@ func newManifest(env procstate.State) *cobra.Command {
 		Use: "manifest",
 		Example: `  strata bench manifest verify --repo results-repo
   strata bench manifest add --repo results-repo --results bench-results/RUN \
-      --review-pr https://github.com/OWNER/results/pull/12 --reviewed-by maintainer`,
-		Short: "The approved manifest (bench/approved.json): verify entries, add a reviewed run",
+    --review-pr https://github.com/OWNER/results/pull/12 \
+    --reviewed-by maintainer`,
+		Short: "Verify or add entries of the approved manifest",
 		Args:  noArgs,
 		RunE:  groupRunE,
 	}
@@ -42,7 +43,7 @@ func manifestOptions(env procstate.State, activate []string) (manifest.Options, 
 	return manifest.Options{Activated: activate, Protocols: env.Protocols, Embedded: b, Now: env.Clock()}, nil
 }
 
-const activateHelp = "a protocol ID that is activated (repeatable); none is by default, since the draft protocol has no approved results"
+const activateHelp = "a protocol ID to treat as activated (repeatable; none by default: a draft has no approved results)"
 
 func newManifestVerify(env procstate.State) *cobra.Command {
 	var repoDir string
@@ -112,8 +113,9 @@ func newManifestAdd(env procstate.State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "add --repo DIR --results PATH --review-pr URL --reviewed-by HANDLE [--replaces RUN_ID]",
 		Example: `  strata bench manifest add --repo results-repo --results bench-results/RUN \
-      --review-pr https://github.com/OWNER/results/pull/12 --reviewed-by maintainer`,
-		Short: "A maintainer's helper: verify a reviewed run and add its entry to bench/approved.json",
+    --review-pr https://github.com/OWNER/results/pull/12 \
+    --reviewed-by maintainer`,
+		Short: "Verify a reviewed run and add its entry to bench/approved.json",
 		Long: `Verify the report at PATH (bench/results/<folder>/results.json, or the folder)
 on the default branch exactly as "manifest verify" would, then write its entry
 into the working tree's bench/approved.json (commit it yourself). The evidence

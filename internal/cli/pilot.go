@@ -83,7 +83,7 @@ func newPilot(env procstate.State) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the evidence as JSON (format strata-pilot-evidence, version 1)")
-	cmd.Flags().StringVar(&bundleDir, "bundle", "", "the bundle folder of a checkout's protocol, for results of the spec's protocol (default: bench/prompts/standard-v1 of the current folder)")
+	cmd.Flags().StringVar(&bundleDir, "bundle", "", "the bundle folder for results of the spec's protocol (default: ./bench/prompts/standard-v1)")
 	return cmd
 }
 

@@ -13,7 +13,7 @@ func newProfiles(env procstate.State) *cobra.Command {
 	return &cobra.Command{
 		Use:     "profiles",
 		Example: `  strata bench profiles`,
-		Short:   "List the engine profiles found (./profiles, then the user config folder)",
+		Short:   "List the engine profiles found",
 		Long: `List the engine profiles strata can find: ./profiles/NAME.toml, then
 strata/profiles/NAME.toml in the user config folder (the first of a name wins),
 and the built-in "simulator". A profile that does not parse is listed with its

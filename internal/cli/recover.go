@@ -27,7 +27,7 @@ import (
 func newRecover(env procstate.State) *cobra.Command {
 	return &cobra.Command{
 		Use:   "recover [DIR]",
-		Short: "Turn the journal of a run that was killed into a partial result folder",
+		Short: "Turn a killed run's journal into a partial result folder",
 		Long: `A run keeps a journal while it goes (a hidden .<folder>.pending folder beside
 where its result folder will be): every finished request's record, synced to disk
 before the next request is sent. When the runner is killed (SIGKILL, out of
@@ -42,8 +42,7 @@ DIR is a pending folder or a folder holding them; without DIR, every unrecovered
 journal under the current folder's result location (bench/results, else
 ./bench-results). A journal a running strata still writes is left alone.`,
 		Example: `  strata bench recover
-  strata bench recover bench-results
-  strata bench recover bench-results/.2026-12-01-standard-unknown-gpu-20261201T101917Z-6093e4.pending`,
+  strata bench recover bench-results`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := cmd.OutOrStdout()

@@ -70,7 +70,7 @@ goes is refused, never written through.`,
 		},
 	}
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only the validation outcome")
-	cmd.Flags().StringVar(&o.bundleDir, "bundle", "", "the bundle folder of a checkout's protocol, for a result of the spec's protocol (default: bench/prompts/standard-v1 of the current folder)")
+	cmd.Flags().StringVar(&o.bundleDir, "bundle", "", "the bundle folder for a result of the spec's protocol (default: ./bench/prompts/standard-v1)")
 	cmd.Flags().StringVar(&o.chartsDir, "charts", "", "write SVG charts (prompt rate, decode rate, TTFT per case) into this folder, outside the result folder")
 	return cmd
 }

@@ -106,10 +106,11 @@ func newRun(env procstate.State) *cobra.Command {
 	var o runOptions
 	cmd := &cobra.Command{
 		Use:   "run (--url URL | --profile NAME | --simulate) [flags]",
-		Short: "Run the standard benchmark protocol against a server and write a result folder",
+		Short: "Run the protocol against a server and write a result folder",
 		Long:  runHelp,
 		Example: `  strata bench run --simulate
-  strata bench run --profile llama-3060 --track default --track-notes "0.2.1 release, setup defaults"
+  strata bench run --profile llama-3060 --track default \
+    --track-notes "0.2.1 release, setup defaults"
   strata bench run --url http://127.0.0.1:8080`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -17,7 +17,7 @@ func newSubmit(env procstate.State) *cobra.Command {
 	return &cobra.Command{
 		Use:     "submit DIR",
 		Example: `  strata bench submit bench-results/RUN`,
-		Short:   "Check a result folder and print a results-only pull request's title and body (uploads nothing)",
+		Short:   "Check a result folder; print its pull request (uploads nothing)",
 		Long: `Check a result folder before you share it: the strict validator (with every
 artifact hash), and a scan of every file for private data the redactor would
 replace (home folders, user and host names, machine paths, private addresses,

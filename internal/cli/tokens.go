@@ -25,7 +25,7 @@ func newTokens(env procstate.State) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "tokens --tokenizer PATH [--template PATH --messages FILE.json [--tools FILE.json] [--kwargs JSON]] [--json]",
-		Short: "Count a prompt's tokens: text from stdin, or messages rendered with a chat template",
+		Short: "Count a prompt's tokens: stdin, or messages with a template",
 		Long: `Print the token IDs of a text (read from stdin, byte for byte) or of a chat
 rendered with a template, as a JSON array, and the count. --json prints
 {"count":N,"ids":[...]} instead.

@@ -43,7 +43,7 @@ func versionString(env procstate.State) string {
 func newVersion(env procstate.State) *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
-		Short:   "Print strata's version, the protocol it implements and the commit it was built from",
+		Short:   "Print the version, the protocols and the commit built from",
 		Example: "  strata version",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

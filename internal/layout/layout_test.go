@@ -1,5 +1,5 @@
-// Package layout_test holds README.md's Layout section to the tree: every
-// package folder is listed there, and everything listed exists.
+// Package layout_test holds docs/layout.md to the tree: every package
+// folder is listed there, and everything listed exists.
 package layout_test
 
 import (
@@ -11,29 +11,21 @@ import (
 	"testing"
 )
 
-func TestReadmeLayoutMatchesTheTree(t *testing.T) {
+func TestLayoutMatchesTheTree(t *testing.T) {
 	t.Parallel()
 	root := filepath.Join("..", "..")
-	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	data, err := os.ReadFile(filepath.Join(root, "docs", "layout.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	section := string(data)
-	start := strings.Index(section, "## Layout\n")
-	if start < 0 {
-		t.Fatal("README.md has no Layout section")
-	}
-	section = section[start:]
-	if end := strings.Index(section[3:], "\n## "); end >= 0 {
-		section = section[:end+3]
-	}
 	listed := map[string]bool{}
 	for _, m := range regexp.MustCompile(`(?m)^(\S+)\s{2,}\S`).FindAllStringSubmatch(section, -1) {
 		listed[strings.TrimSuffix(m[1], "/")] = true
 	}
 	for p := range listed {
 		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
-			t.Errorf("README.md lists %s, which is not in the tree", p)
+			t.Errorf("docs/layout.md lists %s, which is not in the tree", p)
 		}
 	}
 	// Every folder with Go files is listed (or is inside a listed
@@ -62,7 +54,7 @@ func TestReadmeLayoutMatchesTheTree(t *testing.T) {
 			covered = covered || (strings.HasPrefix(rel, "internal/") && strings.Count(rel, "/") > 1 && strings.HasPrefix(rel, p+"/"))
 		}
 		if !covered {
-			t.Errorf("%s is not in README.md's Layout section", rel)
+			t.Errorf("%s is not in docs/layout.md", rel)
 		}
 		return nil
 	})

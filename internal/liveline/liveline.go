@@ -177,14 +177,21 @@ func Fit(text string, width int) string {
 // after the first are indented by four spaces more than the first, and a
 // word longer than a line is cut.
 func Wrap(text string, width int) []string {
+	lead := len(text) - len(strings.TrimLeft(text, " "))
+	return WrapIndent(text, width, min(lead+4, width/2))
+}
+
+// WrapIndent is Wrap with the lines after the first indented by indent
+// spaces.
+func WrapIndent(text string, width, indent int) []string {
 	if runewidth.StringWidth(text) <= width {
 		return []string{text}
 	}
 	lead := len(text) - len(strings.TrimLeft(text, " "))
-	indent := strings.Repeat(" ", min(lead+4, width/2))
+	pad := strings.Repeat(" ", indent)
 	var out []string
 	cur, curW, empty := text[:lead], lead, true
-	next := func() { cur, curW, empty = indent, len(indent), true }
+	next := func() { cur, curW, empty = pad, len(pad), true }
 	for _, word := range strings.Fields(text) {
 		ww := runewidth.StringWidth(word)
 		if !empty && curW+1+ww > width {

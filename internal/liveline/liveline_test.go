@@ -47,6 +47,17 @@ func TestFitAndWrap(t *testing.T) {
 	}
 }
 
+// TestWrapIndentHangsAtItsIndent: the lines after the first start at the
+// indent given, whatever the first line's own indentation.
+func TestWrapIndentHangsAtItsIndent(t *testing.T) {
+	t.Parallel()
+	got := WrapIndent("  --url string   base URL of a server that is already running", 40, 17)
+	want := []string{"  --url string base URL of a server that", "                 is already running"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("WrapIndent:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestScreen(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
