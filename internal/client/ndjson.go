@@ -11,7 +11,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/record"
-	"github.com/strata-bench/strata/internal/redact"
 	"github.com/strata-bench/strata/internal/sse"
 )
 
@@ -30,11 +29,7 @@ import (
 // and durations are there); its message's parts are the answer,
 // reasoning and tool calls like any line's.
 func readNDJSON(body io.Reader, o *record.Outcome, since func() float64, onEvent func(string), red func(string) string) error {
-	if red == nil {
-		red = redact.SecretsOnly
-	}
-	s := &streamState{o: o, since: since, tools: map[int]*toolBuild{}, onEvent: onEvent, red: red}
-	s.dec = jsontext.NewDecoder(&s.rd)
+	s := newStreamState(o, since, onEvent, red)
 	r := bufio.NewReaderSize(body, 64<<10)
 	var readErr error
 	for !s.stop {
@@ -90,15 +85,6 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 		if !errors.Is(err, bufio.ErrBufferFull) {
 			return bytes.TrimSuffix(line, []byte("\n")), err
 		}
-	}
-}
-
-// collect puts what the stream gathered into the outcome.
-func (s *streamState) collect() {
-	s.o.Answer, s.o.Reasoning = s.answer.String(), s.reason.String()
-	for _, i := range s.order {
-		b := s.tools[i]
-		s.o.ToolCalls = append(s.o.ToolCalls, record.ToolCall{Index: i, ID: b.id, Type: b.typ, Name: b.name.String(), Arguments: b.args.String()})
 	}
 }
 

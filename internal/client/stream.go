@@ -83,6 +83,26 @@ type streamState struct {
 	stop     bool                // a bound was reached: read no further
 }
 
+// newStreamState is the state of one stream read into o. red redacts
+// what is clipped (nil: the secret forms the redactor knows).
+func newStreamState(o *record.Outcome, since func() float64, onEvent func(string), red func(string) string) *streamState {
+	if red == nil {
+		red = redact.SecretsOnly
+	}
+	s := &streamState{o: o, since: since, tools: map[int]*toolBuild{}, onEvent: onEvent, red: red}
+	s.dec = jsontext.NewDecoder(&s.rd)
+	return s
+}
+
+// collect puts what the stream gathered into the outcome.
+func (s *streamState) collect() {
+	s.o.Answer, s.o.Reasoning = s.answer.String(), s.reason.String()
+	for _, i := range s.order {
+		b := s.tools[i]
+		s.o.ToolCalls = append(s.o.ToolCalls, record.ToolCall{Index: i, ID: b.id, Type: b.typ, Name: b.name.String(), Arguments: b.args.String()})
+	}
+}
+
 func (s *streamState) add(kind string) {
 	s.addAt(kind, s.since())
 }
@@ -118,11 +138,7 @@ func (s *streamState) limit(msg string) {
 // the monotonic clock. It returns when the stream ends; a read error (the
 // timeout or a cancel closing the body) is returned for the caller to name.
 func readStream(body io.Reader, o *record.Outcome, since func() float64, onEvent func(string), red func(string) string) error {
-	if red == nil {
-		red = redact.SecretsOnly
-	}
-	s := &streamState{o: o, since: since, tools: map[int]*toolBuild{}, onEvent: onEvent, red: red}
-	s.dec = jsontext.NewDecoder(&s.rd)
+	s := newStreamState(o, since, onEvent, red)
 	r := sse.NewReader(body, sse.MaxLine)
 	var readErr error
 	for {
@@ -161,11 +177,7 @@ func readStream(body io.Reader, o *record.Outcome, since func() float64, onEvent
 			break
 		}
 	}
-	o.Answer, o.Reasoning = s.answer.String(), s.reason.String()
-	for _, i := range s.order {
-		b := s.tools[i]
-		o.ToolCalls = append(o.ToolCalls, record.ToolCall{Index: i, ID: b.id, Type: b.typ, Name: b.name.String(), Arguments: b.args.String()})
-	}
+	s.collect()
 	if readErr == nil && !s.stop {
 		switch {
 		case !s.doneSeen && o.FinishReason != nil:
