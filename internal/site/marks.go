@@ -16,13 +16,14 @@ import (
 // whole, the server's capacity beside every concurrency figure, and a
 // repository's demonstration data as such.
 
-// siteFuncs are the template functions that depend on the site: demo, the
-// file that marks it as demonstration data ("" for any other site), and
-// ids, which knows the protocol IDs its text may name.
+// siteFuncs are the template functions that depend on the site: local,
+// whether it is a local view (the marking, and the words "approved");
+// demo, the file that marks it as demonstration data ("" for any other
+// site); and ids, which knows the protocol IDs its text may name.
 func siteFuncs(s *Site) template.FuncMap {
 	seen := map[string]bool{"": true}
 	var protocols []string
-	for _, r := range append(append([]*Run{}, s.Approved...), s.Others...) {
+	for _, r := range s.runs() {
 		var ids []string
 		if r.Results != nil {
 			ids = append(ids, r.Results.Protocol.ID)
@@ -41,7 +42,7 @@ func siteFuncs(s *Site) template.FuncMap {
 	if s.Demo {
 		demo = DemoMarker
 	}
-	return template.FuncMap{"demo": func() string { return demo }, "ids": idMarker(protocols)}
+	return template.FuncMap{"local": func() bool { return s.Local }, "demo": func() string { return demo }, "ids": idMarker(protocols)}
 }
 
 // idPattern is what a page keeps on one line wherever it stands in a

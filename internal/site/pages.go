@@ -22,9 +22,7 @@ var funcs = template.FuncMap{
 	"add":  func(a, b int) int { return a + b },
 	"page": func(title, root string) map[string]string { return map[string]string{"Title": title, "Root": root} },
 	"csp":  func() string { return Policy },
-	// local is whether the page is of a local view (render sets it).
-	"local": func() bool { return false },
-	"mark":  func() string { return LocalMark },
+	"mark": func() string { return LocalMark },
 	// count writes n with its noun in the right number ("1 run", "3 runs").
 	"count":   humanize.Count,
 	"seconds": func(p *float64) string { return humanize.Seconds(*p) },
@@ -36,9 +34,10 @@ var funcs = template.FuncMap{
 		return map[string]any{"Role": role, "Class": class, "Run": r}
 	},
 	"capacity": capacityOf,
-	// A build replaces these two with its site's (siteFuncs).
-	"demo": func() string { return "" },
-	"ids":  idMarker(nil),
+	// A build replaces these three with its site's (siteFuncs).
+	"local": func() bool { return false },
+	"demo":  func() string { return "" },
+	"ids":   idMarker(nil),
 }
 
 // metricHead is a column of the five summary metrics.

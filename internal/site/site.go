@@ -191,6 +191,9 @@ type Site struct {
 	Demo bool
 }
 
+// runs are the site's runs, the approved first.
+func (s *Site) runs() []*Run { return append(append([]*Run{}, s.Approved...), s.Others...) }
+
 // Collect reads the manifest and every result folder of the repository's
 // default branch.
 func Collect(repo *manifest.Repo, o manifest.Options) (*Site, error) {
@@ -348,7 +351,7 @@ func statusReasons(res *contract.Results) []string {
 // AssignSlugs gives every run a unique, safe page name: submitted folder
 // names and run IDs never become paths as they are.
 func AssignSlugs(s *Site) {
-	for _, r := range append(append([]*Run{}, s.Approved...), s.Others...) {
+	for _, r := range s.runs() {
 		key := r.Folder
 		if r.Label == LabelReplaced {
 			// A run reviewed again keeps its folder: its replaced entry's
@@ -444,10 +447,7 @@ func Build(s *Site, out string) error {
 }
 
 func render(s *Site, dir string) error {
-	// local is the one function whose answer differs between the approved
-	// site and a local view: the marking, and the words "approved".
-	local := template.FuncMap{"local": func() bool { return s.Local }}
-	t, err := template.New("").Funcs(funcs).Funcs(siteFuncs(s)).Funcs(local).ParseFS(assets, "assets/*.html")
+	t, err := template.New("").Funcs(funcs).Funcs(siteFuncs(s)).ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return err
 	}
@@ -474,7 +474,7 @@ func render(s *Site, dir string) error {
 	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o755); err != nil {
 		return err
 	}
-	runs := append(append([]*Run{}, s.Approved...), s.Others...)
+	runs := s.runs()
 	err = each(len(runs), func(i int) error {
 		r := runs[i]
 		evidence := r.Evidence() // once: it hashes every listed file
