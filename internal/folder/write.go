@@ -12,8 +12,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/strata-bench/strata/internal/charts"
 	"github.com/strata-bench/strata/internal/contract"
@@ -75,16 +77,9 @@ func Write(root string, a *result.Assembled, red *redact.Redactor, check func(di
 	if err != nil {
 		return "", err
 	}
-	names := []string{contract.OutputsFile, contract.ConfigFile, contract.TemplateFile, contract.EngineLog, contract.PowerFile, contract.ResultsFile, contract.ReadmeFile}
-	for _, m := range charts.Metrics() {
-		names = append(names, charts.FileName(m.Metric))
-	}
-	for _, name := range names {
-		data, present := files[name]
-		if !present {
-			continue
-		}
-		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+	// Render decides which files the folder holds; each is written here.
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if err := os.WriteFile(filepath.Join(tmp, name), files[name], 0o644); err != nil {
 			return "", fmt.Errorf("write %s: %w", name, err)
 		}
 	}
