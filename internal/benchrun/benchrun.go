@@ -155,6 +155,9 @@ type bench struct {
 	// logFile is the log file of an engine already serving (--engine-log;
 	// nil: none).
 	logFile *engine.LogFile
+	// red redacts everything the run writes (target.redactor), from the
+	// preflight on.
+	red *redact.Redactor
 }
 
 // prepare checks everything that can be checked before an engine is
@@ -211,18 +214,19 @@ func (b *bench) beforeWarmup(ctx context.Context) error {
 		return err
 	}
 	view, lp := t.engineView(p)
-	p.out.Line("engine: %s (%s)", dialect.Of(b.srv.Dialect).Name(), displayLine(b.srv.Dialect.IdentifiedBy))
-	if ref := dialect.Of(b.srv.Dialect).Refuses(); ref != nil {
+	d := dialect.Of(b.srv.Dialect)
+	p.out.Line("engine: %s (%s)", d.Name(), displayLine(d.IdentifiedBy))
+	if ref := d.Refuses(); ref != nil {
 		return fmt.Errorf("refusing to run, before the warm-up: %s; upgrade the engine", displayLine(ref.Text()))
 	}
-	if why := dialect.Of(b.srv.Dialect).CannotRun(); why != "" {
+	if why := d.CannotRun(); why != "" {
 		return fmt.Errorf("refusing to run, before the warm-up: %s", displayLine(why))
 	}
 	b.facts = gatherFacts(ctx, p, t, b.srv, view, lp, b.hashes, b.inst)
 	b.facts.Protocol = b.bundle.Protocol
 	b.facts.Engine = view
-	budget := dialect.Of(b.srv.Dialect).CheckBudget(view)
-	for _, r := range derive.BeforeRun(result.Preview(b.srv, b.facts), b.srv.Evidence(), dialect.Of(b.srv.Dialect).NotTakenIn(b.srv.Evidence()), budget.Nonconforming) {
+	budget := d.CheckBudget(view)
+	for _, r := range derive.BeforeRun(result.Preview(b.srv, b.facts), b.srv.Evidence(), d.NotTakenIn(b.srv.Evidence()), budget.Nonconforming) {
 		if r.Kind != contract.NoCommit { // said on the run's first lines
 			p.out.Warn(r)
 		}
@@ -231,7 +235,8 @@ func (b *bench) beforeWarmup(ctx context.Context) error {
 		p.out.Note("the reasoning budget is not verifiable: %s", budget.Detail)
 	}
 	// Preflight: the engine's own template and tokenizer against the bundle.
-	pf, err := preflightCheck(ctx, t.client, b.srv, b.bundle, t.redactor(p, b.bundle), nil)
+	b.red = t.redactor(p, b.bundle)
+	pf, err := preflightCheck(ctx, t.client, b.srv, b.bundle, b.red, nil)
 	if err != nil {
 		return err
 	}
@@ -255,7 +260,7 @@ func (b *bench) beforeWarmup(ctx context.Context) error {
 // recoverable), stops the engine and writes the result folder.
 func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 	p, t := b.p, b.t
-	red := t.redactor(p, b.bundle)
+	red := b.red
 	// One reading starts the run: its wall time names the run and the
 	// folder, and the runner takes every dispatch's wall time from it.
 	origin := p.Clock()
