@@ -62,9 +62,7 @@ FILE, or --profile). Exit 1 when a check fails (and no text is printed).`,
 				}
 				why := fmt.Sprintf("%s, %s", humanize.Count(len(v.Violations), "violation", "violations"), humanize.Count(len(findings), "private finding", "private findings"))
 				if noLog != "" {
-					if _, err := fmt.Fprintf(w, "incomplete: %s\n", noLog); err != nil {
-						return err
-					}
+					printf(w, "incomplete: %s\n", noLog)
 					why += ", no engine log (--engine-log)"
 				}
 				return checkFailed(fmt.Sprintf("%s is not ready to share: %s", dir, why))
