@@ -420,7 +420,7 @@ func TestRecoverRemovesOnlyItsOwn(t *testing.T) {
 	}
 }
 
-// TestRecoverRefusesALinkedPendingFolder (issue 46, item 14): a pending
+// TestRecoverRefusesALinkedPendingFolder: a pending
 // folder that is a symbolic link (to another run's pending folder) is
 // refused, naming the link; the journal it points to is not read into a
 // result here, nor removed, and the link stays.

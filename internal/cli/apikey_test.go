@@ -11,7 +11,7 @@ import (
 	"github.com/strata-bench/strata/internal/exitcode"
 )
 
-// TestWordAPIKeysAreRefused (issue 46, item 4): a key that is a word of
+// TestWordAPIKeysAreRefused: a key that is a word of
 // the evidence (a word strata writes, the engine's name, a state) cannot
 // be redacted without destroying that evidence, so run and check refuse
 // it before anything is sent, naming where it came from and never showing

@@ -108,7 +108,7 @@ func TestVerify(t *testing.T) {
 	root := repoRoot(t)
 	// Default: the checkout's bundle, when the working folder has one; it
 	// is the spec's bundle, so a copy of the stand-in's there is refused
-	// (issue 48), naming both corpus SHAs, though its build.json names the
+	// naming both corpus SHAs, though its build.json names the
 	// stand-in and every file matches its manifest.
 	checkout := t.TempDir()
 	copyDir(t, filepath.Join(root, "bench", "prompts", protocol.StandInBundleName), filepath.Join(checkout, "bench", "prompts", "standard-v1"))
@@ -307,7 +307,7 @@ func TestBuildFromAPack(t *testing.T) {
 	}
 }
 
-// TestBuildUnderAProtocolRefusesAnotherCorpus (issue 48): a bundle built
+// TestBuildUnderAProtocolRefusesAnotherCorpus: a bundle built
 // for the spec's protocol (--protocol, or the default inside a Strata
 // checkout) whose corpus SHA-256 is not the spec's is refused, naming
 // both SHAs, and nothing is written under --out: every run would refuse

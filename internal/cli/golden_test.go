@@ -87,7 +87,7 @@ func TestCompareGolden(t *testing.T) {
 		golden(t, "compare-"+m+".svg", string(b))
 	}
 	// The same model file under another declared quantization: the files
-	// decide, and both strings are shown (issue 48).
+	// decide, and both strings are shown.
 	r = runIn(t, t.TempDir(), "", "bench", "compare", base, results(t, "partial"))
 	if r.code != 0 || !strings.Contains(r.stdout, "although the declared quantizations differ (IQ3_XXS vs Q4_K_M)") {
 		t.Errorf("identical files, other quantization: exit %d\n%s%s", r.code, r.stdout, r.stderr)

@@ -13,7 +13,7 @@ import (
 	"github.com/strata-bench/strata/internal/simengine"
 )
 
-// TestPreflightNotCheckedInOneWording (issue 48): a vLLM-shaped server
+// TestPreflightNotCheckedInOneWording: a vLLM-shaped server
 // whose render route answers HTTP 400 to every request leaves every
 // fixture not checked: the screen's fixture lines, its tally, bench
 // check's exit message and the folder's README say so in the same words,

@@ -145,7 +145,7 @@ func TestProtocolsAreNeverMixed(t *testing.T) {
 	}
 }
 
-// TestBundleWithAnEmbeddedProtocol (issue 48): --bundle names the bundle
+// TestBundleWithAnEmbeddedProtocol: --bundle names the bundle
 // folder of a protocol read from a checkout; with the stand-in, whose
 // bundle is embedded, it would be ignored, so it is a usage error before
 // anything runs. (Without --protocol, --bundle makes the spec's protocol

@@ -15,7 +15,7 @@ import (
 	"github.com/strata-bench/strata/internal/resulttest/submissions"
 )
 
-// TestDisguisedSimulatorEndToEnd is issue 18's attack through the
+// TestDisguisedSimulatorEndToEnd: a simulator in disguise, through the
 // commands: `engine simulate --scenario` with {"props":{"strata_simulator":
 // null}} (and its stand-in model) gives a nonconforming run that names its
 // traces; the folder edited to claim a complete run is rejected by report,

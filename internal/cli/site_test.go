@@ -136,7 +136,7 @@ func TestSiteServe(t *testing.T) {
 	}
 }
 
-// TestManifestAddReplaces (issue 48): a run whose results changed after
+// TestManifestAddReplaces: a run whose results changed after
 // review is added again with --replaces; the old entry stays in the
 // manifest, marked, verify accepts both and says which replaced which,
 // and the site links the replaced entry's page from the current one.

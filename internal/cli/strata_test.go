@@ -52,9 +52,9 @@ func runWithKey(t *testing.T, work, key string, args ...string) cliResult {
 	return cliResult{code, out.String(), errb.String()}
 }
 
-// TestStrataServerRun is issue 21's acceptance against the simulator as
-// Strata's server: without --api-key-env the run stops before the warm-up
-// naming the key's flag; with it the run completes, engine_version is the
+// TestStrataServerRun: a run against the simulator as Strata's server:
+// without --api-key-env the run stops before the warm-up naming the key's
+// flag; with it the run completes, engine_version is the
 // build_info version, the preflight checks the template and all 34 counts
 // (by count_tokens), the key is nowhere in the folder, and the config
 // file's --max-context, --kv and both --native shards are recorded.

@@ -68,7 +68,7 @@ func simulatedFolder(t *testing.T) string {
 	return dir
 }
 
-// TestViewWritesPages (issue 49's acceptance, written): a simulated, a
+// TestViewWritesPages: a simulated, a
 // partial, a nonconforming and two comparable complete folders get the
 // site's run pages, the comparable pair its compare page, every page
 // marked local — not reviewed.
@@ -108,7 +108,7 @@ func TestViewWritesPages(t *testing.T) {
 	}
 }
 
-// TestViewServe (issue 49's acceptance, served): the pages are served on
+// TestViewServe: the pages are served on
 // loopback with the site's headers, evidence as text, and the temporary
 // folder they were served from is gone when the preview stops.
 func TestViewServe(t *testing.T) {

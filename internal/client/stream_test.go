@@ -334,7 +334,7 @@ func TestStreamBoundsAreExact(t *testing.T) {
 	}
 }
 
-// TestClippedTextIsRedactedFirst (issue 46, item 8): a malformed line and
+// TestClippedTextIsRedactedFirst: a malformed line and
 // an error message are cut to 1 KiB after they are redacted, so neither
 // the key in use nor a token survives cut short where the cut falls
 // inside it.

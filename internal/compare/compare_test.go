@@ -49,7 +49,7 @@ func TestIdentity(t *testing.T) {
 			c.Model.Quantization = nil
 			c.Model.Files[0].Path = "elsewhere/" + c.Model.Files[0].Path
 		}, note: "not declared in the candidate"},
-		// The files decide (issue 48): byte-identical files are one
+		// The files decide: byte-identical files are one
 		// quantization whatever each run declared, and both names are shown.
 		{name: "identical files, declared quantizations differ", edit: func(b, c *contract.Results) {
 			c.Model.Quantization = str("Q4_K_M")

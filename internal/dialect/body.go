@@ -34,8 +34,8 @@ func (d Dialect) Body(f *fixtures.Fixture) ([]byte, error) {
 }
 
 // BodyForms are the bodies strata has built for a fixture in this dialect,
-// the current one first: before issue 22, reasoning_effort was not also
-// sent inside llama.cpp's and ik_llama.cpp's chat_template_kwargs. Each
+// the current one first, then the one without reasoning_effort also
+// inside llama.cpp's and ik_llama.cpp's chat_template_kwargs. Each
 // carries the fixture and the profile's settings, so a saved result sent
 // with either is the protocol's workload.
 // Each is built only when asked for: a saved result is nearly always in

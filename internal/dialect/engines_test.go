@@ -96,7 +96,7 @@ func TestOllamaRefusesXHighByVersion(t *testing.T) {
 
 // TestRefusalNeverContradictsItself: whatever version refuses the effort
 // at the warm-up, the refusal never names as the first version that takes
-// it one the engine's own version has reached (issue 48: "ollama 0.32.11
+// it one the engine's own version has reached (never "ollama 0.32.11
 // does not take … xhigh …; the first version that takes it is 0.32.11").
 func TestRefusalNeverContradictsItself(t *testing.T) {
 	t.Parallel()
@@ -236,7 +236,7 @@ func TestBudgetValueOnlyWithItsField(t *testing.T) {
 	}
 }
 
-// TestRefusalQuotesRedactedFirst (issue 46, item 8): the warm-up answer a
+// TestRefusalQuotesRedactedFirst: the warm-up answer a
 // refusal quotes is cut to 240 characters after the secret forms are
 // replaced, so a token the cut falls inside does not survive.
 func TestRefusalQuotesRedactedFirst(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 	"github.com/strata-bench/strata/internal/result"
 )
 
-// TestHostileAPIKeys (issue 46): for each API key, a run either refuses
+// TestHostileAPIKeys: for each API key, a run either refuses
 // it before the warm-up (a key the redactor could not take out of the
 // folder without taking evidence with it: result.CheckKey, which the run
 // calls) or writes a folder that the validator of bench report accepts,

@@ -11,7 +11,7 @@ import (
 	"github.com/strata-bench/strata/internal/simengine"
 )
 
-// TestDisguisedSimulatorIsNonconforming: the attack of issue 18 and its
+// TestDisguisedSimulatorIsNonconforming: a simulator in disguise and its
 // variants, end to end. A scenario that removes or changes the simulator's
 // /props markers does not hide it: it still marks itself, and the run names
 // every trace it left and validates as nonconforming.

@@ -260,7 +260,7 @@ func TestReviewInTheFuture(t *testing.T) {
 	}
 }
 
-// TestReviewBeforeItsEvidence (issue 46, item 14): an entry reviewed
+// TestReviewBeforeItsEvidence: an entry reviewed
 // before its evidence commit was made fails verification (the review
 // cannot have seen it); reviewed at that second, it verifies.
 func TestReviewBeforeItsEvidence(t *testing.T) {
@@ -283,7 +283,7 @@ func TestReviewBeforeItsEvidence(t *testing.T) {
 	}
 }
 
-// TestReviewerNameIsPlainText (issue 46, item 14): reviewed_by with a
+// TestReviewerNameIsPlainText: reviewed_by with a
 // control character (ESC, a C1 NEL), a bidirectional override or
 // invalid UTF-8 fails verification, and the helper refuses such a
 // --reviewed-by; a name in any script verifies.

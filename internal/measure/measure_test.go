@@ -245,7 +245,7 @@ func TestEngineNumberRules(t *testing.T) {
 		{name: "a count sent as a string", usage: `{"completion_tokens":"999999","prompt_tokens":30}`, timings: `{` + timings + `}`,
 			null: map[string]string{"/tokens/output_tokens": `invalid evidence: usage.completion_tokens ("999999") is not a nonnegative JSON integer`},
 			kept: []string{"/tokens/input_tokens", "/tokens/decode_tokens", "/metrics/decode_tps"}},
-		// Issue 46, item 8: the value quoted is redacted before it is cut.
+		// The value quoted is redacted before it is cut.
 		{name: "a token as a count", usage: `{"completion_tokens":"token ghp_R8m2kQv7Xz4Lp9Tw3Nb6Yc1Hd5Fg0Ja8Se2U","prompt_tokens":30}`, timings: `{` + timings + `}`,
 			null: map[string]string{"/tokens/output_tokens": `usage.completion_tokens ("token <secret>") is not a nonnegative JSON integer`}},
 		{name: "a count with a fraction", usage: `{"completion_tokens":3.0,"prompt_tokens":30}`, timings: `{` + timings + `}`,
@@ -291,7 +291,7 @@ func TestEngineNumberRules(t *testing.T) {
 		{name: "without completion_tokens the implied count stands", usage: `{"prompt_tokens":30}`,
 			timings: `{"prompt_n":30,"prompt_ms":3,"predicted_n":3,"predicted_ms":30,"predicted_per_second":1000000}`,
 			kept:    []string{"/tokens/decode_tokens"}},
-		// Issue 46, item 12: numbers no engine can give.
+		// Numbers no engine can give.
 		{name: "a prompt time of 1e-300 ms", usage: `{"completion_tokens":3,"prompt_tokens":3828}`,
 			timings: `{"prompt_n":3828,"prompt_ms":1e-300,"predicted_n":3,"predicted_ms":6,"predicted_per_second":500}`,
 			null: map[string]string{

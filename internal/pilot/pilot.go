@@ -46,7 +46,7 @@ type Input struct {
 	Bundle *fixtures.Bundle
 }
 
-// EnergyReader is the seam for energy per request (issue 24, item 1):
+// EnergyReader is the seam for energy per request:
 // it reads a folder's energy summaries per case. The pilot shows energy
 // only for a folder for which it returns any; nil reads none. It lives
 // here, not in the runner or the probe, so the energy work fills it in

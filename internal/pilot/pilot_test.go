@@ -362,7 +362,7 @@ func TestEnergySeam(t *testing.T) {
 	}
 }
 
-// TestCopiedFolderCountsOnce (issue 46, item 14): a copy of a folder (the
+// TestCopiedFolderCountsOnce: a copy of a folder (the
 // same run ID, or the same outputs.jsonl under another run ID) is the
 // same run: it is listed as a copy of the first and counted once, in the
 // checklists and across folders; two runs count twice.

@@ -345,7 +345,7 @@ func TestTokenCount(t *testing.T) {
 	}
 }
 
-// TestExcerptsAreRedactedBeforeTheyAreCut (issue 46, item 8): the excerpt
+// TestExcerptsAreRedactedBeforeTheyAreCut: the excerpt
 // of the engine's rendering around the first difference is cut from the
 // redacted rendering, so a token the cut would leave too short for the
 // rules to know is gone, and so is one in an error body cut to 200 bytes.
@@ -386,7 +386,7 @@ func TestExcerptsAreRedactedBeforeTheyAreCut(t *testing.T) {
 	}
 }
 
-// TestOutcomeWords (issue 48): a fixture's line and the tally say agree,
+// TestOutcomeWords: a fixture's line and the tally say agree,
 // DIFFER or not checked as contract.PreflightFixture.Outcome does (the
 // README's words): a fixture whose count could not be had is not
 // checked, even where its rendering agrees; one shown to differ differs.

@@ -7,7 +7,7 @@ import (
 	"github.com/strata-bench/strata/internal/redact/plant"
 )
 
-// TestWordKeysAreRefused (issue 46, item 4): a key the redactor cannot
+// TestWordKeysAreRefused: a key the redactor cannot
 // take out of a folder without taking evidence with it (a word of strata's
 // text or of the fixtures, the engine's name, a word or number of any
 // text) is refused, and a key that looks like one of the random keys
@@ -71,7 +71,7 @@ func TestKeyIn(t *testing.T) {
 	}
 }
 
-// TestCommonWordUserNames (issue 46, item 11): a user called by a common
+// TestCommonWordUserNames: a user called by a common
 // word keeps that word in prose and in the engine's log, and is still
 // replaced where it stands as the user's name.
 func TestCommonWordUserNames(t *testing.T) {

@@ -88,7 +88,7 @@ func TestNullsHaveNoUnit(t *testing.T) {
 // line; a count alone of the tool cases, or counts off the chat path, are
 // said to show nothing of the workload; a fixture that could not be
 // checked keeps the bold line, in the terminal's words: not checked, not
-// differ (issue 48); a template the engine does not reveal is said so.
+// differ; a template the engine does not reveal is said so.
 func TestPreflightLine(t *testing.T) {
 	t.Parallel()
 	n := func(v int) *int { return &v }

@@ -11,7 +11,7 @@ import (
 	"github.com/strata-bench/strata/internal/resulttest"
 )
 
-// TestPagesShowHiddenCharactersEscaped (issue 46, item 14): text of a
+// TestPagesShowHiddenCharactersEscaped: text of a
 // submission with a bidirectional override, a C1 control, ESC or an
 // invalid byte is shown on the site's pages as the terminal shows it
 // (\u202e, \u0085, \u001b, \xff), never raw, where it would reorder or

@@ -69,7 +69,7 @@ func replacedSite(t *testing.T) (*submissions.Scenario, *site.Site, string) {
 	return s, c, dir
 }
 
-// TestReplacedEntries (issue 48): the site lists the current entry of a
+// TestReplacedEntries: the site lists the current entry of a
 // replaced run as approved and the replaced one as "replaced", each on a
 // page of its own: the current page links the one it replaces, and the
 // replaced page says what replaced it and links it.

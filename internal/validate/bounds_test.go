@@ -9,7 +9,7 @@ import (
 	"github.com/strata-bench/strata/internal/contract"
 )
 
-// TestNumbersNoEngineGives (issue 46, item 12): a folder whose evidence
+// TestNumbersNoEngineGives: a folder whose evidence
 // and record agree on an engine number no engine can give (a prompt time
 // of 1e-300 ms, a completion count of 2^63-1 on a request capped at 2048,
 // a decode time of 0 for 88 tokens) is rejected, by the bound measure

@@ -67,7 +67,7 @@ func TestValidatorRederivesFromTheEvidence(t *testing.T) {
 		ptr    string
 		says   string
 	}{
-		// Issue 18, item 2: a simulator's folder claiming to be complete.
+		// A simulator's folder claiming to be complete.
 		{"the simulator's folder made complete", "nonconforming", func(t *testing.T, f fstest.MapFS) {
 			editJSON(t, f, contract.ResultsFile, complete)
 		}, "/run/status", "but the reasons give nonconforming"},

@@ -13,7 +13,7 @@ import (
 	"github.com/strata-bench/strata/internal/redact"
 )
 
-// TestOutputsInTheirOneForm (issue 46, item 14): outputs.jsonl is read in
+// TestOutputsInTheirOneForm: outputs.jsonl is read in
 // the one form strata writes it, byte for byte: its lines in the order of
 // the requests, each the record as strata encodes it, each ending in one
 // LF. A reordered file, CRLF line ends, a line re-encoded otherwise (a

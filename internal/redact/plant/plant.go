@@ -74,9 +74,8 @@ var Forms = []Form{
 		"b3BlbnNz", "<secret>\nnext line"},
 	{"-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi\nZ1BjP5CE8SeQ3", "MIIEpAIB", "<secret>"},
 
-	// Issue 18, item 7: secrets that survived. A setting's name with a
-	// prefix joined by an underscore, in env, shell, YAML, JSON and flag
-	// forms.
+	// A setting's name with a prefix joined by an underscore, in env,
+	// shell, YAML, JSON and flag forms.
 	{"LLAMA_API_KEY=ll4maKeyV7q2", "ll4maKeyV7q2", "LLAMA_API_KEY=<secret>"},
 	{`export OPENAI_API_KEY="oa1LocalZq81Xv"`, "oa1LocalZq81Xv", `export OPENAI_API_KEY="<secret>"`},
 	{"MY_HF_TOKEN: hfl0calT0kenQw", "hfl0calT0kenQw", "MY_HF_TOKEN: <secret>"},
@@ -110,7 +109,7 @@ var Forms = []Form{
 	{"b64 czNjcjN0LXByb2ZpbGUta2V5 end", "czNjcjN0LXByb2ZpbGUta2V5", "b64 <secret> end"},
 	{`body {"b":"eyJrZXkiOiJzM2NyM3QtcHJvZmlsZS1rZXkifQ=="}`, "eyJrZXkiOiJzM2NyM3Qt", `{"b":"<secret>"}`},
 	{"auth Basic Ym9iOnMzY3IzdC1wcm9maWxlLWtleQ==", "Ym9iOnMzY3IzdC1wcm9maWxlLWtleQ", "auth Basic <secret>"},
-	// Issue 46, item 10: the key in use echoed hex-, URL-, \u- or
+	// The key in use echoed hex-, URL-, \u- or
 	// HTML-entity-encoded, split by spaces or zero-width characters, or
 	// as its first characters.
 	{"bad key 7333637233742d70726f66696c652d6b6579 rejected", "7333637233742d70726f66", "bad key <secret> rejected"},
@@ -127,7 +126,7 @@ var Forms = []Form{
 	{"bad key s\u200c3\u200dc\u2060r\ufeff3\u00adt-profile-key rejected", "s\u200c3", "bad key <secret> rejected"},
 	{"bad key s3cr3t-pro... rejected", "s3cr3t-pro", "bad key <secret>... rejected"},
 	{"bad key S3CR3T-PROF\u2026 rejected", "S3CR3T-PROF", "bad key <secret>\u2026 rejected"},
-	// Issue 46, item 9: a private key's body after an empty BEGIN … END
+	// A private key's body after an empty BEGIN … END
 	// block, on one line or on lines too few for the rule of bare lines.
 	{"-----BEGIN PRIVATE KEY-----\n-----END PRIVATE KEY-----\n" + oneLineBody + "\nnext line", "MIIEvAIBADAN", "<secret>\nnext line"},
 	{"-----BEGIN RSA PRIVATE KEY----------END RSA PRIVATE KEY-----\n" + keyBody[:65+65] + "Gem0M5ZC\nnext line", "N7dMQwFX", "<secret>\nnext line"},
