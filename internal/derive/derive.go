@@ -1,9 +1,11 @@
-// Package derive owns every protocol rule that is a function of a run's
-// records: a request's status from its finish reason and error, its
-// sanity verdict, the settings the server resolved otherwise, unexpected
-// cache reuse and the length rule, the summaries and concurrency rounds
-// (through measure), the request counts and the quality tally, and the
-// reasons a run is nonconforming or partial with the status they give.
+// Package derive applies the protocol's rules to a run's records: a
+// request's status from its finish reason and error, its sanity verdict,
+// the settings the server resolved otherwise, unexpected cache reuse and
+// the length rule, the summaries and concurrency rounds, the request
+// counts and the quality tally, and the reasons a run is nonconforming or
+// partial. A rule with a threshold or a sentence of its own has its home
+// in protocol or measure (internal/layout/rules_test.go names each), and
+// derive calls it there.
 //
 // Assembly (internal/result) calls it to produce these values from the
 // records it has just built; validation (internal/validate) calls it on the
