@@ -147,7 +147,7 @@ func TestContextEndsRender(t *testing.T) {
 	if _, err := tmpl.RenderContext(ctx, hi); !errors.Is(err, stop) {
 		t.Fatalf("got %v, want the context's cause", err)
 	}
-	if _, err := ParseContext(ctx, `{{ x }}`); !errors.Is(err, stop) {
+	if _, err := parseContext(ctx, `{{ x }}`); !errors.Is(err, stop) {
 		t.Fatalf("parse: got %v, want the context's cause", err)
 	}
 }

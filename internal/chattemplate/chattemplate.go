@@ -48,11 +48,11 @@ type Template struct {
 
 // Parse compiles a chat template.
 func Parse(source string) (*Template, error) {
-	return ParseContext(context.Background(), source)
+	return parseContext(context.Background(), source)
 }
 
-// ParseContext is Parse, ending when ctx does with its cause.
-func ParseContext(ctx context.Context, source string) (*Template, error) {
+// parseContext is Parse, ending when ctx does with its cause.
+func parseContext(ctx context.Context, source string) (*Template, error) {
 	code, err := rewrite(source)
 	if err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func Load(ctx context.Context, path string) (*Template, error) {
 
 // parseFile compiles src, the template read from the file at path.
 func parseFile(ctx context.Context, path, src string) (*Template, error) {
-	t, err := ParseContext(ctx, src)
+	t, err := parseContext(ctx, src)
 	if err != nil {
 		return nil, fmt.Errorf("chat template %s: %w", path, err)
 	}

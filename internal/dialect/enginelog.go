@@ -48,10 +48,10 @@ var (
 	llamaEval       = regexp.MustCompile(`\beval time =\s*([0-9.]+) ms /\s*(\d+) (?:tokens|runs)`)
 )
 
-// LlamaLogRequests reads llama-server's per-request timer lines: a
+// llamaLogRequests reads llama-server's per-request timer lines: a
 // request is listed once both its prompt and its generation line were
 // read, in the order its prompt line appears.
-func LlamaLogRequests(log []byte) []LogRequest {
+func llamaLogRequests(log []byte) []LogRequest {
 	var out []LogRequest
 	open := map[string]int{} // task → index in out of a request without its eval line
 	task := ""

@@ -61,7 +61,7 @@ func TestLlamaLogRequests(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			if got := LlamaLogRequests([]byte(c.log)); !reflect.DeepEqual(got, c.want) {
+			if got := llamaLogRequests([]byte(c.log)); !reflect.DeepEqual(got, c.want) {
 				t.Errorf("got %+v, want %+v", got, c.want)
 			}
 		})

@@ -116,7 +116,7 @@ func factsOf(e Engine) engineFacts {
 		// too.
 		return engineFacts{alias: map[string]string{"repetition_penalty": "repeat_penalty"}, keepSpec: true, timers: TimersLlamaCpp,
 			reasoning: reasoningContent, preflight: llamaPreflight(), config: ConfigLlamaArgs, effortInKwargs: true,
-			requestLog: LlamaLogRequests}
+			requestLog: llamaLogRequests}
 	case IKLlamaCpp:
 		// Its server keeps llama-server's /apply-template and /tokenize
 		// (examples/server/server.cpp @8337e4c l.1424–1459). The top-level
@@ -154,7 +154,7 @@ func factsOf(e Engine) engineFacts {
 		// llama-server helper whose output is Ollama's server log, its
 		// print_timing lines too, whichever API the request came by
 		// (seen with 0.32.11 and its b10353 helper).
-		return engineFacts{timers: TimersNone, requestLog: LlamaLogRequests,
+		return engineFacts{timers: TimersNone, requestLog: llamaLogRequests,
 			noTimers: "Ollama's OpenAI-compatible endpoint reports counts only, no timer (openai/openai.go @0098875 ToUsage); its native /api/chat counts cached tokens in prompt_eval_count but times only the evaluated ones",
 			dropped: []notTaken{
 				{"top_k", "Ollama's OpenAI-compatible endpoint has no top_k field and drops it (openai/openai.go @0098875)"},

@@ -721,9 +721,9 @@ func (as *assembler) engineLog(e *contract.Engine) *contract.Engine {
 	case c.StartedByRunner:
 		as.missing.Add(contract.PtrEngineLog, "the runner started the engine, but its output was not kept")
 	case as.facts.Extensions.Recovered != nil:
-		as.missing.Add(contract.PtrEngineLog, "the run was recovered from its journal: "+NoEngineLog(&c)+" (strata reads that file after the run, which a killed run never reached)")
+		as.missing.Add(contract.PtrEngineLog, "the run was recovered from its journal: "+noEngineLog(&c)+" (strata reads that file after the run, which a killed run never reached)")
 	default:
-		as.missing.Add(contract.PtrEngineLog, NoEngineLog(&c))
+		as.missing.Add(contract.PtrEngineLog, noEngineLog(&c))
 	}
 	if sb := c.ServedBeforeRun; sb != nil && sb.Answered == nil {
 		as.missing.Add(contract.PtrEngineServedAnswered, orElse(sb.Reason, "the engine does not say how many requests it had answered"))
@@ -731,11 +731,11 @@ func (as *assembler) engineLog(e *contract.Engine) *contract.Engine {
 	return &c
 }
 
-// NoEngineLog is why a run against an engine strata did not start has no
+// noEngineLog is why a run against an engine strata did not start has no
 // engine log: it was already serving (at --url, or at the URL of a profile
 // whose engine strata would otherwise start), so its output went where
 // whoever started it sent it.
-func NoEngineLog(e *contract.Engine) string {
+func noEngineLog(e *contract.Engine) string {
 	who := "the engine at --url"
 	if e.Profile != "" {
 		who = "profile " + e.Profile + "'s engine"

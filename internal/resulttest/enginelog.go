@@ -19,12 +19,12 @@ func LlamaLog(rec *record.Run) []byte {
 			timings[i] = e.Outcome.Timings
 		}
 	}
-	return LlamaLogOf(timings)
+	return llamaLogOf(timings)
 }
 
-// LlamaLogOf is LlamaLog of the requests' raw timings, in order (nil: a
+// llamaLogOf is LlamaLog of the requests' raw timings, in order (nil: a
 // request without them).
-func LlamaLogOf(timings []json.RawMessage) []byte {
+func llamaLogOf(timings []json.RawMessage) []byte {
 	var b strings.Builder
 	b.WriteString("0.00.003.331 I srv    load_model: loading model 'Qwen3-8B-Q4_K_M.gguf'\n0.00.406.656 I srv  llama_server: model loaded\n")
 	for task, raw := range timings {
