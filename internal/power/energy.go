@@ -171,7 +171,7 @@ func parseReading(line string) (Reading, error) {
 	if err1 != nil || err2 != nil || err3 != nil || math.IsNaN(t) || math.IsInf(t, 0) {
 		return Reading{}, fmt.Errorf("%q is not a time in seconds, a GPU index and a draw in watts", line)
 	}
-	if why := Check(w); why != "" {
+	if why := checkDraw(w); why != "" {
 		return Reading{}, fmt.Errorf("%q: the draw is %s, a reading the sampler drops", line, why)
 	}
 	return Reading{T: t, GPU: g, W: w}, nil

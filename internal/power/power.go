@@ -136,7 +136,7 @@ func (s *Sampler) take(gpu int, w float64) {
 	if !ok {
 		return
 	}
-	if why := Check(w); why != "" {
+	if why := checkDraw(w); why != "" {
 		s.mu.Lock()
 		s.dropped[why]++
 		s.mu.Unlock()
@@ -181,9 +181,9 @@ func (s *Sampler) admit(g *gpuState, at time.Time) string {
 	return ""
 }
 
-// Check is the rule for a reading's value: "" when w is a draw (a finite
+// checkDraw is the rule for a reading's value: "" when w is a draw (a finite
 // number of watts within [0, MaxW]), else why it is dropped.
-func Check(w float64) string {
+func checkDraw(w float64) string {
 	switch {
 	case math.IsNaN(w), math.IsInf(w, 0):
 		return DropNotFinite
