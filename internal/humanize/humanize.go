@@ -97,7 +97,7 @@ func Cell(s *contract.Summary) string {
 		return "not measured (n=0)"
 	}
 	lo, hi := Of(s.Metric, *s.Min), Of(s.Metric, *s.Max)
-	unit := " " + unitWord(s.Metric)
+	unit := " " + UnitWord(s.Metric)
 	if strings.HasSuffix(lo, unit) && strings.HasSuffix(hi, unit) {
 		lo = strings.TrimSuffix(lo, unit)
 	}
@@ -113,7 +113,7 @@ func Readout(s *contract.Summary) string {
 	if s == nil || s.N == 0 || s.Median == nil || s.Min == nil || s.Max == nil {
 		return "not measured (n=0)"
 	}
-	bare := func(v float64) string { return strings.TrimSuffix(Of(s.Metric, v), " "+unitWord(s.Metric)) }
+	bare := func(v float64) string { return strings.TrimSuffix(Of(s.Metric, v), " "+UnitWord(s.Metric)) }
 	return fmt.Sprintf("%s (%s–%s, n=%d)", bare(*s.Median), bare(*s.Min), bare(*s.Max), s.N)
 }
 
@@ -130,7 +130,9 @@ func LeftOut(caseID, metric string) string {
 	return ""
 }
 
-func unitWord(metric string) string {
+// UnitWord is the unit a metric's values are written in: "tok/s", "s",
+// "J" or "tok/J".
+func UnitWord(metric string) string {
 	if u := energyUnit(metric); u != "" {
 		return u
 	}

@@ -254,11 +254,7 @@ func writeCharts(p printer, r *contract.Results) {
 	for _, m := range charts.Metrics() {
 		for _, a := range r.Artifacts {
 			if a.Path == charts.FileName(m.Metric) {
-				short := "tok/s"
-				if contract.Unit(m.Metric) == contract.UnitSeconds {
-					short = "s"
-				}
-				shown = append(shown, fmt.Sprintf("![%s (%s)](%s)\n", m.Title, short, a.Path))
+				shown = append(shown, fmt.Sprintf("![%s (%s)](%s)\n", m.Title, humanize.UnitWord(m.Metric), a.Path))
 				break
 			}
 		}

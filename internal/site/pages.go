@@ -54,11 +54,7 @@ var metricHeads = func() []metricHead {
 	}
 	var out []metricHead
 	for _, m := range contract.SummaryMetrics() {
-		unit := "s"
-		if contract.Unit(m) == contract.UnitRate {
-			unit = "tok/s"
-		}
-		out = append(out, metricHead{Metric: m, Title: titles[m], Unit: unit})
+		out = append(out, metricHead{Metric: m, Title: titles[m], Unit: humanize.UnitWord(m)})
 	}
 	return out
 }()
