@@ -105,7 +105,7 @@ func Render(a *result.Assembled, red *redact.Redactor) (map[string][]byte, error
 	res.Artifacts = []contract.Artifact{}
 	// The lines first, then one allocation of their total: outputs.jsonl
 	// runs to megabytes (every delta of every request), which a growing
-	// buffer copied and cleared about twice over.
+	// buffer would copy again each time it grew.
 	lines := make([][]byte, 0, len(a.Outputs))
 	size := 0
 	for _, o := range a.Outputs {

@@ -32,8 +32,8 @@ func Read(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s is %d bytes, %w (at most %d)", path, size, ErrTooLarge, limit)
 	}
 	// Read into a buffer of the size the file had (plus one byte, to see
-	// growth): io.ReadAll's doubling copies an 11 MB tokenizer.json some
-	// twenty times.
+	// growth): io.ReadAll grows its buffer step by step, copying what it
+	// has read of a file of megabytes again at each step.
 	r := io.LimitReader(f, limit+1)
 	data := make([]byte, 0, size+1)
 	for {
