@@ -211,7 +211,7 @@ func showsErrorAfterFirstDelta(f *Folder) string {
 func showsQueueing(f *Folder) string {
 	r := f.results
 	slots := r.Configuration.ServerCapacity
-	if !r.Run.OptionalConcurrency || slots == nil || *slots >= int64(protocol.ConcurrencyClients) {
+	if !r.Run.OptionalConcurrency || slots == nil || !protocol.Queues(*slots) {
 		return ""
 	}
 	rounds, completed, failed := 0, 0, 0

@@ -162,6 +162,13 @@ const (
 	ConcurrencyClients     = 4
 )
 
+// Queues reports whether a concurrency round queues on a server of slots
+// slots: its ConcurrencyClients requests, released together, wait for
+// one another on fewer slots, and that is never four-way parallel
+// decoding ("four clients may queue on a server with fewer than four
+// slots").
+func Queues(slots int64) bool { return slots < ConcurrencyClients }
+
 // PerformanceCases are the performance cases in the order each repetition
 // sends them.
 func PerformanceCases() []string { return []string{CaseShort, CasePrompt4K, CasePrompt16K} }

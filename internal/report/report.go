@@ -515,7 +515,7 @@ func capacityNote(slots *int64) string {
 	switch {
 	case slots == nil:
 		return "The server's configured capacity is not known, so whether the four requests queued or ran in parallel cannot be said."
-	case *slots < int64(protocol.ConcurrencyClients):
+	case protocol.Queues(*slots):
 		return fmt.Sprintf("The server's configured capacity is %d slot(s): with fewer than %d, the requests queue, which is not %d-way parallel decoding.", *slots, protocol.ConcurrencyClients, protocol.ConcurrencyClients)
 	}
 	return fmt.Sprintf("The server's configured capacity is %d slots, enough for the %d requests to be decoded together.", *slots, protocol.ConcurrencyClients)

@@ -94,7 +94,7 @@ func capacityOf(r *contract.Results) string {
 			why = "not recorded"
 		}
 		return "server capacity not known (" + why + ")"
-	case *n < int64(protocol.ConcurrencyClients):
+	case protocol.Queues(*n):
 		return fmt.Sprintf("server capacity %s, so the %d requests queue", humanize.Count(int(*n), "slot", "slots"), protocol.ConcurrencyClients)
 	}
 	return "server capacity " + humanize.Count(int(*n), "slot", "slots")
