@@ -242,8 +242,8 @@ func (b *bench) beforeWarmup(ctx context.Context) error {
 	}
 	b.facts.Extensions.Preflight = pf
 	reportPreflight(p.out, pf, false)
-	if r := derive.PreflightDiffers(pf); r != nil {
-		p.out.Warn(*r)
+	for _, r := range derive.Workload(pf, d) {
+		p.out.Warn(r)
 	}
 	b.facts.Extensions.Engine = engineInfo(t, b.prof, view, lp)
 	if b.prof != nil {

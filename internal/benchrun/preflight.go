@@ -97,6 +97,11 @@ func preflightVerdict(pf *contract.Preflight) string {
 	if len(pf.ByOutcome()[contract.OutcomeDiffer]) == 0 && (pf.TemplateAgrees || pf.EngineTemplateSHA256 == "") {
 		return "the engine's own template and tokenizer were " + contract.OutcomeNotChecked + " against the bundle"
 	}
+	if pf.TemplateAgrees {
+		// The same template, another prompt: the engine's chat path
+		// changes what reaches it (Ollama's reading of the tools).
+		return "the engine's own rendering DIFFERS from the bundle's, with the bundle's chat template"
+	}
 	return "the engine's own template and tokenizer DIFFER from the bundle"
 }
 

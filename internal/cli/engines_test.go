@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -25,7 +26,15 @@ func engineServer(t *testing.T, adjust func(*simengine.Config)) (string, *atomic
 	var chats atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/chat/completions" || r.URL.Path == "/api/chat" {
-			chats.Add(1)
+			// Ollama's preflight renders on /api/chat and runs nothing.
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				t.Errorf("reading a chat body: %v", err)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if !bytes.Contains(body, []byte(`"_debug_render_only": true`)) {
+				chats.Add(1)
+			}
 		}
 		sim.ServeHTTP(w, r)
 	}))
@@ -69,6 +78,18 @@ func TestOllamaWithoutHealth(t *testing.T) {
 	}
 	if chats.Load() != 22 {
 		t.Errorf("%d chat requests, want 22", chats.Load())
+	}
+	// Its preflight renders every fixture on /api/chat, and the tool
+	// cases' rendering, without their additionalProperties, is what makes
+	// the run nonconforming (beside the simulator it is).
+	var workload []string
+	for _, why := range res.Extensions.StatusReasons.Nonconforming {
+		if why.Kind == contract.PreflightDiffers || why.Kind == contract.SettingNotTaken {
+			workload = append(workload, why.Text)
+		}
+	}
+	if len(workload) != 1 || !strings.HasPrefix(workload[0], "the preflight showed the engine renders 4 of the 34 fixtures it checked, the tool cases, otherwise than the bundle (first sanity-T1: ") {
+		t.Errorf("workload reasons %q", workload)
 	}
 }
 

@@ -170,7 +170,7 @@ func (r *Preflight) Differing() []PreflightFixture {
 	var out []PreflightFixture
 	for _, f := range r.Fixtures {
 		counted := f.EngineTokens != nil && *f.EngineTokens != f.FrozenTokens
-		if f.FirstDifference != nil || counted && (f.RenderingAgrees || !carriesTools(f.RequestID)) {
+		if f.FirstDifference != nil || counted && (f.RenderingAgrees || !CarriesTools(f.RequestID)) {
 			out = append(out, f)
 		}
 	}
@@ -193,8 +193,22 @@ func (r *Preflight) CountsAloneDiffer() bool {
 	return true
 }
 
-// carriesTools reports whether a request offers tools (the tool-call cases).
-func carriesTools(id string) bool {
+// ShowsToolRendering reports whether the check saw the engine's chat path
+// render a tool case, equal to the bundle's or not.
+func (r *Preflight) ShowsToolRendering() bool {
+	if r == nil || r.OffChatPath {
+		return false
+	}
+	for _, f := range r.Fixtures {
+		if CarriesTools(f.RequestID) && (f.RenderingAgrees || f.FirstDifference != nil) {
+			return true
+		}
+	}
+	return false
+}
+
+// CarriesTools reports whether a request offers tools (the tool-call cases).
+func CarriesTools(id string) bool {
 	q, ok := protocol.Lookup(id)
 	if !ok || q.Phase != protocol.PhaseSanity {
 		return false

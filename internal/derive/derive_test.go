@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-bench/strata/bench/prompts"
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/measure"
 	"github.com/strata-bench/strata/internal/protocol"
 )
@@ -279,6 +280,47 @@ func differingPreflight(at *int, count int) *contract.Preflight {
 		{RequestID: "sanity-I1", Agree: true, RenderingAgrees: true, EngineTokens: &agree, FrozenTokens: 37},
 		{RequestID: "sanity-T1", RenderingAgrees: at == nil, FirstDifference: at, EngineTokens: &count, FrozenTokens: 200},
 	}}
+}
+
+// TestWorkload: on an engine whose source says it changes the tool cases
+// (Ollama's native API), the preflight's rendering of them decides: one
+// that differs is named with that cause (preflight_differs), one equal to
+// the bundle's gives no reason; where no rendering of them was shown, the
+// source's fact makes the run nonconforming (setting_not_taken). An engine
+// not known to change them is held to its preflight alone.
+func TestWorkload(t *testing.T) {
+	t.Parallel()
+	ollama := dialect.Dialect{Engine: dialect.Ollama, Version: "0.32.11", API: dialect.APINative, Model: "m"}
+	rendered := func(at *int) *contract.Preflight {
+		pf := differingPreflight(at, 0)
+		pf.Fixtures[0].EngineTokens, pf.Fixtures[1].EngineTokens = nil, nil
+		return pf
+	}
+	unrendered := rendered(nil)
+	unrendered.Fixtures[1].RenderingAgrees, unrendered.Fixtures[1].Problem, unrendered.Fixtures[1].Agree = false, "POST /api/chat answered HTTP 500", false
+	for _, c := range []struct {
+		name string
+		pf   *contract.Preflight
+		d    dialect.Dialect
+		kind contract.ReasonKind // "": no reason
+		want string
+	}{
+		{"tool cases rendered otherwise", rendered(ptr(350)), ollama, contract.PreflightDiffers,
+			"the preflight showed the engine renders 1 of the 2 fixtures it checked, the tool cases, otherwise than the bundle (first sanity-T1: its rendering differs from the bundle's at byte 350), as its source says it must (Ollama's api.ToolFunctionParameters"},
+		{"tool cases rendered as the bundle", rendered(nil), ollama, "", ""},
+		{"tool cases not rendered", unrendered, ollama, contract.SettingNotTaken, "and the preflight did not show their rendering: T1–T4 are not the protocol's workload"},
+		{"no preflight", nil, ollama, contract.SettingNotTaken, "the engine cannot take the tool cases' tools as the protocol gives them (Ollama's api.ToolFunctionParameters"},
+		{"another engine, rendered otherwise", rendered(ptr(350)), dialect.Dialect{Engine: dialect.LlamaCpp}, contract.PreflightDiffers, "the preflight showed the engine's chat template or tokenizer is not the profile's"},
+		{"another engine, no preflight", nil, dialect.Dialect{Engine: dialect.LlamaCpp}, "", ""},
+	} {
+		rs := Workload(c.pf, c.d)
+		switch {
+		case c.kind == "" && len(rs) != 0:
+			t.Errorf("%s: reasons %+v, want none", c.name, rs)
+		case c.kind != "" && (len(rs) != 1 || rs[0].Kind != c.kind || !strings.Contains(rs[0].Text, c.want)):
+			t.Errorf("%s: reasons %+v\nwant one %s saying %q", c.name, rs, c.kind, c.want)
+		}
+	}
 }
 
 // TestPreflightDiffers: a fixture the engine showed to become another

@@ -87,10 +87,47 @@ func engineReasons(res *contract.Results, server contract.ServerEvidence, notTak
 	for _, n := range notTaken {
 		out = append(out, contract.StatusReason{Kind: contract.SettingNotTaken, Text: "the engine cannot take the profile's setting " + n})
 	}
-	if r := PreflightDiffers(res.Extensions.Preflight); r != nil {
-		out = append(out, *r)
-	}
 	return out
+}
+
+// Workload are the reasons the engine ran another workload than the
+// protocol's: what the preflight showed of its rendering and counts, and
+// what its source says it does to the tool cases (dialect.ToolsReshaped).
+// Where the preflight saw the tool cases rendered, their rendering
+// decides: one that differs is named with the engine's known cause, one
+// equal to the bundle's is the protocol's workload whatever the source
+// said; where it did not, the source's fact stands.
+func Workload(pf *contract.Preflight, d dialect.Dialect) []contract.StatusReason {
+	reshaped := d.ToolsReshaped()
+	r := PreflightDiffers(pf)
+	switch {
+	case r != nil && reshaped != "" && toolCasesAlone(pf.Differing()):
+		diff := pf.Differing()
+		r.Text = fmt.Sprintf("the preflight showed the engine renders %d of the %d fixtures it checked, the tool cases, otherwise than the bundle (first %s: %s), as its source says it must (%s), so the requests it ran are not the protocol's workload",
+			len(diff), len(pf.Fixtures), diff[0].RequestID, differsHow(diff[0]), reshaped)
+	case reshaped != "" && !pf.ShowsToolRendering():
+		t := contract.StatusReason{Kind: contract.SettingNotTaken, Text: "the engine cannot take the tool cases' tools as the protocol gives them (" + reshaped +
+			"), and the preflight did not show their rendering: T1–T4 are not the protocol's workload"}
+		return append(nonNil(r), t)
+	}
+	return nonNil(r)
+}
+
+func nonNil(r *contract.StatusReason) []contract.StatusReason {
+	if r == nil {
+		return nil
+	}
+	return []contract.StatusReason{*r}
+}
+
+// toolCasesAlone reports whether every fixture listed is a tool case.
+func toolCasesAlone(fs []contract.PreflightFixture) bool {
+	for _, f := range fs {
+		if !contract.CarriesTools(f.RequestID) {
+			return false
+		}
+	}
+	return len(fs) > 0
 }
 
 // PreflightDiffers is the reason a preflight that showed a fixture turned
@@ -109,16 +146,17 @@ func PreflightDiffers(pf *contract.Preflight) *contract.StatusReason {
 	if len(diff) == 0 {
 		return nil
 	}
-	f := diff[0]
-	how := ""
-	if f.FirstDifference != nil {
-		how = fmt.Sprintf("its rendering differs from the bundle's at byte %d", *f.FirstDifference)
-	} else {
-		how = fmt.Sprintf("it counts %d tokens, frozen %d", *f.EngineTokens, f.FrozenTokens)
-	}
 	return &contract.StatusReason{Kind: contract.PreflightDiffers, Text: fmt.Sprintf("the preflight showed the engine's chat template or tokenizer is not the profile's: "+
 		"%d of the %d fixtures it checked became another prompt than the bundle's (first %s: %s), so the requests it ran are not the protocol's workload",
-		len(diff), len(pf.Fixtures), f.RequestID, how)}
+		len(diff), len(pf.Fixtures), diff[0].RequestID, differsHow(diff[0]))}
+}
+
+// differsHow says how a fixture the preflight showed differing differs.
+func differsHow(f contract.PreflightFixture) string {
+	if f.FirstDifference != nil {
+		return fmt.Sprintf("its rendering differs from the bundle's at byte %d", *f.FirstDifference)
+	}
+	return fmt.Sprintf("it counts %d tokens, frozen %d", *f.EngineTokens, f.FrozenTokens)
 }
 
 func identityReasons(res *contract.Results, budget string) []contract.StatusReason {
@@ -267,6 +305,11 @@ func Reasons(ev Evidence) []contract.StatusReason {
 		out = append(out, contract.StatusReason{Kind: k, Request: id, Text: text})
 	}
 	out = append(out, engineReasons(res, ev.Server, ev.NotTaken)...)
+	var d dialect.Dialect
+	if ed := res.Extensions.EngineDialect; ed != nil {
+		d = dialect.Of(ed.Dialect)
+	}
+	out = append(out, Workload(res.Extensions.Preflight, d)...)
 	for _, q := range res.Requests {
 		if o, ok := ev.Outputs[q.ID]; ok {
 			out = append(out, RequestReasons(q, o, ev.MaxShared)...)

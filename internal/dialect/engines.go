@@ -60,6 +60,10 @@ type engineFacts struct {
 	keepSpec bool
 	// dropped are settings not sent at all: the engine cannot take them.
 	dropped []notTaken
+	// reshapesTools says how the engine is known, from its source, to
+	// change the tool cases before its template reads them ("": not known
+	// to).
+	reshapesTools string
 	// timers names where its counts and durations are (Timers.Fields says
 	// which fields), and noTimers why it has no per-request timer
 	// (TimersNone).
@@ -229,6 +233,12 @@ func (d Dialect) NotTaken() []string {
 	}
 	return out
 }
+
+// ToolsReshaped says how the engine is known, from its source, to change
+// the tool cases' tools before its chat template reads them ("" when it is
+// not known to): what its rendering of them shows decides, where the
+// preflight saw it (derive.ToolsReshaped).
+func (d Dialect) ToolsReshaped() string { return d.facts().reshapesTools }
 
 // dropped reports whether the engine cannot take a setting.
 func (d Dialect) dropped(setting string) bool {
@@ -561,9 +571,15 @@ type Preflight struct {
 	// in CountField ("count" when empty), and the engine's rendering is
 	// never seen.
 	ApplyTemplate, Tokenize string
-	CountOnly               bool
-	CountField              string
-	CountBody               func(chat []byte) ([]byte, error)
+	// RenderBody, when set, is the body ApplyTemplate takes for a chat
+	// body, and RenderedAt the keys of its answer that lead to the
+	// rendering ("prompt" when empty). Tokenize "" means the engine
+	// counts no rendering before the run: the rendering alone is compared.
+	RenderBody func(chat []byte) ([]byte, error)
+	RenderedAt []string
+	CountOnly  bool
+	CountField string
+	CountBody  func(chat []byte) ([]byte, error)
 	// Sampling names the object of the count's answer that holds the
 	// engine's resolved sampling settings ("" when it has none): they are
 	// compared with the request's.

@@ -144,9 +144,6 @@ func (d Dialect) ollamaBody(f *fixtures.Fixture) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// ollamaToolSchema names the part of the tool cases Ollama cannot take.
-const ollamaToolSchema = "tools.function.parameters.additionalProperties"
-
 // ollamaNativeFacts is the row of Ollama spoken in its own API.
 func ollamaNativeFacts() engineFacts {
 	return engineFacts{
@@ -158,16 +155,21 @@ func ollamaNativeFacts() engineFacts {
 		// fb30760 and in the Go module v0.33.0) has type, $defs, items,
 		// required and properties only: a tool's additionalProperties is
 		// dropped when the request is read, and the parameters reach the
-		// template re-serialized in that order (observed: the Qwen3
-		// template renders T1 six tokens shorter than the bundle).
-		dropped:  []notTaken{{ollamaToolSchema, "Ollama's api.ToolFunctionParameters has no additionalProperties field (api/types.go @96fb6d2fa l.473–479; the same at fb30760), so the tool cases' additionalProperties: false is dropped and their parameters reach the chat template re-serialized as type, required, properties: T1–T4 become other prompts than the bundle's"}},
-		noKwargs: "Ollama's /api/chat has no chat_template_kwargs field: Ollama derives the template's enable_thinking (true) and reasoning_effort (\"max\") from think \"max\" (llm/llama_server.go @96fb6d2fa l.2183–2197), and preserve_thinking cannot be sent",
-		timers:   TimersOllama, ownVersion: true,
+		// template re-serialized in that order. The preflight's rendering
+		// shows whether a build still does (ToolsReshaped).
+		reshapesTools: "Ollama's api.ToolFunctionParameters has no additionalProperties field (api/types.go @96fb6d2fa l.473–479; the same at fb30760), so the tool cases' additionalProperties: false is dropped when the request is read and their parameters reach the chat template re-serialized as type, required, properties",
+		noKwargs:      "Ollama's /api/chat has no chat_template_kwargs field: Ollama derives the template's enable_thinking (true) and reasoning_effort (\"max\") from think \"max\" (llm/llama_server.go @96fb6d2fa l.2183–2197), and preserve_thinking cannot be sent",
+		timers:        TimersOllama, ownVersion: true,
 		// Ollama serves no /slots, and nothing else shows a request's
 		// resolved options (server/routes.go GenerateRoutes l.1823–1911).
 		hiddenSlots: "Ollama serves no /slots and no route shows a request's resolved options (server/routes.go @96fb6d2fa GenerateRoutes), so they are sent, not verified",
-		preflight: Preflight{Unverifiable: "Ollama has no tokenize route (server/routes.go @96fb6d2fa GenerateRoutes), so the engine's count of the fixtures cannot be checked before the run; its chat template is POST " + ollamaShowRoute + "'s template",
-			Source: "none: Ollama serves no route that counts a chat body (its /api/chat _debug_render_only renders one, without a count)"},
+		// handleNativeChat (server/routes.go @96fb6d2fa l.2919–2960) hands
+		// a request with _debug_render_only the llama-server helper's
+		// /apply-template rendering of the very request it would run
+		// (llm/llama_server.go l.1833ff), in _debug_info.rendered_template
+		// (api/types.go l.542–553), and runs nothing.
+		preflight: Preflight{ApplyTemplate: ollamaChatRoute, RenderBody: ollamaRenderOnly, RenderedAt: []string{"_debug_info", "rendered_template"},
+			Source: "POST " + ollamaChatRoute + " with _debug_render_only: Ollama's rendering of the exact chat body (server/routes.go @96fb6d2fa handleNativeChat); Ollama serves no route that counts it (GenerateRoutes l.1823–1911), so the run's prompt_eval_count is the engine's count"},
 	}
 }
 
@@ -285,7 +287,7 @@ func (d Dialect) ollamaRefusesNative(rel [3]int, setting string) *Refusal {
 
 // ollamaLimitations are the standing caveats of a run on Ollama's own API.
 func (d Dialect) ollamaLimitations() []string {
-	var taken []string
+	taken := []string{"Sent, but not as sent: " + d.ToolsReshaped() + "; the preflight's rendering of T1–T4 shows what the template was given."}
 	for _, n := range d.NotTaken() {
 		taken = append(taken, "Sent, but not taken: "+n+".")
 	}
@@ -349,4 +351,16 @@ func (d Dialect) Admits(rec Dialect) bool {
 	before := d
 	before.API, before.Model = APIOpenAI, ""
 	return d.API == APINative && rec == before
+}
+
+// ollamaRenderOnly is the chat body asking Ollama for its rendering
+// instead of an answer: the same body, _debug_render_only added.
+func ollamaRenderOnly(chat []byte) ([]byte, error) {
+	b := bytes.TrimRight(chat, " \t\r\n")
+	if len(b) < 2 || b[len(b)-1] != '}' {
+		return nil, fmt.Errorf("the chat body is not a JSON object")
+	}
+	out := make([]byte, 0, len(b)+32)
+	out = append(out, b[:len(b)-1]...)
+	return append(out, `, "_debug_render_only": true}`...), nil
 }

@@ -79,6 +79,8 @@ func FixtureLine(f contract.PreflightFixture) string {
 		parts = append(parts, fmt.Sprintf("rendering differs at byte %d (engine %q, strata %q)", *f.FirstDifference, f.EngineText, f.StrataText))
 	}
 	switch {
+	case f.EngineTokens == nil && f.Problem == "":
+		parts = append(parts, "tokens not counted by the engine")
 	case f.EngineTokens == nil:
 		parts = append(parts, "tokens "+contract.OutcomeNotChecked+": "+escape.Line(f.Problem))
 	case *f.EngineTokens == f.FrozenTokens:
@@ -274,18 +276,23 @@ func checkOne(ctx context.Context, in Input, pf dialect.Preflight, f *fixtures.F
 	if pf.CountOnly {
 		return countOnly(ctx, in, pf, f, body, out)
 	}
-	got, p := post[struct {
-		Prompt *string `json:"prompt"`
-	}](ctx, in, pf.ApplyTemplate, body)
+	if pf.RenderBody != nil {
+		if body, err = pf.RenderBody(body); err != nil {
+			out.Problem = err.Error()
+			return out, ""
+		}
+	}
+	got, p := post[json.RawMessage](ctx, in, pf.ApplyTemplate, body)
 	if p.text != "" {
 		out.Problem, out.NoAnswer = p.text, p.noAnswer
 		return out, fatalText(p)
 	}
-	if got.Prompt == nil {
-		out.Problem = "POST " + pf.ApplyTemplate + " answered without a prompt"
-		return out, "the engine's " + pf.ApplyTemplate + " answers without a rendered prompt"
+	rendered, at := renderedIn(got, pf.RenderedAt)
+	if rendered == nil {
+		out.Problem = "POST " + pf.ApplyTemplate + " answered without " + at
+		return out, "the engine's " + pf.ApplyTemplate + " answers without a rendered prompt (" + at + ")"
 	}
-	engine := *got.Prompt
+	engine := *rendered
 	out.RenderingAgrees = engine == want
 	if !out.RenderingAgrees {
 		at := firstDifference(engine, want)
@@ -298,6 +305,12 @@ func checkOne(ctx context.Context, in Input, pf dialect.Preflight, f *fixtures.F
 			cut = firstDifference(e, w)
 		}
 		out.EngineText, out.StrataText = around(e, cut), around(w, cut)
+	}
+	if pf.Tokenize == "" {
+		// The engine counts no rendering before the run: its rendering,
+		// tokenized as the bundle's was when equal, is all there is.
+		out.Agree = out.RenderingAgrees
+		return out, ""
 	}
 	req, _ := json.Marshal(map[string]any{"content": engine, "add_special": true, "parse_special": true})
 	tok, p := post[struct {
@@ -312,6 +325,29 @@ func checkOne(ctx context.Context, in Input, pf dialect.Preflight, f *fixtures.F
 	out.LengthRule = lengthRule(f, n)
 	out.Agree = out.RenderingAgrees && n == f.InputTokens && out.Problem == ""
 	return out, ""
+}
+
+// renderedIn is the rendering an answer holds at the keys path ("prompt"
+// when empty), or nil, with the path's name, when it holds no string
+// there.
+func renderedIn(answer json.RawMessage, path []string) (*string, string) {
+	if len(path) == 0 {
+		path = []string{"prompt"}
+	}
+	name := strings.Join(path, ".")
+	v := answer
+	for _, k := range path {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(v, &obj) != nil || obj[k] == nil {
+			return nil, name
+		}
+		v = obj[k]
+	}
+	var s *string
+	if json.Unmarshal(v, &s) != nil {
+		return nil, name
+	}
+	return s, name
 }
 
 // lengthRule is the 2 % rule on a 4K or 16K performance fixture the

@@ -241,6 +241,41 @@ func TestOtherEngines(t *testing.T) {
 	}
 }
 
+// TestOllamaRendersOnItsChatRoute: Ollama renders the exact chat body on
+// /api/chat with _debug_render_only and counts nothing before the run:
+// its rendering alone is compared, and the tool cases, whose
+// additionalProperties its reading drops, differ from the bundle's.
+func TestOllamaRendersOnItsChatRoute(t *testing.T) {
+	t.Parallel()
+	b, _ := prompts.Bundle()
+	src, sum, _ := prompts.Template(b)
+	tmpl, _ := chattemplate.Parse(string(src))
+	sim := simengine.New(simengine.Config{PromptTPS: 1e6, DecodeTPS: 1e6, Bundle: b, Template: string(src), ContextTokens: 32768,
+		Dialect: simengine.DialectOllama, ModelPath: "tiny:latest"})
+	url, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeSim(t, sim) })
+	d := dialect.Dialect{Engine: dialect.Ollama, Version: "0.32.11", API: dialect.APINative, Model: "tiny:latest"}
+	r := Check(context.Background(), Input{Client: client.New(client.Options{BaseURL: url}), Dialect: d, Bundle: b, Template: tmpl, TemplateSHA256: sum})
+	if !r.Verifiable || !strings.Contains(r.Source, "_debug_render_only") || r.Agree != 30 || r.Differ != 4 {
+		t.Fatalf("verifiable %v (%s), agree %d, differ %d; want 30 and 4: %v", r.Verifiable, r.Reason, r.Agree, r.Differ, Summary(r))
+	}
+	for _, f := range r.Fixtures {
+		tool := strings.HasPrefix(f.RequestID, "sanity-T")
+		if f.EngineTokens != nil || tool == f.Agree || tool && f.FirstDifference == nil {
+			t.Errorf("%s", FixtureLine(f))
+		}
+	}
+	if got, want := FixtureLine(r.Fixtures[0]), "warmup                       agree  rendering agrees; tokens not counted by the engine"; got != want {
+		t.Errorf("line\n got %q\nwant %q", got, want)
+	}
+	if diff := r.Differing(); len(diff) != 4 || diff[0].RequestID != "sanity-T1" {
+		t.Errorf("differing %+v", diff)
+	}
+}
+
 // TestStopsAtTheFirstRouteThatTimesOut: a /tokenize that never answers
 // costs one wait, not one per fixture: the check stops there, names the
 // route, and leaves the rest unchecked.

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
+
+	"github.com/strata-bench/strata/internal/corpus"
 )
 
 // Ollama's own API as the simulator plays it: POST /api/chat streamed as
@@ -21,7 +24,10 @@ type ollamaChatRequest struct {
 	Messages json.RawMessage `json:"messages"`
 	Tools    json.RawMessage `json:"tools"`
 	Think    json.RawMessage `json:"think"`
-	Options  struct {
+	// DebugRenderOnly asks for the rendering instead of an answer
+	// (api/types.go l.169–171, server/routes.go handleNativeChat).
+	DebugRenderOnly bool `json:"_debug_render_only"`
+	Options         struct {
 		Temperature     *float64 `json:"temperature"`
 		TopP            *float64 `json:"top_p"`
 		TopK            *int     `json:"top_k"`
@@ -60,6 +66,10 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 400, map[string]any{"error": why})
 		return
 	}
+	if o.DebugRenderOnly {
+		s.ollamaRender(w, o)
+		return
+	}
 	req := &chatRequest{Tools: o.Tools, MaxTokens: o.Options.NumPredict, Seed: o.Options.Seed, Temperature: o.Options.Temperature,
 		TopP: o.Options.TopP, TopK: o.Options.TopK, MinP: o.Options.MinP, PresencePenalty: o.Options.PresencePenalty,
 		RepeatPenalty: o.Options.RepeatPenalty, native: true}
@@ -71,6 +81,61 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		req.ChatTemplateKwargs = map[string]any{"enable_thinking": false}
 	}
 	s.answer(w, r, req)
+}
+
+// ollamaRender answers a request with _debug_render_only as Ollama does:
+// the served template's rendering of the request, with the tools as
+// Ollama reads them (ollamaTools) and the template's flags from think
+// (llm/llama_server.go l.2183–2197), in _debug_info.rendered_template.
+func (s *Server) ollamaRender(w http.ResponseWriter, o ollamaChatRequest) {
+	t, err := s.servedTemplate()
+	if err != nil {
+		writeJSON(w, 500, map[string]any{"error": err.Error()})
+		return
+	}
+	in := corpus.PromptInput(o.Messages, nil)
+	if in.Tools, err = ollamaTools(o.Tools); err != nil {
+		writeJSON(w, 400, map[string]any{"error": err.Error()})
+		return
+	}
+	thinking := string(o.Think) != "false" && len(o.Think) > 0
+	in.Kwargs = map[string]json.RawMessage{"enable_thinking": json.RawMessage(strconv.FormatBool(thinking))}
+	if len(o.Think) > 0 && o.Think[0] == '"' {
+		in.Kwargs["reasoning_effort"] = o.Think
+	}
+	out, err := t.Render(in)
+	if err != nil {
+		writeJSON(w, 500, map[string]any{"error": err.Error()})
+		return
+	}
+	writeJSON(w, 200, map[string]any{"model": o.Model, "created_at": s.cfg.Now().UTC().Format(time.RFC3339Nano),
+		"message": map[string]string{"role": "", "content": ""}, "done": false, "_debug_info": map[string]any{"rendered_template": out, "image_count": 0}})
+}
+
+// ollamaTools is a request's tools as Ollama reads them: api.Tool, whose
+// ToolFunctionParameters (api/types.go l.473–479) keeps type, required and
+// properties, in that order, and drops additionalProperties.
+func ollamaTools(raw json.RawMessage) (json.RawMessage, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	type params struct {
+		Type       string          `json:"type"`
+		Required   json.RawMessage `json:"required,omitempty"`
+		Properties json.RawMessage `json:"properties"`
+	}
+	var tools []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name        string `json:"name"`
+			Description string `json:"description,omitempty"`
+			Parameters  params `json:"parameters"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &tools); err != nil {
+		return nil, err
+	}
+	return json.Marshal(tools)
 }
 
 // ollamaThinkRefused is the error an Ollama gives a think value it does
