@@ -2,6 +2,9 @@ package dialect
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 )
@@ -94,4 +97,78 @@ func parseTimer(m [][]byte) (ms float64, n int64) {
 		n = -1
 	}
 	return ms, n
+}
+
+// LogTimers are a record's engine timers in the terms of its log's timer
+// lines: the prompt tokens evaluated and their time, the tokens generated
+// and theirs. PromptN is nil where the record does not count the evaluated
+// tokens apart: Ollama's done line counts the whole prompt, cached tokens
+// included (Input; llm/llama_server.go @96fb6d2fa l.1509–1511).
+type LogTimers struct {
+	PromptN, Input, PredictedN *int64
+	PromptMS, PredictedMS      *float64
+}
+
+// String says the timers as a reader of the log compares them.
+func (t LogTimers) String() string {
+	prompt := ""
+	if t.PromptN != nil {
+		prompt = fmt.Sprintf("prompt %d tokens", *t.PromptN)
+	} else {
+		prompt = fmt.Sprintf("prompt of %d tokens, cached ones included,", *t.Input)
+	}
+	return fmt.Sprintf("%s in %.2f ms, %d generated in %.2f ms", prompt, *t.PromptMS, *t.PredictedN, *t.PredictedMS)
+}
+
+// LogTimersOf reads a record's raw timings (outputs.jsonl's) in the terms
+// of its log's timer lines: llama-server's timings as they are; Ollama's
+// done line, whose durations are the helper's prompt_ms and predicted_ms
+// in whole nanoseconds (llm/llama_server.go @96fb6d2fa l.2016–2019). false
+// when any value the log prints is absent.
+func (d Dialect) LogTimersOf(raw json.RawMessage) (LogTimers, bool) {
+	var t LogTimers
+	if d.Timers() == TimersOllama {
+		var o struct {
+			Input      *int64   `json:"prompt_eval_count"`
+			PromptNS   *float64 `json:"prompt_eval_duration"`
+			Predicted  *int64   `json:"eval_count"`
+			DecodingNS *float64 `json:"eval_duration"`
+		}
+		if len(raw) == 0 || json.Unmarshal(raw, &o) != nil || o.Input == nil || o.PromptNS == nil || o.Predicted == nil || o.DecodingNS == nil {
+			return t, false
+		}
+		promptMS, predictedMS := *o.PromptNS/1e6, *o.DecodingNS/1e6
+		return LogTimers{Input: o.Input, PredictedN: o.Predicted, PromptMS: &promptMS, PredictedMS: &predictedMS}, true
+	}
+	var l struct {
+		PromptN     *int64   `json:"prompt_n"`
+		PromptMS    *float64 `json:"prompt_ms"`
+		PredictedN  *int64   `json:"predicted_n"`
+		PredictedMS *float64 `json:"predicted_ms"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &l) != nil || l.PromptN == nil || l.PromptMS == nil || l.PredictedN == nil || l.PredictedMS == nil {
+		return t, false
+	}
+	return LogTimers{PromptN: l.PromptN, PredictedN: l.PredictedN, PromptMS: l.PromptMS, PredictedMS: l.PredictedMS}, true
+}
+
+// logPrecision is how far a time the log prints with two decimals may lie
+// from the record's: the rounding, and Ollama's truncation of the
+// helper's milliseconds to whole nanoseconds.
+const logPrecision = 0.005 + 1e-6
+
+// MatchLog is the first request of the log not yet used that is the
+// record's with timers t: the same tokens generated, both times the same
+// to the log's two decimals, and the same prompt tokens evaluated (where
+// the record counts them apart; else no more than its whole prompt); -1
+// when none is.
+func MatchLog(logged []LogRequest, used []bool, t LogTimers) int {
+	for j, l := range logged {
+		prompt := t.PromptN != nil && l.PromptN == *t.PromptN || t.PromptN == nil && l.PromptN >= 0 && l.PromptN <= *t.Input
+		if !used[j] && prompt && l.PredictedN == *t.PredictedN &&
+			math.Abs(l.PromptMS-*t.PromptMS) <= logPrecision && math.Abs(l.PredictedMS-*t.PredictedMS) <= logPrecision {
+			return j
+		}
+	}
+	return -1
 }

@@ -295,7 +295,7 @@ func (d Dialect) ollamaLimitations() []string {
 		fmt.Sprintf("The engine is %s (%s). strata speaks Ollama's own POST %s: its OpenAI-compatible /v1/chat/completions drops top_k, min_p, repetition_penalty and chat_template_kwargs (openai/openai.go @0098875), while /api/chat takes every sampling setting, the seed and the cap as options (api/types.go @96fb6d2fa l.568–597) and the effort as think \"max\", Ollama's own word for xhigh (openai/openai.go @e0e1d3c7d thinkFromReasoningEffort).",
 			d.Name(), d.IdentifiedBy, ollamaChatRoute),
 		"think \"max\" reaches the chat template as enable_thinking true and reasoning_effort \"max\" (llm/llama_server.go @96fb6d2fa l.2183–2197); preserve_thinking cannot be sent on /api/chat, which changes nothing for a single-turn conversation. " + d.ReasoningBudget().Meaning + ".",
-		"Ollama's done line counts the prompt's cached tokens in prompt_eval_count while prompt_eval_duration times only those it evaluated, and no field of its API splits them (llm/llama_server.go @96fb6d2fa l.1509–1511, l.2016–2019): cached_tokens and read_tokens are null, and so is the prompt rate; the decode rate is eval_count (thinking included) over eval_duration.",
+		"Ollama's done line counts the prompt's cached tokens in prompt_eval_count while prompt_eval_duration times only those it evaluated, and no field of its API splits them (llm/llama_server.go @96fb6d2fa l.1509–1511, l.2016–2019): where the run keeps Ollama's log (--engine-log), read_tokens is the prompt eval line of its llama-server helper paired with the request, cached_tokens the rest, and the prompt rate read_tokens over prompt_eval_duration; without it the three are null. The decode rate is eval_count (thinking included) over eval_duration.",
 		"How many requests Ollama serves at once (OLLAMA_NUM_PARALLEL, envconfig/config.go @96fb6d2fa l.275) is on no route of its API; only its log shows it. Ollama shows no request's resolved options either (no /slots), so the settings were sent, not verified.",
 	}, taken...)
 }
@@ -315,7 +315,7 @@ func ollamaTimerFields() TimerFields {
 		Counts: &Counts{Input: "prompt_eval_count", Output: "eval_count",
 			InputSource:  "timings.prompt_eval_count (" + line + ": the prompt's tokens, those read from the cache included)",
 			OutputSource: "timings.eval_count (" + line + ": every generated token, thinking included)",
-			NoSplit:      "Ollama reports no split of the prompt into cached and evaluated tokens: its prompt_eval_count is the llama-server helper's cache_n + prompt_n, and cache_n reaches no field of its API (llm/llama_server.go @96fb6d2fa l.1509–1511, l.2016)"},
+			NoSplit:      "Ollama reports no split of the prompt into cached and evaluated tokens: its prompt_eval_count is the llama-server helper's cache_n + prompt_n, and cache_n reaches no field of its API (llm/llama_server.go @96fb6d2fa l.1509–1511, l.2016); a run that keeps Ollama's log (--engine-log) has it from the helper's prompt eval line of the request, where one pairs with it"},
 		Durations: &Durations{Object: timingsObject, Prompt: "prompt_eval_duration", Decode: "eval_duration", Scale: 1e-9,
 			Source:       "timings.prompt_eval_duration / 1e9 (the evaluated prompt tokens' time) and timings.eval_duration / 1e9 (" + line + ", nanoseconds)",
 			DecodeCount:  "eval_count",

@@ -169,7 +169,7 @@ func TestOllamaFacts(t *testing.T) {
 		t.Errorf("llama.cpp's unrevealed %q, %q", ctx, slots)
 	}
 	all := strings.Join(d.Limitations(), "\n")
-	for _, want := range []string{"POST /api/chat", "preserve_thinking cannot be sent", "cached_tokens and read_tokens are null", "OLLAMA_NUM_PARALLEL", "no reasoning budget"} {
+	for _, want := range []string{"POST /api/chat", "preserve_thinking cannot be sent", "where the run keeps Ollama's log (--engine-log), read_tokens is the prompt eval line", "without it the three are null", "OLLAMA_NUM_PARALLEL", "no reasoning budget"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("limitations lack %q:\n%s", want, all)
 		}

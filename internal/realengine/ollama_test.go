@@ -5,6 +5,7 @@ package realengine
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/strata-bench/strata/internal/client"
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
+	"github.com/strata-bench/strata/internal/jsonfmt"
 	"github.com/strata-bench/strata/internal/protocol"
 	"github.com/strata-bench/strata/internal/record"
 	"github.com/strata-bench/strata/internal/result"
@@ -51,6 +53,7 @@ func TestOllama(t *testing.T) {
 		f := readFolder(t, out)
 		checkOllamaRun(t, f)
 		checkOllamaLog(t, f)
+		checkOllamaSplitHeld(t, f)
 	})
 	t.Run("OpenAIEndpointRefusesXHigh", func(t *testing.T) {
 		d := dialect.Dialect{Engine: dialect.Ollama, Version: "0.32.11"}
@@ -112,8 +115,10 @@ func sendOne(t *testing.T, c *client.Client, d dialect.Dialect, id string) (cont
 // /api/show, and the bundle's; the model file is the blob Ollama runs,
 // named and hashed; every request has a prompt count from
 // prompt_eval_count (the frozen one but for T1–T4, whose schema Ollama
-// shortened), a decode rate from eval_count over eval_duration, and a
-// prompt rate null with Ollama's reason.
+// shortened), a decode rate from eval_count over eval_duration, and, as
+// the run kept Ollama's log, the prompt's evaluated tokens from its
+// helper's prompt eval line, the rest cached, and a prompt rate of those
+// over prompt_eval_duration.
 func checkOllamaRun(t *testing.T, f folder) {
 	t.Helper()
 	f.report(t)
@@ -141,7 +146,7 @@ func checkOllamaRun(t *testing.T, f folder) {
 	checkOllamaModelFile(t, f)
 	checkOllamaBodies(t, f)
 	b, _ := prompts.Bundle()
-	for i, q := range f.res.Requests {
+	for _, q := range f.res.Requests {
 		fx, _ := b.Fixture(q.ID)
 		tool := fx.OffersTools()
 		switch {
@@ -151,8 +156,11 @@ func checkOllamaRun(t *testing.T, f folder) {
 			t.Errorf("%s: %s, finish %v, first delta %v", q.ID, q.Status, q.FinishReason, q.FirstDeltaKind)
 		case q.Metrics.DecodeTPS == nil || q.Sources.DecodeTokens == nil || !strings.Contains(*q.Sources.DecodeTokens, "eval_count"):
 			t.Errorf("%s: decode rate %v from %v", q.ID, q.Metrics.DecodeTPS, q.Sources.DecodeTokens)
-		case q.Metrics.PromptTPS != nil || !strings.Contains(f.res.Missing[contract.Pointer("requests", i, "metrics", "prompt_tps")], "Ollama reports no split"):
-			t.Errorf("%s: prompt rate %v", q.ID, q.Metrics.PromptTPS)
+		case q.Tokens.ReadTokens == nil || q.Tokens.CachedTokens == nil || *q.Tokens.ReadTokens+*q.Tokens.CachedTokens != *q.Tokens.InputTokens ||
+			q.Sources.ReadTokens == nil || !strings.HasPrefix(*q.Sources.ReadTokens, contract.EngineLog+" line "):
+			t.Errorf("%s: read %v + cached %v of %v, from %v", q.ID, q.Tokens.ReadTokens, q.Tokens.CachedTokens, *q.Tokens.InputTokens, q.Sources.ReadTokens)
+		case q.Metrics.PromptTPS == nil || q.Timings.PromptS == nil || math.Abs(*q.Metrics.PromptTPS - float64(*q.Tokens.ReadTokens) / *q.Timings.PromptS) > 1e-6**q.Metrics.PromptTPS:
+			t.Errorf("%s: prompt rate %v, read %d in %v s", q.ID, q.Metrics.PromptTPS, *q.Tokens.ReadTokens, q.Timings.PromptS)
 		}
 		if o := f.outs[q.ID]; o.Reasoning == nil || *o.Reasoning != "Checking records" {
 			t.Errorf("%s: reasoning %v", q.ID, o.Reasoning)
@@ -228,5 +236,28 @@ func checkOllamaBodies(t *testing.T, f folder) {
 				t.Errorf("%s: options.%s %v, want %v", q.ID, k, body.Options[k], v)
 			}
 		}
+	}
+}
+
+// checkOllamaSplitHeld: the validator pairs the records with the kept log
+// as the run did, so a split moved by one token (the sum kept) is named.
+func checkOllamaSplitHeld(t *testing.T, f folder) {
+	t.Helper()
+	q := &f.res.Requests[1]
+	if q.Tokens.ReadTokens == nil || q.Tokens.CachedTokens == nil {
+		t.Fatalf("%s has no split", q.ID)
+	}
+	*q.Tokens.ReadTokens--
+	*q.Tokens.CachedTokens++
+	b, err := jsonfmt.Indent(f.res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.dir, contract.ResultsFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := strata(t, t.TempDir(), nil, "bench", "report", "-q", f.dir)
+	if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "/requests/1/tokens/read_tokens") {
+		t.Errorf("a split moved by one token: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -55,6 +55,13 @@ func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared
 		RedactEvidence(rec, red)
 	}
 	as := &assembler{rec: rec, id: id, facts: facts, maxShared: maxShared, missing: contract.Missing{}, srv: rec.Server}
+	// The log as the folder keeps it, which the validator pairs with the
+	// records as the assembly does.
+	kept := facts.EngineLog
+	if red != nil && kept != nil {
+		kept = red.Bytes(kept)
+	}
+	as.logSplit = measure.NewLogSplit(dialect.Of(rec.Server.Dialect), kept)
 	// The facts' reasons first: they are the most precise (Missing keeps
 	// the first reason given).
 	for k, v := range facts.Missing {
@@ -88,6 +95,9 @@ type assembler struct {
 	missing   contract.Missing
 	outs      []contract.Output
 	byID      map[string]contract.Output
+	// logSplit splits each prompt by the engine log where the answers do
+	// not (nil: they do, or no log says).
+	logSplit *measure.LogSplit
 	// nulls are the reasons of each request record's nulls, by request ID
 	// (pointers relative to the record): what the summaries say of a
 	// request whose metric is null.
@@ -141,7 +151,7 @@ func (as *assembler) requests() {
 	as.first = first
 	as.byID, as.nulls = map[string]contract.Output{}, measure.Nulls{}
 	for i, e := range rec.Requests {
-		r, o, m := RequestRecord(e, dialect.Of(rec.Server.Dialect))
+		r, o, m := recordOf(e, dialect.Of(rec.Server.Dialect), as.logSplit)
 		for k, v := range m {
 			as.missing.Add(contract.Pointer("requests", i)+k, v)
 		}
@@ -526,6 +536,12 @@ func modelName(s record.Server) string {
 // and the reasons of its nulls (pointers relative to the record, as
 // measure.Accounting.Missing's).
 func RequestRecord(e *record.Request, d dialect.Dialect) (contract.Request, contract.Output, map[string]string) {
+	return recordOf(e, d, nil)
+}
+
+// recordOf is RequestRecord with the engine log's split of the prompt
+// where the dialect's answers give none (nil: none known yet).
+func recordOf(e *record.Request, d dialect.Dialect, logSplit *measure.LogSplit) (contract.Request, contract.Output, map[string]string) {
 	req := e.Req
 	rr := requestRecord{
 		r: contract.Request{
@@ -550,6 +566,7 @@ func RequestRecord(e *record.Request, d dialect.Dialect) (contract.Request, cont
 		rr.o.Error = rr.r.Error
 	}
 	rr.ev.Timers, rr.ev.NoTimers, rr.ev.Cap = d.Timers(), d.NoTimers(), req.Cap
+	rr.ev.Split = logSplit.Of(rr.ev.Timings)
 	acc := measure.Account(rr.ev)
 	r := &rr.r
 	r.Tokens, r.Timings, r.Metrics, r.Sources, r.TokenAccountingNote = acc.Tokens, acc.Timings, acc.Metrics, acc.Sources, acc.Note

@@ -1,9 +1,6 @@
 package validate
 
 import (
-	"encoding/json"
-	"math"
-
 	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/humanize"
@@ -20,22 +17,13 @@ import (
 // requests strata did not send while the run went). A log that prints no
 // timer line (a lower verbosity) says nothing against the records.
 func (c *checker) checkEngineLog() {
-	path := ""
-	for _, a := range c.res.Artifacts {
-		if a.Kind == contract.ArtifactEngineLog {
-			path = a.Path
-		}
-	}
+	path, data := c.engineLog()
 	if e := c.res.Extensions.Engine; e != nil && e.Log != nil && *e.Log != path {
 		c.add(contract.PtrEngineLog, "is %q, which is not the engine_log artifact", *e.Log)
 	}
 	d, known := c.recordedDialect()
-	if path == "" || !known {
+	if data == nil || !known {
 		return
-	}
-	data, err := strictjson.ReadFile(c.fsys, path, contract.MaxArtifactBytes)
-	if err != nil {
-		return // checkArtifacts says it
 	}
 	run, from, whole := contract.EngineLogOfRun(data)
 	logged, ok := d.LogRequests(run)
@@ -49,16 +37,16 @@ func (c *checker) checkEngineLog() {
 		if !found || o.Status == contract.Skipped {
 			continue
 		}
-		t, timed := engineTimers(o.Timings)
+		t, timed := d.LogTimersOf(o.Timings)
 		if !timed {
 			untimed++
 			continue
 		}
-		if j := matchLogged(logged, used, t); j >= 0 {
+		if j := dialect.MatchLog(logged, used, t); j >= 0 {
 			used[j] = true
 		} else if whole {
-			c.add(contract.Pointer("requests", i), "%s has no timer lines of %s below line %d, where the run's part begins (its timings in %s: prompt %d tokens in %.2f ms, %d generated in %.2f ms): the log and the records disagree",
-				path, q.ID, from, contract.OutputsFile, *t.PromptN, *t.PromptMS, *t.PredictedN, *t.PredictedMS)
+			c.add(contract.Pointer("requests", i), "%s has no timer lines of %s below line %d, where the run's part begins (its timings in %s: %s): the log and the records disagree",
+				path, q.ID, from, contract.OutputsFile, t)
 		}
 	}
 	var extra []dialect.LogRequest
@@ -74,37 +62,21 @@ func (c *checker) checkEngineLog() {
 	}
 }
 
-// timers are the counts and times of llama-server's timings a log's
-// timer lines print.
-type timers struct {
-	PromptN     *int64   `json:"prompt_n"`
-	PromptMS    *float64 `json:"prompt_ms"`
-	PredictedN  *int64   `json:"predicted_n"`
-	PredictedMS *float64 `json:"predicted_ms"`
-}
-
-// engineTimers reads a record's raw timings; false when any of the four is
-// absent or not a number of its kind.
-func engineTimers(raw json.RawMessage) (timers, bool) {
-	var t timers
-	if len(raw) == 0 || json.Unmarshal(raw, &t) != nil {
-		return t, false
-	}
-	return t, t.PromptN != nil && t.PromptMS != nil && t.PredictedN != nil && t.PredictedMS != nil
-}
-
-// logPrecision is how far a time the log prints with two decimals may lie
-// from the unrounded one in the timings.
-const logPrecision = 0.005 + 1e-9
-
-// matchLogged is the first request of the log not yet used with t's counts
-// and times, or -1.
-func matchLogged(logged []dialect.LogRequest, used []bool, t timers) int {
-	for j, l := range logged {
-		if !used[j] && l.PromptN == *t.PromptN && l.PredictedN == *t.PredictedN &&
-			math.Abs(l.PromptMS-*t.PromptMS) <= logPrecision && math.Abs(l.PredictedMS-*t.PredictedMS) <= logPrecision {
-			return j
+// engineLog is the engine_log artifact's path and bytes ("" and nil when
+// the folder has none, or it cannot be read: checkArtifacts says why).
+func (c *checker) engineLog() (string, []byte) {
+	path := ""
+	for _, a := range c.res.Artifacts {
+		if a.Kind == contract.ArtifactEngineLog {
+			path = a.Path
 		}
 	}
-	return -1
+	if path == "" {
+		return "", nil
+	}
+	data, err := strictjson.ReadFile(c.fsys, path, contract.MaxArtifactBytes)
+	if err != nil {
+		return path, nil
+	}
+	return path, data
 }

@@ -70,6 +70,10 @@ type Validation struct {
 type checker struct {
 	fsys fs.FS
 	raw  []byte
+	// logSplit pairs the records with the engine log's timer lines, in
+	// record order, as the assembly did (logRead: it was built).
+	logSplit *measure.LogSplit
+	logRead  bool
 	// doc is results.json decoded once, generically (numbers as
 	// json.Number), for the format, the schema and the nulls.
 	doc  any
