@@ -224,9 +224,15 @@ const Impossible = "impossible engine evidence: "
 
 // TimerBound says why seconds cannot be the engine's time for tokens (""
 // when it can): a duration of 0, or one so short that the rate is above
-// MaxTokenRate, for a count above 0. timer names the duration in words
-// ("prompt time").
+// MaxTokenRate, for a count above 0; or one longer than
+// protocol.RequestTimeout, which ends every request the engine answers
+// (an engine's timer in other units than it says, a forged 1e308 ns).
+// timer names the duration in words ("prompt time").
 func TimerBound(tokens int64, seconds float64, timer string) string {
+	if limit := protocol.RequestTimeout.Seconds(); seconds > limit {
+		return fmt.Sprintf("%sthe engine reported a %s of %.3g s, longer than the request timeout (%g s) within which the runner ends every request, so its timer did not measure this one",
+			Impossible, timer, seconds, limit)
+	}
 	if tokens <= 0 || seconds > 0 && float64(tokens)/seconds <= MaxTokenRate {
 		return ""
 	}

@@ -385,7 +385,11 @@ func TestEngineBounds(t *testing.T) {
 		{"a timer of 0 for no tokens", 0, 0, 512, false, false},
 		{"a count at the cap", 512, 1, 512, false, false},
 		{"a count one past the cap", 513, 1, 512, false, true},
-		{"a count with no cap known", 1 << 40, 1e5, 0, false, false},
+		{"a count with no cap known", 1 << 30, 1800, 0, false, false},
+		{"a timer at the request timeout", 10, 1800, 512, false, false},
+		{"a timer past the request timeout", 10, 1800.001, 512, true, false},
+		{"a timer of 1e299 s", 10, 1e299, 512, true, false},
+		{"a timer past the request timeout for no tokens", 0, 1e299, 512, true, false},
 	} {
 		if got := TimerBound(c.tokens, c.seconds, "decode time") != ""; got != c.timer {
 			t.Errorf("%s: TimerBound says %v, want %v", c.name, got, c.timer)

@@ -158,3 +158,27 @@ func TestProbeOllama(t *testing.T) {
 		t.Errorf("a failed show: template %q, model %q, reason %q", f.Template, f.ModelPath, f.NoTemplate)
 	}
 }
+
+// TestProbeOllamaShowNotJSON: a show answer of status 200 that is no JSON
+// (here a template of 20 MiB, past what the client reads) leaves the
+// template unknown with that reason, not "answered HTTP 200".
+func TestProbeOllamaShowNotJSON(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method + " " + r.URL.Path {
+		case "GET /api/version":
+			_, _ = w.Write([]byte(`{"version":"0.32.11"}`))
+		case "GET /v1/models":
+			_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"m:latest","object":"model"}]}`))
+		case "POST /api/show":
+			_, _ = w.Write([]byte(`{"template":"` + strings.Repeat("x", 20<<20) + `"}`))
+		default:
+			w.WriteHeader(404)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	s := ProbeServer(context.Background(), client.New(client.Options{BaseURL: srv.URL}))
+	if want := "POST /api/show did not answer JSON"; s.Template != "" || s.NoTemplate != want {
+		t.Errorf("template of %d bytes, reason %q; want none, %q", len(s.Template), s.NoTemplate, want)
+	}
+}

@@ -442,8 +442,11 @@ func askShow(ctx context.Context, c *client.Client, s *record.Server, route stri
 	case err != nil:
 		s.NoTemplate = "POST " + route + " did not answer: " + err.Error()
 		return
-	case status != 200 || !json.Valid(raw):
+	case status != 200:
 		s.NoTemplate = fmt.Sprintf("POST %s answered HTTP %d", route, status)
+		return
+	case !json.Valid(raw):
+		s.NoTemplate = "POST " + route + " did not answer JSON"
 		return
 	}
 	s.OllamaShowRaw = raw

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/strata-bench/strata/internal/contract"
+	"github.com/strata-bench/strata/internal/strictjson"
 )
 
 // Labels of a run in a local view (bench view).
@@ -70,7 +70,9 @@ func View(folders []Folder) (*Site, error) {
 // readEvidence reads the files of a folder that Run.Evidence may publish:
 // results.json, README.md and the artifacts results.json lists under a
 // plain name. Anything but a regular file (a link, a folder) is left out,
-// so Evidence says the artifact is not in the folder.
+// so Evidence says the artifact is not in the folder; so is a file larger
+// than contract.MaxArtifactBytes, which the validator refuses to read too
+// (the folder's violations say so).
 func readEvidence(dir string, r *contract.Results) (map[string][]byte, error) {
 	names := []string{contract.ResultsFile, contract.ReadmeFile}
 	if r != nil {
@@ -81,18 +83,23 @@ func readEvidence(dir string, r *contract.Results) (map[string][]byte, error) {
 		}
 	}
 	files := map[string][]byte{}
+	fsys := os.DirFS(dir)
 	for _, name := range names {
-		p := filepath.Join(dir, name)
-		st, err := os.Lstat(p)
-		if errors.Is(err, fs.ErrNotExist) || err == nil && !st.Mode().IsRegular() {
+		st, err := fs.Lstat(fsys, name)
+		if errors.Is(err, fs.ErrNotExist) || err == nil && (!st.Mode().IsRegular() || st.Size() > contract.MaxArtifactBytes) {
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("result folder %s: %w", dir, err)
 		}
-		if files[name], err = os.ReadFile(p); err != nil {
+		data, err := strictjson.ReadFile(fsys, name, contract.MaxArtifactBytes)
+		if errors.Is(err, strictjson.ErrTooLarge) {
+			continue // it grew past the limit since the Lstat
+		}
+		if err != nil {
 			return nil, fmt.Errorf("result folder %s: %w", dir, err)
 		}
+		files[name] = data
 	}
 	return files, nil
 }

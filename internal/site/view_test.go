@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/strata-bench/strata/bench/prompts"
+	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/resulttest"
 	"github.com/strata-bench/strata/internal/site"
 	"github.com/strata-bench/strata/internal/validate"
@@ -173,5 +174,32 @@ func viewInBrowser(t *testing.T, br *browser) {
 				t.Errorf("%s at %d px: the mark is not on the first screen: %+v", p, w, mark)
 			}
 		}
+	}
+}
+
+// TestViewLeavesOutHugeArtifacts: an artifact past what strata reads of
+// a result folder (a 64 MiB + 1 sparse engine log) is left out of the
+// view's evidence, as a link is, instead of being read into memory.
+func TestViewLeavesOutHugeArtifacts(t *testing.T) {
+	t.Parallel()
+	f := localFolders(t, "baseline")[0]
+	dir := filepath.Join(t.TempDir(), "baseline")
+	if err := os.CopyFS(dir, os.DirFS(f.Dir)); err != nil {
+		t.Fatal(err)
+	}
+	const name = "engine.log"
+	if err := os.Truncate(filepath.Join(dir, name), contract.MaxArtifactBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	f.Dir = dir
+	s, err := site.View([]site.Folder{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, read := s.Others[0].Files[name]; read {
+		t.Errorf("%s of %d bytes was read into the view's evidence (%d bytes); want it left out", name, contract.MaxArtifactBytes+1, len(b))
+	}
+	if _, read := s.Others[0].Files["results.json"]; !read {
+		t.Error("results.json was left out")
 	}
 }

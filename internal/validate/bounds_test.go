@@ -11,7 +11,7 @@ import (
 
 // TestNumbersNoEngineGives: a folder whose evidence
 // and record agree on an engine number no engine can give (a prompt time
-// of 1e-300 ms, a completion count of 2^63-1 on a request capped at 2048,
+// of 1e-300 ms or of 1e308 ms, a completion count of 2^63-1 on a request capped at 2048,
 // a decode time of 0 for 88 tokens) is rejected, by the bound measure
 // holds the runner to.
 func TestNumbersNoEngineGives(t *testing.T) {
@@ -53,6 +53,14 @@ func TestNumbersNoEngineGives(t *testing.T) {
 				at(q, "metrics")["prompt_tps"] = json.Number("4.08e306")
 			})
 		}, "/requests/14/timings/prompt_s", "impossible engine evidence: the engine reported a prompt time of 1e-303 s for 4080 tokens"},
+		{"a prompt time of 1e308 ms", func(t *testing.T, f fstest.MapFS) {
+			outputs(f, `"prompt_ms":0.816`, `"prompt_ms":1e308`)
+			editJSON(t, f, contract.ResultsFile, func(doc map[string]any) {
+				q := request(doc)
+				at(q, "timings")["prompt_s"] = json.Number("1e305")
+				at(q, "metrics")["prompt_tps"] = json.Number("4.08e-302")
+			})
+		}, "/requests/14/timings/prompt_s", "impossible engine evidence: the engine reported a prompt time of 1e+305 s, longer than the request timeout (1800 s)"},
 		{"a completion count of 2^63-1", func(t *testing.T, f fstest.MapFS) {
 			outputs(f, `"completion_tokens":88`, `"completion_tokens":9223372036854775807`)
 			editJSON(t, f, contract.ResultsFile, func(doc map[string]any) {
