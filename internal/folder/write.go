@@ -109,7 +109,7 @@ func Render(a *result.Assembled, red *redact.Redactor) (map[string][]byte, error
 	lines := make([][]byte, 0, len(a.Outputs))
 	size := 0
 	for _, o := range a.Outputs {
-		line, err := json.Marshal(o)
+		line, err := o.Line()
 		if err == nil {
 			line, err = red.JSON(line, false, contract.ProtocolOwned(contract.OutputsFile))
 		}

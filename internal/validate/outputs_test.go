@@ -74,20 +74,29 @@ func TestCanonicalLineIsTheWritersLine(t *testing.T) {
 		Request: json.RawMessage(`{"messages":[{"role":"user","content":"x \u003c y \u2028 \/ z"}], "n": 1.50}`),
 		Usage:   json.RawMessage(`{"completion_tokens":3}`), Timings: json.RawMessage("null"), OffsetS: &off, RoundOffsetS: &round,
 		Events: json.RawMessage(`[[0.1,"answer"],[1e-7,"end"]]`)}
-	line, err := json.Marshal(o)
-	if err != nil {
-		t.Fatal(err)
+	red := redact.New(redact.Machine{}, nil)
+	written := func(line []byte, err error) []byte {
+		t.Helper()
+		if err == nil {
+			line, err = red.JSON(line, false, contract.ProtocolOwned(contract.OutputsFile))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return line
 	}
-	if line, err = redact.New(redact.Machine{}, nil).JSON(line, false, contract.ProtocolOwned(contract.OutputsFile)); err != nil {
-		t.Fatal(err)
-	}
+	line := written(o.Line())
 	var back contract.Output
 	if err := jsonv2.Unmarshal(line, &back, jsonv2.RejectUnknownMembers(true)); err != nil {
 		t.Fatal(err)
 	}
-	got, err := canonicalLine(&back)
+	got, err := back.Line()
 	if err != nil || !bytes.Equal(got, line) {
 		t.Errorf("canonical line (%v)\n%s\nthe writer's\n%s", err, got, line)
+	}
+	// The form is encoding/json's, the redactor's re-encoding applied.
+	if v1 := written(json.Marshal(o)); !bytes.Equal(v1, line) {
+		t.Errorf("encoding/json's line, redacted\n%s\nthe writer's\n%s", v1, line)
 	}
 	if !strings.Contains(string(line), "<b>") {
 		t.Errorf("the writer escaped markup: %s", line)

@@ -27,7 +27,6 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -354,22 +353,12 @@ func (c *checker) readOutputs() {
 		if _, dup := c.outs[o.RequestID]; dup {
 			c.add(where, "a second line for %s", o.RequestID)
 		}
-		if canon, err := canonicalLine(&o); err != nil || !bytes.Equal(canon, line) {
+		if canon, err := o.Line(); err != nil || !bytes.Equal(canon, line) {
 			c.add(where, "is not the line strata writes for %s (its one form: the record's JSON without spaces, in the contract's key order, shortest escapes, LF line ends)", o.RequestID)
 		}
 		c.outs[o.RequestID] = o
 		c.outOrder = append(c.outOrder, o.RequestID)
 	}
-}
-
-// canonicalLine is a record's line of outputs.jsonl as strata writes it
-// (folder.Render): encoding/json's encoding of the record as the redactor
-// re-encodes it, markup and U+2028 as they are, every string with its
-// shortest escapes, no space. json v2 with v1's semantics writes that in
-// one pass. There is one form: the validator reads the bytes a run wrote,
-// as they are hashed.
-func canonicalLine(o *contract.Output) ([]byte, error) {
-	return jsonv2.Marshal(o, jsonv1.DefaultOptionsV1(), jsontext.EscapeForHTML(false), jsontext.EscapeForJS(false), jsontext.PreserveRawStrings(false))
 }
 
 const relTol = 1e-9
