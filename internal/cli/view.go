@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/strata-bench/strata/internal/charts"
-	"github.com/strata-bench/strata/internal/contract"
 	"github.com/strata-bench/strata/internal/humanize"
 	"github.com/strata-bench/strata/internal/procstate"
 	"github.com/strata-bench/strata/internal/site"
@@ -142,11 +141,11 @@ func viewDirs(env procstate.State, args []string) ([]string, error) {
 		case !st.IsDir():
 			return nil, usagef("%s is a file, not a result folder", arg)
 		case !isResultFolder(dir):
-			msg := fmt.Sprintf("%s is not a result folder (no %s)", arg, contract.ResultsFile)
+			err := validate.ResultFolder(arg, dir)
 			if held := resultFoldersIn(arg, dir); len(held) > 0 {
-				msg += "; it holds " + humanize.Count(len(held), "result folder", "result folders") + ": give them instead (" + strings.Join(held, " ") + ")"
+				return nil, usagef("%v; give them instead: strata bench view %s", err, strings.Join(held, " "))
 			}
-			return nil, usagef("%s", msg)
+			return nil, usagef("%v", err)
 		case seen[dir] != "":
 			return nil, usagef("%s is given twice (%s, %s)", dir, seen[dir], arg)
 		}
@@ -191,24 +190,22 @@ func comparePages(out string) int {
 	return len(pages)
 }
 
-// isResultFolder reports whether dir holds a results.json.
+// isResultFolder reports whether dir holds a results.json
+// (validate.ResultFolder).
 func isResultFolder(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, contract.ResultsFile))
-	return err == nil
+	return validate.ResultFolder(dir, dir) == nil
 }
 
 // resultFoldersIn names the result folders directly inside dir (named as
 // arg, the way the user wrote it), at most three and then how many more.
 func resultFoldersIn(arg, dir string) []string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil // a folder that cannot be listed holds none to name
+	var nr validate.NotResultFolder
+	if !errors.As(validate.ResultFolder(arg, dir), &nr) {
+		return nil
 	}
 	var held []string
-	for _, e := range entries {
-		if e.IsDir() && isResultFolder(filepath.Join(dir, e.Name())) {
-			held = append(held, filepath.Join(arg, e.Name()))
-		}
+	for _, name := range nr.Inside {
+		held = append(held, filepath.Join(arg, name))
 	}
 	sort.Strings(held)
 	if n := len(held); n > 3 {

@@ -221,7 +221,7 @@ func TestViewRefusesBeforeWriting(t *testing.T) {
 		{"no --out or --serve", []string{partial}, "--out DIR, serves them with --serve"},
 		{"a missing folder", []string{"--out", "OUT", filepath.Join(parent, "gone")}, "gone: no such folder"},
 		{"a file", []string{"--out", "OUT", file}, file + " is a file, not a result folder"},
-		{"a folder of result folders", []string{"--out", "OUT", parent}, parent + " is not a result folder (no results.json); it holds 1 result folder: give them instead (" + filepath.Join(parent, "run") + ")"},
+		{"a folder of result folders", []string{"--out", "OUT", parent}, parent + " is not a result folder (no results.json); it holds 1 result folder: run; give them instead: strata bench view " + filepath.Join(parent, "run")},
 		{"a folder given twice", []string{"--out", "OUT", partial, partial + "/"}, "is given twice"},
 		{"--out inside a result folder", []string{"--out", filepath.Join(partial, "view"), partial}, "is inside the result folder"},
 		{"a preview off loopback", []string{"--serve", "--addr", "0.0.0.0:0", "--out", "OUT", partial}, "loopback only"},

@@ -36,15 +36,16 @@ func (e NotResultFolder) Error() string {
 	return msg
 }
 
-// resultFolder checks that dir holds results.json, the file that makes a
-// folder a result folder; a folder without one is a NotResultFolder.
-// Whether the file can be read, and what it holds, is the validator's.
-func resultFolder(dir string) error {
+// ResultFolder checks that dir holds results.json, the file that makes a
+// folder a result folder; a folder without one is a NotResultFolder
+// naming it as name (the way the user wrote it). Whether the file can be
+// read, and what it holds, is the validator's.
+func ResultFolder(name, dir string) error {
 	_, err := os.Lstat(filepath.Join(dir, contract.ResultsFile))
 	if !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	e := NotResultFolder{Dir: dir}
+	e := NotResultFolder{Dir: name}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return e // what it holds is only a hint

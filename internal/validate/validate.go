@@ -129,7 +129,7 @@ func Dir(dir string, bundle *fixtures.Bundle) (*Validation, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("result folder %s: not a folder", dir)
 	}
-	if err := resultFolder(dir); err != nil {
+	if err := ResultFolder(dir, dir); err != nil {
 		return nil, err
 	}
 	return FS(os.DirFS(dir), bundle), nil
