@@ -70,7 +70,11 @@ func NoEngineLog(r *contract.Results) string {
 	if !ok {
 		why = "the folder lists no engine_log artifact"
 	}
-	return "no engine log: " + why + "; step 2 of the spec's \"Submit and review\" asks for the engine logs: run again with --engine-log FILE, or with --profile so strata starts the engine and keeps its output"
+	msg := "no engine log: " + why + "; step 2 of the spec's \"Submit and review\" asks for the engine logs"
+	if !strings.Contains(why, "--engine-log") { // the folder's reason says what to do where it can
+		msg += ": run again with --engine-log FILE, or with --profile so strata starts the engine and keeps its output"
+	}
+	return msg
 }
 
 // str is a field for the title or body: plain text in Markdown.

@@ -150,11 +150,20 @@ func TestNoEngineLog(t *testing.T) {
 		{"with its log", []contract.Artifact{{Kind: contract.ArtifactEngineLog, Path: contract.EngineLog}}, nil},
 		{"without", []contract.Artifact{{Kind: contract.ArtifactOutputs, Path: contract.OutputsFile}},
 			[]string{"no engine log: " + why, "Submit and review", "--engine-log FILE"}},
+		// The folder's own reason names the flag: it is said once.
+		{"without, its reason naming the flag", nil, []string{"no engine log: " + why + "; name the log file the server writes (llama-server --log-file FILE) with --engine-log FILE; step 2"}},
 	} {
-		r := &contract.Results{Artifacts: c.arts, Missing: contract.Missing{contract.PtrEngineLog: why}}
+		reason := why
+		if strings.HasSuffix(c.name, "naming the flag") {
+			reason += "; name the log file the server writes (llama-server --log-file FILE) with --engine-log FILE"
+		}
+		r := &contract.Results{Artifacts: c.arts, Missing: contract.Missing{contract.PtrEngineLog: reason}}
 		got := NoEngineLog(r)
 		if (got == "") != (c.want == nil) {
 			t.Errorf("%s: %q", c.name, got)
+		}
+		if n := strings.Count(got, "--engine-log FILE"); n > 1 {
+			t.Errorf("%s: --engine-log said %d times: %q", c.name, n, got)
 		}
 		for _, w := range c.want {
 			if !strings.Contains(got, w) {
