@@ -296,7 +296,7 @@ func (as *assembler) configuration() error {
 	if as.res.Configuration.Template = templateOf(srv); as.res.Configuration.Template != nil {
 		as.a.Template = []byte(srv.Template)
 	} else {
-		as.missing.Add(contract.PtrConfigurationTemplate, orElse(srv.NoTemplate, "the server revealed no chat template (/props chat_template): "+orElse(srv.PropsErr, "field absent")))
+		as.missing.Add(contract.PtrConfigurationTemplate, orElse(srv.NoTemplate, "the server revealed no chat template ("+dialect.Of(srv.Dialect).TemplateRoute()+"): "+orElse(srv.PropsErr, "field absent")))
 	}
 	return as.configArtifact(opts.Source)
 }
