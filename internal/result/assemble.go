@@ -566,6 +566,9 @@ func recordOf(e *record.Request, d dialect.Dialect, logSplit *measure.LogSplit) 
 		rr.o.Error = rr.r.Error
 	}
 	rr.ev.Timers, rr.ev.NoTimers, rr.ev.Cap = d.Timers(), d.NoTimers(), req.Cap
+	if e.Fixture != nil {
+		rr.ev.FrozenInput = e.Fixture.InputTokens
+	}
 	rr.ev.Split = logSplit.Of(rr.ev.Timings)
 	acc := measure.Account(rr.ev)
 	r := &rr.r
