@@ -126,7 +126,7 @@ func gatherFacts(ctx context.Context, p session, t *target, srv record.Server, v
 	inst install.Info) record.Facts {
 	in := provenance.Inputs{Install: inst, Runner: p.Probe,
 		Root: p.Root, GOOS: runtime.GOOS, ModelDir: p.Dir, EngineDir: p.Dir, Rehash: h.rehash, Cache: h.cache,
-		ModelPath: srv.ModelPath, EngineArgs: view.Args, Engine: view}
+		ModelPath: srv.ModelPath, ModelPathFrom: dialect.Of(srv.Dialect).ModelPathSource(), EngineArgs: view.Args, Engine: view}
 	relative := srv.ModelPath != "" && !filepath.IsAbs(srv.ModelPath)
 	switch {
 	case t.prof != nil:

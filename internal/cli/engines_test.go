@@ -241,3 +241,55 @@ func TestSGLangToolCountsShowNothing(t *testing.T) {
 		t.Errorf("README preflight line:\n%s", readme)
 	}
 }
+
+// TestOllamaNamesTheRoutesItRead: an Ollama run reads the template and the
+// model file from POST /api/show, so no sentence of its folder names
+// /props, llama-server's route, as their source (here a template other
+// than the bundle's and a model file that cannot be hashed); the same
+// llama.cpp run names /props.
+func TestOllamaNamesTheRoutesItRead(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name     string
+		dialect  string
+		props    bool
+		template string
+	}{
+		{"ollama", simengine.DialectOllama, false, "POST /api/show template"},
+		{"llama.cpp", simengine.DialectLlamaCpp, true, "/props chat_template"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			url, _ := engineServer(t, func(cfg *simengine.Config) {
+				cfg.Dialect, cfg.ModelPath = c.dialect, "/nonexistent/m-00003-of-00002.gguf"
+				cfg.Template += "{# not the bundle's #}"
+			})
+			work := t.TempDir()
+			if r := runIn(t, work, "", "bench", "run", "--url", url); r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			res, dir := readResults(t, work)
+			if pf := res.Extensions.Preflight; pf == nil || !strings.Contains(pf.TemplateNote, c.template) {
+				t.Errorf("the preflight's template note does not name %q (preflight %v)", c.template, pf != nil)
+				if pf != nil {
+					t.Logf("template note %q", pf.TemplateNote)
+				}
+			}
+			var folder []byte
+			for _, f := range []string{"results.json", "README.md"} {
+				b, err := os.ReadFile(filepath.Join(dir, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				folder = append(folder, b...)
+			}
+			if !bytes.Contains(folder, []byte("refused")) {
+				t.Errorf("the folder does not say the model file was refused")
+			}
+			if got := bytes.Contains(folder, []byte("/props")); got != c.props {
+				i := bytes.Index(folder, []byte("/props"))
+				t.Errorf("the folder names /props: %v, want %v (%q)", got, c.props, folder[max(0, i-200):max(0, i+50)])
+			}
+		})
+	}
+}

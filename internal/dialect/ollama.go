@@ -187,6 +187,25 @@ func (d Dialect) ShowRequest() (route string, body []byte) {
 	return ollamaShowRoute, b
 }
 
+// TemplateRoute names where strata reads the engine's chat template:
+// ShowRequest's route where the dialect has one, else /props.
+func (d Dialect) TemplateRoute() string {
+	if route, _ := d.ShowRequest(); route != "" {
+		return "POST " + route + " template"
+	}
+	return PropsRoute + " chat_template"
+}
+
+// ModelPathSource says where strata reads the model file the engine
+// runs: the FROM line of ShowRequest's modelfile where the dialect has
+// one (ReadShow), else /props model_path.
+func (d Dialect) ModelPathSource() string {
+	if route, _ := d.ShowRequest(); route != "" {
+		return "the FROM line of the server's POST " + route + " modelfile"
+	}
+	return "the server's model_path (" + PropsRoute + ")"
+}
+
 // Shown is what strata reads of the model's answer to ShowRequest.
 type Shown struct {
 	// Template is the chat template the engine renders with ("" when it
@@ -335,7 +354,7 @@ func (d Dialect) Unrevealed() (context, capacity string) {
 	if d.API != APINative {
 		return "", ""
 	}
-	return "Ollama serves no /props: its context (OLLAMA_CONTEXT_LENGTH, or a request's num_ctx) is shown only by GET /api/ps, and only while a model is loaded (server/routes.go @96fb6d2fa l.2248–2280), which is not a source strata reads",
+	return "Ollama shows its context (OLLAMA_CONTEXT_LENGTH, or a request's num_ctx) only on GET /api/ps, and only while a model is loaded (server/routes.go @96fb6d2fa l.2248–2280), which is not a source strata reads",
 		"Ollama's API does not say how many requests it serves at once: OLLAMA_NUM_PARALLEL sets it (envconfig/config.go @96fb6d2fa l.275), and only the server's log shows it"
 }
 

@@ -175,3 +175,27 @@ func TestOllamaFacts(t *testing.T) {
 		}
 	}
 }
+
+// TestSourcesNameTheRouteRead: the template and the model file are read
+// from Ollama's POST /api/show when the dialect asks it (ShowRequest), and
+// from /props otherwise, and the words that say where they came from name
+// that route.
+func TestSourcesNameTheRouteRead(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name                string
+		d                   Dialect
+		template, modelPath string
+	}{
+		{"llama.cpp", Dialect{Engine: LlamaCpp}, "/props chat_template", "the server's model_path (/props)"},
+		{"ollama native", Identify(ollamaEvidence("q:latest")), "POST /api/show template", "the FROM line of the server's POST /api/show modelfile"},
+		{"ollama without a model", Dialect{Engine: Ollama, API: APINative}, "/props chat_template", "the server's model_path (/props)"},
+	} {
+		if got := c.d.TemplateRoute(); got != c.template {
+			t.Errorf("%s: template route %q, want %q", c.name, got, c.template)
+		}
+		if got := c.d.ModelPathSource(); got != c.modelPath {
+			t.Errorf("%s: model path source %q, want %q", c.name, got, c.modelPath)
+		}
+	}
+}

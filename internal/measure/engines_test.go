@@ -162,6 +162,12 @@ func TestAccountOllama(t *testing.T) {
 		!strings.Contains(failed.Missing[contract.ReqTokensInputTokens], "stream_error") {
 		t.Errorf("failed: %+v %v", failed.Tokens, failed.Missing)
 	}
+	forged := strings.Replace(ollamaDone, `"prompt_eval_count":14`, `"prompt_eval_count":9223372036854775807`, 1)
+	bound := Account(Evidence{Timers: dialect.TimersOllama, Timings: []byte(forged), Cap: 64, FrozenInput: 14})
+	if want := "impossible engine evidence: timings.prompt_eval_count (9223372036854775807) exceeds 4 x the fixture's frozen input_tokens (14) + 1024"; bound.Tokens.InputTokens != nil ||
+		!strings.HasPrefix(bound.Missing[contract.ReqTokensInputTokens], want) {
+		t.Errorf("prompt_eval_count 2^63-1: input_tokens %v (%q), want null with %q", bound.Tokens.InputTokens, bound.Missing[contract.ReqTokensInputTokens], want)
+	}
 	over := Account(Evidence{Timers: dialect.TimersOllama, Timings: []byte(ollamaDone), Cap: 3})
 	if over.Tokens.OutputTokens != nil || over.Tokens.DecodeTokens != nil {
 		t.Errorf("eval_count 7 with num_predict 3: %+v", over.Tokens)

@@ -67,6 +67,9 @@ type Evidence struct {
 	// Cap is the request's max_tokens, which bounds the counts an engine
 	// can give (CountBound); 0 is no cap known.
 	Cap int
+	// FrozenInput is the fixture's frozen input_tokens, which bounds the
+	// prompt count an engine can give (InputBound); 0 is none known.
+	FrozenInput int
 	// FirstAnswerReason explains a missing first answer, and TotalReason a
 	// missing total of a dispatched request (one the runner lost).
 	FirstAnswerReason string
@@ -251,6 +254,33 @@ func CountBound(n int64, limit int, field string) string {
 		Impossible, field, n, limit)
 }
 
+// InputFactor and InputSlack bound an engine's prompt count by the
+// fixture's frozen one: no tokenizer gives more than one token per byte
+// of text (byte-level BPE and SentencePiece's byte fallback alike), and
+// the bundle's messages and tools hold fewer than InputFactor bytes per
+// frozen token (at most 3.6; TestInputBoundCoversTheBundle checks it), so
+// InputFactor x input_tokens covers any tokenizer's count of them, and
+// InputSlack the text an engine's own template adds around them (role
+// markers, a default system prompt, a tool preamble). A larger count
+// (a forged 2^63-1) is no count of this prompt.
+const (
+	InputFactor = 4
+	InputSlack  = 1024
+)
+
+// InputBound says why n cannot be an engine's count of the prompt of a
+// fixture whose frozen count is frozen tokens ("" when it can): it is
+// above InputFactor x frozen + InputSlack. field names the count; a
+// frozen count of 0 is none known.
+func InputBound(n int64, frozen int, field string) string {
+	limit := int64(InputFactor)*int64(frozen) + InputSlack
+	if frozen <= 0 || n <= limit {
+		return ""
+	}
+	return fmt.Sprintf("%s%s (%d) exceeds %d x the fixture's frozen input_tokens (%d) + %d (%d): no tokenizer gives more than one token per byte of the prompt's text",
+		Impossible, field, n, InputFactor, frozen, InputSlack, limit)
+}
+
 // Account maps one request's evidence to its record fields.
 func Account(ev Evidence) Accounting {
 	ac := &accountant{ev: ev, a: Accounting{Missing: map[string]string{}}, usage: object(ev.Usage), timings: object(ev.Timings),
@@ -325,13 +355,22 @@ func (ac *accountant) objectCount(obj map[string]json.RawMessage, object, field,
 }
 
 // input is input_tokens: usage.prompt_tokens, or the engine's own count
-// where its answer has no usage (dialect.Counts).
+// where its answer has no usage (dialect.Counts). A count above what the
+// fixture's prompt can have is none (InputBound).
 func (ac *accountant) input() {
+	a, field := &ac.a, SrcPromptTokens
 	if c := ac.fields.Counts; c != nil {
-		ac.a.Tokens.InputTokens, ac.a.Sources.InputTokens = ac.objectCount(ac.timings, "timings", c.Input, contract.ReqTokensInputTokens, contract.ReqSourcesInputTokens, "input_tokens", c.InputSource)
-		return
+		field = "timings." + c.Input
+		a.Tokens.InputTokens, a.Sources.InputTokens = ac.objectCount(ac.timings, "timings", c.Input, contract.ReqTokensInputTokens, contract.ReqSourcesInputTokens, "input_tokens", c.InputSource)
+	} else {
+		a.Tokens.InputTokens, a.Sources.InputTokens = ac.objectCount(ac.usage, "usage", "prompt_tokens", contract.ReqTokensInputTokens, contract.ReqSourcesInputTokens, "input_tokens", SrcPromptTokens)
 	}
-	ac.a.Tokens.InputTokens, ac.a.Sources.InputTokens = ac.objectCount(ac.usage, "usage", "prompt_tokens", contract.ReqTokensInputTokens, contract.ReqSourcesInputTokens, "input_tokens", SrcPromptTokens)
+	if n := a.Tokens.InputTokens; n != nil {
+		if why := InputBound(*n, ac.ev.FrozenInput, field); why != "" {
+			a.Tokens.InputTokens, a.Sources.InputTokens = nil, nil
+			ac.unknown(contract.ReqTokensInputTokens, contract.ReqSourcesInputTokens, "input_tokens", why)
+		}
+	}
 }
 
 // output is output_tokens: usage.completion_tokens, or the engine's own

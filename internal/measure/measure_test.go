@@ -237,6 +237,7 @@ func TestEngineNumberRules(t *testing.T) {
 	cases := []struct {
 		name, usage, timings string
 		cap                  int // the request's max_tokens (0: none known)
+		frozen               int // the fixture's frozen input_tokens (0: none known)
 		// null maps each pointer that must be null to a part of its reason;
 		// kept are pointers that must keep a value.
 		null map[string]string
@@ -315,6 +316,16 @@ func TestEngineNumberRules(t *testing.T) {
 				"/sources/output_tokens": "no output_tokens: impossible engine evidence",
 			},
 			kept: []string{"/tokens/decode_tokens", "/timings/decode_s", "/metrics/decode_tps"}},
+		{name: "prompt_tokens of 2^63-1 for a fixture of 30 tokens", frozen: 30, usage: `{"completion_tokens":3,"prompt_tokens":9223372036854775807}`, timings: `{` + timings + `}`,
+			null: map[string]string{
+				"/tokens/input_tokens":  "impossible engine evidence: usage.prompt_tokens (9223372036854775807) exceeds 4 x the fixture's frozen input_tokens (30) + 1024",
+				"/sources/input_tokens": "no input_tokens: impossible engine evidence",
+			},
+			kept: []string{"/tokens/read_tokens", "/metrics/prompt_tps", "/tokens/output_tokens"}},
+		{name: "prompt_tokens at 4 x the frozen count + 1024", frozen: 30, usage: `{"completion_tokens":3,"prompt_tokens":1144}`, timings: `{` + timings + `}`,
+			kept: []string{"/tokens/input_tokens"}},
+		{name: "prompt_tokens one past 4 x the frozen count + 1024", frozen: 30, usage: `{"completion_tokens":3,"prompt_tokens":1145}`, timings: `{` + timings + `}`,
+			null: map[string]string{"/tokens/input_tokens": "usage.prompt_tokens (1145) exceeds 4 x the fixture's frozen input_tokens (30) + 1024"}},
 		{name: "completion_tokens at the cap", cap: 512, usage: `{"completion_tokens":512,"prompt_tokens":30}`,
 			timings: `{"prompt_n":30,"prompt_ms":3,"predicted_n":512,"predicted_ms":1000,"predicted_per_second":512}`,
 			kept:    []string{"/tokens/output_tokens", "/tokens/decode_tokens", "/metrics/decode_tps"}},
@@ -344,7 +355,7 @@ func TestEngineNumberRules(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			a := Account(Evidence{Usage: []byte(c.usage), Timings: []byte(c.timings), Total: ptr(1), Status: contract.Completed, Cap: c.cap})
+			a := Account(Evidence{Usage: []byte(c.usage), Timings: []byte(c.timings), Total: ptr(1), Status: contract.Completed, Cap: c.cap, FrozenInput: c.frozen})
 			checkNulls(t, a)
 			values := map[string]bool{
 				"/tokens/input_tokens": a.Tokens.InputTokens != nil, "/tokens/cached_tokens": a.Tokens.CachedTokens != nil,
@@ -378,24 +389,31 @@ func TestEngineBounds(t *testing.T) {
 		limit   int
 		timer   bool // TimerBound gives a reason
 		count   bool // CountBound gives a reason
+		input   bool // InputBound gives a reason for tokens as a prompt count of a fixture of limit tokens
 	}{
-		{"a rate of 10^8 tokens/s", 100, 1e-6, 512, false, false},
-		{"a rate above 10^8 tokens/s", 101, 1e-6, 512, true, false},
-		{"a timer of 0 for tokens", 470, 0, 512, true, false},
-		{"a timer of 0 for no tokens", 0, 0, 512, false, false},
-		{"a count at the cap", 512, 1, 512, false, false},
-		{"a count one past the cap", 513, 1, 512, false, true},
-		{"a count with no cap known", 1 << 30, 1800, 0, false, false},
-		{"a timer at the request timeout", 10, 1800, 512, false, false},
-		{"a timer past the request timeout", 10, 1800.001, 512, true, false},
-		{"a timer of 1e299 s", 10, 1e299, 512, true, false},
-		{"a timer past the request timeout for no tokens", 0, 1e299, 512, true, false},
+		{"a rate of 10^8 tokens/s", 100, 1e-6, 512, false, false, false},
+		{"a rate above 10^8 tokens/s", 101, 1e-6, 512, true, false, false},
+		{"a timer of 0 for tokens", 470, 0, 512, true, false, false},
+		{"a timer of 0 for no tokens", 0, 0, 512, false, false, false},
+		{"a count at the cap", 512, 1, 512, false, false, false},
+		{"a count one past the cap", 513, 1, 512, false, true, false},
+		{"a count with no cap known", 1 << 30, 1800, 0, false, false, false},
+		{"a prompt count at 4 x the frozen count + 1024", 3072, 1, 512, false, true, false},
+		{"a prompt count one past 4 x the frozen count + 1024", 3073, 1, 512, false, true, true},
+		{"a prompt count of 2^63-1", math.MaxInt64, 1800, 512, true, true, true},
+		{"a timer at the request timeout", 10, 1800, 512, false, false, false},
+		{"a timer past the request timeout", 10, 1800.001, 512, true, false, false},
+		{"a timer of 1e299 s", 10, 1e299, 512, true, false, false},
+		{"a timer past the request timeout for no tokens", 0, 1e299, 512, true, false, false},
 	} {
 		if got := TimerBound(c.tokens, c.seconds, "decode time") != ""; got != c.timer {
 			t.Errorf("%s: TimerBound says %v, want %v", c.name, got, c.timer)
 		}
 		if got := CountBound(c.tokens, c.limit, "decode_tokens") != ""; got != c.count {
 			t.Errorf("%s: CountBound says %v, want %v", c.name, got, c.count)
+		}
+		if got := InputBound(c.tokens, c.limit, "input_tokens") != ""; got != c.input {
+			t.Errorf("%s: InputBound says %v, want %v", c.name, got, c.input)
 		}
 		rate, why := Rate(&c.tokens, &c.seconds, "decode_tokens", "decode_s", "decode time")
 		if c.tokens > 0 && (rate == nil) != c.timer {

@@ -92,11 +92,14 @@ func FromArgs(args []string) []string {
 // folder, as the engine itself resolved them), and the profile's globs
 // (relative to the profile's folder).
 type Sources struct {
-	ModelPath  string
-	EngineArgs []string
-	EngineDir  string
-	Globs      []string
-	GlobDir    string
+	// ModelPath is the model file the server names, and ModelPathFrom the
+	// words for where it names it (dialect.Dialect.ModelPathSource).
+	ModelPath     string
+	ModelPathFrom string
+	EngineArgs    []string
+	EngineDir     string
+	Globs         []string
+	GlobDir       string
 	// Named are files an engine's own config file names (Strata's --native
 	// and --ple-gguf), relative to NamedDir; NamedFrom says which file.
 	Named     []string
@@ -129,7 +132,11 @@ func Find(src Sources) ([]Candidate, []string) {
 			}
 		}
 	}
-	add(src.ModelPath, src.EngineDir, "the server's model_path (/props)")
+	from := src.ModelPathFrom
+	if from == "" {
+		from = "the server's model_path"
+	}
+	add(src.ModelPath, src.EngineDir, from)
 	for _, a := range FromArgs(src.EngineArgs) {
 		add(a, src.EngineDir, "the engine's arguments")
 	}

@@ -7,7 +7,7 @@
 // /tokenize); the rendering is compared byte for byte with strata's
 // rendering of the same fixture with the template the bundle was built
 // with, the count with the fixture's frozen input_tokens, and the engine's
-// template (/props chat_template) with the SHA-256 in the bundle's
+// template (Dialect.TemplateRoute) with the SHA-256 in the bundle's
 // build.json. Nothing here changes the engine's state: no completion is
 // requested.
 package preflight
@@ -118,7 +118,8 @@ type Input struct {
 	// Template is the bundle's template and its SHA-256.
 	Template       *chattemplate.Template
 	TemplateSHA256 string
-	// EngineTemplate is /props chat_template ("" when not revealed).
+	// EngineTemplate is the engine's chat template, read from
+	// Dialect.TemplateRoute ("" when not revealed).
 	EngineTemplate string
 	// ContextTokens is the engine's per-slot context (nil: not reported).
 	ContextTokens *int64
@@ -168,13 +169,13 @@ func Check(ctx context.Context, in Input) *contract.Preflight {
 		r.Context = FitContext(in.Bundle, *in.ContextTokens)
 	}
 	if in.EngineTemplate == "" {
-		r.TemplateNote = "the engine does not reveal its chat template (/props chat_template)"
+		r.TemplateNote = "the engine does not reveal its chat template (" + in.Dialect.TemplateRoute() + ")"
 	} else {
 		sum := sha256.Sum256([]byte(in.EngineTemplate))
 		r.EngineTemplateSHA256 = hex.EncodeToString(sum[:])
 		r.TemplateAgrees = r.EngineTemplateSHA256 == in.TemplateSHA256
 		if !r.TemplateAgrees {
-			r.TemplateNote = "the engine's template (/props chat_template) is not the one the bundle was built with"
+			r.TemplateNote = "the engine's template (" + in.Dialect.TemplateRoute() + ") is not the one the bundle was built with"
 		}
 	}
 	if pf.Unverifiable != "" {

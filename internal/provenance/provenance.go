@@ -31,12 +31,14 @@ type Inputs struct {
 	Runner  probe.Runner
 	Root    fs.FS
 	GOOS    string
-	// ModelPath is the server's /props model_path and EngineArgs the
+	// ModelPath is the model file the server names and EngineArgs the
 	// engine's arguments (nil: unknown), both relative to EngineDir, the
-	// engine's working folder; ModelPathNote says how a relative
-	// model_path was resolved. ModelGlobs are the profile's model_files,
-	// relative to ModelDir.
+	// engine's working folder; ModelPathFrom says where the server named
+	// it (dialect.Dialect.ModelPathSource) and ModelPathNote how a
+	// relative model_path was resolved. ModelGlobs are the profile's
+	// model_files, relative to ModelDir.
 	ModelPath     string
+	ModelPathFrom string
 	ModelPathNote string
 	EngineArgs    []string
 	EngineDir     string
@@ -108,7 +110,7 @@ func installFacts(f *record.Facts, inst install.Info) {
 // files, hashed, and the GGUF metadata of the first readable one (hints
 // with their sources, never the operator-declared fields).
 func modelFacts(ctx context.Context, f *record.Facts, in Inputs) {
-	cands, problems := modelfiles.Find(modelfiles.Sources{ModelPath: in.ModelPath, EngineArgs: in.EngineArgs, EngineDir: in.EngineDir,
+	cands, problems := modelfiles.Find(modelfiles.Sources{ModelPath: in.ModelPath, ModelPathFrom: in.ModelPathFrom, EngineArgs: in.EngineArgs, EngineDir: in.EngineDir,
 		Globs: in.ModelGlobs, GlobDir: in.ModelDir, Named: in.ModelNamed, NamedDir: in.ModelNamedDir, NamedFrom: in.ModelNamedFrom})
 	if len(cands) == 0 {
 		reason := "no model file was found: the server named no model_path and the profile names none"

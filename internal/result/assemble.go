@@ -296,7 +296,7 @@ func (as *assembler) configuration() error {
 	if as.res.Configuration.Template = templateOf(srv); as.res.Configuration.Template != nil {
 		as.a.Template = []byte(srv.Template)
 	} else {
-		as.missing.Add(contract.PtrConfigurationTemplate, orElse(srv.NoTemplate, "the server revealed no chat template (/props chat_template): "+orElse(srv.PropsErr, "field absent")))
+		as.missing.Add(contract.PtrConfigurationTemplate, orElse(srv.NoTemplate, "the server revealed no chat template ("+dialect.Of(srv.Dialect).TemplateRoute()+"): "+orElse(srv.PropsErr, "field absent")))
 	}
 	return as.configArtifact(opts.Source)
 }
@@ -566,6 +566,9 @@ func recordOf(e *record.Request, d dialect.Dialect, logSplit *measure.LogSplit) 
 		rr.o.Error = rr.r.Error
 	}
 	rr.ev.Timers, rr.ev.NoTimers, rr.ev.Cap = d.Timers(), d.NoTimers(), req.Cap
+	if e.Fixture != nil {
+		rr.ev.FrozenInput = e.Fixture.InputTokens
+	}
 	rr.ev.Split = logSplit.Of(rr.ev.Timings)
 	acc := measure.Account(rr.ev)
 	r := &rr.r

@@ -163,3 +163,26 @@ func TestLimitationsNameWhatTheEngineHas(t *testing.T) {
 		}
 	}
 }
+
+// TestImpossiblePromptCountIsNull: a prompt count no engine can give for
+// the request's fixture (usage.prompt_tokens of 2^63-1 for 32 frozen
+// tokens) is recorded as null with the reason, not as the number.
+func TestImpossiblePromptCountIsNull(t *testing.T) {
+	t.Parallel()
+	b, err := prompts.Bundle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := protocol.Schedule(false)[1]
+	f, err := b.Fixture(req.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	e := record.Request{Req: req, Fixture: f, Start: now, End: now, DispatchedAt: now, Outcome: &record.Outcome{FinishReason: str("stop"), Normal: true, Total: 1,
+		Usage: []byte(`{"completion_tokens":3,"prompt_tokens":9223372036854775807}`)}}
+	r, _, miss := RequestRecord(&e, dialect.Dialect{Engine: dialect.LlamaCpp, Build: 10470})
+	if want := "impossible engine evidence: usage.prompt_tokens (9223372036854775807) exceeds"; r.Tokens.InputTokens != nil || !strings.HasPrefix(miss[contract.ReqTokensInputTokens], want) {
+		t.Errorf("input_tokens %v (%q), want null with %q", r.Tokens.InputTokens, miss[contract.ReqTokensInputTokens], want)
+	}
+}

@@ -12,7 +12,8 @@ import (
 // TestNumbersNoEngineGives: a folder whose evidence
 // and record agree on an engine number no engine can give (a prompt time
 // of 1e-300 ms or of 1e308 ms, a completion count of 2^63-1 on a request capped at 2048,
-// a decode time of 0 for 88 tokens) is rejected, by the bound measure
+// a decode time of 0 for 88 tokens, a prompt count of 2^63-1 for a fixture
+// of 4085 tokens) is rejected, by the bound measure
 // holds the runner to.
 func TestNumbersNoEngineGives(t *testing.T) {
 	t.Parallel()
@@ -70,6 +71,12 @@ func TestNumbersNoEngineGives(t *testing.T) {
 				delete(at(doc, "missing"), "/requests/14/token_accounting_note")
 			})
 		}, "/requests/14/tokens/output_tokens", "impossible engine evidence: output_tokens (9223372036854775807) exceeds the request's max_tokens (2048)"},
+		{"a prompt count of 2^63-1", func(t *testing.T, f fstest.MapFS) {
+			outputs(f, `"prompt_tokens":4085`, `"prompt_tokens":9223372036854775807`)
+			editJSON(t, f, contract.ResultsFile, func(doc map[string]any) {
+				at(request(doc), "tokens")["input_tokens"] = json.Number("9223372036854775807")
+			})
+		}, "/requests/14/tokens/input_tokens", "impossible engine evidence: input_tokens (9223372036854775807) exceeds 4 x the fixture's frozen input_tokens (4085) + 1024"},
 		{"a decode time of 0 for 88 tokens", func(t *testing.T, f fstest.MapFS) {
 			outputs(f, `"predicted_ms":0.748`, `"predicted_ms":0`)
 			editJSON(t, f, contract.ResultsFile, func(doc map[string]any) {

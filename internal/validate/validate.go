@@ -509,8 +509,14 @@ func (c *checker) checkMeasures(p func(...any) string, q *contract.Request) {
 }
 
 // checkBounds: no engine number of the record is one no engine can give
-// (measure.CountBound, measure.TimerBound), whatever outputs.jsonl says.
+// (measure.CountBound, measure.InputBound, measure.TimerBound), whatever
+// outputs.jsonl says.
 func (c *checker) checkBounds(p func(...any) string, q *contract.Request) {
+	if n := q.Tokens.InputTokens; n != nil {
+		if why := measure.InputBound(*n, c.frozenInput(q.ID), "input_tokens"); why != "" {
+			c.add(p("tokens", "input_tokens"), "%s", why)
+		}
+	}
 	for _, n := range []struct {
 		field string
 		v     *int64
@@ -532,6 +538,19 @@ func (c *checker) checkBounds(p func(...any) string, q *contract.Request) {
 			}
 		}
 	}
+}
+
+// frozenInput is the frozen input_tokens of the bundle's fixture for a
+// request (0: no bundle, or no such fixture).
+func (c *checker) frozenInput(id string) int {
+	if c.fx == nil {
+		return 0
+	}
+	f, err := c.fx.Fixture(id)
+	if err != nil {
+		return 0
+	}
+	return f.InputTokens
 }
 
 // checkOutputTiming: the client trace in outputs.jsonl supports the record's

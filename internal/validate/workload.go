@@ -204,7 +204,7 @@ func (c *checker) checkAccounting(p func(...any) string, q *contract.Request, o 
 	}
 	acc := measure.Account(measure.Evidence{Usage: o.Usage, Timings: o.Timings, TTFT: q.Timings.TTFTS,
 		FirstAnswer: q.Timings.FirstAnswerS, Total: q.Timings.TotalS, Status: q.Status, Timers: d.Timers(), NoTimers: d.NoTimers(), Cap: q.MaxOutputTokens,
-		Split: c.logSplit.Of(o.Timings)})
+		FrozenInput: c.frozenInput(q.ID), Split: c.logSplit.Of(o.Timings)})
 	eqI := func(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 	eqS := func(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 	for _, f := range []struct {
