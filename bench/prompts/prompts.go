@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/inputfile"
 	"github.com/strata-bench/strata/internal/protocol"
@@ -119,6 +120,39 @@ func (s Sources) Protocol(id string) (protocol.Definition, error) {
 		return s.Default(), nil
 	}
 	return s.table().Must(id)
+}
+
+// EmbeddedFlag refuses --bundle DIR (given: as the user typed it) for the
+// protocol def whose bundle is embedded in strata: no bundle folder is
+// read for it, so the flag would be ignored. No --bundle, or a protocol
+// read from a checkout: nil.
+func EmbeddedFlag(given string, def protocol.Definition) error {
+	if given == "" || def.Bundle != protocol.BundleEmbedded {
+		return nil
+	}
+	return exitcode.Usagef("--bundle %s: the bundle of %s is embedded in strata, so no bundle folder is read for it; --bundle names the bundle of a protocol read from a Strata checkout", given, def.ID)
+}
+
+// FlagDir refuses, before any work, a --bundle DIR (given: as the user
+// typed it; s.Dir: where it resolves) that is no bundle folder: missing, a
+// file, or a folder without MANIFEST.sha256. No --bundle: nil.
+func (s Sources) FlagDir(given string) error {
+	if given == "" {
+		return nil
+	}
+	st, err := os.Stat(s.Dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return exitcode.Usagef("--bundle %s: no such folder", given)
+	case err != nil:
+		return exitcode.Usagef("--bundle %s: %w", given, err)
+	case !st.IsDir():
+		return exitcode.Usagef("--bundle %s is a file, not a bundle folder", given)
+	}
+	if _, err := os.Lstat(filepath.Join(s.Dir, fixtures.ManifestName)); err != nil {
+		return exitcode.Usagef("--bundle %s is not a bundle folder (no %s)", given, fixtures.ManifestName)
+	}
+	return nil
 }
 
 // ErrNoBundle means the bundle of a protocol read from a checkout is not

@@ -55,8 +55,11 @@ func (o Target) bundle(p session) (*fixtures.Bundle, error) {
 	if err != nil {
 		return nil, exitcode.Usagef("--protocol: %v", err)
 	}
-	if o.BundleDir != "" && def.Bundle == protocol.BundleEmbedded {
-		return nil, exitcode.Usagef("--bundle %s: the bundle of %s is embedded in strata, so no bundle folder is read for it; --bundle names the bundle of a protocol read from a Strata checkout", o.BundleDir, def.ID)
+	if err := prompts.EmbeddedFlag(o.BundleDir, def); err != nil {
+		return nil, err
+	}
+	if err := src.FlagDir(o.BundleDir); err != nil {
+		return nil, err
 	}
 	return src.Open(def)
 }

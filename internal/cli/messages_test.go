@@ -80,7 +80,8 @@ func TestUnknownCommandBeforeFlags(t *testing.T) {
 
 // TestTypedPathsAreShown: a path the user typed is shown as typed (and as
 // resolved against the working folder), never as <secret>, though its last
-// name is one the terminal's filter reads as a secret setting's (passwd).
+// name is one the terminal's filter reads as a secret setting's (passwd)
+// or a provider's key (ghp_…).
 func TestTypedPathsAreShown(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
@@ -88,6 +89,7 @@ func TestTypedPathsAreShown(t *testing.T) {
 	mustWrite(t, passwd, "root:x:0:0\n")
 	mustWrite(t, filepath.Join(work, "passwd"), "root:x:0:0\n")
 	local := filepath.Join(work, "passwd")
+	token := filepath.Join(work, "x", "ghp_R8m2kQv7Xz4Lp9Tw3Nb6Yc1Hd5Jf0Ks2Ma4Q")
 	for _, c := range []struct {
 		args []string
 		want string
@@ -96,6 +98,7 @@ func TestTypedPathsAreShown(t *testing.T) {
 		{[]string{"bench", "run", "--simulate", "--results-dir=" + passwd}, "--results-dir " + passwd + ": " + passwd + " is a file, not a folder for results"},
 		{[]string{"bench", "run", "--simulate", "--results-dir", "passwd"}, "--results-dir " + local + ": " + local + " is a file, not a folder for results"},
 		{[]string{"bench", "report", passwd}, "result folder " + passwd + ": not a folder"},
+		{[]string{"bench", "report", token}, "result folder " + token + ": "},
 	} {
 		r := runIn(t, work, "", c.args...)
 		if r.code == exitcode.OK || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "<secret>") {

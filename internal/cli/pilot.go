@@ -55,6 +55,9 @@ func newPilot(env procstate.State) *cobra.Command {
 			return pilotArgs(env, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := bundleFlag(env, bundleDir, args); err != nil {
+				return err
+			}
 			inputs := make([]pilot.Input, 0, len(args))
 			for _, arg := range args {
 				dir := env.Path(arg)

@@ -14,6 +14,7 @@ import (
 	"github.com/strata-bench/strata/internal/corpus"
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/protocol"
+	"github.com/strata-bench/strata/internal/resulttest"
 )
 
 // TestProtocolOfARun: without a Strata checkout around it, a run follows
@@ -147,24 +148,108 @@ func TestProtocolsAreNeverMixed(t *testing.T) {
 
 // TestBundleWithAnEmbeddedProtocol: --bundle names the bundle
 // folder of a protocol read from a checkout; with the stand-in, whose
-// bundle is embedded, it would be ignored, so it is a usage error before
-// anything runs. (Without --protocol, --bundle makes the spec's protocol
-// the default, as a checkout does.)
+// bundle is embedded, it would be ignored, so every command that takes it
+// refuses it with one sentence, exit 2, before anything runs, is read or
+// printed; report, pilot and view name the folder of the stand-in, even
+// where --bundle names no folder at all. (Without --protocol, --bundle
+// makes the spec's protocol the default, as a checkout does.)
 func TestBundleWithAnEmbeddedProtocol(t *testing.T) {
 	t.Parallel()
 	bundle := filepath.Join(t.TempDir(), protocol.StandInBundleName)
 	copyDir(t, filepath.Join(repoRoot(t), "bench", "prompts", protocol.StandInBundleName), bundle)
-	for _, args := range [][]string{
-		{"bench", "run", "--simulate", "--protocol", protocol.StandInID, "--bundle", bundle},
-		{"bench", "check", "--simulate", "--protocol", protocol.StandInID, "--bundle", bundle},
+	gone := filepath.Join(t.TempDir(), "nonexistent")
+	standIn := results(t, "baseline")
+	sentence := func(given string) string {
+		return "--bundle " + given + ": the bundle of " + protocol.StandInID + " is embedded in strata, so no bundle folder is read for it"
+	}
+	for _, c := range []struct {
+		args       []string
+		want, name string
+	}{
+		{[]string{"bench", "run", "--simulate", "--protocol", protocol.StandInID, "--bundle", bundle}, sentence(bundle), ""},
+		{[]string{"bench", "check", "--simulate", "--protocol", protocol.StandInID, "--bundle", bundle}, sentence(bundle), ""},
+		{[]string{"bench", "report", "--bundle", bundle, standIn}, sentence(bundle), standIn},
+		{[]string{"bench", "report", "--bundle", gone, standIn}, sentence(gone), standIn},
+		{[]string{"bench", "pilot", "--bundle", bundle, standIn}, sentence(bundle), standIn},
+		{[]string{"bench", "view", "--out", "OUT", "--bundle", bundle, standIn}, sentence(bundle), standIn},
 	} {
 		work := t.TempDir()
-		r := runIn(t, work, "", args...)
-		if r.code != exitcode.Usage || !strings.Contains(r.stderr, "--bundle") || !strings.Contains(r.stderr, "embedded") {
-			t.Errorf("%v: exit %d, want 2 naming --bundle\n%s", args[1:], r.code, r.stderr)
+		r := runIn(t, work, "", c.args...)
+		if r.code != exitcode.Usage || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, c.name) || r.stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 with %q naming %q", c.args[1:], r.code, r.stdout, r.stderr, c.want, c.name)
 		}
 		if left, _ := os.ReadDir(work); len(left) != 0 {
-			t.Errorf("%v left %v", args[1:], left)
+			t.Errorf("%v left %v", c.args[1:], left)
+		}
+	}
+}
+
+// specFolder is a copy of a committed result folder that names the
+// spec's protocol: enough for what is refused before it is validated.
+func specFolder(t *testing.T, dir string) string {
+	t.Helper()
+	copyDir(t, results(t, "baseline"), dir)
+	p := filepath.Join(dir, contract.ResultsFile)
+	data, _ := os.ReadFile(p)
+	mustWrite(t, p, string(resulttest.EditJSON(t, data, func(m map[string]any) {
+		m["protocol"].(map[string]any)["id"] = protocol.SpecID
+	})))
+	return dir
+}
+
+// TestBundleWithFoldersOfBothProtocols: among folders of both protocols,
+// --bundle is refused naming the stand-in's folder, whatever the order,
+// and no folder is reported before.
+func TestBundleWithFoldersOfBothProtocols(t *testing.T) {
+	t.Parallel()
+	bundle := filepath.Join(t.TempDir(), protocol.StandInBundleName)
+	copyDir(t, filepath.Join(repoRoot(t), "bench", "prompts", protocol.StandInBundleName), bundle)
+	work := t.TempDir()
+	specFolder(t, filepath.Join(work, "spec"))
+	copyDir(t, results(t, "baseline"), filepath.Join(work, "standin"))
+	want := "standin: --bundle " + bundle + ": the bundle of " + protocol.StandInID + " is embedded in strata"
+	for _, cmd := range []string{"report", "pilot"} {
+		for _, order := range [][]string{{"spec", "standin"}, {"standin", "spec"}} {
+			r := runIn(t, work, "", append([]string{"bench", cmd, "--bundle", bundle}, order...)...)
+			if r.code != exitcode.Usage || !strings.Contains(r.stderr, want) || r.stdout != "" {
+				t.Errorf("%s %v: exit %d, stdout %q, stderr %q; want exit 2 with %q", cmd, order, r.code, r.stdout, r.stderr, want)
+			}
+		}
+	}
+}
+
+// TestBundleThatIsNoBundleFolder: a --bundle path that is missing, a file
+// or a folder without MANIFEST.sha256 is a usage error naming the flag and
+// the path, before anything runs or is read.
+func TestBundleThatIsNoBundleFolder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	gone, file, empty := filepath.Join(dir, "gone"), filepath.Join(dir, "file"), filepath.Join(dir, "notabundle")
+	mustWrite(t, file, "x")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec := specFolder(t, filepath.Join(t.TempDir(), "spec"))
+	for _, c := range []struct{ path, want string }{
+		{gone, "--bundle " + gone + ": no such folder"},
+		{file, "--bundle " + file + " is a file, not a bundle folder"},
+		{empty, "--bundle " + empty + " is not a bundle folder (no MANIFEST.sha256)"},
+	} {
+		for _, args := range [][]string{
+			{"bench", "run", "--simulate", "--bundle", c.path},
+			{"bench", "check", "--simulate", "--bundle", c.path},
+			{"bench", "report", "--bundle", c.path, spec},
+			{"bench", "pilot", "--bundle", c.path, spec},
+			{"bench", "view", "--out", "OUT", "--bundle", c.path, spec},
+		} {
+			work := t.TempDir()
+			r := runIn(t, work, "", args...)
+			if r.code != exitcode.Usage || !strings.Contains(r.stderr, c.want) || r.stdout != "" {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 with %q", args[1:], r.code, r.stdout, r.stderr, c.want)
+			}
+			if left, _ := os.ReadDir(work); len(left) != 0 {
+				t.Errorf("%v left %v", args[1:], left)
+			}
 		}
 	}
 }

@@ -52,6 +52,9 @@ goes is refused, never written through.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := bundleFlag(env, o.bundleDir, args); err != nil {
+				return err
+			}
 			var failed []string
 			for _, arg := range args {
 				dir := env.Path(arg)

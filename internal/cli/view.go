@@ -85,6 +85,9 @@ func runView(cmd *cobra.Command, env procstate.State, args []string, o viewOptio
 	if err != nil {
 		return err
 	}
+	if err := bundleFlag(env, o.bundleDir, args); err != nil {
+		return err
+	}
 	out := env.Path(o.out)
 	if o.out != "" {
 		if _, err := charts.Outside("--out", out, dirs); err != nil {

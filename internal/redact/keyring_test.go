@@ -77,3 +77,42 @@ func TestKeyringShowsWhatWasTyped(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyringShowsATypedPathThatLooksLikeAToken: a path the user typed is
+// the user's own text, shown as typed though a rule reads a provider's key
+// in it; the API key in use stays hidden inside a typed path, and so does
+// a word typed alone that a rule reads as a key, and a key a server wrote
+// beside a typed path.
+func TestKeyringShowsATypedPathThatLooksLikeAToken(t *testing.T) {
+	t.Parallel()
+	const (
+		token = "ghp_R8m2kQv7Xz4Lp9Tw3Nb6Yc1Hd5Jf0Ks2Ma4Q"
+		other = "ghp_Z1y2X3w4V5u6T7s8R9q0P1o2N3m4L5k6J7i8"
+		alone = "ghp_Q9w8E7r6T5y4U3i2O1p0A9s8D7f6G5h4J3k2"
+		key   = "s3cr3t-key-value"
+	)
+	var k Keyring
+	k.Typed("bench", "report", "/tmp/x/"+token, "/tmp/"+key+"/run", alone)
+	k.Add(key)
+	for _, c := range []struct{ name, in, want string }{
+		{"a typed path whose last name looks like a token",
+			"result folder /tmp/x/" + token + ": stat /tmp/x/" + token + ": no such file or directory",
+			"result folder /tmp/x/" + token + ": stat /tmp/x/" + token + ": no such file or directory"},
+		{"the API key in use inside a typed path",
+			"result folder /tmp/" + key + "/run: not a folder",
+			"result folder /tmp/" + Secret + "/run: not a folder"},
+		{"a word typed alone that a rule reads as a key",
+			"--api-key-env " + alone + ": not set",
+			"--api-key-env " + Secret + ": not set"},
+		{"a server's key beside a typed path",
+			"/tmp/x/" + token + ": the server said " + other,
+			"/tmp/x/" + token + ": the server said " + Secret},
+		{"the typed path's token where a server wrote it alone",
+			"/tmp/x/" + token + ": the server said " + token,
+			"/tmp/x/" + token + ": the server said " + Secret},
+	} {
+		if got := k.Redact(c.in); got != c.want {
+			t.Errorf("%s: Redact(%q) = %q, want %q", c.name, c.in, got, c.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,10 +12,12 @@ import (
 // The terminal's filter is for what servers and files say, not for the
 // user's own words: Redact shows a typed word where a rule would read it,
 // or the word after it, as a secret setting ("--results-dir /etc/passwd:
-// /etc/passwd is a file", "result folder /etc/passwd: not a folder"). A
-// word that is a secret by itself (the API key, a URL with a password in
-// it) or a bare setting's name ("password", "--api-key") is not shown
-// that way, and neither is a secret a server wrote around a typed word.
+// /etc/passwd is a file", "result folder /etc/passwd: not a folder"), and
+// a typed path where a rule reads a key in it ("/tmp/ghp_…"). A word that
+// is a secret by itself (the API key, also inside a path; a URL with a
+// password in it; a word typed alone that a rule reads as a key) or a bare
+// setting's name ("password", "--api-key") is not shown that way, and
+// neither is a secret a server wrote around a typed word.
 func (k *Keyring) Typed(words ...string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -56,7 +59,7 @@ func showTyped(forms *knownSet, s, out string, hidden, typed []string) (string, 
 		return "", false // a rule took a mark into what it hid
 	}
 	for _, h := range hidden {
-		if !hiddenStill(h, s, out, got, words) {
+		if !hiddenStill(h, s, marked, out, got, words) {
 			return "", false
 		}
 	}
@@ -65,19 +68,42 @@ func showTyped(forms *knownSet, s, out string, hidden, typed []string) (string, 
 
 // shownWords are the typed words in s that may be shown, longest first (a
 // path before the name it ends in): neither a secret by itself nor a
-// setting's name.
+// setting's name. A path is the user's own text even where a rule reads a
+// key in it (/tmp/ghp_…): only a secret strata knows (the API key in use)
+// hides it; a word typed alone that a rule reads as a secret may be one
+// given in the wrong place (a key for a variable's name) and stays hidden.
 func shownWords(forms *knownSet, s string, typed []string) []string {
 	var words []string
 	for _, w := range typed {
 		if !strings.Contains(s, w) || settingName(w) {
 			continue
 		}
-		if _, h := redactWith(forms, w); len(h) == 0 {
+		check := redactWith
+		if isPath(w) {
+			check = knownOnly
+		}
+		if _, h := check(forms, w); len(h) == 0 {
 			words = append(words, w)
 		}
 	}
 	sort.SliceStable(words, func(i, j int) bool { return len(words[i]) > len(words[j]) })
 	return words
+}
+
+// isPath reports whether a typed word is a path: it holds a path separator
+// and is no URL (whose credentials a rule reads).
+func isPath(w string) bool {
+	return strings.ContainsAny(w, "/"+string(filepath.Separator)) && !strings.Contains(w, "://")
+}
+
+// knownOnly replaces the forms of the known secrets in s alone, as
+// redactWith does before the rules.
+func knownOnly(forms *knownSet, s string) (string, []string) {
+	var hidden []string
+	if forms != nil {
+		s = forms.replace(s, func(_, _, match string) { hidden = append(hidden, match) })
+	}
+	return s, hidden
 }
 
 // settingName reports whether w, without a flag's dashes, names a setting
@@ -88,10 +114,10 @@ func settingName(w string) bool {
 }
 
 // hiddenStill reports whether got hides h, which out hid, as often as out
-// does, but where h is a typed word or the value the rules read after one
-// as its setting's name; a secret around a typed word must stay hidden
-// whole.
-func hiddenStill(h, s, out, got string, words []string) bool {
+// does, but where h is a typed word, inside one (marked is s with them
+// marked), or the value the rules read after one as its setting's name; a
+// secret around a typed word must stay hidden whole.
+func hiddenStill(h, s, marked, out, got string, words []string) bool {
 	for _, w := range words {
 		switch {
 		case h == w:
@@ -100,7 +126,8 @@ func hiddenStill(h, s, out, got string, words []string) bool {
 			return false
 		}
 	}
-	return strings.Count(got, h) <= strings.Count(out, h)+afterTyped(s, h, words)
+	inTyped := strings.Count(s, h) - strings.Count(marked, h)
+	return strings.Count(got, h) <= strings.Count(out, h)+inTyped+afterTyped(s, h, words)
 }
 
 // afterTyped counts the places where h stands in s right after a typed
