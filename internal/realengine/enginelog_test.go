@@ -62,9 +62,9 @@ func TestURLRunKeepsTheEngineLog(t *testing.T) {
 // TestURLRunWhileAnotherClientSends: another client's chat request, which
 // llama-server answers while the run goes (sent as the run's first
 // performance request ends, before the next is dispatched), shows in the
-// engine log; bench run says so in the folder, which is nonconforming for
-// it and names the request's timer line, and bench report takes the
-// folder.
+// engine log; bench run says so as it ends and in the folder, which is
+// nonconforming for it and names the request's timer line, and bench
+// report takes the folder.
 func TestURLRunWhileAnotherClientSends(t *testing.T) {
 	t.Parallel()
 	logFile := filepath.Join(t.TempDir(), "llama-server.log")
@@ -90,6 +90,9 @@ func TestURLRunWhileAnotherClientSends(t *testing.T) {
 	if f.res.Run.Status != contract.StatusNonconforming || len(foreign) != 1 ||
 		!strings.HasPrefix(foreign[0].Text, "the engine answered 1 request strata did not send while the run went") || !strings.Contains(foreign[0].Text, "(the first at line ") {
 		t.Errorf("status %s, reasons %s: want nonconforming for the one request strata did not send", f.res.Run.Status, f.ext["status_reasons"])
+	}
+	if !strings.Contains(r.stderr, "warning: the run is nonconforming: the engine answered 1 request strata did not send") {
+		t.Errorf("bench run does not warn of the request strata did not send:\n%s", r.stderr)
 	}
 	f.report(t)
 }
