@@ -26,6 +26,7 @@ import (
 	"github.com/strata-bench/strata/internal/derive"
 	"github.com/strata-bench/strata/internal/dialect"
 	"github.com/strata-bench/strata/internal/engine"
+	"github.com/strata-bench/strata/internal/escape"
 	"github.com/strata-bench/strata/internal/exitcode"
 	"github.com/strata-bench/strata/internal/fixtures"
 	"github.com/strata-bench/strata/internal/install"
@@ -304,6 +305,7 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 	if err := jw.Remove(); err != nil {
 		p.out.Line("warning: the pending folder %s was not removed: %v", jw.Dir(), err)
 	}
+	warnForeign(p.out, res)
 	out := &Outcome{Dir: dir, Results: res}
 	if ref := rec.Refusal; ref != "" {
 		return out, fmt.Errorf("the run stopped after the warm-up: %s (the result in %s records it)", displayLine(ref), dir)
@@ -312,6 +314,17 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 		return out, fmt.Errorf("the run measured nothing: %s (the result in %s records it)", displayLine(why), dir)
 	}
 	return out, nil
+}
+
+// warnForeign says that the engine answered requests strata did not send,
+// which only the engine log read after the run shows (derive.Foreign): the
+// other reasons were warned of as they showed.
+func warnForeign(out Printer, res *contract.Results) {
+	for _, r := range res.Extensions.StatusReasons.Nonconforming {
+		if r.Kind == contract.ForeignRequests {
+			out.Line("warning: the run is nonconforming: %s", escape.Line(r.Text))
+		}
+	}
 }
 
 // measuredNothing says why a run that was not interrupted failed although

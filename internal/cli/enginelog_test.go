@@ -165,15 +165,24 @@ func TestURLRunWithoutTheEngineLog(t *testing.T) {
 }
 
 // TestEngineLogHoldsARequestStrataDidNotSend: a request another client
-// sent while the run went shows in the log, and the folder fails the
-// validator.
+// sent while the run went shows in the log, and the folder says so: it is
+// nonconforming for it, and the validator takes it.
 func TestEngineLogHoldsARequestStrataDidNotSend(t *testing.T) {
 	t.Parallel()
 	other := "0.05.000.000 I slot print_timing: id  0 | task 77 | prompt eval time =      55.00 ms /   777 tokens\n" +
 		"0.05.000.001 I slot print_timing: id  0 | task 77 |        eval time =      66.00 ms /    12 tokens\n"
-	work, _, dir := urlRun(t, "", other, true)
-	rep := runIn(t, work, "", "bench", "report", "-q", dir)
-	if rep.code != exitcode.Failed || !strings.Contains(rep.stdout, "the engine answered requests strata did not send while the run went") {
+	work, res, dir := urlRun(t, "", other, true)
+	var why []contract.StatusReason
+	for _, r := range res.Extensions.StatusReasons.Nonconforming {
+		if r.Kind == contract.ForeignRequests {
+			why = append(why, r)
+		}
+	}
+	if res.Run.Status != contract.StatusNonconforming || len(why) != 1 ||
+		!strings.HasPrefix(why[0].Text, "the engine answered 1 request strata did not send while the run went") || !strings.Contains(why[0].Text, "task 77, prompt 777 tokens") {
+		t.Errorf("status %s, nonconforming for %+v: want once for the one request strata did not send, task 77", res.Run.Status, res.Extensions.StatusReasons.Nonconforming)
+	}
+	if rep := runIn(t, work, "", "bench", "report", "-q", dir); rep.code != 0 {
 		t.Errorf("report: exit %d\n%s", rep.code, rep.stdout)
 	}
 }

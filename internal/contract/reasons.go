@@ -20,6 +20,7 @@ const (
 	NoTemplate       ReasonKind = "no_template"
 	ReasoningBudget  ReasonKind = "reasoning_budget"
 	OtherModel       ReasonKind = "model_not_of_profile"
+	ForeignRequests  ReasonKind = "foreign_requests"
 )
 
 // Partial kinds.
@@ -34,5 +35,5 @@ func (k ReasonKind) Partial() bool { return k == SkippedWork || k == Interrupted
 // ReasonKinds are every reason kind, nonconforming then partial.
 func ReasonKinds() []ReasonKind {
 	return []ReasonKind{RemoteServer, SimulatedEngine, RefusedRequest, SettingOtherwise, SettingNotTaken, CacheReuseKind, LengthRule, PreflightDiffers,
-		NoCommit, NoModelHashes, UnhashedModel, NoTemplate, ReasoningBudget, OtherModel, SkippedWork, Interrupted}
+		NoCommit, NoModelHashes, UnhashedModel, NoTemplate, ReasoningBudget, OtherModel, ForeignRequests, SkippedWork, Interrupted}
 }

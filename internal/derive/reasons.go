@@ -292,12 +292,15 @@ type Evidence struct {
 	NotTaken []string
 	// Server is what the server served about itself (config.json).
 	Server contract.ServerEvidence
+	// EngineLog is the engine log as the folder keeps it (nil: none).
+	EngineLog []byte
 }
 
 // Reasons are every reason the evidence shows, in the order the result
 // lists them: the simulator, each request's refusal and resolved settings,
-// each performance request's cache reuse and length rule, the identity the
-// run lacks, the reasoning budget, then skipped required work.
+// each performance request's cache reuse and length rule, requests the
+// engine answered that strata did not send, the identity the run lacks,
+// the reasoning budget, then skipped required work.
 func Reasons(ev Evidence) []contract.StatusReason {
 	res := ev.Results
 	var out []contract.StatusReason
@@ -315,6 +318,7 @@ func Reasons(ev Evidence) []contract.StatusReason {
 			out = append(out, RequestReasons(q, o, ev.MaxShared)...)
 		}
 	}
+	out = append(out, nonNil(Foreign(d, ev.EngineLog, res.Requests, ev.Outputs))...)
 	out = append(out, identityReasons(res, ev.Budget)...)
 	var skipped []string
 	for _, q := range res.Requests {
@@ -327,4 +331,23 @@ func Reasons(ev Evidence) []contract.StatusReason {
 			len(skipped), len(protocol.Schedule(false)), strings.Join(skipped, ", ")))
 	}
 	return out
+}
+
+// Foreign is the reason a run whose engine answered requests strata did
+// not send while it went is nonconforming, or nil when its log shows none:
+// the timer lines of the log's run part that no record pairs with
+// (measure.PairLog), beyond the dispatched requests that lack engine
+// timings. Latency is measured on a server doing only the protocol's
+// work, and the log and the records must agree.
+func Foreign(d dialect.Dialect, log []byte, reqs []contract.Request, outs map[string]contract.Output) *contract.StatusReason {
+	p, ok := measure.PairLog(d, log, reqs, outs)
+	if !ok || len(p.Extra) <= p.Untimed {
+		return nil
+	}
+	x := p.Extra[0]
+	return &contract.StatusReason{Kind: contract.ForeignRequests, Text: fmt.Sprintf("the engine answered %s strata did not send while the run went, so its latency was measured on a server doing other work: "+
+		"%s holds the timer lines of %s below line %d, where the run's part begins, that no record of %s pairs with, more than the %s without engine timings "+
+		"(the first at line %d: task %s, prompt %d tokens in %.2f ms, %d generated in %.2f ms)",
+		humanize.Count(len(p.Extra)-p.Untimed, "request", "requests"), contract.EngineLog, humanize.Count(len(p.Extra), "request", "requests"), p.From, contract.OutputsFile,
+		humanize.Count(p.Untimed, "dispatched request", "dispatched requests"), p.From+x.Line-1, x.Task, x.PromptN, x.PromptMS, x.PredictedN, x.PredictedMS)}
 }

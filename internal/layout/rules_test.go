@@ -81,6 +81,11 @@ var rules = []rule{{
 		"internal/cli.newRun":              "--track defaults to custom, and its help names the tracks",
 	},
 }, {
+	name:     "requests the engine answered that strata did not send",
+	home:     []string{"internal/derive.Foreign"},
+	words:    regexp.MustCompile(`did not send while the run went`),
+	verdicts: []string{"internal/contract.ForeignRequests"},
+}, {
 	name:     "status precedence (nonconforming > partial > complete)",
 	home:     []string{"internal/measure.Status"},
 	verdicts: []string{"internal/contract.StatusNonconforming", "internal/contract.StatusPartial", "internal/contract.StatusComplete"},

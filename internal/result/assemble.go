@@ -61,7 +61,7 @@ func Assemble(rec *record.Run, id record.Identity, facts record.Facts, maxShared
 	if red != nil && kept != nil {
 		kept = red.Bytes(kept)
 	}
-	as.logSplit = measure.NewLogSplit(dialect.Of(rec.Server.Dialect), kept)
+	as.logSplit, as.keptLog = measure.NewLogSplit(dialect.Of(rec.Server.Dialect), kept), kept
 	// The facts' reasons first: they are the most precise (Missing keeps
 	// the first reason given).
 	for k, v := range facts.Missing {
@@ -98,6 +98,8 @@ type assembler struct {
 	// logSplit splits each prompt by the engine log where the answers do
 	// not (nil: they do, or no log says).
 	logSplit *measure.LogSplit
+	// keptLog is the engine log as the folder keeps it (nil: none).
+	keptLog []byte
 	// nulls are the reasons of each request record's nulls, by request ID
 	// (pointers relative to the record): what the summaries say of a
 	// request whose metric is null.
@@ -483,7 +485,7 @@ func (as *assembler) status() {
 		reasons = append(reasons, *r)
 	}
 	reasons = append(reasons, derive.Reasons(derive.Evidence{Results: &as.res, Outputs: as.byID, MaxShared: as.maxShared, Budget: as.budget.Nonconforming,
-		NotTaken: dialect.Of(as.srv.Dialect).NotTakenIn(as.srv.Evidence()), Server: as.srv.Evidence()})...)
+		NotTaken: dialect.Of(as.srv.Dialect).NotTakenIn(as.srv.Evidence()), Server: as.srv.Evidence(), EngineLog: as.keptLog})...)
 	if as.rec.Interrupted {
 		reasons = append(reasons, derive.Interruption(as.rec.Interruption))
 	}

@@ -12,6 +12,22 @@ import (
 const foreign = "0.09.000.000 I slot print_timing: id  0 | task 99 | prompt eval time =      55.00 ms /   777 tokens\n" +
 	"0.09.000.001 I slot print_timing: id  0 | task 99 |        eval time =      66.00 ms /    12 tokens\n"
 
+// foreignReason is the reason the baseline with foreign's lines appended
+// to its log is nonconforming.
+const foreignReason = "the engine answered 1 request strata did not send while the run went, so its latency was measured on a server doing other work: " +
+	"engine.log holds the timer lines of 1 request below line 1, where the run's part begins, that no record of outputs.jsonl pairs with, " +
+	"more than the 0 dispatched requests without engine timings (the first at line 105: task 99, prompt 777 tokens in 55.00 ms, 12 generated in 66.00 ms)"
+
+// recordReason makes the folder nonconforming for the engine's requests
+// strata did not send, with the reason text.
+func recordReason(t *testing.T, f fstest.MapFS, text string) {
+	t.Helper()
+	editJSON(t, f, contract.ResultsFile, func(doc map[string]any) {
+		at(doc, "run")["status"] = string(contract.StatusNonconforming)
+		at(doc, "extensions", "status_reasons")["nonconforming"] = []any{map[string]any{"kind": string(contract.ForeignRequests), "text": text}}
+	})
+}
+
 // mustPass: the folder, its hashes made again, has no violation.
 func mustPass(t *testing.T, fsys fstest.MapFS) {
 	t.Helper()
@@ -23,8 +39,10 @@ func mustPass(t *testing.T, fsys fstest.MapFS) {
 
 // TestEngineLogAgreesWithTheRecords: where llama-server's log prints a
 // timer line per request, the part of it written while the run went holds
-// every timed request's lines with its counts and times, and no request
-// strata did not send; what was in the file before the run, a log that
+// every timed request's lines with its counts and times; a request strata
+// did not send there makes the run nonconforming (derive.Foreign), and the
+// reason stands only where the log shows it; what was in the file before
+// the run, a log that
 // prints no timer line and the lines a cut left out say nothing against
 // the records.
 func TestEngineLogAgreesWithTheRecords(t *testing.T) {
@@ -43,14 +61,20 @@ func TestEngineLogAgreesWithTheRecords(t *testing.T) {
 		{"a generation time that disagrees", func(f fstest.MapFS) {
 			setLog(f, strings.Replace(logOf(f), "| task 14 |        eval time =       0.75 ms", "| task 14 |        eval time =       0.76 ms", 1))
 		}, "/requests/14", "no timer lines of sanity-R1"},
-		{"a request strata did not send", func(f fstest.MapFS) { setLog(f, logOf(f)+foreign) },
-			contract.EngineLog, "holds the timer lines of 1 request below line 1 that no record of outputs.jsonl has, and only 0 dispatched requests lack engine timings (the first at line 105: task 99, prompt 777 tokens in 55.00 ms, 12 generated in 66.00 ms)"},
+		{"a request strata did not send, unrecorded", func(f fstest.MapFS) { setLog(f, logOf(f)+foreign) },
+			"/extensions/status_reasons", "leaves out what the records show: " + foreignReason},
+		{"a request strata did not send, recorded", func(f fstest.MapFS) {
+			setLog(f, logOf(f)+foreign)
+			recordReason(t, f, foreignReason)
+		}, "", ""},
+		{"the reason recorded without the log showing it", func(f fstest.MapFS) { recordReason(t, f, foreignReason) },
+			"/extensions/status_reasons/nonconforming/0", "engine.log shows no request strata did not send"},
 		{"a request before the run began", func(f fstest.MapFS) {
 			setLog(f, foreign+contract.EngineLogRunStart+"\n"+logOf(f))
 		}, "", ""},
 		{"a request after the run began", func(f fstest.MapFS) {
 			setLog(f, contract.EngineLogRunStart+"\n"+foreign+logOf(f))
-		}, contract.EngineLog, "below line 2 that no record"},
+		}, "/extensions/status_reasons", "engine.log holds the timer lines of 1 request below line 2, where the run's part begins, that no record"},
 		{"the records' lines only before the run began", func(f fstest.MapFS) {
 			setLog(f, logOf(f)+contract.EngineLogRunStart+"\n")
 		}, "", ""},

@@ -896,10 +896,13 @@ func (c *checker) checkStatus() {
 	if ext.EngineDialect != nil {
 		budget = ext.EngineDialect.BudgetCheck.Nonconforming
 	}
+	_, log := c.engineLog()
 	ev := derive.Evidence{Results: r, Outputs: c.outs, MaxShared: c.maxShared(), Budget: budget,
-		NotTaken: d.NotTakenIn(c.server), Server: c.server}
+		NotTaken: d.NotTakenIn(c.server), Server: c.server, EngineLog: log}
 	var unlisted []string
+	derived := map[string]bool{}
 	for _, why := range derive.Reasons(ev) {
+		derived[why.Text] = true
 		if !recorded[why.Text] {
 			unlisted = append(unlisted, why.Text)
 			all = append(all, why)
@@ -908,8 +911,22 @@ func (c *checker) checkStatus() {
 	if len(unlisted) > 0 {
 		c.add("/extensions/status_reasons", "leaves out what the records show: %s", strings.Join(unlisted, "; "))
 	}
+	c.checkForeignRecorded(derived)
 	if want := measure.Status(all); r.Run.Status != want {
 		c.add(contract.PtrRunStatus, "is %s, but the reasons give %s", r.Run.Status, want)
+	}
+}
+
+// checkForeignRecorded: a recorded reason that the engine answered
+// requests strata did not send is the one its engine log gives
+// (derive.Foreign); a run cannot be made nonconforming for requests its
+// log does not show.
+func (c *checker) checkForeignRecorded(derived map[string]bool) {
+	for i, why := range c.res.Extensions.StatusReasons.Nonconforming {
+		if why.Kind == contract.ForeignRequests && !derived[why.Text] {
+			c.add(contract.Pointer("extensions", "status_reasons", "nonconforming", i), "says %q, but %s shows no request strata did not send, or not these, below the line where the run's part begins",
+				why.Text, contract.EngineLog)
+		}
 	}
 }
 
