@@ -34,9 +34,8 @@ type Unlogged struct {
 // the run's part holds none (a lower verbosity), which says nothing of the
 // records.
 func PairLog(d dialect.Dialect, log []byte, reqs []contract.Request, outs map[string]contract.Output) (LogPairs, bool) {
-	run, from, whole := contract.EngineLogOfRun(log)
-	logged, ok := d.LogRequests(run)
-	if len(log) == 0 || !ok || len(logged) == 0 {
+	logged, from, whole := runLines(d, log)
+	if len(logged) == 0 {
 		return LogPairs{}, false
 	}
 	p := LogPairs{From: from, Whole: whole}
@@ -63,4 +62,16 @@ func PairLog(d dialect.Dialect, log []byte, reqs []contract.Request, outs map[st
 		}
 	}
 	return p, true
+}
+
+// runLines are the per-request timer lines of the run's part of an engine
+// log in this dialect's words (none where strata reads none of its log),
+// with where that part begins and whether no cut left lines of it out.
+func runLines(d dialect.Dialect, log []byte) (logged []dialect.LogRequest, from int, whole bool) {
+	if len(log) == 0 {
+		return nil, 0, true
+	}
+	run, from, whole := contract.EngineLogOfRun(log)
+	logged, _ = d.LogRequests(run)
+	return logged, from, whole
 }

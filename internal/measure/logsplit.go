@@ -31,9 +31,8 @@ func NewLogSplit(d dialect.Dialect, log []byte) *LogSplit {
 	if len(log) == 0 || f.Counts == nil || f.Counts.NoSplit == "" {
 		return nil
 	}
-	run, from, _ := contract.EngineLogOfRun(log)
-	logged, ok := d.LogRequests(run)
-	if !ok || len(logged) == 0 {
+	logged, from, _ := runLines(d, log)
+	if len(logged) == 0 {
 		return nil
 	}
 	return &LogSplit{d: d, logged: logged, used: make([]bool, len(logged)), from: from}
