@@ -169,7 +169,8 @@ func TestAccountOllama(t *testing.T) {
 		t.Errorf("prompt_eval_count 2^63-1: input_tokens %v (%q), want null with %q", bound.Tokens.InputTokens, bound.Missing[contract.ReqTokensInputTokens], want)
 	}
 	over := Account(Evidence{Timers: dialect.TimersOllama, Timings: []byte(ollamaDone), Cap: 3})
-	if over.Tokens.OutputTokens != nil || over.Tokens.DecodeTokens != nil {
-		t.Errorf("eval_count 7 with num_predict 3: %+v", over.Tokens)
+	if over.Tokens.OutputTokens != nil || over.Tokens.DecodeTokens != nil ||
+		!strings.HasPrefix(over.Missing[contract.ReqTokensOutputTokens], "impossible engine evidence: timings.eval_count (7) exceeds") {
+		t.Errorf("eval_count 7 with num_predict 3: %+v, %q", over.Tokens, over.Missing[contract.ReqTokensOutputTokens])
 	}
 }

@@ -378,14 +378,15 @@ func (ac *accountant) input() {
 // A count above the request's cap is none (CountBound): the engine
 // timers are checked against it.
 func (ac *accountant) output() {
-	a := &ac.a
+	a, field := &ac.a, SrcCompletion
 	if c := ac.fields.Counts; c != nil {
+		field = "timings." + c.Output
 		a.Tokens.OutputTokens, a.Sources.OutputTokens = ac.objectCount(ac.timings, "timings", c.Output, contract.ReqTokensOutputTokens, contract.ReqSourcesOutputTokens, "output_tokens", c.OutputSource)
 	} else {
 		a.Tokens.OutputTokens, a.Sources.OutputTokens = ac.objectCount(ac.usage, "usage", "completion_tokens", contract.ReqTokensOutputTokens, contract.ReqSourcesOutputTokens, "output_tokens", SrcCompletion)
 	}
 	if n := a.Tokens.OutputTokens; n != nil {
-		if why := CountBound(*n, ac.ev.Cap, SrcCompletion); why != "" {
+		if why := CountBound(*n, ac.ev.Cap, field); why != "" {
 			a.Tokens.OutputTokens, a.Sources.OutputTokens = nil, nil
 			ac.unknown(contract.ReqTokensOutputTokens, contract.ReqSourcesOutputTokens, "output_tokens", why)
 		}
