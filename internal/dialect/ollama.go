@@ -157,7 +157,7 @@ func ollamaNativeFacts() engineFacts {
 		// dropped when the request is read, and the parameters reach the
 		// template re-serialized in that order. The preflight's rendering
 		// shows whether a build still does (ToolsReshaped).
-		reshapesTools: "Ollama's api.ToolFunctionParameters has no additionalProperties field (api/types.go @96fb6d2fa l.473–479; the same at fb30760), so the tool cases' additionalProperties: false is dropped when the request is read and their parameters reach the chat template re-serialized as type, required, properties",
+		reshapesTools: "Ollama's api.ToolFunctionParameters has no additionalProperties field (api/types.go @96fb6d2fa l.473–479; the same at fb30760), so the tool cases' additionalProperties: false is dropped when the request is read, and their parameters are re-serialized as type, required, properties before the prompt is made",
 		noKwargs:      "Ollama's /api/chat has no chat_template_kwargs field: Ollama derives the template's enable_thinking (true) and reasoning_effort (\"max\") from think \"max\" (llm/llama_server.go @96fb6d2fa l.2183–2197), and preserve_thinking cannot be sent",
 		timers:        TimersOllama, ownVersion: true,
 		// Ollama serves no /slots, and nothing else shows a request's
