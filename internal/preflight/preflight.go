@@ -484,8 +484,8 @@ func post[T any](ctx context.Context, in Input, path string, body []byte) (T, pr
 // an engine streaming an answer where one object was asked for.
 func streamed(data []byte) bool {
 	dec := json.NewDecoder(bytes.NewReader(data))
-	var v json.RawMessage
-	return dec.Decode(&v) == nil && dec.Decode(&v) == nil
+	var first, second json.RawMessage
+	return dec.Decode(&first) == nil && dec.Decode(&second) == nil
 }
 
 // tokenCount is the length of a tokenize answer's list (ids, or
