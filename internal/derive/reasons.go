@@ -387,5 +387,5 @@ func RanOtherwise(pf *contract.Preflight, reqs []contract.Request) *contract.Sta
 		return nil
 	}
 	return &contract.StatusReason{Kind: contract.PreflightDiffers, Text: fmt.Sprintf("the engine counted %d of the requests whose rendering its preflight showed as the bundle's otherwise than the bundle froze (first %s), "+
-		"so the prompts it ran are not the ones it showed: the requests it ran are not the protocol's workload", n, first)}
+		"so it ran other prompts than it showed, or tokenized them otherwise than the profile: the requests it ran are not the protocol's workload", n, first)}
 }
