@@ -212,7 +212,12 @@ func Check(ctx context.Context, in Input) *contract.Preflight {
 			r.Verifiable = true
 			r.Differ++
 			r.Fixtures = append(r.Fixtures, out)
-			r.Stopped = fmt.Sprintf("the check stopped at %s: %s; %s not checked", id, out.Problem, humanize.Count(len(ids)-i-1, "fixture was", "fixtures were"))
+			why := out.Problem
+			if ctx.Err() != nil && parent.Err() == nil {
+				// The check's deadline cut the request, not the route.
+				why = "it had taken its whole " + in.Deadline.String()
+			}
+			r.Stopped = fmt.Sprintf("the check stopped at %s: %s; %s not checked", id, why, humanize.Count(len(ids)-i-1, "fixture was", "fixtures were"))
 			return r
 		}
 		r.Verifiable = true

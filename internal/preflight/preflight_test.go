@@ -477,3 +477,31 @@ func TestOllamaThatRunsTheRenderOnlyRequest(t *testing.T) {
 		t.Errorf("verifiable %v, reason %q; want not verifiable with %q", r.Verifiable, r.Reason, want)
 	}
 }
+
+// TestDeadlineDuringARequest: a check whose deadline ends while a route is
+// still answering says it had taken its whole deadline, not that the
+// route did not answer (each request's own timeout had not passed).
+func TestDeadlineDuringARequest(t *testing.T) {
+	t.Parallel()
+	in := setup(t, nil)
+	var calls atomic.Int32
+	stop := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) > 1 {
+			select { // answers only after the check's deadline
+			case <-r.Context().Done():
+			case <-stop:
+			}
+			return
+		}
+		answer(t, w, []byte(`{"prompt":"a rendering"}`))
+	}))
+	defer slow.Close()
+	defer close(stop)
+	in.Client = client.New(client.Options{BaseURL: slow.URL})
+	in.Deadline = 300 * time.Millisecond // one real wait: the deadline passes during the second request
+	r := Check(context.Background(), in)
+	if want := "it had taken its whole 300ms"; !strings.Contains(r.Stopped, want) || strings.Contains(r.Stopped, "did not answer") {
+		t.Errorf("stopped %q, want it to say %q", r.Stopped, want)
+	}
+}
