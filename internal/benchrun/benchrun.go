@@ -313,6 +313,12 @@ func (b *bench) execute(ctx context.Context) (*Outcome, error) {
 	if why := measuredNothing(rec, res.RequestCounts); why != "" && ctx.Err() == nil {
 		return out, fmt.Errorf("the run measured nothing: %s (the result in %s records it)", displayLine(why), dir)
 	}
+	// The folder is kept whatever rule the run broke; one whose evidence
+	// disagrees with itself (an engine log that is not this run's) is
+	// said to fail here, not first by bench report.
+	if err := passesReport(dir, b.bundle); err != nil {
+		return out, fmt.Errorf("the result in %s does not pass bench report: it %w", dir, err)
+	}
 	return out, nil
 }
 

@@ -112,13 +112,8 @@ func Recover(ctx context.Context, dir string, bs Bundles, finish Finish, now tim
 	facts.Extensions.Recovered = &contract.Recovered{From: "the run's journal (" + journal.Name + ")", FinishedRequests: len(j.Dones),
 		TornLastLine: j.Torn, Note: recoverLog(&facts, dir)}
 	valid := func(folder string) error {
-		v, err := validate.Dir(folder, b)
-		if err != nil {
-			return err
-		}
-		if n := len(v.Violations); n > 0 {
-			return fmt.Errorf("the folder it would become is not valid (%s; the first: %s); nothing was changed",
-				humanize.Count(n, "violation", "violations"), v.Violations[0])
+		if err := passesReport(folder, b); err != nil {
+			return fmt.Errorf("the folder it would become %w; nothing was changed", err)
 		}
 		return nil
 	}
@@ -130,4 +125,18 @@ func Recover(ctx context.Context, dir string, bs Bundles, finish Finish, now tim
 		return out, fmt.Errorf("the result was written to %s, but the pending folder was not removed: %w", out, err)
 	}
 	return out, nil
+}
+
+// passesReport is nil when the folder passes bench report (validate.Dir
+// with the run's bundle), else says how it does not: its violations'
+// count and the first.
+func passesReport(folder string, b *fixtures.Bundle) error {
+	v, err := validate.Dir(folder, b)
+	if err != nil {
+		return err
+	}
+	if n := len(v.Violations); n > 0 {
+		return fmt.Errorf("is not valid (%s; the first: %s)", humanize.Count(n, "violation", "violations"), v.Violations[0])
+	}
+	return nil
 }

@@ -72,3 +72,20 @@ func TestWordAPIKeysAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestAPIKeyInATypedPathBeforeTheKeyIsRead: a refusal printed before the
+// run reads the key (--bundle is refused before any work) still hides the
+// API key --api-key-env names inside a path the user typed, as every
+// later line does, and shows the rest of the path.
+func TestAPIKeyInATypedPathBeforeTheKeyIsRead(t *testing.T) {
+	t.Parallel()
+	const key = "sk-rt2-Zq8Lm3Np7Rt5Vx1Bc9"
+	work := t.TempDir()
+	for _, flag := range [][]string{{"--api-key-env", "STRATA_TEST_KEY"}, {"--api-key-env=STRATA_TEST_KEY"}} {
+		args := append([]string{"bench", "run", "--url", "http://127.0.0.1:9", "--bundle", "/tmp/" + key + "/x"}, flag...)
+		r := runWithKey(t, work, key, args...)
+		if strings.Contains(r.stdout+r.stderr, key) || !strings.Contains(r.stderr, "--bundle /tmp/<secret>/x") {
+			t.Errorf("%v: exit %d, the key shown or the path not:\n%s", flag, r.code, r.stderr)
+		}
+	}
+}

@@ -112,6 +112,9 @@ func Run(ctx context.Context, args []string, env procstate.State) int {
 		env.Keys = &redact.Keyring{}
 	}
 	env.Keys.Typed(typedWords(env, args)...)
+	for _, k := range flagKeys(env, args) {
+		env.Keys.Add(k)
+	}
 	clean := func(s string) string { return escape.Line(env.Keys.Redact(s)) }
 	stdout := liveline.New(env.Stdout, false, nil, clean)
 	stderr := liveline.New(env.Stderr, env.TTY, env.Width, clean)
@@ -154,6 +157,29 @@ func typedWords(env procstate.State, args []string) []string {
 			if p := filepath.Clean(env.Path(w)); w != "" && p != w {
 				out = append(out, p)
 			}
+		}
+	}
+	return out
+}
+
+// flagKeys are the API keys the variables --api-key-env names hold, known
+// to the filter from the start: a typed path is shown as typed but for the
+// key in use, and a refusal printed before a command reads the key (a
+// --bundle that names no folder) must hide it too. A key shorter than a
+// secret is refused where it is read, and is left out here so that no
+// word of that refusal is hidden with it.
+func flagKeys(env procstate.State, args []string) []string {
+	var out []string
+	for i, a := range args {
+		name, ok := strings.CutPrefix(a, "--api-key-env=")
+		if !ok && a == "--api-key-env" && i+1 < len(args) {
+			name, ok = args[i+1], true
+		}
+		if !ok || name == "" || env.Getenv == nil {
+			continue
+		}
+		if k := env.Getenv(name); len(k) >= redact.MinSecretLen {
+			out = append(out, k)
 		}
 	}
 	return out

@@ -32,6 +32,13 @@ import (
 // ended then.
 func loggingServer(t *testing.T, logPath, extra string) string {
 	t.Helper()
+	return loggingServerWith(t, logPath, extra, nil)
+}
+
+// loggingServerWith is loggingServer whose timer lines pass through alter
+// (nil: as the simulator timed the request) before they are appended.
+func loggingServerWith(t *testing.T, logPath, extra string, alter func(string) string) string {
+	t.Helper()
 	b, err := prompts.Bundle()
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +71,9 @@ func loggingServer(t *testing.T, logPath, extra string) string {
 		mu.Lock()
 		defer mu.Unlock()
 		lines := resulttest.LlamaTimerLines(task, all[len(all)-1][1])
+		if alter != nil {
+			lines = alter(lines)
+		}
 		if task == 0 {
 			lines += extra
 		}
@@ -184,6 +194,27 @@ func TestEngineLogHoldsARequestStrataDidNotSend(t *testing.T) {
 	}
 	if rep := runIn(t, work, "", "bench", "report", "-q", dir); rep.code != 0 {
 		t.Errorf("report: exit %d\n%s", rep.code, rep.stdout)
+	}
+}
+
+// TestEngineLogThatDisagreesWithTheRecords: a log file whose timer lines
+// pair with none of the records (another server's, or one rewritten) makes
+// a folder bench report rejects: bench run keeps it, and says so with a
+// failed exit instead of "result:" alone.
+func TestEngineLogThatDisagreesWithTheRecords(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	logPath := filepath.Join(t.TempDir(), "llama.log")
+	mustWrite(t, logPath, "")
+	more := regexp.MustCompile(`/ +(\d+) tokens`)
+	alter := func(lines string) string { return more.ReplaceAllString(lines, "/ 9${1} tokens") }
+	r := runIn(t, work, "", "bench", "run", "--url", loggingServerWith(t, logPath, "", alter), "--engine-log", logPath)
+	_, dir := readResults(t, work)
+	if r.code != exitcode.Failed || !strings.Contains(r.stderr, "does not pass bench report") || !strings.Contains(r.stderr, "the log and the records disagree") {
+		t.Errorf("exit %d, want %d saying the folder does not pass bench report:\n%s", r.code, exitcode.Failed, r.stderr)
+	}
+	if rep := runIn(t, work, "", "bench", "report", "-q", dir); rep.code != exitcode.Failed {
+		t.Errorf("report: exit %d, want %d", rep.code, exitcode.Failed)
 	}
 }
 

@@ -366,3 +366,47 @@ func TestPreflightDiffers(t *testing.T) {
 		}
 	}
 }
+
+// TestRanOtherwise: where the preflight showed a fixture rendered as the
+// bundle's and counted nothing (Ollama's render-only route), the run's own
+// count of that request decides whether the engine ran that prompt: a count
+// other than the frozen one means it ran another (preflight_differs), as a
+// server that renders one thing for the preflight and runs another would.
+func TestRanOtherwise(t *testing.T) {
+	t.Parallel()
+	uncounted := func() *contract.Preflight {
+		pf := differingPreflight(nil, 0)
+		pf.Fixtures[0].EngineTokens, pf.Fixtures[1].EngineTokens = nil, nil
+		pf.Fixtures[1].Agree = true
+		return pf
+	}
+	counted := differingPreflight(nil, 200)
+	offPath := uncounted()
+	offPath.OffChatPath = true
+	run := func(i1, t1 *int64) []contract.Request {
+		return []contract.Request{{ID: "sanity-I1", Tokens: contract.Tokens{InputTokens: i1}}, {ID: "sanity-T1", Tokens: contract.Tokens{InputTokens: t1}}}
+	}
+	n := func(v int64) *int64 { return &v }
+	for _, c := range []struct {
+		name string
+		pf   *contract.Preflight
+		reqs []contract.Request
+		want string // "": no reason
+	}{
+		{"counted as frozen", uncounted(), run(n(37), n(200)), ""},
+		{"a tool case counted otherwise", uncounted(), run(n(37), n(194)),
+			"the engine counted 1 of the requests whose rendering its preflight showed as the bundle's otherwise than the bundle froze (first sanity-T1: input_tokens 194, frozen 200)"},
+		{"no count", uncounted(), run(nil, nil), ""},
+		{"a preflight that counted", counted, run(n(37), n(194)), ""},
+		{"a check off the chat path", offPath, run(n(37), n(194)), ""},
+		{"no preflight", nil, run(n(37), n(194)), ""},
+	} {
+		r := RanOtherwise(c.pf, c.reqs)
+		switch {
+		case c.want == "" && r != nil:
+			t.Errorf("%s: %+v, want no reason", c.name, r)
+		case c.want != "" && (r == nil || r.Kind != contract.PreflightDiffers || !strings.HasPrefix(r.Text, c.want)):
+			t.Errorf("%s: %+v, want preflight_differs %q", c.name, r, c.want)
+		}
+	}
+}

@@ -313,6 +313,7 @@ func Reasons(ev Evidence) []contract.StatusReason {
 		d = dialect.Of(ed.Dialect)
 	}
 	out = append(out, Workload(res.Extensions.Preflight, d)...)
+	out = append(out, nonNil(RanOtherwise(res.Extensions.Preflight, res.Requests))...)
 	for _, q := range res.Requests {
 		if o, ok := ev.Outputs[q.ID]; ok {
 			out = append(out, RequestReasons(q, o, ev.MaxShared)...)
@@ -350,4 +351,41 @@ func Foreign(d dialect.Dialect, log []byte, reqs []contract.Request, outs map[st
 		"(the first at line %d: task %s, prompt %d tokens in %.2f ms, %d generated in %.2f ms)",
 		humanize.Count(len(p.Extra)-p.Untimed, "request", "requests"), contract.EngineLog, humanize.Count(len(p.Extra), "request", "requests"), p.From, contract.OutputsFile,
 		humanize.Count(p.Untimed, "dispatched request", "dispatched requests"), p.From+x.Line-1, x.Task, x.PromptN, x.PromptMS, x.PredictedN, x.PredictedMS)}
+}
+
+// RanOtherwise is the reason a run makes nonconforming when the engine
+// counted requests otherwise than the bundle froze though its preflight
+// showed their rendering as the bundle's and counted none (Ollama's
+// render-only route), or nil. Such a fixture agreed on the premise that
+// its rendering, tokenized as the bundle's, gives the frozen count; the
+// run's count of the whole prompt (input_tokens, cached tokens included)
+// is the engine's only count of it, so one that differs shows the engine
+// ran another prompt than it showed, or tokenized it otherwise: a server
+// may render a route's request one way and run the chat request another.
+func RanOtherwise(pf *contract.Preflight, reqs []contract.Request) *contract.StatusReason {
+	if pf == nil || pf.OffChatPath {
+		return nil
+	}
+	shown := map[string]contract.PreflightFixture{}
+	for _, f := range pf.Fixtures {
+		if f.RenderingAgrees && f.EngineTokens == nil {
+			shown[f.RequestID] = f
+		}
+	}
+	var first string
+	n := 0
+	for _, q := range reqs {
+		f, ok := shown[q.ID]
+		if !ok || q.Tokens.InputTokens == nil || *q.Tokens.InputTokens == int64(f.FrozenTokens) {
+			continue
+		}
+		if n++; n == 1 {
+			first = fmt.Sprintf("%s: input_tokens %d, frozen %d", q.ID, *q.Tokens.InputTokens, f.FrozenTokens)
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return &contract.StatusReason{Kind: contract.PreflightDiffers, Text: fmt.Sprintf("the engine counted %d of the requests whose rendering its preflight showed as the bundle's otherwise than the bundle froze (first %s), "+
+		"so it ran other prompts than it showed, or tokenized them otherwise than the profile: the requests it ran are not the protocol's workload", n, first)}
 }

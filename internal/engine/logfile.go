@@ -20,14 +20,19 @@ func readLog(f *os.File) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the engine's log: %w", err)
 	}
-	return readPart(f, 0, st.Size())
+	return readPart(f, 0, st.Size(), contract.MaxEngineLogBytes)
 }
 
-// readPart is the bytes [from, to) of r, at most contract.MaxEngineLogBytes
-// of them, then contract.EngineLogCut on a line of its own when there
-// were more.
-func readPart(r io.ReaderAt, from, to int64) ([]byte, error) {
-	n := min(to-from, contract.MaxEngineLogBytes)
+// notesRoom is what strata's own lines take in a log file it keeps: the
+// line where the run began and a cut line after each part. The part
+// before the run gives that room up, so the artifact stays within
+// contract.MaxArtifactBytes, which every reader of a folder holds it to.
+const notesRoom = len(contract.EngineLogRunStart) + 1 + 2*(len(contract.EngineLogCut)+2)
+
+// readPart is the bytes [from, to) of r, at most limit of them, then
+// contract.EngineLogCut on a line of its own when there were more.
+func readPart(r io.ReaderAt, from, to, limit int64) ([]byte, error) {
+	n := min(to-from, limit)
 	b := make([]byte, n)
 	if _, err := r.ReadAt(b, from); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("read the engine's log: %w", err)
@@ -88,7 +93,8 @@ func (l *LogFile) Mark() error {
 }
 
 // Read is the file as the engine log artifact keeps it: what was in it
-// before the run (its head, at most contract.MaxEngineLogBytes), the line
+// before the run (its head, at most contract.MaxEngineLogBytes less
+// notesRoom), the line
 // contract.EngineLogRunStart, and what the engine wrote while the run went
 // (as much again). The run's part begins at the start of the line the
 // file ended in when the run began. A file that is shorter than it was
@@ -106,18 +112,19 @@ func (l *LogFile) Read() ([]byte, error) {
 		out = fmt.Appendf(nil, "[strata: the log file was %d bytes when the run began and is %d bytes after it: it was begun again, and all of it is held against the run]\n", from, size)
 		from = 0
 	case from > 0:
-		before, err := readPart(f, 0, from)
+		limit := int64(contract.MaxEngineLogBytes - notesRoom)
+		before, err := readPart(f, 0, from, limit)
 		if err != nil {
 			return nil, err
 		}
-		if from <= contract.MaxEngineLogBytes {
+		if from <= limit {
 			// A line the engine was writing as the run began is the run's.
 			cut := bytes.LastIndexByte(before, '\n') + 1
 			before, from = before[:cut], int64(cut)
 		}
 		out = before
 	}
-	run, err := readPart(f, from, size)
+	run, err := readPart(f, from, size, contract.MaxEngineLogBytes)
 	if err != nil {
 		return nil, err
 	}

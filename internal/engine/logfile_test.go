@@ -88,3 +88,37 @@ func write(t *testing.T, path, s string) {
 		t.Fatal(err)
 	}
 }
+
+// TestLogFileWithinAnArtifact: a file at the bound when the run began,
+// to which the run added more than the bound, is kept with strata's lines
+// within contract.MaxArtifactBytes, which every reader of the folder
+// holds an artifact to.
+func TestLogFileWithinAnArtifact(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "server.log")
+	f, err := os.Create(p)
+	if err == nil {
+		_, err = f.WriteAt([]byte("\n"), contract.MaxEngineLogBytes-1)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := OpenLogFile(p)
+	if err == nil {
+		err = l.Mark()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(p, 3*contract.MaxEngineLogBytes); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Read()
+	if err != nil || len(got) > contract.MaxArtifactBytes {
+		t.Errorf("kept %d bytes (%v), more than an artifact's %d", len(got), err, contract.MaxArtifactBytes)
+	}
+	if _, _, whole := contract.EngineLogOfRun(got); whole {
+		t.Errorf("the run's part is whole, want it cut")
+	}
+}

@@ -477,6 +477,9 @@ func (ac *accountant) read() {
 	}
 	v, ok, bad := count(ac.llama, "prompt_n")
 	switch {
+	case ok && ac.readBound(v) != "":
+		ac.unknown(contract.ReqTokensReadTokens, contract.ReqSourcesReadTokens, "read_tokens", ac.readBound(v))
+		return
 	case ok:
 		a.Tokens.ReadTokens, a.Sources.ReadTokens = i64(v), str(SrcPromptN)
 		return
@@ -496,6 +499,20 @@ func (ac *accountant) read() {
 		}
 	}
 	ac.unknown(contract.ReqTokensReadTokens, contract.ReqSourcesReadTokens, "read_tokens", r)
+}
+
+// readBound says why timings.prompt_n cannot count the tokens the
+// prefill evaluated ("" when it can): more than the whole prompt the
+// engine counted, or, where that count is none, more than the fixture's
+// prompt can have (InputBound). It is the count the prompt rate divides.
+func (ac *accountant) readBound(n int64) string {
+	if in := ac.a.Tokens.InputTokens; in != nil {
+		if n > *in {
+			return fmt.Sprintf("%stimings.prompt_n (%d) exceeds usage.prompt_tokens (%d): the engine evaluated more tokens than the prompt has; the raw values are kept in outputs.jsonl", Contradictory, n, *in)
+		}
+		return ""
+	}
+	return InputBound(n, ac.ev.FrozenInput, "timings.prompt_n")
 }
 
 // engineTimers are the engine's durations and its decode count, from its

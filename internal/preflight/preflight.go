@@ -212,7 +212,12 @@ func Check(ctx context.Context, in Input) *contract.Preflight {
 			r.Verifiable = true
 			r.Differ++
 			r.Fixtures = append(r.Fixtures, out)
-			r.Stopped = fmt.Sprintf("the check stopped at %s: %s; %s not checked", id, out.Problem, humanize.Count(len(ids)-i-1, "fixture was", "fixtures were"))
+			why := out.Problem
+			if ctx.Err() != nil && parent.Err() == nil {
+				// The check's deadline cut the request, not the route.
+				why = "it had taken its whole " + in.Deadline.String()
+			}
+			r.Stopped = fmt.Sprintf("the check stopped at %s: %s; %s not checked", id, why, humanize.Count(len(ids)-i-1, "fixture was", "fixtures were"))
 			return r
 		}
 		r.Verifiable = true
@@ -284,6 +289,11 @@ func checkOne(ctx context.Context, in Input, pf dialect.Preflight, f *fixtures.F
 		}
 	}
 	got, p := post[json.RawMessage](ctx, in, pf.ApplyTemplate, body)
+	if p.stream && pf.RenderBody != nil {
+		// An engine that does not take the render-only request runs it:
+		// the check stops rather than run every fixture before the run.
+		p.text, p.fatal = "POST "+pf.ApplyTemplate+" answered the render-only request with a stream of JSON values: the engine does not take it and ran it as a chat request", true
+	}
 	if p.text != "" {
 		out.Problem, out.NoAnswer = p.text, p.noAnswer
 		return out, fatalText(p)
@@ -453,6 +463,8 @@ type problem struct {
 	fatal, noAnswer bool
 	// status is the HTTP status of an answer that was not 200 (0: none).
 	status int
+	// stream: the answer was a stream of JSON values, not one.
+	stream bool
 }
 
 // post sends one request and decodes the answer.
@@ -468,9 +480,17 @@ func post[T any](ctx context.Context, in Input, path string, body []byte) (T, pr
 		return v, problem{text: fmt.Sprintf("POST %s answered HTTP %d: %s", path, status, clip(in.redact(string(data)))), status: status}
 	}
 	if err := json.Unmarshal(data, &v); err != nil {
-		return v, problem{text: fmt.Sprintf("POST %s did not answer the expected JSON: %v", path, err)}
+		return v, problem{text: fmt.Sprintf("POST %s did not answer the expected JSON: %v", path, err), stream: streamed(data)}
 	}
 	return v, problem{}
+}
+
+// streamed reports whether data holds more than one JSON value (NDJSON):
+// an engine streaming an answer where one object was asked for.
+func streamed(data []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var first, second json.RawMessage
+	return dec.Decode(&first) == nil && dec.Decode(&second) == nil
 }
 
 // tokenCount is the length of a tokenize answer's list (ids, or

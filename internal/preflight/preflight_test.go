@@ -449,3 +449,59 @@ func TestOutcomeWords(t *testing.T) {
 		t.Errorf("tally %q", s[1])
 	}
 }
+
+// TestOllamaThatRunsTheRenderOnlyRequest: a server that does not take
+// _debug_render_only (an Ollama before it, or one that ignores it) runs
+// the request and streams its answer: the check stops at the first
+// fixture, not verifiable, saying so, instead of running the bundle's
+// prompts before the warm-up.
+func TestOllamaThatRunsTheRenderOnlyRequest(t *testing.T) {
+	t.Parallel()
+	b, _ := prompts.Bundle()
+	src, sum, _ := prompts.Template(b)
+	tmpl, _ := chattemplate.Parse(string(src))
+	var chats atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chats.Add(1)
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		_, _ = io.WriteString(w, `{"model":"tiny:latest","message":{"role":"assistant","content":"Hi"},"done":false}`+"\n"+
+			`{"model":"tiny:latest","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":30,"eval_count":1}`+"\n")
+	}))
+	t.Cleanup(srv.Close)
+	d := dialect.Dialect{Engine: dialect.Ollama, Version: "0.32.11", API: dialect.APINative, Model: "tiny:latest"}
+	r := Check(context.Background(), Input{Client: client.New(client.Options{BaseURL: srv.URL}), Dialect: d, Bundle: b, Template: tmpl, TemplateSHA256: sum})
+	if got := chats.Load(); got != 1 {
+		t.Errorf("%d requests to /api/chat, want 1: the check ran the bundle's prompts", got)
+	}
+	if want := "ran it"; r.Verifiable || !strings.Contains(r.Reason, want) {
+		t.Errorf("verifiable %v, reason %q; want not verifiable with %q", r.Verifiable, r.Reason, want)
+	}
+}
+
+// TestDeadlineDuringARequest: a check whose deadline ends while a route is
+// still answering says it had taken its whole deadline, not that the
+// route did not answer (each request's own timeout had not passed).
+func TestDeadlineDuringARequest(t *testing.T) {
+	t.Parallel()
+	in := setup(t, nil)
+	var calls atomic.Int32
+	stop := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) > 1 {
+			select { // answers only after the check's deadline
+			case <-r.Context().Done():
+			case <-stop:
+			}
+			return
+		}
+		answer(t, w, []byte(`{"prompt":"a rendering"}`))
+	}))
+	defer slow.Close()
+	defer close(stop)
+	in.Client = client.New(client.Options{BaseURL: slow.URL})
+	in.Deadline = 300 * time.Millisecond // one real wait: the deadline passes during the second request
+	r := Check(context.Background(), in)
+	if want := "it had taken its whole 300ms"; !strings.Contains(r.Stopped, want) || strings.Contains(r.Stopped, "did not answer") {
+		t.Errorf("stopped %q, want it to say %q", r.Stopped, want)
+	}
+}
