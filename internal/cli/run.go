@@ -99,8 +99,10 @@ nonconforming: its numbers are synthetic.
 
 Exit 0 when the result is written, also a partial one that measured
 something; 1 when the run measured nothing (its warm-up failed, or every
-measured request did: the folder is still written and says why) or could not
-run; 2 for bad usage, before anything is sent; 130 after a signal.`
+measured request did: the folder is still written and says why), when the
+folder it wrote does not pass bench report (kept, the first violation
+named), or when it could not run; 2 for bad usage, before anything is sent;
+130 after a signal.`
 
 func newRun(env procstate.State) *cobra.Command {
 	var o runOptions
